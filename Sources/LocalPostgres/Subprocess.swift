@@ -1,0 +1,94 @@
+import Foundation
+
+/// A finished child process: its exit status and what it printed.
+struct ProcessOutput: Sendable {
+    var status: Int32
+    var output: String
+
+    var succeeded: Bool { status == 0 }
+}
+
+/// Runs programs to completion without blocking Swift's cooperative pool: the wait happens on a
+/// Dispatch thread.
+enum Subprocess {
+    /// Runs `executable` with `arguments`; stdout and stderr are captured together.
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) async throws -> ProcessOutput {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try runBlocking(executable, arguments, environment: environment) })
+            }
+        }
+    }
+
+    /// Runs `executable` and waits for it on the calling thread.
+    ///
+    /// Uses `posix_spawn` and `waitpid` directly: Foundation's `Process` relies on a run loop to
+    /// notice that a child exited, which does not turn on every thread.
+    static func runBlocking(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> ProcessOutput {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else {
+            throw LocalPostgresError("could not create a pipe: \(String(cString: strerror(errno)))")
+        }
+        let (readEnd, writeEnd) = (fds[0], fds[1])
+        // Close-on-exec, so that no other child (and no daemon it starts) keeps the pipe open.
+        _ = fcntl(readEnd, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(writeEnd, F_SETFD, FD_CLOEXEC)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        // dup2 clears close-on-exec on the copies: the child writes both streams to the pipe.
+        posix_spawn_file_actions_adddup2(&actions, writeEnd, 1)
+        posix_spawn_file_actions_adddup2(&actions, writeEnd, 2)
+
+        let environmentPairs = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environmentPairs.map { strdup($0) } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+        close(writeEnd)
+        guard spawned == 0 else {
+            close(readEnd)
+            throw LocalPostgresError("could not run \(executable): \(String(cString: strerror(spawned)))")
+        }
+        var output = [UInt8]()
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(readEnd, &chunk, chunk.count)
+            if count > 0 {
+                output.append(contentsOf: chunk[0..<count])
+            } else if count == 0 || errno != EINTR {
+                break
+            }
+        }
+        close(readEnd)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        // WIFEXITED/WEXITSTATUS are macros: exit code in bits 8-15 when the low 7 bits are 0.
+        let exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        return ProcessOutput(status: exitStatus, output: String(decoding: output, as: UTF8.self))
+    }
+
+    /// The full path of `name` found on `PATH`, if any.
+    static func which(_ name: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        for directory in path.split(separator: ":") {
+            let candidate = "\(directory)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return nil
+    }
+}
+
+/// A local PostgreSQL cluster could not be found, created, started or stopped.
+public struct LocalPostgresError: Error, CustomStringConvertible, Sendable {
+    public var description: String
+
+    public init(_ description: String) {
+        self.description = description
+    }
+}

@@ -1,0 +1,94 @@
+extension PostgresEncodingBuffer {
+    /// Appends the decimal digits of `value`.
+    @inlinable
+    mutating func appendDecimal(_ value: Int64) {
+        if value == 0 {
+            append(UInt8(ascii: "0"))
+            return
+        }
+        var magnitude = value.magnitude
+        if value < 0 { append(UInt8(ascii: "-")) }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var count = 0
+            while magnitude > 0 {
+                digits[count] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+                count += 1
+            }
+            while count > 0 {
+                count -= 1
+                bytes.append(digits[count])
+            }
+        }
+    }
+}
+
+/// Parses PostgreSQL's text form of an integer column (`int2`, `int4`, `int8`, `oid`).
+@inlinable
+func decodeInteger(_ value: PostgresValue, min: Int64, max: Int64) throws -> Int64 {
+    switch value.type {
+    case .int2, .int4, .int8, .oidType: break
+    default: throw PostgresDecodingFailure("the column type is \(value.type)")
+    }
+    let bytes = value.bytes
+    guard !bytes.isEmpty else { throw PostgresDecodingFailure("the value is empty") }
+    var index = 0
+    let negative = bytes[0] == UInt8(ascii: "-")
+    if negative { index = 1 }
+    guard index < bytes.count else { throw PostgresDecodingFailure("the value is not an integer") }
+    // Accumulate negatively so that Int64.min parses without overflow.
+    var result: Int64 = 0
+    while index < bytes.count {
+        let digit = bytes[index] &- UInt8(ascii: "0")
+        guard digit < 10 else { throw PostgresDecodingFailure("the value is not an integer") }
+        let (times10, overflow1) = result.multipliedReportingOverflow(by: 10)
+        let (next, overflow2) = times10.subtractingReportingOverflow(Int64(digit))
+        guard !overflow1, !overflow2 else { throw PostgresDecodingFailure("the value is out of range") }
+        result = next
+        index += 1
+    }
+    if !negative {
+        guard result != .min else { throw PostgresDecodingFailure("the value is out of range") }
+        result = -result
+    }
+    guard result >= min, result <= max else {
+        throw PostgresDecodingFailure("the value is out of range")
+    }
+    return result
+}
+
+extension Int64: PostgresArrayElement {
+    public static var postgresType: PostgresType { .int8 }
+    public static var postgresArrayType: PostgresType { .int8Array }
+    @inlinable public func encode(into buffer: inout PostgresEncodingBuffer) { buffer.appendDecimal(self) }
+    @inlinable public init(from value: PostgresValue) throws {
+        self = try decodeInteger(value, min: .min, max: .max)
+    }
+}
+
+extension Int: PostgresArrayElement {
+    public static var postgresType: PostgresType { .int8 }
+    public static var postgresArrayType: PostgresType { .int8Array }
+    @inlinable public func encode(into buffer: inout PostgresEncodingBuffer) { buffer.appendDecimal(Int64(self)) }
+    @inlinable public init(from value: PostgresValue) throws {
+        self = Int(try decodeInteger(value, min: Int64(Int.min), max: Int64(Int.max)))
+    }
+}
+
+extension Int32: PostgresArrayElement {
+    public static var postgresType: PostgresType { .int4 }
+    public static var postgresArrayType: PostgresType { .int4Array }
+    @inlinable public func encode(into buffer: inout PostgresEncodingBuffer) { buffer.appendDecimal(Int64(self)) }
+    @inlinable public init(from value: PostgresValue) throws {
+        self = Int32(try decodeInteger(value, min: Int64(Int32.min), max: Int64(Int32.max)))
+    }
+}
+
+extension Int16: PostgresArrayElement {
+    public static var postgresType: PostgresType { .int2 }
+    public static var postgresArrayType: PostgresType { .int2Array }
+    @inlinable public func encode(into buffer: inout PostgresEncodingBuffer) { buffer.appendDecimal(Int64(self)) }
+    @inlinable public init(from value: PostgresValue) throws {
+        self = Int16(try decodeInteger(value, min: Int64(Int16.min), max: Int64(Int16.max)))
+    }
+}

@@ -1,0 +1,160 @@
+import CLibPQ
+
+extension PostgresConnection {
+    /// Sends all `queries` in one round trip (libpq pipeline mode) and returns their results in
+    /// order.
+    ///
+    /// Outside a transaction the statements run in one implicit transaction that commits at the
+    /// end of the batch, or they can carry their own `BEGIN`/`COMMIT`. If one fails, the ones
+    /// after it are skipped, the batch's transaction is rolled back and the first error is
+    /// thrown. Inside `withTransaction` a failure leaves the transaction to be rolled back by it.
+    public func pipeline(_ queries: [PostgresQuery]) async throws -> [PostgresRows] {
+        if queries.isEmpty { return [] }
+        return try await runStatement { [self] connection in
+            try runPipeline(queries, on: connection)
+        }
+    }
+
+    private enum Expected {
+        /// A statement prepared in this batch; cached once it succeeds.
+        case prepare(StatementCache.Key, String)
+        case query(Int)
+    }
+
+    private func runPipeline(_ queries: [PostgresQuery], on connection: OpaquePointer) throws -> [PostgresRows] {
+        for query in queries {
+            if var error = query.binds.encodingError {
+                error.query = query.sql
+                throw error
+            }
+        }
+        guard PQenterPipelineMode(connection) == 1 else {
+            throw PostgresError(code: .misuse, message: "cannot enter pipeline mode: \(errorMessage(connection))")
+        }
+        var expected: [Expected] = []
+        expected.reserveCapacity(queries.count + 4)
+        var preparedHere: [StatementCache.Key: String] = [:]
+        var sendFailed = false
+        for (index, query) in queries.enumerated() {
+            var sent: Int32
+            if isStatementCacheEnabled {
+                let key = StatementCache.Key(sql: query.sql, types: query.binds.types)
+                var name = preparedHere[key] ?? cachedStatementName(for: key)
+                if name == nil {
+                    let newName = makeStatementName()
+                    sent = query.binds.types.withUnsafeBufferPointer { types in
+                        PQsendPrepare(connection, newName, query.sql, Int32(types.count), types.baseAddress)
+                    }
+                    guard sent == 1 else {
+                        sendFailed = true
+                        break
+                    }
+                    expected.append(.prepare(key, newName))
+                    preparedHere[key] = newName
+                    name = newName
+                }
+                let statement = name ?? ""
+                sent = query.binds.withLibpqArguments { count, values, lengths, formats in
+                    PQsendQueryPrepared(connection, statement, count, values, lengths, formats, 0)
+                }
+            } else {
+                sent = query.binds.withLibpqArguments { count, values, lengths, formats in
+                    query.binds.types.withUnsafeBufferPointer { types in
+                        PQsendQueryParams(connection, query.sql, count, types.baseAddress, values, lengths, formats, 0)
+                    }
+                }
+            }
+            guard sent == 1 else {
+                sendFailed = true
+                break
+            }
+            expected.append(.query(index))
+        }
+        // Even after a failed send the sync is needed to bring the pipeline to an end.
+        // On a blocking connection PQpipelineSync also flushes, reading meanwhile if it must.
+        let synced = PQpipelineSync(connection) == 1
+        if sendFailed || !synced {
+            let error = connectionError(connection, sql: nil)
+            drainAndExitPipeline(connection)
+            throw error
+        }
+
+        var results: [PostgresRows] = []
+        results.reserveCapacity(queries.count)
+        var firstError: PostgresError?
+        for item in expected {
+            guard let result = PQgetResult(connection) else {
+                firstError = firstError ?? connectionError(connection, sql: nil)
+                break
+            }
+            let status = PQresultStatus(result)
+            switch item {
+            case .prepare(let key, let name):
+                if status == PGRES_COMMAND_OK {
+                    cacheStatement(key, name: name, on: connection)
+                    PQclear(result)
+                } else {
+                    recordFailure(result, status, connection, sql: key.sql, into: &firstError)
+                }
+            case .query(let index):
+                if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY {
+                    results.append(PostgresRows(result: result, sql: queries[index].sql))
+                } else {
+                    recordFailure(result, status, connection, sql: queries[index].sql, into: &firstError)
+                }
+            }
+            // Each statement's results end with a NULL.
+            if let extra = PQgetResult(connection) {
+                PQclear(extra)
+                firstError = firstError ?? PostgresError(code: .unexpectedResponse, message: "a pipelined statement returned more than one result")
+                break
+            }
+        }
+        drainAndExitPipeline(connection)
+
+        if let firstError {
+            // A failed batch that opened its own transaction (`BEGIN` …) is left in a failed
+            // transaction; end it, unless `withTransaction` owns the transaction.
+            if transactionDepthOnThread == 0 && PQtransactionStatus(connection) == PQTRANS_INERROR {
+                PQclear(PQexec(connection, "ROLLBACK"))
+            }
+            throw firstError
+        }
+        return results
+    }
+
+    private func recordFailure(
+        _ result: OpaquePointer,
+        _ status: ExecStatusType,
+        _ connection: OpaquePointer,
+        sql: String,
+        into firstError: inout PostgresError?
+    ) {
+        if status == PGRES_PIPELINE_ABORTED {
+            PQclear(result)
+            return
+        }
+        let error = serverError(result, connection, sql: sql)
+        PQclear(result)
+        if firstError == nil { firstError = error }
+    }
+
+    /// Reads whatever is left up to the sync point and leaves pipeline mode.
+    private func drainAndExitPipeline(_ connection: OpaquePointer) {
+        var nullsInARow = 0
+        while PQstatus(connection) == CONNECTION_OK, nullsInARow < 2 {
+            guard let result = PQgetResult(connection) else {
+                nullsInARow += 1
+                continue
+            }
+            nullsInARow = 0
+            let status = PQresultStatus(result)
+            PQclear(result)
+            if status == PGRES_PIPELINE_SYNC { break }
+        }
+        if PQexitPipelineMode(connection) != 1 {
+            logger.debug("could not leave pipeline mode", metadata: ["error": "\(errorMessage(connection))"])
+            markBroken()
+        }
+    }
+}

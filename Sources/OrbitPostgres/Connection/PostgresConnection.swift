@@ -1,0 +1,466 @@
+import CLibPQ
+import Foundation
+public import Logging
+import Synchronization
+
+/// One connection to PostgreSQL through libpq.
+///
+/// Every libpq call runs on the connection's own thread, never on Swift's cooperative pool.
+/// Inside `withConnection`/`run` a task runs on that thread and statements go straight to
+/// libpq; from anywhere else each call hops there and back. A connection runs one statement
+/// at a time; use a `ConnectionPool` to share connections between tasks.
+///
+/// Cancelling the task that waits for a statement cancels the statement on the server
+/// (`PQcancel`) and leaves the connection usable.
+public final class PostgresConnection: @unchecked Sendable {
+    // @unchecked Sendable: `handle`, `statements` and `transactionDepth` are touched only on
+    // `thread` (inside `thread.run` or by code already running there); `status` is atomic and
+    // everything else is immutable.
+    public let configuration: PostgresConfiguration
+    public let logger: Logger
+    /// The server process serving this connection (`pg_backend_pid()`).
+    public let backendPID: Int32
+    /// The server version as libpq reports it, for example `150018`.
+    public let serverVersion: Int
+
+    let thread: ConnectionThread
+    private var handle: OpaquePointer?
+    private var statements: StatementCache
+    private var transactionDepth = 0
+    private let canceller: StatementCanceller
+    private let notices: NoticeReceiver
+    private let status = Atomic<UInt8>(Status.open.rawValue)
+
+    private enum Status: UInt8 {
+        case open, broken, closed
+    }
+
+    private init(
+        handle: OpaquePointer,
+        thread: ConnectionThread,
+        configuration: PostgresConfiguration,
+        logger: Logger,
+        notices: NoticeReceiver
+    ) {
+        self.handle = handle
+        self.thread = thread
+        self.configuration = configuration
+        self.logger = logger
+        self.notices = notices
+        self.backendPID = PQbackendPID(handle)
+        self.serverVersion = Int(PQserverVersion(handle))
+        self.statements = StatementCache(capacity: configuration.statementCacheCapacity)
+        self.canceller = StatementCanceller(handle: PQgetCancel(handle))
+    }
+
+    deinit {
+        // No other reference exists, so nothing else can be using the handle right now.
+        canceller.close()
+        if let handle { PQfinish(handle) }
+        thread.shutdown()
+    }
+
+    // MARK: - Connecting and closing
+
+    /// Opens a connection.
+    /// - Throws: `PostgresError` `.connectionFailed` with libpq's message (password masked).
+    public static func connect(
+        _ configuration: PostgresConfiguration = PostgresConfiguration(),
+        logger: Logger = Logger(label: "orbit.postgres")
+    ) async throws -> PostgresConnection {
+        let thread = ConnectionThread(name: "orbit-postgres")
+        let notices = NoticeReceiver(logger: logger)
+        do {
+            let opened = try await thread.run { try open(configuration, notices: notices) }
+            return PostgresConnection(
+                handle: opened.pointer,
+                thread: thread,
+                configuration: configuration,
+                logger: logger,
+                notices: notices
+            )
+        } catch {
+            thread.shutdown()
+            throw error
+        }
+    }
+
+    /// Opens a connection, runs `body` on its thread and closes it on every path.
+    @discardableResult
+    public static func withConnection<Result>(
+        _ configuration: PostgresConfiguration = PostgresConfiguration(),
+        logger: Logger = Logger(label: "orbit.postgres"),
+        _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        let connection = try await connect(configuration, logger: logger)
+        do {
+            let result = try await connection.run(body)
+            await connection.close()
+            return result
+        } catch {
+            await connection.close()
+            throw error
+        }
+    }
+
+    /// Runs `body` with this connection's thread as the task's preferred executor, so the
+    /// statements it runs need no thread hop. The caller must have the connection to itself.
+    @discardableResult
+    public func run<Result>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+        try await withTaskExecutorPreference(thread) {
+            // The preference applies from the task's next suspension on; move now.
+            await thread.hop()
+            return try await body(self)
+        }
+    }
+
+    /// Closes the connection. Idempotent.
+    public func close() async {
+        guard status.exchange(Status.closed.rawValue, ordering: .acquiringAndReleasing) != Status.closed.rawValue else {
+            return
+        }
+        do {
+            try await thread.run { [self] in
+                canceller.close()
+                if let handle { PQfinish(handle) }
+                handle = nil
+            }
+        } catch {
+            logger.debug("closing the connection failed", metadata: ["error": "\(error)"])
+        }
+        thread.shutdown()
+    }
+
+    /// True once the connection is closed or found broken; such a connection never recovers.
+    public var isClosed: Bool { status.load(ordering: .acquiring) != Status.open.rawValue }
+
+    private struct UncheckedHandle: @unchecked Sendable {
+        // Moves a freshly opened PGconn, used by nobody yet, from its thread to its owner.
+        let pointer: OpaquePointer
+    }
+
+    private static func open(_ configuration: PostgresConfiguration, notices: NoticeReceiver) throws -> UncheckedHandle {
+        let (parameters, expand) = configuration.connectParameters
+        let connection = withCStringArrays(parameters.map(\.0), parameters.map(\.1)) { keywords, values in
+            PQconnectdbParams(keywords, values, expand ? 1 : 0)
+        }
+        guard let connection else {
+            throw PostgresError(code: .connectionFailed, message: "libpq could not allocate a connection")
+        }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = String(cString: PQerrorMessage(connection)).trimmingCharacters(in: .whitespacesAndNewlines)
+            PQfinish(connection)
+            throw PostgresError(
+                code: .connectionFailed,
+                message: "could not connect to PostgreSQL: " + configuration.redact(message)
+            )
+        }
+        _ = PQsetNoticeReceiver(connection, noticeCallback, Unmanaged.passUnretained(notices).toOpaque())
+        // This client reads dates in ISO style; the server default, but a role may change it.
+        let dateStyle = PQparameterStatus(connection, "DateStyle").map { String(cString: $0) } ?? ""
+        if !dateStyle.hasPrefix("ISO") {
+            let result = PQexec(connection, "SET DateStyle TO ISO")
+            let ok = result.map { PQresultStatus($0) == PGRES_COMMAND_OK } ?? false
+            PQclear(result)
+            guard ok else {
+                let message = String(cString: PQerrorMessage(connection))
+                PQfinish(connection)
+                throw PostgresError(code: .connectionFailed, message: "could not set DateStyle to ISO: \(message)")
+            }
+        }
+        return UncheckedHandle(pointer: connection)
+    }
+
+    // MARK: - Statements
+
+    /// Runs one statement; interpolated values travel as parameters.
+    ///
+    /// Statements are prepared once per connection and reused (see
+    /// `PostgresConfiguration.statementCacheCapacity`).
+    /// - Throws: `PostgresError` (`.server` with the server's fields, `.connectionClosed`, …),
+    ///   or `CancellationError` when the task was cancelled and the statement with it.
+    @discardableResult
+    public func query(_ query: PostgresQuery) async throws -> PostgresRows {
+        try await runStatement { [self] connection in
+            try execute(query, on: connection)
+        }
+    }
+
+    /// Runs SQL text with the simple-query protocol: several statements separated by `;`, no
+    /// parameters (migrations, setup scripts). Returns the last statement's result.
+    @discardableResult
+    public func executeScript(_ sql: String) async throws -> PostgresRows {
+        try await runStatement { [self] connection in
+            try check(PQexec(connection, sql), connection, sql: sql)
+        }
+    }
+
+    /// Quotes `identifier` for use as a SQL identifier (`PQescapeIdentifier`), for the rare
+    /// names that must be dynamic, such as a test database's name.
+    public func escapeIdentifier(_ identifier: String) async throws -> String {
+        try await thread.run { [self] in
+            let connection = try openHandle()
+            let utf8 = Array(identifier.utf8)
+            guard !utf8.contains(0), let escaped = PQescapeIdentifier(connection, identifier, utf8.count) else {
+                throw PostgresError(code: .encoding, message: "the identifier cannot be quoted: \(errorMessage(connection))")
+            }
+            defer { PQfreemem(escaped) }
+            return String(cString: escaped)
+        }
+    }
+
+    /// Checks, without a round trip, that the connection is still usable: not closed, no pending
+    /// end-of-stream or error from the server (a terminated backend, a restarted server), and
+    /// not inside a transaction. Must run on the connection's thread.
+    func checkHealthOnThread() -> Bool {
+        guard !isClosed, let handle else { return false }
+        // An idle connection normally has nothing to read. Something to read means the server
+        // said goodbye (FATAL 57P01 after pg_terminate_backend or a shutdown, then end of
+        // stream) or sent a notice. The socket is non-blocking inside libpq, so PQconsumeInput
+        // reads only what has arrived; the end of stream shows on the read after the message.
+        var pending = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+        if poll(&pending, 1, 0) != 0 {
+            for _ in 0..<4 {
+                guard PQconsumeInput(handle) == 1, PQstatus(handle) == CONNECTION_OK else {
+                    markBroken()
+                    return false
+                }
+            }
+        }
+        return PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE && PQisBusy(handle) == 0
+    }
+
+    /// The server's transaction state for this connection: idle, in a transaction, failed, ….
+    func transactionStatusOnThread() -> PGTransactionStatusType {
+        guard let handle else { return PQTRANS_UNKNOWN }
+        return PQtransactionStatus(handle)
+    }
+
+    // MARK: - Internals shared by the statement kinds
+
+    /// Runs `body` on the connection's thread with the libpq handle, wired to task cancellation.
+    func runStatement<Result: Sendable>(
+        cancellable: Bool = true,
+        _ body: @escaping @Sendable (OpaquePointer) throws -> Result
+    ) async throws -> Result {
+        if cancellable { try Task.checkCancellation() }
+        let operation: @Sendable () throws -> Result = { [self] in
+            let connection = try openHandle()
+            canceller.begin()
+            do {
+                let result = try body(connection)
+                canceller.end()
+                return result
+            } catch let error as PostgresError {
+                let cancelled = canceller.end()
+                if PQstatus(connection) != CONNECTION_OK { markBroken() }
+                if cancelled && error.isQueryCanceled { throw CancellationError() }
+                throw error
+            } catch {
+                canceller.end()
+                throw error
+            }
+        }
+        guard cancellable else { return try await thread.run(operation) }
+        return try await withTaskCancellationHandler {
+            try await thread.run(operation)
+        } onCancel: {
+            canceller.cancel()
+        }
+    }
+
+    /// Runs `body` on the connection's thread (inline when already there).
+    func onThread<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) async throws -> Result {
+        try await thread.run(body)
+    }
+
+    func openHandle() throws -> OpaquePointer {
+        guard let handle, status.load(ordering: .relaxed) != Status.closed.rawValue else {
+            throw PostgresError(code: .connectionClosed, message: "the connection is closed")
+        }
+        return handle
+    }
+
+    func markBroken() {
+        _ = status.compareExchange(expected: Status.open.rawValue, desired: Status.broken.rawValue, ordering: .acquiringAndReleasing)
+    }
+
+    var transactionDepthOnThread: Int {
+        get { transactionDepth }
+        set { transactionDepth = newValue }
+    }
+
+    /// Executes a parameterized statement, through the statement cache when it is enabled.
+    func execute(_ query: PostgresQuery, on connection: OpaquePointer) throws -> PostgresRows {
+        if var error = query.binds.encodingError {
+            error.query = query.sql
+            throw error
+        }
+        guard statements.isEnabled else {
+            let result = query.binds.withLibpqArguments { count, values, lengths, formats in
+                query.binds.types.withUnsafeBufferPointer { types in
+                    PQexecParams(connection, query.sql, count, types.baseAddress, values, lengths, formats, 0)
+                }
+            }
+            return try check(result, connection, sql: query.sql)
+        }
+        let key = StatementCache.Key(sql: query.sql, types: query.binds.types)
+        if let name = statements.name(for: key) {
+            let wasIdle = PQtransactionStatus(connection) == PQTRANS_IDLE
+            do {
+                return try executePrepared(name, query, on: connection)
+            } catch let error as PostgresError where wasIdle && Self.isStalePreparedStatement(error) {
+                // Deallocated behind our back (DISCARD ALL, a pooler) or its result type changed
+                // with the schema: prepare it again. Only outside a transaction, which the
+                // failure would otherwise have aborted.
+                statements.remove(key)
+            }
+        }
+        let name = statements.makeName()
+        try prepare(name, query, on: connection)
+        if let evicted = statements.insert(key, name: name) {
+            deallocate(evicted, on: connection)
+        }
+        return try executePrepared(name, query, on: connection)
+    }
+
+    static func isStalePreparedStatement(_ error: PostgresError) -> Bool {
+        error.sqlState == "26000" || (error.sqlState == "0A000" && error.message.contains("cached plan"))
+    }
+
+    /// A statement name as the cache knows it, or `nil` after preparing it in a pipeline.
+    func cachedStatementName(for key: StatementCache.Key) -> String? {
+        statements.isEnabled ? statements.name(for: key) : nil
+    }
+
+    var isStatementCacheEnabled: Bool { statements.isEnabled }
+
+    func makeStatementName() -> String { statements.makeName() }
+
+    func cacheStatement(_ key: StatementCache.Key, name: String, on connection: OpaquePointer) {
+        if let evicted = statements.insert(key, name: name) {
+            deallocate(evicted, on: connection)
+        }
+    }
+
+    private func prepare(_ name: String, _ query: PostgresQuery, on connection: OpaquePointer) throws {
+        let result = query.binds.types.withUnsafeBufferPointer { types in
+            PQprepare(connection, name, query.sql, Int32(types.count), types.baseAddress)
+        }
+        _ = try check(result, connection, sql: query.sql)
+    }
+
+    private func executePrepared(_ name: String, _ query: PostgresQuery, on connection: OpaquePointer) throws -> PostgresRows {
+        let result = query.binds.withLibpqArguments { count, values, lengths, formats in
+            PQexecPrepared(connection, name, count, values, lengths, formats, 0)
+        }
+        return try check(result, connection, sql: query.sql)
+    }
+
+    private func deallocate(_ name: String, on connection: OpaquePointer) {
+        // Names are `orbit_s<n>`, so splicing one into the statement is safe.
+        guard PQtransactionStatus(connection) != PQTRANS_INERROR else { return }
+        let result = PQexec(connection, "DEALLOCATE \(name)")
+        if result.map({ PQresultStatus($0) }) != PGRES_COMMAND_OK {
+            logger.debug("could not deallocate a cached statement", metadata: ["error": "\(errorMessage(connection))"])
+        }
+        PQclear(result)
+    }
+
+    /// Turns a libpq result into rows, or clears it and throws what went wrong.
+    func check(_ result: OpaquePointer?, _ connection: OpaquePointer, sql: String) throws -> PostgresRows {
+        guard let result else {
+            throw connectionError(connection, sql: sql)
+        }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return PostgresRows(result: result, sql: sql)
+        case PGRES_FATAL_ERROR, PGRES_NONFATAL_ERROR, PGRES_BAD_RESPONSE:
+            let error = serverError(result, connection, sql: sql)
+            PQclear(result)
+            throw error
+        default:
+            // COPY and friends: this client does not speak them, and the connection is now
+            // in a state it cannot leave cleanly.
+            let status = String(cString: PQresStatus(PQresultStatus(result)))
+            PQclear(result)
+            markBroken()
+            throw PostgresError(code: .unexpectedResponse, message: "unexpected result status \(status) (COPY is not supported)")
+        }
+    }
+
+    func serverError(_ result: OpaquePointer, _ connection: OpaquePointer, sql: String) -> PostgresError {
+        func field(_ code: UInt8) -> String? {
+            PQresultErrorField(result, Int32(code)).map { String(cString: $0) }
+        }
+        let broken = PQstatus(connection) != CONNECTION_OK
+        if broken { markBroken() }
+        let primary = field(UInt8(ascii: "M"))
+            ?? String(cString: PQresultErrorMessage(result)).trimmingCharacters(in: .whitespacesAndNewlines)
+        var error = PostgresError(code: broken ? .connectionClosed : .server, message: primary)
+        error.sqlState = field(UInt8(ascii: "C"))
+        error.severity = field(UInt8(ascii: "V")) ?? field(UInt8(ascii: "S"))
+        error.detail = field(UInt8(ascii: "D"))
+        error.hint = field(UInt8(ascii: "H"))
+        error.position = field(UInt8(ascii: "P")).flatMap { Int($0) }
+        error.context = field(UInt8(ascii: "W"))
+        error.schema = field(UInt8(ascii: "s"))
+        error.table = field(UInt8(ascii: "t"))
+        error.column = field(UInt8(ascii: "c"))
+        error.dataType = field(UInt8(ascii: "d"))
+        error.constraint = field(UInt8(ascii: "n"))
+        error.query = sql
+        return error
+    }
+
+    func connectionError(_ connection: OpaquePointer, sql: String?) -> PostgresError {
+        let broken = PQstatus(connection) != CONNECTION_OK
+        if broken { markBroken() }
+        var error = PostgresError(code: broken ? .connectionClosed : .unexpectedResponse, message: errorMessage(connection))
+        error.query = sql
+        return error
+    }
+
+    func errorMessage(_ connection: OpaquePointer) -> String {
+        String(cString: PQerrorMessage(connection)).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+/// Routes the server's notices and warnings to the connection's logger instead of stderr.
+final class NoticeReceiver: Sendable {
+    let logger: Logger
+    init(logger: Logger) { self.logger = logger }
+
+    func receive(_ result: OpaquePointer) {
+        let severity = PQresultErrorField(result, Int32(UInt8(ascii: "V"))).map { String(cString: $0) } ?? "NOTICE"
+        let message = String(cString: PQresultErrorMessage(result)).trimmingCharacters(in: .whitespacesAndNewlines)
+        let level: Logger.Level = severity == "WARNING" ? .warning : .debug
+        logger.log(level: level, "\(message)", metadata: ["postgres.severity": "\(severity)"])
+    }
+}
+
+private let noticeCallback: PQnoticeReceiver = { argument, result in
+    guard let argument, let result else { return }
+    Unmanaged<NoticeReceiver>.fromOpaque(argument).takeUnretainedValue().receive(result)
+}
+
+/// Calls `body` with NULL-terminated arrays of C strings, as `PQconnectdbParams` takes them.
+func withCStringArrays<Result>(
+    _ first: [String],
+    _ second: [String],
+    _ body: (UnsafePointer<UnsafePointer<CChar>?>, UnsafePointer<UnsafePointer<CChar>?>) -> Result
+) -> Result {
+    let firstCopies = first.map { strdup($0) }
+    let secondCopies = second.map { strdup($0) }
+    defer {
+        firstCopies.forEach { free($0) }
+        secondCopies.forEach { free($0) }
+    }
+    let firstPointers = firstCopies.map { UnsafePointer($0) } + [nil]
+    let secondPointers = secondCopies.map { UnsafePointer($0) } + [nil]
+    return firstPointers.withUnsafeBufferPointer { firstBuffer in
+        secondPointers.withUnsafeBufferPointer { secondBuffer in
+            body(firstBuffer.baseAddress!, secondBuffer.baseAddress!)
+        }
+    }
+}

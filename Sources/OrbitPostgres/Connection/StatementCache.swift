@@ -1,0 +1,62 @@
+/// The prepared statements of one connection: SQL text and parameter types → server-side name.
+///
+/// Least recently used statements are evicted once `capacity` is reached. Confined to the
+/// connection's thread.
+struct StatementCache {
+    struct Key: Hashable {
+        var sql: String
+        var types: [UInt32]
+    }
+
+    private struct Entry {
+        var name: String
+        var lastUse: UInt64
+    }
+
+    let capacity: Int
+    private var entries: [Key: Entry] = [:]
+    private var clock: UInt64 = 0
+    private var nextNumber = 0
+
+    init(capacity: Int) {
+        self.capacity = max(0, capacity)
+    }
+
+    var isEnabled: Bool { capacity > 0 }
+    var count: Int { entries.count }
+
+    /// The statement's name if it is prepared, marking it as just used.
+    mutating func name(for key: Key) -> String? {
+        clock += 1
+        guard var entry = entries[key] else { return nil }
+        entry.lastUse = clock
+        entries[key] = entry
+        return entry.name
+    }
+
+    /// A name for a statement about to be prepared. Names are `orbit_s<n>`: no quoting needed.
+    mutating func makeName() -> String {
+        nextNumber += 1
+        return "orbit_s\(nextNumber)"
+    }
+
+    /// Records a prepared statement; returns the name of the statement evicted to make room.
+    mutating func insert(_ key: Key, name: String) -> String? {
+        clock += 1
+        var evicted: String?
+        if entries.count >= capacity, let oldest = entries.min(by: { $0.value.lastUse < $1.value.lastUse }) {
+            entries[oldest.key] = nil
+            evicted = oldest.value.name
+        }
+        entries[key] = Entry(name: name, lastUse: clock)
+        return evicted
+    }
+
+    mutating func remove(_ key: Key) {
+        entries[key] = nil
+    }
+
+    mutating func removeAll() {
+        entries.removeAll()
+    }
+}

@@ -1,0 +1,85 @@
+import CLibPQ
+import Foundation
+
+/// Cancels the statement a connection is running when its Task is cancelled.
+///
+/// `PQcancel` opens a second connection to ask the server to interrupt the first, so it runs
+/// on a utility queue, never on the cooperative pool. A cancel request is only sent while a
+/// statement is in flight, and the connection's thread does not start its next statement until
+/// the request has been delivered: a late cancel can never hit the following statement
+/// (the server ignores a cancel that reaches an idle session).
+final class StatementCanceller: @unchecked Sendable {
+    // @unchecked Sendable: all state, including `handle`, is guarded by `condition`.
+    private let condition = NSCondition()
+    private var handle: OpaquePointer?  // PGcancel, freed by close()
+    private var state = State.idle
+    private static let queue = DispatchQueue(label: "orbit.postgres.cancel", attributes: .concurrent)
+
+    private enum State {
+        case idle
+        case running
+        case cancelling
+        case cancelled
+    }
+
+    init(handle: OpaquePointer?) {
+        self.handle = handle
+    }
+
+    /// Marks a statement as in flight. Called on the connection's thread.
+    func begin() {
+        condition.lock()
+        state = .running
+        condition.unlock()
+    }
+
+    /// Marks the statement as finished, first waiting for a cancel request being sent.
+    /// - Returns: whether a cancel request was delivered while the statement ran.
+    @discardableResult
+    func end() -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while state == .cancelling { condition.wait() }
+        let cancelled = state == .cancelled
+        state = .idle
+        return cancelled
+    }
+
+    /// Asks the server to cancel the running statement, if there is one. Returns at once.
+    func cancel() {
+        condition.lock()
+        guard state == .running, handle != nil else {
+            condition.unlock()
+            return
+        }
+        state = .cancelling
+        condition.unlock()
+        Self.queue.async { self.send() }
+    }
+
+    private func send() {
+        // `handle` stays valid: close() waits while the state is `.cancelling`.
+        condition.lock()
+        let handle = self.handle
+        condition.unlock()
+        if let handle {
+            // PQcancel is thread-safe and uses only the PGcancel object, never the PGconn.
+            // A failure (the server is gone) needs no handling: the statement fails on its own.
+            var message = [CChar](repeating: 0, count: 256)
+            _ = PQcancel(handle, &message, Int32(message.count))
+        }
+        condition.lock()
+        state = .cancelled
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Frees the cancel handle. Called by the connection when it closes, after the last statement.
+    func close() {
+        condition.lock()
+        while state == .cancelling { condition.wait() }
+        if let handle { PQfreeCancel(handle) }
+        handle = nil
+        condition.unlock()
+    }
+}

@@ -1,0 +1,58 @@
+public import OrbitPostgres
+public import Testing
+
+/// A database of a test's own, cloned from the template and dropped afterwards.
+public struct TestDatabase: Sendable {
+    public let name: String
+    public let server: TestServer
+    /// Connects as the superuser (the owner of everything in it).
+    public let configuration: PostgresConfiguration
+
+    /// Opens a connection to this database as the superuser; close it when done.
+    public func connect() async throws -> PostgresConnection {
+        try await PostgresConnection.connect(configuration)
+    }
+
+    /// A pool for this database; close it when done.
+    public func makePool(maxConnections: Int = 4, acquireTimeout: Duration = .seconds(10)) -> ConnectionPool {
+        ConnectionPool(
+            configuration: configuration,
+            options: .init(maxConnections: maxConnections, acquireTimeout: acquireTimeout)
+        )
+    }
+
+    /// Runs `body` with a superuser connection to this database, closed on every path.
+    @discardableResult
+    public func withConnection<Result>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+        try await PostgresConnection.withConnection(configuration, body)
+    }
+}
+
+/// Gives `body` a database of its own and drops it on every path.
+///
+/// The server is `ORBIT_TEST_DATABASE_URL` when set, otherwise the process's throwaway cluster.
+@discardableResult
+public func withTestDatabase<Result>(
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: (TestDatabase) async throws -> Result
+) async throws -> Result {
+    let server = try await TestServer.shared()
+    let name = try await server.createDatabase()
+    let database = TestDatabase(name: name, server: server, configuration: server.adminConfiguration.database(name))
+    do {
+        let result = try await body(database)
+        await drop(name, on: server, sourceLocation: sourceLocation)
+        return result
+    } catch {
+        await drop(name, on: server, sourceLocation: sourceLocation)
+        throw error
+    }
+}
+
+private func drop(_ name: String, on server: TestServer, sourceLocation: SourceLocation) async {
+    do {
+        try await server.dropDatabase(name)
+    } catch {
+        Issue.record(error, "could not drop test database \(name)", sourceLocation: sourceLocation)
+    }
+}
