@@ -69,7 +69,8 @@ public struct LocalCluster: Sendable {
 
     /// The same as a URL, for people: `postgresql://postgres@/postgres?host=/path&port=5432`.
     public func url(database: String = "postgres") -> String {
-        let host = socketDirectory.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? socketDirectory
+        let host =
+            socketDirectory.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed.subtracting(["&", "=", "+", "#"])) ?? socketDirectory
         return "postgresql://\(superuser)@/\(database)?host=\(host)&port=\(port)"
     }
 

@@ -41,7 +41,8 @@ public struct PostgresInstallation: Sendable {
     private static func debianBinDirectories() -> [String] {
         let root = "/usr/lib/postgresql"
         let versions = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
-        return versions
+        return
+            versions
             .compactMap { name in Int(name).map { ($0, "\(root)/\(name)/bin") } }
             .sorted { $0.0 > $1.0 }
             .map(\.1)

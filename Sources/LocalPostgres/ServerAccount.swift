@@ -25,9 +25,12 @@ public struct ServerAccount: Sendable {
                     + "Install the server (sudo apt-get install -y postgresql) or run as an ordinary user."
             )
         }
-        guard let runuser = Subprocess.which("runuser") ?? ["/usr/sbin/runuser", "/sbin/runuser"].first(where: {
-            FileManager.default.isExecutableFile(atPath: $0)
-        }) else {
+        guard
+            let runuser = Subprocess.which("runuser")
+                ?? ["/usr/sbin/runuser", "/sbin/runuser"].first(where: {
+                    FileManager.default.isExecutableFile(atPath: $0)
+                })
+        else {
             throw LocalPostgresError("running as root needs runuser (util-linux) to start PostgreSQL as 'postgres'.")
         }
         return ServerAccount(name: entry.name, uid: entry.uid, gid: entry.gid, runuser: runuser)
@@ -59,8 +62,19 @@ public struct ServerAccount: Sendable {
 
     /// Whether this account can enter and write `directory` (every parent must be traversable).
     func canUse(_ directory: String) async -> Bool {
-        guard let runuser else { return access(directory, W_OK | X_OK) == 0 }
-        let result = try? await Subprocess.run(runuser, ["-u", name, "--", "/usr/bin/test", "-w", directory, "-a", "-x", directory])
+        await test(["-w", directory, "-a", "-x", directory])
+    }
+
+    /// Whether this account can enter `directory`, so that a folder of its own inside it works.
+    func canReach(_ directory: String) async -> Bool {
+        await test(["-x", directory])
+    }
+
+    private func test(_ expression: [String]) async -> Bool {
+        guard let runuser else {
+            return (try? await Subprocess.run("/usr/bin/test", expression))?.succeeded ?? false
+        }
+        let result = try? await Subprocess.run(runuser, ["-u", name, "--", "/usr/bin/test"] + expression)
         return result?.succeeded ?? false
     }
 

@@ -1,18 +1,18 @@
 import Foundation
 
 /// A finished child process: its exit status and what it printed.
-struct ProcessOutput: Sendable {
-    var status: Int32
-    var output: String
+package struct ProcessOutput: Sendable {
+    package var status: Int32
+    package var output: String
 
-    var succeeded: Bool { status == 0 }
+    package var succeeded: Bool { status == 0 }
 }
 
 /// Runs programs to completion without blocking Swift's cooperative pool: the wait happens on a
 /// Dispatch thread.
-enum Subprocess {
+package enum Subprocess {
     /// Runs `executable` with `arguments`; stdout and stderr are captured together.
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) async throws -> ProcessOutput {
+    package static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) async throws -> ProcessOutput {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(with: Result { try runBlocking(executable, arguments, environment: environment) })
@@ -24,7 +24,7 @@ enum Subprocess {
     ///
     /// Uses `posix_spawn` and `waitpid` directly: Foundation's `Process` relies on a run loop to
     /// notice that a child exited, which does not turn on every thread.
-    static func runBlocking(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> ProcessOutput {
+    package static func runBlocking(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> ProcessOutput {
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else {
             throw LocalPostgresError("could not create a pipe: \(String(cString: strerror(errno)))")
@@ -48,8 +48,22 @@ enum Subprocess {
             argv.forEach { free($0) }
             envp.forEach { free($0) }
         }
+        // The calling thread (a Dispatch worker) blocks most signals and the child would inherit
+        // that mask: pgbench -T would never see its SIGALRM. Start it with none blocked and
+        // default handlers for the signals we may ignore (SIGINT, SIGTERM, SIGPIPE).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var emptyMask = sigset_t()
+        sigemptyset(&emptyMask)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGINT, SIGTERM, SIGPIPE, SIGQUIT, SIGHUP, SIGALRM] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigmask(&attributes, &emptyMask)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid = pid_t()
-        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+        let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         close(writeEnd)
         guard spawned == 0 else {
             close(readEnd)
@@ -74,7 +88,7 @@ enum Subprocess {
     }
 
     /// The full path of `name` found on `PATH`, if any.
-    static func which(_ name: String) -> String? {
+    package static func which(_ name: String) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
         for directory in path.split(separator: ":") {
             let candidate = "\(directory)/\(name)"

@@ -1,5 +1,5 @@
-public import LocalPostgres
 import Foundation
+public import LocalPostgres
 public import OrbitPostgres
 import Synchronization
 

@@ -42,6 +42,31 @@ struct CancellationTests {
         }
     }
 
+    @Test("inside a connection's scope (run/withConnection) cancelling the task cancels the statement too")
+    func cancelInsideScope() async throws {
+        try await withTestDatabase { database in
+            let pool = database.makePool(maxConnections: 1)
+            let admin = try await database.connect()
+            let pids = AsyncStream<Int32>.makeStream()
+            let task = Task {
+                try await pool.withConnection { connection in
+                    pids.continuation.yield(connection.backendPID)
+                    _ = try await connection.query("SELECT pg_sleep(10)")
+                }
+            }
+            var iterator = pids.stream.makeAsyncIterator()
+            let pid = try #require(await iterator.next())
+            try await waitUntilRunning(pid, "%pg_sleep%", admin: admin)
+            task.cancel()
+            await #expect(throws: CancellationError.self) { try await task.value }
+            // The same connection goes back to the pool and still works.
+            let again = try await pool.query("SELECT pg_backend_pid() AS pid").single().decode("pid", as: Int32.self)
+            #expect(again == pid)
+            await admin.close()
+            await pool.close()
+        }
+    }
+
     @Test("a task cancelled before its statement starts never runs it")
     func cancelledBeforeStart() async throws {
         try await withTestDatabase { database in

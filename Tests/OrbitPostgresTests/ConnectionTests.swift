@@ -1,7 +1,8 @@
 import Foundation
-@testable import OrbitPostgres
 import OrbitTestSupport
 import Testing
+
+@testable import OrbitPostgres
 
 @Suite("Connecting from URLs, conninfo strings and the environment")
 struct ConnectionTests {

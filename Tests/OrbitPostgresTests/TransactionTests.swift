@@ -91,7 +91,9 @@ struct TransactionTests {
     func options() async throws {
         try await withItems { connection in
             let level = try await connection.withTransaction(.init(isolation: .serializable, readOnly: true)) { connection in
-                let row = try await connection.query("SELECT current_setting('transaction_isolation') AS i, current_setting('transaction_read_only') AS r").single()
+                let row = try await connection.query(
+                    "SELECT current_setting('transaction_isolation') AS i, current_setting('transaction_read_only') AS r"
+                ).single()
                 return try (row.decode("i", as: String.self), row.decode("r", as: String.self))
             }
             #expect(level.0 == "serializable")

@@ -38,12 +38,12 @@ extension PostgresConnection {
         for (index, query) in queries.enumerated() {
             var sent: Int32
             if isStatementCacheEnabled {
-                let key = StatementCache.Key(sql: query.sql, types: query.binds.types)
+                let key = StatementCache.Key(query)
                 var name = preparedHere[key] ?? cachedStatementName(for: key)
                 if name == nil {
                     let newName = makeStatementName()
-                    sent = query.binds.types.withUnsafeBufferPointer { types in
-                        PQsendPrepare(connection, newName, query.sql, Int32(types.count), types.baseAddress)
+                    sent = query.binds.withTypes { count, types in
+                        PQsendPrepare(connection, newName, query.sql, count, types)
                     }
                     guard sent == 1 else {
                         sendFailed = true
@@ -54,14 +54,12 @@ extension PostgresConnection {
                     name = newName
                 }
                 let statement = name ?? ""
-                sent = query.binds.withLibpqArguments { count, values, lengths, formats in
+                sent = query.binds.withLibpqArguments { count, _, values, lengths, formats in
                     PQsendQueryPrepared(connection, statement, count, values, lengths, formats, 0)
                 }
             } else {
-                sent = query.binds.withLibpqArguments { count, values, lengths, formats in
-                    query.binds.types.withUnsafeBufferPointer { types in
-                        PQsendQueryParams(connection, query.sql, count, types.baseAddress, values, lengths, formats, 0)
-                    }
+                sent = query.binds.withLibpqArguments { count, types, values, lengths, formats in
+                    PQsendQueryParams(connection, query.sql, count, types, values, lengths, formats, 0)
                 }
             }
             guard sent == 1 else {

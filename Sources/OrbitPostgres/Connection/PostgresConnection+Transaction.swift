@@ -104,7 +104,8 @@ extension PostgresConnection {
     }
 
     private func rollbackOnThread(level: Int, _ connection: OpaquePointer) {
-        let sql = level == 1
+        let sql =
+            level == 1
             ? "ROLLBACK"
             : "ROLLBACK TO SAVEPOINT orbit_savepoint_\(level); RELEASE SAVEPOINT orbit_savepoint_\(level)"
         do {

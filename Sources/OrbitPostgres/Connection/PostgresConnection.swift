@@ -30,6 +30,9 @@ public final class PostgresConnection: @unchecked Sendable {
     private let canceller: StatementCanceller
     private let notices: NoticeReceiver
     private let status = Atomic<UInt8>(Status.open.rawValue)
+    /// The task whose cancellation scope covers this connection's statements (see
+    /// `withCancellationScope`), or 0.
+    private let scopeTask = Atomic<Int>(0)
 
     private enum Status: UInt8 {
         case open, broken, closed
@@ -110,7 +113,7 @@ public final class PostgresConnection: @unchecked Sendable {
         try await withTaskExecutorPreference(thread) {
             // The preference applies from the task's next suspension on; move now.
             await thread.hop()
-            return try await body(self)
+            return try await withCancellationScope { try await body(self) }
         }
     }
 
@@ -181,7 +184,12 @@ public final class PostgresConnection: @unchecked Sendable {
     ///   or `CancellationError` when the task was cancelled and the statement with it.
     @discardableResult
     public func query(_ query: PostgresQuery) async throws -> PostgresRows {
-        try await runStatement { [self] connection in
+        // The common case inside `run`/`withConnection`: no hop, no handler, no closure to allocate.
+        if thread.isCurrent && isInCancellationScope {
+            try Task.checkCancellation()
+            return try performStatement { try execute(query, on: $0) }
+        }
+        return try await runStatement { [self] connection in
             try execute(query, on: connection)
         }
     }
@@ -244,29 +252,64 @@ public final class PostgresConnection: @unchecked Sendable {
         _ body: @escaping @Sendable (OpaquePointer) throws -> Result
     ) async throws -> Result {
         if cancellable { try Task.checkCancellation() }
-        let operation: @Sendable () throws -> Result = { [self] in
-            let connection = try openHandle()
-            canceller.begin()
-            do {
-                let result = try body(connection)
-                canceller.end()
-                return result
-            } catch let error as PostgresError {
-                let cancelled = canceller.end()
-                if PQstatus(connection) != CONNECTION_OK { markBroken() }
-                if cancelled && error.isQueryCanceled { throw CancellationError() }
-                throw error
-            } catch {
-                canceller.end()
-                throw error
-            }
+        if thread.isCurrent && (!cancellable || isInCancellationScope) {
+            return try performStatement(body)
         }
+        let operation: @Sendable () throws -> Result = { [self] in try performStatement(body) }
         guard cancellable else { return try await thread.run(operation) }
         return try await withTaskCancellationHandler {
             try await thread.run(operation)
         } onCancel: {
             canceller.cancel()
         }
+    }
+
+    /// The statement itself, on the connection's thread: marks it in flight for the canceller
+    /// and turns a cancelled statement into `CancellationError`.
+    @inline(__always)
+    func performStatement<Result>(_ body: (OpaquePointer) throws -> Result) throws -> Result {
+        let connection = try openHandle()
+        canceller.begin()
+        do {
+            let result = try body(connection)
+            canceller.end()
+            return result
+        } catch let error as PostgresError {
+            let cancelled = canceller.end()
+            if PQstatus(connection) != CONNECTION_OK { markBroken() }
+            if cancelled && error.isQueryCanceled { throw CancellationError() }
+            throw error
+        } catch {
+            canceller.end()
+            throw error
+        }
+    }
+
+    // MARK: - Cancellation scopes
+
+    /// Runs `body` with one cancellation handler for all its statements, instead of one per
+    /// statement: cancelling the task cancels whichever statement is running. Statements of
+    /// this task on this thread then skip the per-statement handler (`isInCancellationScope`).
+    func withCancellationScope<Result>(_ body: () async throws -> Result) async throws -> Result {
+        let task = Self.currentTaskKey()
+        let previous = scopeTask.exchange(task, ordering: .relaxed)
+        defer { scopeTask.store(previous, ordering: .relaxed) }
+        return try await withTaskCancellationHandler {
+            try await body()
+        } onCancel: {
+            canceller.cancel()
+        }
+    }
+
+    /// True when the current task runs inside this connection's cancellation scope.
+    private var isInCancellationScope: Bool {
+        let scope = scopeTask.load(ordering: .relaxed)
+        return scope != 0 && scope == Self.currentTaskKey()
+    }
+
+    /// Identifies the current task while it lives (0 outside any task).
+    private static func currentTaskKey() -> Int {
+        withUnsafeCurrentTask { task in task.map { $0.hashValue | 1 } ?? 0 }
     }
 
     /// Runs `body` on the connection's thread (inline when already there).
@@ -297,14 +340,12 @@ public final class PostgresConnection: @unchecked Sendable {
             throw error
         }
         guard statements.isEnabled else {
-            let result = query.binds.withLibpqArguments { count, values, lengths, formats in
-                query.binds.types.withUnsafeBufferPointer { types in
-                    PQexecParams(connection, query.sql, count, types.baseAddress, values, lengths, formats, 0)
-                }
+            let result = query.binds.withLibpqArguments { count, types, values, lengths, formats in
+                PQexecParams(connection, query.sql, count, types, values, lengths, formats, 0)
             }
             return try check(result, connection, sql: query.sql)
         }
-        let key = StatementCache.Key(sql: query.sql, types: query.binds.types)
+        let key = StatementCache.Key(query)
         if let name = statements.name(for: key) {
             let wasIdle = PQtransactionStatus(connection) == PQTRANS_IDLE
             do {
@@ -344,14 +385,14 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     private func prepare(_ name: String, _ query: PostgresQuery, on connection: OpaquePointer) throws {
-        let result = query.binds.types.withUnsafeBufferPointer { types in
-            PQprepare(connection, name, query.sql, Int32(types.count), types.baseAddress)
+        let result = query.binds.withTypes { count, types in
+            PQprepare(connection, name, query.sql, count, types)
         }
         _ = try check(result, connection, sql: query.sql)
     }
 
     private func executePrepared(_ name: String, _ query: PostgresQuery, on connection: OpaquePointer) throws -> PostgresRows {
-        let result = query.binds.withLibpqArguments { count, values, lengths, formats in
+        let result = query.binds.withLibpqArguments { count, _, values, lengths, formats in
             PQexecPrepared(connection, name, count, values, lengths, formats, 0)
         }
         return try check(result, connection, sql: query.sql)
@@ -395,7 +436,8 @@ public final class PostgresConnection: @unchecked Sendable {
         }
         let broken = PQstatus(connection) != CONNECTION_OK
         if broken { markBroken() }
-        let primary = field(UInt8(ascii: "M"))
+        let primary =
+            field(UInt8(ascii: "M"))
             ?? String(cString: PQresultErrorMessage(result)).trimmingCharacters(in: .whitespacesAndNewlines)
         var error = PostgresError(code: broken ? .connectionClosed : .server, message: primary)
         error.sqlState = field(UInt8(ascii: "C"))

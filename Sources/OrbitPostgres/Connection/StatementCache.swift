@@ -3,9 +3,25 @@
 /// Least recently used statements are evicted once `capacity` is reached. Confined to the
 /// connection's thread.
 struct StatementCache {
+    /// A statement is its SQL text and its parameter types. Holds the query's bindings (a
+    /// reference, no copy) but compares only their types.
     struct Key: Hashable {
         var sql: String
-        var types: [UInt32]
+        var bindings: PostgresBindings
+
+        init(_ query: PostgresQuery) {
+            sql = query.sql
+            bindings = query.binds
+        }
+
+        static func == (lhs: Key, rhs: Key) -> Bool {
+            lhs.sql == rhs.sql && lhs.bindings.hasSameTypes(as: rhs.bindings)
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(sql)
+            bindings.hashTypes(into: &hasher)
+        }
     }
 
     private struct Entry {
@@ -28,10 +44,9 @@ struct StatementCache {
     /// The statement's name if it is prepared, marking it as just used.
     mutating func name(for key: Key) -> String? {
         clock += 1
-        guard var entry = entries[key] else { return nil }
-        entry.lastUse = clock
-        entries[key] = entry
-        return entry.name
+        guard let index = entries.index(forKey: key) else { return nil }
+        entries.values[index].lastUse = clock
+        return entries.values[index].name
     }
 
     /// A name for a statement about to be prepared. Names are `orbit_s<n>`: no quoting needed.

@@ -1,5 +1,6 @@
 import CLibPQ
 import Foundation
+import Synchronization
 
 /// Cancels the statement a connection is running when its Task is cancelled.
 ///
@@ -8,18 +9,18 @@ import Foundation
 /// statement is in flight, and the connection's thread does not start its next statement until
 /// the request has been delivered: a late cancel can never hit the following statement
 /// (the server ignores a cancel that reaches an idle session).
+///
+/// `begin` and `end` are one atomic operation each on the common path; the lock is only taken
+/// when a cancellation is under way.
 final class StatementCanceller: @unchecked Sendable {
-    // @unchecked Sendable: all state, including `handle`, is guarded by `condition`.
+    // @unchecked Sendable: `handle` is guarded by `condition`; `state` is atomic.
+    private let state = Atomic<UInt8>(State.idle.rawValue)
     private let condition = NSCondition()
     private var handle: OpaquePointer?  // PGcancel, freed by close()
-    private var state = State.idle
     private static let queue = DispatchQueue(label: "orbit.postgres.cancel", attributes: .concurrent)
 
-    private enum State {
-        case idle
-        case running
-        case cancelling
-        case cancelled
+    private enum State: UInt8 {
+        case idle, running, cancelling, cancelled
     }
 
     init(handle: OpaquePointer?) {
@@ -28,32 +29,30 @@ final class StatementCanceller: @unchecked Sendable {
 
     /// Marks a statement as in flight. Called on the connection's thread.
     func begin() {
-        condition.lock()
-        state = .running
-        condition.unlock()
+        state.store(State.running.rawValue, ordering: .releasing)
     }
 
     /// Marks the statement as finished, first waiting for a cancel request being sent.
     /// - Returns: whether a cancel request was delivered while the statement ran.
     @discardableResult
     func end() -> Bool {
+        if state.compareExchange(expected: State.running.rawValue, desired: State.idle.rawValue, ordering: .acquiringAndReleasing).exchanged {
+            return false
+        }
         condition.lock()
-        defer { condition.unlock() }
-        while state == .cancelling { condition.wait() }
-        let cancelled = state == .cancelled
-        state = .idle
+        while state.load(ordering: .acquiring) == State.cancelling.rawValue { condition.wait() }
+        let cancelled = state.load(ordering: .acquiring) == State.cancelled.rawValue
+        state.store(State.idle.rawValue, ordering: .releasing)
+        condition.unlock()
         return cancelled
     }
 
     /// Asks the server to cancel the running statement, if there is one. Returns at once.
     func cancel() {
-        condition.lock()
-        guard state == .running, handle != nil else {
-            condition.unlock()
+        guard state.compareExchange(expected: State.running.rawValue, desired: State.cancelling.rawValue, ordering: .acquiringAndReleasing).exchanged
+        else {
             return
         }
-        state = .cancelling
-        condition.unlock()
         Self.queue.async { self.send() }
     }
 
@@ -69,7 +68,7 @@ final class StatementCanceller: @unchecked Sendable {
             _ = PQcancel(handle, &message, Int32(message.count))
         }
         condition.lock()
-        state = .cancelled
+        state.store(State.cancelled.rawValue, ordering: .releasing)
         condition.broadcast()
         condition.unlock()
     }
@@ -77,7 +76,7 @@ final class StatementCanceller: @unchecked Sendable {
     /// Frees the cancel handle. Called by the connection when it closes, after the last statement.
     func close() {
         condition.lock()
-        while state == .cancelling { condition.wait() }
+        while state.load(ordering: .acquiring) == State.cancelling.rawValue { condition.wait() }
         if let handle { PQfreeCancel(handle) }
         handle = nil
         condition.unlock()

@@ -59,7 +59,7 @@ public final class ConnectionPool: Sendable {
                     return .unusable
                 }
                 do {
-                    let result = try await body(connection)
+                    let result = try await connection.withCancellationScope { try await body(connection) }
                     release(connection, reusable: await isReusable(connection))
                     return .finished(result)
                 } catch {

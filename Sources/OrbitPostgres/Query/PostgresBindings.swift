@@ -4,25 +4,38 @@
 /// parameters up to the NUL), binary values are counted by their length. The values are never
 /// printed: `description` shows each as `****`.
 public struct PostgresBindings: Sendable, Hashable {
+    /// Where one parameter's bytes are and how they travel.
+    @usableFromInline
+    struct Parameter: Sendable, Hashable {
+        @usableFromInline var type: UInt32
+        @usableFromInline var format: Int32
+        /// Offset in `buffer`, or -1 for NULL.
+        @usableFromInline var offset: Int32
+        @usableFromInline var length: Int32
+
+        @inlinable init(type: UInt32, format: Int32, offset: Int32, length: Int32) {
+            self.type = type
+            self.format = format
+            self.offset = offset
+            self.length = length
+        }
+    }
+
     @usableFromInline var buffer = PostgresEncodingBuffer(bytes: [])
-    @usableFromInline var types: [UInt32] = []
-    @usableFromInline var formats: [Int32] = []
-    /// Offset of each value in `buffer`, or -1 for NULL.
-    @usableFromInline var offsets: [Int32] = []
-    @usableFromInline var lengths: [Int32] = []
+    @usableFromInline var parameters: [Parameter] = []
     /// The first value that could not be encoded; the statement throws it instead of running.
     @usableFromInline var encodingError: PostgresError?
 
     public init() {}
 
     public init(capacity: Int) {
-        types.reserveCapacity(capacity)
-        formats.reserveCapacity(capacity)
-        offsets.reserveCapacity(capacity)
-        lengths.reserveCapacity(capacity)
+        parameters.reserveCapacity(capacity)
     }
 
-    public var count: Int { types.count }
+    public var count: Int { parameters.count }
+
+    /// The parameters' type OIDs, in order.
+    public var types: [UInt32] { parameters.map(\.type) }
 
     /// Appends a value; `nil` is sent as SQL NULL.
     @inlinable
@@ -42,7 +55,8 @@ public struct PostgresBindings: Sendable, Hashable {
         } catch {
             buffer.bytes.removeSubrange(start...)
             if encodingError == nil {
-                encodingError = (error as? PostgresError)
+                encodingError =
+                    (error as? PostgresError)
                     ?? PostgresError(code: .encoding, message: "parameter $\(count + 1): \(error)")
             }
             appendNull()
@@ -50,48 +64,69 @@ public struct PostgresBindings: Sendable, Hashable {
         }
         let length = buffer.count - start
         if Value.postgresFormat == .text { buffer.append(0) }
-        types.append(Value.postgresType.oid)
-        formats.append(Value.postgresFormat.rawValue)
-        offsets.append(Int32(truncatingIfNeeded: start))
-        lengths.append(Int32(truncatingIfNeeded: length))
+        parameters.append(
+            Parameter(
+                type: Value.postgresType.oid,
+                format: Value.postgresFormat.rawValue,
+                offset: Int32(truncatingIfNeeded: start),
+                length: Int32(truncatingIfNeeded: length)
+            )
+        )
     }
 
     /// Appends SQL NULL with a type the server infers from the context.
     @inlinable
     public mutating func appendNull() {
-        types.append(PostgresType.unspecified.oid)
-        formats.append(PostgresFormat.text.rawValue)
-        offsets.append(-1)
-        lengths.append(0)
+        parameters.append(Parameter(type: PostgresType.unspecified.oid, format: PostgresFormat.text.rawValue, offset: -1, length: 0))
     }
 
-    /// Calls `body` with the four parallel arrays `PQexecParams` and friends take.
+    /// Calls `body` with the parallel arrays `PQexecParams` and friends take, built on the stack.
     func withLibpqArguments<Result>(
         _ body: (
             _ count: Int32,
+            _ types: UnsafePointer<UInt32>?,
             _ values: UnsafePointer<UnsafePointer<CChar>?>?,
             _ lengths: UnsafePointer<Int32>?,
             _ formats: UnsafePointer<Int32>?
         ) throws -> Result
     ) rethrows -> Result {
-        let count = offsets.count
-        if count == 0 { return try body(0, nil, nil, nil) }
+        let count = parameters.count
+        if count == 0 { return try body(0, nil, nil, nil, nil) }
         return try buffer.bytes.withUnsafeBufferPointer { bytes in
-            try withUnsafeTemporaryAllocation(of: UnsafePointer<CChar>?.self, capacity: count) { values in
-                // An empty buffer (only NULLs or empty binary values) has no base address; libpq
-                // still wants a non-NULL pointer for a zero-length binary value.
-                let base = UnsafeRawPointer(bytes.baseAddress) ?? UnsafeRawPointer(Self.emptyValue)
-                for index in 0..<count {
-                    let offset = offsets[index]
-                    values[index] = offset < 0 ? nil : (base + Int(offset)).assumingMemoryBound(to: CChar.self)
-                }
-                return try lengths.withUnsafeBufferPointer { lengths in
-                    try formats.withUnsafeBufferPointer { formats in
-                        try body(Int32(count), UnsafePointer(values.baseAddress), lengths.baseAddress, formats.baseAddress)
+            try parameters.withUnsafeBufferPointer { parameters in
+                try withUnsafeTemporaryAllocation(of: UnsafePointer<CChar>?.self, capacity: count) { values in
+                    try withUnsafeTemporaryAllocation(of: UInt32.self, capacity: count) { types in
+                        try withUnsafeTemporaryAllocation(of: Int32.self, capacity: 2 * count) { integers in
+                            // An empty buffer (only NULLs or empty binary values) has no base
+                            // address; libpq still wants a non-NULL pointer for an empty value.
+                            let base = UnsafeRawPointer(bytes.baseAddress) ?? UnsafeRawPointer(Self.emptyValue)
+                            for index in 0..<count {
+                                let parameter = parameters[index]
+                                values[index] =
+                                    parameter.offset < 0
+                                    ? nil : (base + Int(parameter.offset)).assumingMemoryBound(to: CChar.self)
+                                types[index] = parameter.type
+                                integers[index] = parameter.length
+                                integers[count + index] = parameter.format
+                            }
+                            let lengths = UnsafePointer(integers.baseAddress)
+                            return try body(
+                                Int32(count),
+                                UnsafePointer(types.baseAddress),
+                                UnsafePointer(values.baseAddress),
+                                lengths,
+                                lengths.map { $0 + count }
+                            )
+                        }
                     }
                 }
             }
         }
+    }
+
+    /// Calls `body` with the parameter type OIDs (for `PQprepare`).
+    func withTypes<Result>(_ body: (_ count: Int32, _ types: UnsafePointer<UInt32>?) throws -> Result) rethrows -> Result {
+        try withLibpqArguments { count, types, _, _, _ in try body(count, types) }
     }
 
     // Immutable after its one-time initialization.
@@ -102,22 +137,31 @@ public struct PostgresBindings: Sendable, Hashable {
     }()
 
     public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.buffer.bytes == rhs.buffer.bytes && lhs.types == rhs.types && lhs.formats == rhs.formats
-            && lhs.offsets == rhs.offsets && lhs.lengths == rhs.lengths
+        lhs.buffer.bytes == rhs.buffer.bytes && lhs.parameters == rhs.parameters
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(buffer.bytes)
-        hasher.combine(types)
-        hasher.combine(offsets)
+        hasher.combine(parameters)
+    }
+
+    /// True when both have the same parameter types (what a prepared statement depends on).
+    func hasSameTypes(as other: Self) -> Bool {
+        parameters.count == other.parameters.count
+            && zip(parameters, other.parameters).allSatisfy { $0.type == $1.type }
+    }
+
+    func hashTypes(into hasher: inout Hasher) {
+        hasher.combine(parameters.count)
+        for parameter in parameters { hasher.combine(parameter.type) }
     }
 }
 
 extension PostgresBindings: CustomStringConvertible {
     /// The parameter types, never the values: `[$1 bigint ****, $2 unspecified NULL]`.
     public var description: String {
-        let items = (0..<count).map { index in
-            "$\(index + 1) \(PostgresType(oid: types[index])) \(offsets[index] < 0 ? "NULL" : "****")"
+        let items = parameters.enumerated().map { index, parameter in
+            "$\(index + 1) \(PostgresType(oid: parameter.type)) \(parameter.offset < 0 ? "NULL" : "****")"
         }
         return "[" + items.joined(separator: ", ") + "]"
     }

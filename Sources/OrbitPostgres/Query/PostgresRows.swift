@@ -118,21 +118,27 @@ public struct PostgresRow: Sendable {
 }
 
 extension PostgresRows {
-    @usableFromInline
+    @inlinable
     func decodeValue<Value: PostgresDecodable>(row: Int32, column: Int32, as: Value.Type) throws -> Value {
         do {
-            if PQgetisnull(result, row, column) != 0 {
-                return try Value.decodeNull()
-            }
-            let length = Int(PQgetlength(result, row, column))
-            let bytes = UnsafeRawBufferPointer(start: PQgetvalue(result, row, column), count: length)
-            let format: PostgresFormat = PQfformat(result, column) == 1 ? .binary : .text
-            return try Value(from: PostgresValue(bytes: bytes, type: PostgresType(oid: PQftype(result, column)), format: format))
+            guard let value = cell(row: row, column: column) else { return try Value.decodeNull() }
+            return try Value(from: value)
         } catch let failure as PostgresDecodingFailure {
             throw decodingError(column: column, expected: Value.self, reason: failure.reason)
         }
     }
 
+    /// One cell's bytes and type, or nil for SQL NULL. Valid while these rows live.
+    @usableFromInline
+    func cell(row: Int32, column: Int32) -> PostgresValue? {
+        if PQgetisnull(result, row, column) != 0 { return nil }
+        let length = Int(PQgetlength(result, row, column))
+        let bytes = UnsafeRawBufferPointer(start: PQgetvalue(result, row, column), count: length)
+        let format: PostgresFormat = PQfformat(result, column) == 1 ? .binary : .text
+        return PostgresValue(bytes: bytes, type: PostgresType(oid: PQftype(result, column)), format: format)
+    }
+
+    @usableFromInline
     func decodingError<Value>(column: Int32, expected: Value.Type, reason: String) -> PostgresError {
         let name = String(cString: PQfname(result, column))
         let type = PostgresType(oid: PQftype(result, column))

@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// `orbit-bench`: reproducible performance measurements. Run with `-c release`.
+@main
+struct OrbitBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "orbit-bench",
+        abstract: "OrbitCove benchmarks (build with -c release).",
+        subcommands: [ClientBenchmark.self]
+    )
+}

@@ -1,0 +1,111 @@
+import ArgumentParser
+import Foundation
+import LocalPostgres
+import Logging
+import OrbitPostgres
+
+/// `orbitctl dev`: the backend on a laptop, with its own PostgreSQL.
+struct Dev: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Start (or reuse) a local PostgreSQL cluster under ./.orbit/ and keep it running until Ctrl-C.",
+        discussion: """
+            With --database-url or DATABASE_URL set, uses that database instead of starting one.
+            As root, the server runs as the 'postgres' system user; if that user cannot reach ./.orbit
+            (a checkout under /root), the cluster lives under /var/tmp/orbitcove-dev/ and orbitctl says so.
+            """
+    )
+
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var output: OutputOptions
+
+    @Option(help: "Also listen on this TCP port on 127.0.0.1 (default: Unix socket only).")
+    var tcpPort: Int?
+
+    @Option(help: "Project directory holding .orbit/ (default: the current directory).")
+    var projectDirectory: String?
+
+    func validate() throws {
+        if let tcpPort, !(1...65535).contains(tcpPort) {
+            throw ValidationError("--tcp-port must be between 1 and 65535.")
+        }
+    }
+
+    func run() async throws {
+        output.bootstrapLogging()
+        let stop = SignalWaiter(signals: [SIGINT, SIGTERM])
+        if let configuration = try database.explicitConfiguration() {
+            try await report(configuration, url: nil, cluster: nil)
+            await stop.wait()
+            print("\nStopped.")
+            return
+        }
+
+        let installation = try PostgresInstallation.locate()
+        let account = try ServerAccount.current()
+        let project = projectDirectory ?? FileManager.default.currentDirectoryPath
+        let home = try await DevClusterHome.resolve(projectDirectory: project, account: account)
+        let cluster = LocalCluster(
+            dataDirectory: home.dataDirectory,
+            port: tcpPort ?? 5432,
+            listenAddress: tcpPort == nil ? nil : "127.0.0.1",
+            installation: installation,
+            account: account
+        )
+        if home.isRelocated {
+            print("Note: the '\(account.name)' user cannot reach \(project)/.orbit, so the cluster lives in \(home.dataDirectory).")
+        }
+        let lock = DevLock(directory: (project as NSString).appendingPathComponent(".orbit"))
+        let owner = lock.acquire()
+        var startedHere = false
+        if await cluster.isRunning() {
+            print("Reusing the PostgreSQL cluster already running in \(cluster.dataDirectory).")
+        } else {
+            let fresh = !cluster.isInitialized
+            print(fresh ? "Creating a PostgreSQL cluster in \(cluster.dataDirectory) …" : "Starting PostgreSQL in \(cluster.dataDirectory) …")
+            try await cluster.prepare()
+            try await cluster.start()
+            startedHere = true
+        }
+        let configuration = PostgresConfiguration(parameters: cluster.connectionParameters().map { (keyword: $0.0, value: $0.1) })
+        do {
+            try await report(configuration, url: cluster.url(), cluster: cluster)
+        } catch {
+            if startedHere { try? await cluster.stop() }
+            throw error
+        }
+        await stop.wait()
+        // Stop the cluster if no other `orbitctl dev` is using it.
+        if owner {
+            print("\nStopping PostgreSQL …")
+            try await cluster.stop(.fast)
+            lock.release()
+            print("Stopped.")
+        } else {
+            print("\nLeaving PostgreSQL running: another orbitctl dev (pid \(lock.holder.map(String.init) ?? "?")) uses it.")
+        }
+    }
+
+    private func report(_ configuration: PostgresConfiguration, url: String?, cluster: LocalCluster?) async throws {
+        let (version, database, user) = try await PostgresConnection.withConnection(configuration) { connection in
+            let row = try await connection.query(
+                "SELECT current_setting('server_version') AS version, current_database() AS db, current_user AS usr"
+            ).single()
+            return try (row.decode("version", as: String.self), row.decode("db", as: String.self), row.decode("usr", as: String.self))
+        }
+        print("")
+        print("OrbitCove dev is ready.")
+        print("  PostgreSQL  \(version), database \(database) as \(user)")
+        if let url {
+            print("  URL         \(url)")
+            print("  psql        psql '\(url)'")
+        } else {
+            print("  Database    \(configuration)")
+        }
+        if let cluster {
+            print("  Data        \(cluster.dataDirectory)")
+            print("  Log         \(cluster.logFile)")
+            if let address = cluster.listenAddress { print("  TCP         \(address):\(cluster.port)") }
+        }
+        print("Press Ctrl-C to stop.")
+    }
+}

@@ -1,0 +1,20 @@
+import ArgumentParser
+
+/// `orbitctl`: the OrbitCove server's command line.
+@main
+struct Orbitctl: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "orbitctl",
+        abstract: "Run and administer the OrbitCove backend.",
+        discussion: """
+            With no database configured, `orbitctl dev` starts a local PostgreSQL cluster under ./.orbit/.
+            Otherwise the database comes from --database-url, DATABASE_URL, or libpq's PG* variables.
+            """,
+        version: OrbitVersion.current,
+        subcommands: [Dev.self]
+    )
+}
+
+enum OrbitVersion {
+    static let current = "0.1.0"
+}

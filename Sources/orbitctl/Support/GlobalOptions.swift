@@ -1,0 +1,41 @@
+import ArgumentParser
+import Logging
+import OrbitPostgres
+
+/// Options every command that talks to PostgreSQL shares.
+struct DatabaseOptions: ParsableArguments {
+    @Option(
+        name: .customLong("database-url"),
+        help: ArgumentHelp(
+            "PostgreSQL URL or key=value conninfo. Default: DATABASE_URL, then libpq's PG* variables.",
+            valueName: "url"
+        )
+    )
+    var databaseURL: String?
+
+    /// The configuration, or nil when neither the flag nor DATABASE_URL names a database.
+    func explicitConfiguration() throws -> PostgresConfiguration? {
+        if let databaseURL { return try PostgresConfiguration(connectionString: databaseURL) }
+        let environment = try PostgresConfiguration.fromEnvironment()
+        return environment.connectionString == nil ? nil : environment
+    }
+
+    /// The flag, DATABASE_URL, or libpq's PG* variables.
+    func configuration() throws -> PostgresConfiguration {
+        try explicitConfiguration() ?? PostgresConfiguration()
+    }
+}
+
+struct OutputOptions: ParsableArguments {
+    @Flag(name: .shortAndLong, help: "Log what happens, with details of errors.")
+    var verbose = false
+
+    func bootstrapLogging() {
+        let level: Logger.Level = verbose ? .debug : .warning
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+    }
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Checks that this machine can build and run OrbitCove: Swift 6, pkg-config, libpq-dev (the
+# PostgreSQL C client library) and the PostgreSQL server programs (initdb, pg_ctl, postgres).
+# As root, installs what is missing with apt-get; otherwise prints the exact command and fails.
+set -euo pipefail
+
+missing=()
+command -v swift >/dev/null 2>&1 || { echo "Swift 6 is not installed: see https://www.swift.org/install/linux/" >&2; exit 1; }
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+if ! pkg-config --exists libpq 2>/dev/null && [ ! -f /usr/include/postgresql/libpq-fe.h ]; then
+  missing+=(libpq-dev)
+fi
+server_found=
+for dir in ${ORBIT_PG_BINDIR:-} $(pg_config --bindir 2>/dev/null || true) /usr/lib/postgresql/*/bin; do
+  if [ -x "$dir/initdb" ] && [ -x "$dir/pg_ctl" ] && [ -x "$dir/postgres" ]; then server_found=1; break; fi
+done
+if [ -z "$server_found" ] && ! command -v initdb >/dev/null 2>&1; then
+  missing+=(postgresql postgresql-contrib)
+fi
+if [ "$(id -u)" = 0 ] && ! command -v runuser >/dev/null 2>&1; then
+  missing+=(util-linux)
+fi
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "Installing ${missing[*]} …" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  exit 0
+fi
+echo "Missing: ${missing[*]}. Install them with:" >&2
+echo "  sudo apt-get install -y ${missing[*]}" >&2
+exit 1
