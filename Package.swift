@@ -16,6 +16,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
     ],
     targets: [
         // libpq, the PostgreSQL C client library, as a system library (Debian: libpq-dev).
@@ -39,10 +40,29 @@ let package = Package(
             dependencies: [.product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
+        // Versioned and repeatable SQL (migrations/, sql/): reads, checksums, applies and records
+        // them. The files are built into the module by the EmbedSQLFiles plugin.
+        .target(
+            name: "OrbitMigrations",
+            dependencies: [
+                "OrbitPostgres",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedSQLFiles"]
+        ),
+        // Build-time tool of the EmbedSQLFiles plugin: writes migrations/ and sql/ into Swift.
+        .executableTarget(name: "embed-sql-files", path: "Plugins/embed-sql-files"),
+        .plugin(
+            name: "EmbedSQLFiles",
+            capability: .buildTool(),
+            dependencies: ["embed-sql-files"]
+        ),
         // Shared test support: one server per test process, one cloned database per test.
         .target(
             name: "OrbitTestSupport",
-            dependencies: ["OrbitPostgres", "LocalPostgres"],
+            dependencies: ["OrbitPostgres", "LocalPostgres", "OrbitMigrations"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -50,6 +70,7 @@ let package = Package(
             dependencies: [
                 "OrbitPostgres",
                 "LocalPostgres",
+                "OrbitMigrations",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -60,12 +81,23 @@ let package = Package(
             dependencies: [
                 "OrbitPostgres",
                 "LocalPostgres",
+                "OrbitMigrations",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "OrbitPostgresTests",
+            dependencies: ["OrbitPostgres", "OrbitTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "OrbitMigrationsTests",
+            dependencies: ["OrbitMigrations", "OrbitPostgres", "OrbitTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SchemaTests",
             dependencies: ["OrbitPostgres", "OrbitTestSupport"],
             swiftSettings: swiftSettings
         ),

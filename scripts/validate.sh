@@ -4,6 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = "--fix" ]; then
-  exec swift format format --in-place --recursive Sources Tests Package.swift
+  exec swift format format --in-place --recursive Sources Tests Plugins Package.swift
 fi
-swift format lint --strict --recursive Sources Tests Package.swift
+swift format lint --strict --recursive Sources Tests Plugins Package.swift

@@ -32,12 +32,15 @@ public struct TestDatabase: Sendable {
 ///
 /// The server is `ORBIT_TEST_DATABASE_URL` when set, otherwise the process's throwaway cluster.
 @discardableResult
+/// - Parameter empty: give a database with no schema at all (for migration tests) instead of
+///   one with the OrbitCove schema.
 public func withTestDatabase<Result>(
+    empty: Bool = false,
     sourceLocation: SourceLocation = #_sourceLocation,
     _ body: (TestDatabase) async throws -> Result
 ) async throws -> Result {
     let server = try await TestServer.shared()
-    let name = try await server.createDatabase()
+    let name = try await server.createDatabase(empty: empty)
     let database = TestDatabase(name: name, server: server, configuration: server.adminConfiguration.database(name))
     do {
         let result = try await body(database)

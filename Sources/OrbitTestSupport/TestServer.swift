@@ -1,5 +1,6 @@
 import Foundation
 public import LocalPostgres
+import OrbitMigrations
 public import OrbitPostgres
 import Synchronization
 
@@ -49,12 +50,13 @@ public final class TestServer: Sendable {
 
     // MARK: - Databases
 
-    /// Creates an empty database cloned from the template and returns its name.
-    public func createDatabase() async throws -> String {
+    /// Creates a database cloned from the migrated template (or, `empty`, from `template0`)
+    /// and returns its name.
+    public func createDatabase(empty: Bool = false) async throws -> String {
         let name = Self.databasePrefix + String(counter.add(1, ordering: .relaxed).newValue)
         try await admin.withConnection { connection in
             let quotedName = try await connection.escapeIdentifier(name)
-            let quotedTemplate = try await connection.escapeIdentifier(templateName)
+            let quotedTemplate = try await connection.escapeIdentifier(empty ? "template0" : templateName)
             // CREATE DATABASE takes no parameters; both names are quoted by PQescapeIdentifier.
             try await retryingObjectInUse {
                 try await connection.executeScript("CREATE DATABASE \(quotedName) TEMPLATE \(quotedTemplate)")
@@ -143,9 +145,15 @@ public final class TestServer: Sendable {
     }
 }
 
-/// Runs the template's setup; the schema issue plugs migrations in here.
+/// Migrates the template once per test process: with the files built into OrbitMigrations, or
+/// with those of `ORBIT_MIGRATIONS_DIR` (a folder holding migrations/ and sql/), which runs the
+/// whole suite against another schema, such as the spec's draft DDL.
 enum TemplateSetup {
-    static func run(on configuration: PostgresConfiguration) async throws {}
+    static func run(on configuration: PostgresConfiguration) async throws {
+        let directory = ProcessInfo.processInfo.environment["ORBIT_MIGRATIONS_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+        let catalog = try directory.map { try MigrationCatalog.load(directory: $0) } ?? MigrationCatalog.embedded()
+        try await Migrator(configuration: configuration, catalog: catalog).migrate()
+    }
 }
 
 /// Cleans up the process's server at exit (`atexit`); a crashed process is cleaned up by the

@@ -9,23 +9,23 @@ struct ErrorTests {
     func uniqueViolation() async throws {
         try await withTestDatabase { database in
             try await database.withConnection { connection in
-                try await connection.query("CREATE TABLE users (id bigint PRIMARY KEY, email text CONSTRAINT users_email_key UNIQUE)")
-                try await connection.query("INSERT INTO users VALUES (\(1), \("zoe@example.com"))")
+                try await connection.query("CREATE TABLE accounts (id bigint PRIMARY KEY, email text CONSTRAINT accounts_email_key UNIQUE)")
+                try await connection.query("INSERT INTO accounts VALUES (\(1), \("zoe@example.com"))")
                 let error = await #expect(throws: PostgresError.self) {
-                    try await connection.query("INSERT INTO users VALUES (\(2), \("zoe@example.com"))")
+                    try await connection.query("INSERT INTO accounts VALUES (\(2), \("zoe@example.com"))")
                 }
                 #expect(error?.code == .server)
                 #expect(error?.sqlState == "23505")
                 #expect(error?.isUniqueViolation == true)
-                #expect(error?.constraint == "users_email_key")
-                #expect(error?.table == "users")
+                #expect(error?.constraint == "accounts_email_key")
+                #expect(error?.table == "accounts")
                 #expect(error?.severity == "ERROR")
                 #expect(error?.detail?.contains("zoe@example.com") == true)
                 // The description is for logs: no row values from the detail.
                 #expect(error.map { "\($0)" }?.contains("zoe@example.com") == false)
-                #expect(error.map { "\($0)" }?.contains("users_email_key") == true)
+                #expect(error.map { "\($0)" }?.contains("accounts_email_key") == true)
                 // After the error the connection keeps working.
-                #expect(try await connection.query("SELECT count(*) AS n FROM users").single().decode("n", as: Int.self) == 1)
+                #expect(try await connection.query("SELECT count(*) AS n FROM accounts").single().decode("n", as: Int.self) == 1)
             }
         }
     }

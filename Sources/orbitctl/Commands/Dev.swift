@@ -2,14 +2,17 @@ import ArgumentParser
 import Foundation
 import LocalPostgres
 import Logging
+import OrbitMigrations
 import OrbitPostgres
 
 /// `orbitctl dev`: the backend on a laptop, with its own PostgreSQL.
 struct Dev: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Start (or reuse) a local PostgreSQL cluster under ./.orbit/ and keep it running until Ctrl-C.",
+        abstract: "Start (or reuse) a local PostgreSQL cluster under ./.orbit/, migrate it, and keep it running until Ctrl-C.",
         discussion: """
-            With --database-url or DATABASE_URL set, uses that database instead of starting one.
+            The cluster's database 'orbitcove' is created if missing and migrated with the files built into
+            orbitctl. With --database-url or DATABASE_URL set, uses that database instead of starting one
+            (and leaves migrating it to `orbitctl migrate`).
             As root, the server runs as the 'postgres' system user; if that user cannot reach ./.orbit
             (a checkout under /root), the cluster lives under /var/tmp/orbitcove-dev/ and orbitctl says so.
             """
@@ -66,9 +69,18 @@ struct Dev: AsyncParsableCommand {
             try await cluster.start()
             startedHere = true
         }
-        let configuration = PostgresConfiguration(parameters: cluster.connectionParameters().map { (keyword: $0.0, value: $0.1) })
+        let configuration = PostgresConfiguration(
+            parameters: cluster.connectionParameters(database: Self.databaseName).map { (keyword: $0.0, value: $0.1) }
+        )
         do {
-            try await report(configuration, url: cluster.url(), cluster: cluster)
+            try await createDatabaseIfMissing(cluster)
+            let report = try await Migrator(configuration: configuration, catalog: try MigrationCatalog.embedded()).migrate()
+            print(
+                report.applied.isEmpty
+                    ? "Database \(Self.databaseName) is up to date."
+                    : "Migrated database \(Self.databaseName): applied \(report.applied.count) file(s)."
+            )
+            try await self.report(configuration, url: cluster.url(database: Self.databaseName), cluster: cluster)
         } catch {
             if startedHere { try? await cluster.stop() }
             throw error
@@ -82,6 +94,21 @@ struct Dev: AsyncParsableCommand {
             print("Stopped.")
         } else {
             print("\nLeaving PostgreSQL running: another orbitctl dev (pid \(lock.holder.map(String.init) ?? "?")) uses it.")
+        }
+    }
+
+    static let databaseName = "orbitcove"
+
+    private func createDatabaseIfMissing(_ cluster: LocalCluster) async throws {
+        let maintenance = PostgresConfiguration(parameters: cluster.connectionParameters().map { (keyword: $0.0, value: $0.1) })
+        try await PostgresConnection.withConnection(maintenance) { connection in
+            let exists = try await connection.query(
+                "SELECT EXISTS (SELECT FROM pg_database WHERE datname = \(Self.databaseName)) AS present"
+            ).single().decode("present", as: Bool.self)
+            if !exists {
+                let quoted = try await connection.escapeIdentifier(Self.databaseName)
+                try await connection.executeScript("CREATE DATABASE \(quoted)")
+            }
         }
     }
 

@@ -1,0 +1,34 @@
+import Foundation
+import PackagePlugin
+
+/// Builds the package's `migrations/` and `sql/` folders into the target that uses it, so an
+/// installed `orbitctl` carries its schema and migrates with no files beside it.
+@main
+struct EmbedSQLFiles: BuildToolPlugin {
+    func createBuildCommands(context: PluginContext, target: any Target) throws -> [Command] {
+        let root = context.package.directoryURL
+        let inputs = try ["migrations", "sql"].flatMap { try sqlFiles(under: root.appending(path: $0)) }
+        let output = context.pluginWorkDirectoryURL.appending(path: "EmbeddedSQLFiles.swift")
+        let relativePaths = inputs.map { String($0.path.dropFirst(root.path.count + 1)) }
+        return [
+            .buildCommand(
+                displayName: "Embedding \(inputs.count) SQL files into \(target.name)",
+                executable: try context.tool(named: "embed-sql-files").url,
+                arguments: [root.path, output.path] + relativePaths,
+                inputFiles: inputs,
+                outputFiles: [output]
+            )
+        ]
+    }
+
+    /// Every `.sql` file below `directory` (sub-folders too, such as `sql/seed/`), in a stable order.
+    private func sqlFiles(under directory: URL) throws -> [URL] {
+        guard let enumerator = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil) else {
+            return []
+        }
+        return enumerator.compactMap { $0 as? URL }
+            .filter { $0.pathExtension == "sql" }
+            .map { $0.standardizedFileURL }
+            .sorted { $0.path < $1.path }
+    }
+}

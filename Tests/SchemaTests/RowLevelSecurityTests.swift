@@ -1,0 +1,378 @@
+import Foundation
+import OrbitPostgres
+import OrbitTestSupport
+import Testing
+
+/// Two communities with one row of everything, and users in every relation to them.
+///
+///   A: admin `a`, member `a2`, member `ab`, and `former`, who left.   B: admin `b`, member `ab`.
+///   `none` belongs nowhere.
+struct World {
+    enum Person: String, CaseIterable, Sendable {
+        case a, a2, b, ab, none, former
+    }
+
+    /// Who may see a row.
+    enum Audience: Sendable {
+        case membersOf(UUID)
+        case adminsOf(UUID)
+        case only(Person)
+        /// The person and everyone who shares an active community with them.
+        case contactsOf(Person)
+    }
+
+    var people: [Person: UUID] = [:]
+    var communityA = UUID()
+    var communityB = UUID()
+    /// The poll post of each community.
+    var posts: [UUID: UUID] = [:]
+    /// table → [(row id, who may see it)]
+    var rows: [String: [(id: UUID, audience: Audience)]] = [:]
+
+    static let tables = [
+        "users", "family_members", "communities", "members", "invites", "events", "rsvps", "posts", "reactions",
+        "comments", "poll_votes", "transactions", "splits", "dues", "dues_payments", "media", "notifications",
+        "audit_log", "refresh_tokens",
+    ]
+
+    func id(_ person: Person) -> UUID { people[person]! }
+
+    /// Active memberships: community → [(person, admin?)].
+    var memberships: [UUID: [(Person, Bool)]] {
+        [communityA: [(.a, true), (.a2, false), (.ab, false)], communityB: [(.b, true), (.ab, false)]]
+    }
+
+    func canSee(_ viewer: Person, _ audience: Audience) -> Bool {
+        switch audience {
+        case .membersOf(let community):
+            return memberships[community]?.contains { $0.0 == viewer } ?? false
+        case .adminsOf(let community):
+            return memberships[community]?.contains { $0.0 == viewer && $0.1 } ?? false
+        case .only(let person):
+            return viewer == person
+        case .contactsOf(let person):
+            return viewer == person
+                || memberships.values.contains { members in
+                    members.contains { $0.0 == viewer } && members.contains { $0.0 == person }
+                }
+        }
+    }
+
+    func expectedIDs(_ table: String, for viewer: Person?) -> Set<UUID> {
+        guard let viewer else { return [] }
+        return Set((rows[table] ?? []).filter { canSee(viewer, $0.audience) }.map(\.id))
+    }
+
+    static func build(_ connection: PostgresConnection) async throws -> World {
+        var world = World()
+        let seed = Seed(connection: connection)
+        func add(_ table: String, _ id: UUID, _ audience: Audience) { world.rows[table, default: []].append((id, audience)) }
+
+        for person in Person.allCases {
+            let id = try await seed.user(person.rawValue)
+            world.people[person] = id
+            add("users", id, .contactsOf(person))
+            let family = try await seed.id("INSERT INTO family_members (user_id, name) VALUES (\(id), 'Kid') RETURNING id")
+            add("family_members", family, .contactsOf(person))
+            let notification = try await seed.id(
+                "INSERT INTO notifications (user_id, type, title, body) VALUES (\(id), 'new_post', 'Hi', 'There') RETURNING id"
+            )
+            add("notifications", notification, .only(person))
+            let token = try await seed.id(
+                "INSERT INTO refresh_tokens (user_id, token_hash, expires_at) VALUES (\(id), \(person.rawValue + "-token"), now() + interval '1 day') RETURNING id"
+            )
+            add("refresh_tokens", token, .only(person))
+        }
+        world.communityA = try await seed.community("A", creator: world.id(.a))
+        world.communityB = try await seed.community("B", creator: world.id(.b))
+        for (community, others) in [(world.communityA, [Person.a2, .ab, .former]), (world.communityB, [.ab])] {
+            for person in others { try await seed.member(community, world.id(person)) }
+        }
+        try await connection.query(
+            "UPDATE members SET left_at = now() WHERE community_id = \(world.communityA) AND user_id = \(world.id(.former))"
+        )
+
+        for (community, owner, member) in [(world.communityA, Person.a, Person.a2), (world.communityB, .b, .ab)] {
+            let everyone = Audience.membersOf(community)
+            add("communities", community, everyone)
+            for row in try await connection.query("SELECT id FROM members WHERE community_id = \(community)") {
+                add("members", try row.decode("id", as: UUID.self), everyone)
+            }
+            let ownerID = world.id(owner)
+            let memberID = world.id(member)
+            add(
+                "invites",
+                try await seed.id(
+                    "INSERT INTO invites (community_id, code, created_by) VALUES (\(community), \(owner == .a ? "AAAAAA" : "BBBBBB"), \(ownerID)) RETURNING id"
+                ),
+                .adminsOf(community)
+            )
+            let event = try await seed.event(community, by: ownerID)
+            add("events", event, everyone)
+            add(
+                "rsvps", try await seed.id("INSERT INTO rsvps (event_id, user_id, status) VALUES (\(event), \(memberID), 'yes') RETURNING id"),
+                everyone)
+            let poll = try await seed.poll(community, by: ownerID)
+            add("posts", poll, everyone)
+            world.posts[community] = poll
+            add(
+                "reactions", try await seed.id("INSERT INTO reactions (post_id, user_id, type) VALUES (\(poll), \(memberID), 'like') RETURNING id"),
+                everyone)
+            add("comments", try await seed.comment(poll, by: memberID), everyone)
+            add(
+                "poll_votes",
+                try await seed.id("INSERT INTO poll_votes (post_id, user_id, option_index) VALUES (\(poll), \(memberID), 1) RETURNING id"),
+                everyone
+            )
+            let transaction = try await seed.expense(community, paidBy: ownerID, total: 1000, splits: [(ownerID, 500), (memberID, 500)])
+            add("transactions", transaction, everyone)
+            for row in try await connection.query("SELECT id FROM splits WHERE transaction_id = \(transaction)") {
+                add("splits", try row.decode("id", as: UUID.self), everyone)
+            }
+            let dues = try await seed.id(
+                "INSERT INTO dues (community_id, name, amount, due_date, created_by) VALUES (\(community), 'Season', 5000, current_date, \(ownerID)) RETURNING id"
+            )
+            add("dues", dues, everyone)
+            add(
+                "dues_payments",
+                try await seed.id(
+                    "INSERT INTO dues_payments (dues_id, user_id, amount_paid, recorded_by) VALUES (\(dues), \(memberID), 5000, \(ownerID)) RETURNING id"
+                ),
+                everyone
+            )
+            add(
+                "media",
+                try await seed.id(
+                    """
+                    INSERT INTO media (community_id, uploaded_by, type, filename, mime_type, size_bytes, storage_path)
+                    VALUES (\(community), \(memberID), 'image', 'a.jpg', 'image/jpeg', 10, 'blob/a.jpg') RETURNING id
+                    """
+                ),
+                everyone
+            )
+            add(
+                "notifications",
+                try await seed.id(
+                    "INSERT INTO notifications (user_id, community_id, type, title, body) VALUES (\(memberID), \(community), 'new_post', 'New', 'Post') RETURNING id"
+                ),
+                .only(member)
+            )
+            add(
+                "audit_log",
+                try await seed.id(
+                    "INSERT INTO audit_log (community_id, user_id, action, target_type, target_id) VALUES (\(community), \(ownerID), 'member.added', 'member', \(memberID)) RETURNING id"
+                ),
+                .adminsOf(community)
+            )
+        }
+        return world
+    }
+}
+
+@Suite("Row-level security, as orbit_app")
+struct RowLevelSecurityTests {
+    static let viewers: [String] = World.Person.allCases.map(\.rawValue) + ["(no setting)", "(empty setting)"]
+
+    @Test("each user sees exactly the rows of every table that the visibility rules give them", arguments: viewers)
+    func visibilityMatrix(viewer: String) async throws {
+        try await withTestDatabase { database in
+            try await database.withConnection { connection in
+                let world = try await World.build(connection)
+                let person = World.Person(rawValue: viewer)
+                let rawSetting: String? = viewer == "(empty setting)" ? "" : nil
+                try await connection.asApp(person.map(world.id), rawSetting: rawSetting) { connection in
+                    for table in World.tables {
+                        let visible = Set(try await connection.query("SELECT id FROM \(unescaped: table)").map { try $0.decode("id", as: UUID.self) })
+                        let expected = world.expectedIDs(table, for: person)
+                        #expect(visible == expected, "\(viewer) on \(table): saw \(visible.count) rows, expected \(expected.count)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("a soft-deleted community disappears for its members, with everything in it")
+    func softDeletedCommunity() async throws {
+        try await withTestDatabase { database in
+            try await database.withConnection { connection in
+                let world = try await World.build(connection)
+                try await connection.query("UPDATE communities SET deleted_at = now() WHERE id = \(world.communityB)")
+                for person in [World.Person.b, .ab] {
+                    try await connection.asApp(world.id(person)) { connection in
+                        for table in ["communities", "members", "events", "posts", "transactions", "splits", "dues", "balances"] {
+                            let inB: Int64 = try await connection.value(
+                                "SELECT count(*) FROM \(unescaped: table) WHERE \(unescaped: table == "communities" ? "id" : "community_id") = \(world.communityB)"
+                            )
+                            #expect(inB == 0, "\(person) still sees \(table) of the deleted community")
+                        }
+                    }
+                }
+                let stillSeesA: Int64 = try await connection.asApp(world.id(.ab)) { connection in
+                    try await connection.value("SELECT count(*) FROM posts WHERE community_id = \(world.communityA)")
+                }
+                #expect(stillSeesA == 1)
+            }
+        }
+    }
+
+    /// Writes a user must not be able to make, as (who, statement).
+    static let deniedWrites: [(String, World.Person, @Sendable (World) -> PostgresQuery)] = [
+        (
+            "post into a community one is not in", .a2,
+            { w in
+                "INSERT INTO posts (community_id, author_id, content) VALUES (\(w.communityB), \(w.id(.a2)), 'hi')"
+            }
+        ),
+        (
+            "post as somebody else", .a2,
+            { w in
+                "INSERT INTO posts (community_id, author_id, content) VALUES (\(w.communityA), \(w.id(.a)), 'hi')"
+            }
+        ),
+        (
+            "announcement by a plain member", .a2,
+            { w in
+                "INSERT INTO posts (community_id, author_id, type, content) VALUES (\(w.communityA), \(w.id(.a2)), 'announcement', 'hi')"
+            }
+        ),
+        (
+            "event created as somebody else", .a2,
+            { w in
+                "INSERT INTO events (community_id, created_by, title, starts_at) VALUES (\(w.communityA), \(w.id(.a)), 'x', now())"
+            }
+        ),
+        (
+            "comment as somebody else", .a2,
+            { w in
+                "INSERT INTO comments (post_id, author_id, content) SELECT id, \(w.id(.a)), 'x' FROM posts WHERE community_id = \(w.communityA)"
+            }
+        ),
+        (
+            "reaction on a post of another community", .a2,
+            { w in
+                "INSERT INTO reactions (post_id, user_id, type) VALUES (\(w.posts[w.communityB]), \(w.id(.a2)), 'like')"
+            }
+        ),
+        (
+            "RSVP for somebody else", .a2,
+            { w in
+                "INSERT INTO rsvps (event_id, user_id, status) SELECT id, \(w.id(.a)), 'no' FROM events WHERE community_id = \(w.communityA)"
+            }
+        ),
+        (
+            "invite by a plain member", .a2,
+            { w in
+                "INSERT INTO invites (community_id, code, created_by) VALUES (\(w.communityA), 'ZZZZZZ', \(w.id(.a2)))"
+            }
+        ),
+        (
+            "dues set up by a plain member", .a2,
+            { w in
+                "INSERT INTO dues (community_id, name, amount, due_date, created_by) VALUES (\(w.communityA), 'x', 100, current_date, \(w.id(.a2)))"
+            }
+        ),
+        (
+            "joining a community without an admin", .none,
+            { w in
+                "INSERT INTO members (community_id, user_id) VALUES (\(w.communityA), \(w.id(.none)))"
+            }
+        ),
+        (
+            "promoting oneself to admin", .a2,
+            { w in
+                "UPDATE members SET role = 'admin' WHERE community_id = \(w.communityA) AND user_id = \(w.id(.a2))"
+            }
+        ),
+        (
+            "moving one's post to another community", .ab,
+            { w in
+                "UPDATE posts SET community_id = \(w.communityB) WHERE community_id = \(w.communityA)"
+            }
+        ),
+        ("writing a counter", .a, { w in "UPDATE communities SET member_count = 100 WHERE id = \(w.communityA)" }),
+        ("hard-deleting a post", .a, { w in "DELETE FROM posts WHERE community_id = \(w.communityA)" }),
+        ("reading the materialized balances", .a, { _ in "SELECT * FROM orbit_private.balances_snapshot" }),
+        ("reading schema_migrations", .a, { _ in "SELECT * FROM schema_migrations" }),
+        (
+            "notifying someone one shares no community with", .a2,
+            { w in
+                "INSERT INTO notifications (user_id, community_id, type, title, body) VALUES (\(w.id(.b)), \(w.communityA), 'mention', 'x', 'y')"
+            }
+        ),
+        (
+            "a new community created in somebody else's name", .a2,
+            { w in
+                "INSERT INTO communities (name, created_by) VALUES ('Mine', \(w.id(.a)))"
+            }
+        ),
+    ]
+
+    @Test("writes outside one's rights are refused with an error", arguments: deniedWrites.map(\.0))
+    func deniedWrite(name: String) async throws {
+        let (_, person, statement) = try #require(Self.deniedWrites.first { $0.0 == name })
+        try await withTestDatabase { database in
+            try await database.withConnection { connection in
+                let world = try await World.build(connection)
+                let error = await #expect(throws: PostgresError.self) {
+                    try await connection.asApp(world.id(person)) { connection in
+                        try await connection.query(statement(world))
+                    }
+                }
+                #expect(error?.isInsufficientPrivilege == true || error?.sqlState == "23001", "\(String(describing: error))")
+            }
+        }
+    }
+
+    @Test("updates of rows one cannot see change nothing")
+    func invisibleUpdates() async throws {
+        try await withTestDatabase { database in
+            try await database.withConnection { connection in
+                let world = try await World.build(connection)
+                let affected = try await connection.asApp(world.id(.a2)) { connection in
+                    [
+                        try await connection.query("UPDATE posts SET content = 'x' WHERE community_id = \(world.communityB)").affectedRows,
+                        try await connection.query("UPDATE posts SET content = 'x' WHERE author_id = \(world.id(.a))").affectedRows,
+                        try await connection.query("UPDATE users SET display_name = 'x' WHERE id = \(world.id(.a))").affectedRows,
+                        try await connection.query("UPDATE communities SET name = 'x' WHERE id = \(world.communityA)").affectedRows,
+                    ]
+                }
+                #expect(affected == [0, 0, 0, 0])
+            }
+        }
+    }
+
+    @Test("the service's own path works as orbit_app: create a community, add a member, post, split, read balances")
+    func servicePath() async throws {
+        try await withTestDatabase { database in
+            try await database.withConnection { connection in
+                let (founder, friend) = try await database.seeding { seed, _ in (try await seed.user("founder"), try await seed.user("friend")) }
+                let community = UUID()
+                try await connection.asApp(founder) { connection in
+                    try await connection.query("INSERT INTO communities (id, name, created_by) VALUES (\(community), 'Ours', \(founder))")
+                    try await connection.query("INSERT INTO members (community_id, user_id, role) VALUES (\(community), \(founder), 'admin')")
+                    try await connection.query("INSERT INTO members (community_id, user_id) VALUES (\(community), \(friend))")
+                }
+                let (count, balances) = try await connection.asApp(friend) { connection in
+                    try await connection.query("INSERT INTO posts (community_id, author_id, content) VALUES (\(community), \(friend), 'hi')")
+                    let transaction = UUID()
+                    try await connection.query(
+                        """
+                        INSERT INTO transactions (id, community_id, created_by, type, description, total_amount, paid_by, transaction_date)
+                        VALUES (\(transaction), \(community), \(friend), 'expense', 'Balls', 2000, \(friend), current_date)
+                        """
+                    )
+                    try await connection.query(
+                        "INSERT INTO splits (transaction_id, user_id, amount) VALUES (\(transaction), \(founder), 1000), (\(transaction), \(friend), 1000)"
+                    )
+                    let count: Int32 = try await connection.value("SELECT member_count FROM communities WHERE id = \(community)")
+                    return (count, 0)
+                }
+                #expect(count == 2 && balances == 0)
+                let owed: Int64 = try await connection.asApp(founder) { connection in
+                    try await connection.value("SELECT balance FROM balances WHERE community_id = \(community) AND user_id = \(founder)")
+                }
+                #expect(owed == -1000)
+            }
+        }
+    }
+}

@@ -1,0 +1,229 @@
+-- Row-level security policies (DESIGN.md, "Tenancy and security"). They apply to orbit_app;
+-- orbit_admin bypasses them, and any other role has no table rights at all (sql/090).
+--
+-- For user U (orbit.app_user_id()):
+-- * community data (communities, members, events, posts, transactions, dues, media and the
+--   rows hanging off them) is visible in communities where U is an active member and that
+--   are not deleted;
+-- * invites and audit_log: admins of the community; users: U and people U shares a community
+--   with; family_members: U's own and those of people U shares a community with;
+--   notifications and refresh_tokens: U's own.
+-- Writes (WITH CHECK): nothing is written into, or moved into, a community U is not an active
+-- member of; admin-only tables (invites, dues, dues_payments) take admins' writes only;
+-- authored rows (author_id, created_by, user_id of an RSVP, vote or reaction) must be U.
+-- A missing or empty app.current_user_id makes every helper return nothing: no rows, no error.
+--
+-- This file owns every policy on the public schema: it drops them all and recreates them, so
+-- a policy removed here is removed from the database too.
+DO $$
+DECLARE
+    policy record;
+BEGIN
+    FOR policy IN SELECT policyname, tablename FROM pg_catalog.pg_policies WHERE schemaname = 'public' LOOP
+        EXECUTE format('DROP POLICY %I ON public.%I', policy.policyname, policy.tablename);
+    END LOOP;
+END
+$$;
+
+-- users
+CREATE POLICY users_select ON users FOR SELECT TO orbit_app
+    USING (id = ANY ((SELECT orbit.contact_user_ids())::uuid[]));
+CREATE POLICY users_insert ON users FOR INSERT TO orbit_app
+    WITH CHECK (id = (SELECT orbit.app_user_id()));
+CREATE POLICY users_update ON users FOR UPDATE TO orbit_app
+    USING (id = (SELECT orbit.app_user_id()))
+    WITH CHECK (id = (SELECT orbit.app_user_id()));
+
+-- family_members
+CREATE POLICY family_members_select ON family_members FOR SELECT TO orbit_app
+    USING (user_id = ANY ((SELECT orbit.contact_user_ids())::uuid[]));
+CREATE POLICY family_members_write ON family_members FOR ALL TO orbit_app
+    USING (user_id = (SELECT orbit.app_user_id()))
+    WITH CHECK (user_id = (SELECT orbit.app_user_id()));
+
+-- communities: anyone signed in may create one (as its creator); admins update it, including
+-- the soft delete (the service narrows that to the creator, per the permission matrix).
+CREATE POLICY communities_select ON communities FOR SELECT TO orbit_app
+    USING (id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+CREATE POLICY communities_insert ON communities FOR INSERT TO orbit_app
+    WITH CHECK (created_by = (SELECT orbit.app_user_id()) AND deleted_at IS NULL);
+CREATE POLICY communities_update ON communities FOR UPDATE TO orbit_app
+    USING (id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
+    WITH CHECK (id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
+
+-- members: admins add and change members; the creator of a new, still empty community adds
+-- themselves as its first admin; a member edits their own row (nickname, preferences, leave).
+-- Role changes by non-admins are refused by orbit.guard_member_role below.
+CREATE POLICY members_select ON members FOR SELECT TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+CREATE POLICY members_insert ON members FOR INSERT TO orbit_app
+    WITH CHECK (
+        community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
+        OR (user_id = (SELECT orbit.app_user_id()) AND role = 'admin' AND orbit.can_found(community_id))
+    );
+CREATE POLICY members_update ON members FOR UPDATE TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) OR user_id = (SELECT orbit.app_user_id()))
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) OR user_id = (SELECT orbit.app_user_id()));
+
+-- invites: admins only.
+CREATE POLICY invites_admin ON invites FOR ALL TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) AND created_by = (SELECT orbit.app_user_id()));
+
+-- events: members create them when the community allows it (admins always); the creator or
+-- an admin edits them.
+CREATE POLICY events_select ON events FOR SELECT TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+CREATE POLICY events_insert ON events FOR INSERT TO orbit_app
+    WITH CHECK (
+        created_by = (SELECT orbit.app_user_id())
+        AND (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
+             OR (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
+                 AND orbit.community_allows(community_id, 'allowMemberEvents')))
+    );
+CREATE POLICY events_update ON events FOR UPDATE TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
+           OR (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND created_by = (SELECT orbit.app_user_id())))
+    WITH CHECK (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+
+-- rsvps: one's own (for oneself or one's family members, see the foreign key).
+CREATE POLICY rsvps_select ON rsvps FOR SELECT TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+CREATE POLICY rsvps_write ON rsvps FOR ALL TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND user_id = (SELECT orbit.app_user_id()))
+    WITH CHECK (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND user_id = (SELECT orbit.app_user_id()));
+
+-- posts: members post when the community allows it; announcements and pins are for admins.
+CREATE POLICY posts_select ON posts FOR SELECT TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+CREATE POLICY posts_insert ON posts FOR INSERT TO orbit_app
+    WITH CHECK (
+        author_id = (SELECT orbit.app_user_id())
+        AND (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
+             OR (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
+                 AND type <> 'announcement' AND NOT is_announcement AND NOT is_pinned
+                 AND orbit.community_allows(community_id, 'allowMemberPosts')))
+    );
+CREATE POLICY posts_update ON posts FOR UPDATE TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
+           OR (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND author_id = (SELECT orbit.app_user_id())))
+    WITH CHECK (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+
+-- reactions and poll votes: one's own.
+CREATE POLICY reactions_select ON reactions FOR SELECT TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+CREATE POLICY reactions_write ON reactions FOR ALL TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND user_id = (SELECT orbit.app_user_id()))
+    WITH CHECK (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND user_id = (SELECT orbit.app_user_id()));
+CREATE POLICY poll_votes_select ON poll_votes FOR SELECT TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+CREATE POLICY poll_votes_write ON poll_votes FOR ALL TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND user_id = (SELECT orbit.app_user_id()))
+    WITH CHECK (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND user_id = (SELECT orbit.app_user_id()));
+
+-- comments: members comment as themselves; the author or an admin edits (soft-deletes).
+CREATE POLICY comments_select ON comments FOR SELECT TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+CREATE POLICY comments_insert ON comments FOR INSERT TO orbit_app
+    WITH CHECK (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND author_id = (SELECT orbit.app_user_id()));
+CREATE POLICY comments_update ON comments FOR UPDATE TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
+           OR (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND author_id = (SELECT orbit.app_user_id())))
+    WITH CHECK (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+
+-- transactions: members log them as themselves; the creator or an admin edits them.
+CREATE POLICY transactions_select ON transactions FOR SELECT TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+CREATE POLICY transactions_insert ON transactions FOR INSERT TO orbit_app
+    WITH CHECK (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND created_by = (SELECT orbit.app_user_id()));
+CREATE POLICY transactions_update ON transactions FOR UPDATE TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
+           OR (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND created_by = (SELECT orbit.app_user_id())))
+    WITH CHECK (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+
+-- splits: written with their transaction, by members of its community.
+CREATE POLICY splits_select ON splits FOR SELECT TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+CREATE POLICY splits_write ON splits FOR ALL TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]))
+    WITH CHECK (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+
+-- dues and dues payments: members read, admins write.
+CREATE POLICY dues_select ON dues FOR SELECT TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+CREATE POLICY dues_insert ON dues FOR INSERT TO orbit_app
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) AND created_by = (SELECT orbit.app_user_id()));
+CREATE POLICY dues_update ON dues FOR UPDATE TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
+CREATE POLICY dues_payments_select ON dues_payments FOR SELECT TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+CREATE POLICY dues_payments_insert ON dues_payments FOR INSERT TO orbit_app
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) AND recorded_by = (SELECT orbit.app_user_id()));
+CREATE POLICY dues_payments_change ON dues_payments FOR UPDATE TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
+CREATE POLICY dues_payments_delete ON dues_payments FOR DELETE TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
+
+-- media: members upload as themselves; the uploader or an admin removes.
+CREATE POLICY media_select ON media FOR SELECT TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+CREATE POLICY media_insert ON media FOR INSERT TO orbit_app
+    WITH CHECK (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND uploaded_by = (SELECT orbit.app_user_id()));
+CREATE POLICY media_change ON media FOR UPDATE TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
+           OR (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND uploaded_by = (SELECT orbit.app_user_id())))
+    WITH CHECK (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+CREATE POLICY media_delete ON media FOR DELETE TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
+           OR (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND uploaded_by = (SELECT orbit.app_user_id())));
+
+-- notifications: read and mark one's own; a member may notify people of a shared community.
+CREATE POLICY notifications_own ON notifications FOR SELECT TO orbit_app
+    USING (user_id = (SELECT orbit.app_user_id()));
+CREATE POLICY notifications_update ON notifications FOR UPDATE TO orbit_app
+    USING (user_id = (SELECT orbit.app_user_id()))
+    WITH CHECK (user_id = (SELECT orbit.app_user_id()));
+CREATE POLICY notifications_delete ON notifications FOR DELETE TO orbit_app
+    USING (user_id = (SELECT orbit.app_user_id()));
+CREATE POLICY notifications_insert ON notifications FOR INSERT TO orbit_app
+    WITH CHECK (
+        (community_id IS NULL AND user_id = (SELECT orbit.app_user_id()))
+        OR (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND user_id = ANY ((SELECT orbit.contact_user_ids())::uuid[]))
+    );
+
+-- refresh tokens: one's own.
+CREATE POLICY refresh_tokens_own ON refresh_tokens FOR ALL TO orbit_app
+    USING (user_id = (SELECT orbit.app_user_id()))
+    WITH CHECK (user_id = (SELECT orbit.app_user_id()));
+
+-- audit log: admins read their community's; anyone records their own actions, in a community
+-- they belong or belonged to (leaving is logged after the leave).
+CREATE POLICY audit_log_select ON audit_log FOR SELECT TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
+CREATE POLICY audit_log_insert ON audit_log FOR INSERT TO orbit_app
+    WITH CHECK (
+        user_id = (SELECT orbit.app_user_id())
+        AND (community_id IS NULL OR community_id = ANY ((SELECT orbit.joined_community_ids())::uuid[]))
+    );
+
+-- Only admins change roles: a member's UPDATE policy lets them edit their own row, and a
+-- policy cannot compare old and new values, so this trigger does. It limits orbit_app only:
+-- orbit_admin (operators) bypasses row-level security by design.
+CREATE OR REPLACE FUNCTION orbit.guard_member_role() RETURNS trigger
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    IF current_user = 'orbit_app' AND NOT (NEW.community_id = ANY (orbit.admin_community_ids())) THEN
+        RAISE EXCEPTION 'only an admin of the community can change member roles'
+            USING ERRCODE = 'insufficient_privilege', TABLE = 'members';
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+DROP TRIGGER IF EXISTS trigger_members_role ON members;
+CREATE TRIGGER trigger_members_role BEFORE UPDATE OF role ON members FOR EACH ROW
+    WHEN (NEW.role IS DISTINCT FROM OLD.role)
+    EXECUTE FUNCTION orbit.guard_member_role();

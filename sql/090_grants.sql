@@ -1,0 +1,55 @@
+-- What each role may touch (DESIGN.md, "Tenancy and security"). This file owns orbit_app's
+-- and orbit_admin's table rights: it revokes everything and grants exactly this list.
+--
+-- orbit_app gets what the service layer needs and nothing more: no DELETE where the spec soft
+-- deletes (hard deletes are retention jobs, run as orbit_admin), no UPDATE of denormalized
+-- counters or of who created what, nothing on schema_migrations or orbit_private.
+
+REVOKE ALL ON ALL TABLES IN SCHEMA public FROM orbit_app, orbit_admin;
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA orbit FROM PUBLIC, orbit_app;
+REVOKE ALL ON SCHEMA orbit_private FROM orbit_app;
+
+GRANT USAGE ON SCHEMA public, orbit TO orbit_app, orbit_admin;
+GRANT USAGE ON SCHEMA orbit_private TO orbit_admin;
+
+-- Functions policies and views call as the querying role.
+GRANT EXECUTE ON FUNCTION
+    orbit.app_user_id(), orbit.member_community_ids(), orbit.admin_community_ids(),
+    orbit.joined_community_ids(), orbit.contact_user_ids(), orbit.can_found(uuid),
+    orbit.community_allows(uuid, text), orbit.bump_count(jsonb, text, int)
+TO orbit_app, orbit_admin;
+
+GRANT SELECT ON
+    users, family_members, communities, members, invites, events, rsvps, posts, reactions,
+    comments, poll_votes, transactions, splits, dues, dues_payments, media, notifications,
+    audit_log, refresh_tokens, balances, orbit.balance_entries
+TO orbit_app;
+
+GRANT INSERT ON
+    users, family_members, communities, members, invites, events, rsvps, posts, reactions,
+    comments, poll_votes, transactions, splits, dues, dues_payments, media, notifications,
+    audit_log, refresh_tokens
+TO orbit_app;
+
+GRANT UPDATE ON
+    users, family_members, invites, events, rsvps, reactions, comments, poll_votes,
+    transactions, splits, dues, dues_payments, media, notifications, refresh_tokens
+TO orbit_app;
+GRANT UPDATE (name, description, icon_url, settings, subscription_status, subscription_expires_at, deleted_at)
+    ON communities TO orbit_app;
+GRANT UPDATE (role, nickname, notification_prefs, joined_at, invited_by, left_at) ON members TO orbit_app;
+GRANT UPDATE (type, content, media_urls, is_pinned, is_announcement, linked_event_id, poll_data, deleted_at)
+    ON posts TO orbit_app;
+
+-- Hard deletes the product has: un-RSVP, un-react, withdraw a vote, replace an expense's
+-- splits, revoke an invite, remove a family member, media or a payment record, clear
+-- notifications, sign out.
+GRANT DELETE ON
+    family_members, invites, rsvps, reactions, poll_votes, splits, dues_payments, media,
+    notifications, refresh_tokens
+TO orbit_app;
+
+-- orbit_admin: the operators' role (and owner of the SECURITY DEFINER functions).
+GRANT ALL ON ALL TABLES IN SCHEMA public TO orbit_admin;
+GRANT SELECT ON orbit.balance_entries TO orbit_admin;
+GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA orbit TO orbit_admin;
