@@ -83,6 +83,7 @@ let package = Package(
                 "LocalPostgres",
                 "OrbitMigrations",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

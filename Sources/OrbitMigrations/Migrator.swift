@@ -269,7 +269,8 @@ public struct Migrator: Sendable {
         do {
             connection = try await PostgresConnection.connect(configuration, logger: logger)
         } catch let error as PostgresError {
-            throw MigrationError(.connectionFailed, message: "cannot connect to PostgreSQL: \(error.firstLine)", underlying: error)
+            // libpq's first line already says "could not connect to PostgreSQL: …".
+            throw MigrationError(.connectionFailed, message: error.firstLine, underlying: error)
         }
         do {
             let result = try await connection.run(body)

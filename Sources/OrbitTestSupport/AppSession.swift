@@ -11,12 +11,8 @@ extension PostgresConnection {
         rawSetting: String? = nil,
         _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
-        try await withTransaction { connection in
-            try await connection.query("SET LOCAL ROLE orbit_app")
-            if let setting = rawSetting ?? user?.uuidString.lowercased() {
-                try await connection.query("SELECT set_config('app.current_user_id', \(setting), true)")
-            }
-            return try await body(connection)
-        }
+        var settings = ["role": "orbit_app"]
+        settings["app.current_user_id"] = rawSetting ?? user?.uuidString.lowercased()
+        return try await withTransaction(TransactionOptions(localSettings: settings), body)
     }
 }

@@ -173,7 +173,7 @@ struct MigratorTests {
         let error = await #expect(throws: MigrationError.self) { try await migrator.migrate() }
         #expect(clock.now - start < .seconds(10))
         #expect(error?.code == .connectionFailed)
-        #expect(error?.description.hasPrefix("cannot connect to PostgreSQL") == true)
+        #expect(error?.description.hasPrefix("could not connect to PostgreSQL") == true)
         #expect(error?.description.contains("s3cret-pw") == false)
         #expect(error?.description.contains("\n") == false)
     }

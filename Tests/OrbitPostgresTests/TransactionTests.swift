@@ -147,4 +147,30 @@ struct TransactionTests {
             await pool.close()
         }
     }
+
+    @Test("local settings (role, custom names) hold inside the transaction only; values are parameters")
+    func localSettings() async throws {
+        try await withTestDatabase(empty: true) { database in
+            try await database.withConnection { connection in
+                try await connection.executeScript("DROP ROLE IF EXISTS orbit_probe; CREATE ROLE orbit_probe NOLOGIN")
+                let tricky = "x'); DROP TABLE pg_class; --"
+                let options = TransactionOptions(localSettings: ["role": "orbit_probe", "app.probe": tricky])
+                let (role, probe) = try await connection.withTransaction(options) { connection in
+                    try await connection.query("SELECT current_user AS r, current_setting('app.probe') AS p").single()
+                        .decode((String, String).self)
+                }
+                #expect(role == "orbit_probe" && probe == tricky)
+                let (after, cleared) = try await connection.query(
+                    "SELECT current_user AS r, coalesce(current_setting('app.probe', true), '') AS p"
+                ).single().decode((String, String).self)
+                #expect(after != "orbit_probe" && cleared == "")
+                await #expect(throws: PostgresError.self) {
+                    try await connection.withTransaction(TransactionOptions(localSettings: ["role": "no_such_role"])) { _ in }
+                }
+                let usable = try await connection.query("SELECT 1 AS one").single().decode("one", as: Int.self)
+                #expect(usable == 1)
+                try await connection.executeScript("DROP ROLE orbit_probe")
+            }
+        }
+    }
 }

@@ -53,6 +53,7 @@ struct Seed {
     }
 
     /// An expense paid by `payer`, split as given, inserted in one transaction.
+    @discardableResult
     func expense(_ community: UUID, paidBy payer: UUID, total: Int, currency: String = "USD", splits: [(UUID, Int)]) async throws -> UUID {
         try await connection.withTransaction { connection in
             let seed = Seed(connection: connection)

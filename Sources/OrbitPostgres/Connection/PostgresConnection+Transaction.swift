@@ -11,10 +11,32 @@ public struct TransactionOptions: Sendable, Hashable {
     /// `nil` keeps the server's default (`default_transaction_isolation`, normally READ COMMITTED).
     public var isolation: IsolationLevel?
     public var readOnly: Bool
+    /// Settings made for this transaction only, right after BEGIN, with
+    /// `set_config(name, value, true)`: `role` switches the role as `SET LOCAL ROLE` does, a
+    /// custom name such as `app.current_user_id` passes context to row-level security policies.
+    /// Names and values travel as parameters; both end with the transaction, which keeps them
+    /// safe behind a transaction-mode pooler. (Ignored for nested transactions.)
+    public var localSettings: [String: String]
 
-    public init(isolation: IsolationLevel? = nil, readOnly: Bool = false) {
+    public init(isolation: IsolationLevel? = nil, readOnly: Bool = false, localSettings: [String: String] = [:]) {
         self.isolation = isolation
         self.readOnly = readOnly
+        self.localSettings = localSettings
+    }
+
+    /// `SELECT set_config($1, $2, true), …` for `localSettings`, in name order, or nil.
+    var settingsQuery: PostgresQuery? {
+        guard !localSettings.isEmpty else { return nil }
+        var interpolation = PostgresQuery.StringInterpolation(literalCapacity: 32 * localSettings.count, interpolationCount: 2 * localSettings.count)
+        interpolation.appendLiteral("SELECT ")
+        for (index, (name, value)) in localSettings.sorted(by: { $0.key < $1.key }).enumerated() {
+            interpolation.appendLiteral(index == 0 ? "set_config(" : ", set_config(")
+            interpolation.appendInterpolation(name)
+            interpolation.appendLiteral(", ")
+            interpolation.appendInterpolation(value)
+            interpolation.appendLiteral(", true)")
+        }
+        return PostgresQuery(stringInterpolation: interpolation)
     }
 
     /// The BEGIN statement. Built only from the fixed texts above.
@@ -61,6 +83,15 @@ extension PostgresConnection {
             let sql = level == 1 ? options.beginStatement : "SAVEPOINT orbit_savepoint_\(level)"
             _ = try check(PQexec(connection, sql), connection, sql: sql)
             transactionDepthOnThread = level
+            if level == 1, let settings = options.settingsQuery {
+                do {
+                    _ = try execute(settings, on: connection)
+                } catch {
+                    rollbackOnThread(level: level, connection)
+                    transactionDepthOnThread = level - 1
+                    throw error
+                }
+            }
             return level
         }
     }

@@ -362,6 +362,10 @@ public final class PostgresConnection: @unchecked Sendable {
         if let evicted = statements.insert(key, name: name) {
             deallocate(evicted, on: connection)
         }
+        // A cancel that arrived between the round trips found the server idle and was dropped.
+        // (cancel() sets the flag before PQcancel even connects, so a request made after this
+        // check reaches the server after the Execute message does.)
+        if canceller.isCancelRequested { throw CancellationError() }
         return try executePrepared(name, query, on: connection)
     }
 

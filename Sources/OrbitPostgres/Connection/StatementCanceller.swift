@@ -47,6 +47,15 @@ final class StatementCanceller: @unchecked Sendable {
         return cancelled
     }
 
+    /// Whether a cancel was requested for the statement in flight. A statement that takes two
+    /// round trips (prepare, then execute) checks this between them: a cancel request that
+    /// reaches the server while it waits for the next message is ignored by the server, so the
+    /// client has to honour it itself.
+    var isCancelRequested: Bool {
+        let current = state.load(ordering: .acquiring)
+        return current == State.cancelling.rawValue || current == State.cancelled.rawValue
+    }
+
     /// Asks the server to cancel the running statement, if there is one. Returns at once.
     func cancel() {
         guard state.compareExchange(expected: State.running.rawValue, desired: State.cancelling.rawValue, ordering: .acquiringAndReleasing).exchanged

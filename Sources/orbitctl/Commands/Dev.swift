@@ -134,5 +134,7 @@ struct Dev: AsyncParsableCommand {
             if let address = cluster.listenAddress { print("  TCP         \(address):\(cluster.port)") }
         }
         print("Press Ctrl-C to stop.")
+        // Scripts wait for this banner; with stdout redirected it would sit in the buffer.
+        fflush(nil)
     }
 }

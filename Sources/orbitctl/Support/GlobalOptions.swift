@@ -15,9 +15,14 @@ struct DatabaseOptions: ParsableArguments {
 
     /// The configuration, or nil when neither the flag nor DATABASE_URL names a database.
     func explicitConfiguration() throws -> PostgresConfiguration? {
-        if let databaseURL { return try PostgresConfiguration(connectionString: databaseURL) }
-        let environment = try PostgresConfiguration.fromEnvironment()
-        return environment.connectionString == nil ? nil : environment
+        do {
+            if let databaseURL { return try PostgresConfiguration(connectionString: databaseURL) }
+            let environment = try PostgresConfiguration.fromEnvironment()
+            return environment.connectionString == nil ? nil : environment
+        } catch let error as PostgresError {
+            // libpq's parse error, with the password masked: one sentence for the terminal.
+            throw CommandFailure("The database URL is not valid: \(error.message).")
+        }
     }
 
     /// The flag, DATABASE_URL, or libpq's PG* variables.
