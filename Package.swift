@@ -99,7 +99,8 @@ let package = Package(
         ),
         .testTarget(
             name: "SchemaTests",
-            dependencies: ["OrbitPostgres", "OrbitTestSupport"],
+            dependencies: ["OrbitMigrations", "OrbitPostgres", "OrbitTestSupport"],
+            exclude: ["DraftDDL"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -71,6 +71,8 @@ CREATE TABLE members (
 
 CREATE INDEX idx_members_community ON members(community_id) WHERE left_at IS NULL;
 CREATE INDEX idx_members_user ON members(user_id) WHERE left_at IS NULL;
+-- Row-level security and account deletion look members up by user, left or not.
+CREATE INDEX idx_members_user_all ON members(user_id);
 
 CREATE TABLE invites (
     id UUID PRIMARY KEY DEFAULT gen_random_uuid(),

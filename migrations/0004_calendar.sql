@@ -42,6 +42,8 @@ CREATE TABLE events (
 CREATE INDEX idx_events_community ON events(community_id, starts_at) WHERE deleted_at IS NULL;
 CREATE INDEX idx_events_recurrence ON events(recurrence_parent_id);
 CREATE INDEX idx_events_created_by ON events(created_by);
+-- Row-level security filters every event by community, deleted or not.
+CREATE INDEX idx_events_community_all ON events(community_id);
 
 CREATE TABLE rsvps (
     id UUID PRIMARY KEY DEFAULT gen_random_uuid(),

@@ -54,6 +54,8 @@ CREATE INDEX idx_posts_community ON posts(community_id, created_at DESC) WHERE d
 CREATE INDEX idx_posts_pinned ON posts(community_id) WHERE is_pinned = TRUE AND deleted_at IS NULL;
 CREATE INDEX idx_posts_author ON posts(author_id);
 CREATE INDEX idx_posts_linked_event ON posts(linked_event_id) WHERE linked_event_id IS NOT NULL;
+-- Row-level security filters every post by community, deleted or not.
+CREATE INDEX idx_posts_community_all ON posts(community_id);
 
 CREATE TABLE reactions (
     id UUID PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -70,6 +72,7 @@ CREATE TABLE reactions (
 
 CREATE INDEX idx_reactions_post ON reactions(post_id);
 CREATE INDEX idx_reactions_community ON reactions(community_id);
+CREATE INDEX idx_reactions_user ON reactions(user_id);
 
 CREATE TABLE comments (
     id UUID PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -93,6 +96,7 @@ CREATE TABLE comments (
 CREATE INDEX idx_comments_post ON comments(post_id, created_at) WHERE deleted_at IS NULL;
 CREATE INDEX idx_comments_community ON comments(community_id);
 CREATE INDEX idx_comments_parent ON comments(parent_id) WHERE parent_id IS NOT NULL;
+CREATE INDEX idx_comments_author ON comments(author_id);
 
 CREATE TABLE poll_votes (
     id UUID PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -111,4 +115,5 @@ CREATE TABLE poll_votes (
 
 CREATE INDEX idx_poll_votes_post ON poll_votes(post_id);
 CREATE INDEX idx_poll_votes_community ON poll_votes(community_id);
+CREATE INDEX idx_poll_votes_user ON poll_votes(user_id);
 CREATE UNIQUE INDEX poll_votes_single_choice_key ON poll_votes(post_id, user_id) WHERE single_choice;

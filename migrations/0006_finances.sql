@@ -37,6 +37,7 @@ CREATE TABLE transactions (
 CREATE INDEX idx_transactions_community ON transactions(community_id, created_at DESC) WHERE deleted_at IS NULL;
 CREATE INDEX idx_transactions_community_all ON transactions(community_id);
 CREATE INDEX idx_transactions_paid_by ON transactions(paid_by);
+CREATE INDEX idx_transactions_created_by ON transactions(created_by);
 
 CREATE TABLE splits (
     id UUID PRIMARY KEY DEFAULT gen_random_uuid(),

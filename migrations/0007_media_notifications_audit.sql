@@ -16,6 +16,7 @@ CREATE TABLE media (
 );
 
 CREATE INDEX idx_media_community ON media(community_id, created_at DESC);
+CREATE INDEX idx_media_uploaded_by ON media(uploaded_by);
 
 CREATE TABLE notifications (
     id UUID PRIMARY KEY DEFAULT gen_random_uuid(),
@@ -57,3 +58,5 @@ CREATE TABLE refresh_tokens (
 );
 
 CREATE INDEX idx_refresh_tokens_user ON refresh_tokens(user_id) WHERE revoked_at IS NULL;
+-- Row-level security filters tokens by user, revoked or not.
+CREATE INDEX idx_refresh_tokens_user_all ON refresh_tokens(user_id);

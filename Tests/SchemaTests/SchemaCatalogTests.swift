@@ -1,0 +1,80 @@
+import Foundation
+import OrbitMigrations
+import OrbitPostgres
+import OrbitTestSupport
+import Testing
+
+@Suite("The schema keeps the spec's contract")
+struct SchemaCatalogTests {
+    static let draftDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "DraftDDL").path
+
+    /// Tables with their columns and types, index names, and enum types with their labels.
+    static let catalogListing = """
+        SELECT 'column ' || table_name || '.' || column_name || ' ' || data_type AS item FROM information_schema.columns
+        WHERE table_schema = 'public' AND table_name NOT IN ('schema_migrations', 'schema_repeatables', 'balances')
+        UNION ALL SELECT 'index ' || indexname FROM pg_indexes WHERE schemaname = 'public'
+        UNION ALL SELECT 'type ' || t.typname || ' ' || string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder)
+        FROM pg_type t JOIN pg_enum e ON e.enumtypid = t.oid GROUP BY t.typname
+        """
+
+    private func listing(_ connection: PostgresConnection) async throws -> Set<String> {
+        Set(try await connection.query(PostgresQuery(unsafeSQL: Self.catalogListing)).map { try $0.decode("item", as: String.self) })
+    }
+
+    @Test("every table, column (with its type), index and enum of the spec's DDL exists under its name")
+    func containsTheSpec() async throws {
+        let draft = try await withTestDatabase(empty: true) { database in
+            try await Migrator(configuration: database.configuration, catalog: try MigrationCatalog.load(directory: Self.draftDirectory)).migrate()
+            return try await database.withConnection { try await listing($0) }
+        }
+        let ours = try await withTestDatabase { database in
+            try await database.withConnection { try await listing($0) }
+        }
+        #expect(draft.count > 150)
+        #expect(draft.subtracting(ours).sorted() == [])
+    }
+
+    @Test("every column a row-level security policy filters on leads a full (non-partial) index")
+    func policyColumnsIndexed() async throws {
+        try await withTestDatabase { database in
+            try await database.withConnection { connection in
+                let policies = try await connection.query("SELECT tablename, qual FROM pg_policies WHERE schemaname = 'public' AND qual IS NOT NULL")
+                let pattern = /\(?(\w+) = (?:ANY \(\( SELECT orbit\.|\( SELECT orbit\.app_user_id)/
+                var filtered: Set<[String]> = []
+                for row in policies {
+                    let (table, qual) = try row.decode((String, String).self)
+                    for match in qual.matches(of: pattern) { filtered.insert([table, String(match.output.1)]) }
+                }
+                #expect(filtered.count >= 19)
+                for pair in filtered.sorted(by: { $0.joined() < $1.joined() }) {
+                    let indexed: Bool = try await connection.value(
+                        """
+                        SELECT EXISTS (
+                            SELECT FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+                            WHERE i.indrelid = \(pair[0])::regclass AND a.attname = \(pair[1]) AND i.indpred IS NULL
+                        )
+                        """
+                    )
+                    #expect(indexed, "\(pair[0]).\(pair[1]) has no full index led by it")
+                }
+            }
+        }
+    }
+
+    @Test("row-level security is enabled and forced on every table of user or community data")
+    func rlsEverywhere() async throws {
+        try await withTestDatabase { database in
+            try await database.withConnection { connection in
+                let unprotected = try await connection.query(
+                    """
+                    SELECT relname FROM pg_class
+                    WHERE relnamespace = 'public'::regnamespace AND relkind = 'r'
+                      AND relname NOT IN ('schema_migrations', 'schema_repeatables')
+                      AND NOT (relrowsecurity AND relforcerowsecurity)
+                    """
+                ).map { try $0.decode("relname", as: String.self) }
+                #expect(unprotected == [])
+            }
+        }
+    }
+}
