@@ -52,6 +52,13 @@ let package = Package(
             swiftSettings: swiftSettings,
             plugins: ["EmbedSQLFiles"]
         ),
+        // The domain: users, communities, members, invites, … and the service layer that enforces
+        // the permission matrix. Used by orbitctl and (later) the HTTP API.
+        .target(
+            name: "OrbitCore",
+            dependencies: ["OrbitPostgres"],
+            swiftSettings: swiftSettings
+        ),
         // Build-time tool of the EmbedSQLFiles plugin: writes migrations/ and sql/ into Swift.
         .executableTarget(name: "embed-sql-files", path: "Plugins/embed-sql-files"),
         .plugin(
@@ -69,6 +76,7 @@ let package = Package(
             name: "orbitctl",
             dependencies: [
                 "OrbitPostgres",
+                "OrbitCore",
                 "LocalPostgres",
                 "OrbitMigrations",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -95,6 +103,17 @@ let package = Package(
         .testTarget(
             name: "OrbitMigrationsTests",
             dependencies: ["OrbitMigrations", "OrbitPostgres", "OrbitTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "OrbitCoreTests",
+            dependencies: ["OrbitCore", "OrbitPostgres", "OrbitTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        // orbitctl end to end: runs the built binary against a test database.
+        .testTarget(
+            name: "OrbitctlTests",
+            dependencies: ["orbitctl", "LocalPostgres", "OrbitPostgres", "OrbitTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -19,6 +19,9 @@ GRANT EXECUTE ON FUNCTION
     orbit.community_allows(uuid, text), orbit.bump_count(jsonb, text, int)
 TO orbit_app, orbit_admin;
 
+-- Operations a non-member must be able to perform, each checked inside the function.
+GRANT EXECUTE ON FUNCTION orbit.redeem_invite(text) TO orbit_app, orbit_admin;
+
 GRANT SELECT ON
     users, family_members, communities, members, invites, events, rsvps, posts, reactions,
     comments, poll_votes, transactions, splits, dues, dues_payments, media, notifications,

@@ -4,6 +4,9 @@ import Foundation
 package struct ProcessOutput: Sendable {
     package var status: Int32
     package var output: String
+    /// Standard error, when it was captured apart (`separateErrors`); otherwise empty, as it is
+    /// part of `output`.
+    package var errors: String = ""
 
     package var succeeded: Bool { status == 0 }
 }
@@ -11,11 +14,14 @@ package struct ProcessOutput: Sendable {
 /// Runs programs to completion without blocking Swift's cooperative pool: the wait happens on a
 /// Dispatch thread.
 package enum Subprocess {
-    /// Runs `executable` with `arguments`; stdout and stderr are captured together.
-    package static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) async throws -> ProcessOutput {
+    /// Runs `executable` with `arguments`; stdout and stderr are captured together, or apart
+    /// with `separateErrors`.
+    package static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil, separateErrors: Bool = false
+    ) async throws -> ProcessOutput {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(with: Result { try runBlocking(executable, arguments, environment: environment) })
+                continuation.resume(with: Result { try runBlocking(executable, arguments, environment: environment, separateErrors: separateErrors) })
             }
         }
     }
@@ -24,7 +30,9 @@ package enum Subprocess {
     ///
     /// Uses `posix_spawn` and `waitpid` directly: Foundation's `Process` relies on a run loop to
     /// notice that a child exited, which does not turn on every thread.
-    package static func runBlocking(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> ProcessOutput {
+    package static func runBlocking(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil, separateErrors: Bool = false
+    ) throws -> ProcessOutput {
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else {
             throw LocalPostgresError("could not create a pipe: \(String(cString: strerror(errno)))")
@@ -39,7 +47,15 @@ package enum Subprocess {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         // dup2 clears close-on-exec on the copies: the child writes both streams to the pipe.
         posix_spawn_file_actions_adddup2(&actions, writeEnd, 1)
-        posix_spawn_file_actions_adddup2(&actions, writeEnd, 2)
+        // Standard error goes to a file when kept apart: two pipes read one after the other
+        // could deadlock on a full buffer.
+        let errorFile = separateErrors ? FileManager.default.temporaryDirectory.appending(path: "orbit-stderr-\(UUID().uuidString)").path : nil
+        if let errorFile {
+            posix_spawn_file_actions_addopen(&actions, 2, errorFile, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        } else {
+            posix_spawn_file_actions_adddup2(&actions, writeEnd, 2)
+        }
+        defer { if let errorFile { unlink(errorFile) } }
 
         let environmentPairs = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
@@ -84,7 +100,8 @@ package enum Subprocess {
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
         // WIFEXITED/WEXITSTATUS are macros: exit code in bits 8-15 when the low 7 bits are 0.
         let exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-        return ProcessOutput(status: exitStatus, output: String(decoding: output, as: UTF8.self))
+        let errors = errorFile.flatMap { FileManager.default.contents(atPath: $0) }.map { String(decoding: $0, as: UTF8.self) } ?? ""
+        return ProcessOutput(status: exitStatus, output: String(decoding: output, as: UTF8.self), errors: errors)
     }
 
     /// The full path of `name` found on `PATH`, if any.

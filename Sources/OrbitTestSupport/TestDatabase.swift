@@ -1,3 +1,4 @@
+import Foundation
 public import OrbitPostgres
 public import Testing
 
@@ -7,6 +8,27 @@ public struct TestDatabase: Sendable {
     public let server: TestServer
     /// Connects as the superuser (the owner of everything in it).
     public let configuration: PostgresConfiguration
+
+    /// This database as a string for other programs (`--database-url`, `DATABASE_URL`): the
+    /// external server's URL with this database's name, or the throwaway cluster's parameters
+    /// as a key=value conninfo.
+    public var connectionString: String {
+        if let url = server.adminConfiguration.connectionString {
+            if var components = URLComponents(string: url), components.scheme?.hasPrefix("postgres") == true {
+                components.path = "/" + name
+                return components.string ?? url
+            }
+            return url + " dbname=" + Self.quoted(name)
+        }
+        var pairs = server.adminConfiguration.parameters.filter { $0.keyword != "dbname" }.map { "\($0.keyword)=\(Self.quoted($0.value))" }
+        pairs.append("dbname=" + Self.quoted(name))
+        return pairs.joined(separator: " ")
+    }
+
+    /// A conninfo value in single quotes, with \ and ' escaped as libpq expects.
+    private static func quoted(_ value: String) -> String {
+        "'" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
+    }
 
     /// Opens a connection to this database as the superuser; close it when done.
     public func connect() async throws -> PostgresConnection {

@@ -1,0 +1,45 @@
+public import Foundation
+import OrbitPostgres
+
+/// An account (spec: Users).
+public struct User: Sendable, Codable, Equatable {
+    public var id: UserID
+    public var appleID: String
+    public var email: String
+    public var displayName: String
+    public var avatarURL: String?
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case id, appleID = "apple_id", email, displayName = "display_name", avatarURL = "avatar_url"
+        case createdAt = "created_at", updatedAt = "updated_at"
+    }
+
+    static let columns = "id, apple_id, email, display_name, avatar_url, created_at, updated_at"
+
+    init(row: PostgresRow) throws {
+        (id, appleID, email, displayName, avatarURL, createdAt, updatedAt) = try row.decode(
+            (UserID, String, String, String, String?, Date, Date).self
+        )
+    }
+}
+
+/// A dependent a parent manages (spec: Family Members).
+public struct FamilyMember: Sendable, Codable, Equatable {
+    public var id: FamilyMemberID
+    public var userID: UserID
+    public var name: String
+    public var avatarURL: String?
+    public var createdAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case id, userID = "user_id", name, avatarURL = "avatar_url", createdAt = "created_at"
+    }
+
+    static let columns = "id, user_id, name, avatar_url, created_at"
+
+    init(row: PostgresRow) throws {
+        (id, userID, name, avatarURL, createdAt) = try row.decode((FamilyMemberID, UserID, String, String?, Date).self)
+    }
+}

@@ -1,0 +1,294 @@
+import ArgumentParser
+import Foundation
+import OrbitCore
+
+/// `orbitctl community …`
+struct CommunityCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "community",
+        abstract: "Create and administer communities, their members and audit log.",
+        subcommands: [
+            Create.self, List.self, Show.self, Update.self, Delete.self, Restore.self, Members.self, AddMember.self,
+            RemoveMember.self, SetRole.self, Leave.self, Subscription.self, Audit.self,
+        ]
+    )
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a community; the acting user becomes its first admin.")
+        @OptionGroup var database: DatabaseOptions
+        @Option(help: "Name (at most 100 characters).") var name: String
+        @Option(help: "Description.") var description: String?
+        @Option(help: "Icon URL (http or https).") var iconURL: String?
+        @Option(help: #"Settings as JSON, e.g. '{"timezone": "Europe/Berlin", "allowMemberPosts": false}'."#) var settings: String?
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let parsed = try settings.map(CommunitySettings.parse(json:)) ?? CommunitySettings()
+            let community = try await withServices(database) { services in
+                try await services.createCommunity(
+                    name: name, description: description, iconURL: iconURL, settings: parsed, as: try await services.resolveUser(actor.actor)
+                )
+            }
+            if output.json { return try printJSON(community) }
+            print("Created community \(community.id) (\(community.name)).")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the acting user's communities, or (without --as) all of them.")
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var actor: OptionalActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let communities = try await withServices(database) { services in
+                if let reference = actor.actor {
+                    return try await services.myCommunities(as: try await services.resolveUser(reference))
+                }
+                return try await services.allCommunities()
+            }
+            if output.json { return try printJSON(communities) }
+            printTable(
+                ["ID", "NAME", "MEMBERS", "SUBSCRIPTION", "DELETED"],
+                communities.map { [$0.id.description, $0.name, String($0.memberCount), $0.subscriptionStatus, show($0.deletedAt)] }
+            )
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show a community, with member_count and settings.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Community id.") var community: CommunityID
+        @OptionGroup var actor: OptionalActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let found = try await withServices(database) { services in
+                if let reference = actor.actor {
+                    return try await services.community(community, as: try await services.resolveUser(reference))
+                }
+                return try await services.communityAsOperator(community)
+            }
+            if output.json { return try printJSON(found) }
+            let settings = (try? String(decoding: JSONEncoder.sorted.encode(found.settings), as: UTF8.self)) ?? "{}"
+            printTable(
+                ["ID", "NAME", "MEMBERS", "CREATED BY", "SUBSCRIPTION", "SETTINGS", "DELETED"],
+                [
+                    [
+                        found.id.description, found.name, String(found.memberCount), found.createdBy.description, found.subscriptionStatus, settings,
+                        show(found.deletedAt),
+                    ]
+                ]
+            )
+        }
+    }
+
+    struct Update: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Change name, description, icon or settings (admins).")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Community id.") var community: CommunityID
+        @Option(help: "New name.") var name: String?
+        @Option(help: "New description.") var description: String?
+        @Option(help: "New icon URL.") var iconURL: String?
+        @Option(help: "Settings to change, as JSON; other settings keep their values.") var settings: String?
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func validate() throws {
+            if name == nil && description == nil && iconURL == nil && settings == nil {
+                throw ValidationError("Nothing to change: give --name, --description, --icon-url or --settings.")
+            }
+        }
+
+        func run() async throws {
+            let parsed = try settings.map(CommunitySettings.parse(json:))
+            let updated = try await withServices(database) { services in
+                try await services.updateCommunity(
+                    community, name: name, description: description, iconURL: iconURL, settings: parsed,
+                    as: try await services.resolveUser(actor.actor)
+                )
+            }
+            if output.json { return try printJSON(updated) }
+            print("Updated community \(updated.id) (\(updated.name)).")
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Soft-delete a community (its creator); restorable for 30 days.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Community id.") var community: CommunityID
+        @OptionGroup var actor: ActorOptions
+
+        func run() async throws {
+            try await withServices(database) { services in
+                try await services.deleteCommunity(community, as: try await services.resolveUser(actor.actor))
+            }
+            print("Deleted community \(community); an operator can restore it within 30 days.")
+        }
+    }
+
+    struct Restore: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Restore a community deleted less than 30 days ago (operator).")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Community id.") var community: CommunityID
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let restored = try await withServices(database) { services in
+                try await services.restoreCommunity(community, as: try await services.resolveUser(actor.actor))
+            }
+            if output.json { return try printJSON(restored) }
+            print("Restored community \(restored.id) (\(restored.name)).")
+        }
+    }
+
+    struct Members: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List a community's members.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Community id.") var community: CommunityID
+        @Flag(help: "Include people who left.") var all = false
+        @OptionGroup var actor: OptionalActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let members = try await withServices(database) { services in
+                if let reference = actor.actor {
+                    return try await services.members(of: community, includeFormer: all, as: try await services.resolveUser(reference))
+                }
+                return try await services.membersAsOperator(of: community, includeFormer: all)
+            }
+            if output.json { return try printJSON(members) }
+            printTable(
+                ["USER", "NAME", "ROLE", "NICKNAME", "JOINED", "LEFT"],
+                members.map {
+                    [$0.userID.description, $0.displayName ?? "", $0.role.rawValue, $0.nickname ?? "", show($0.joinedAt), show($0.leftAt)]
+                }
+            )
+        }
+    }
+
+    struct AddMember: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a user to a community (admins).")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Community id.") var community: CommunityID
+        @Option(help: "The user to add (id or email).") var user: String
+        @Option(help: "admin or member.") var role: MemberRole = .member
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let member = try await withServices(database) { services in
+                let acting = try await services.resolveUser(actor.actor)
+                return try await services.addMember(try await services.resolveUser(user), to: community, role: role, as: acting)
+            }
+            if output.json { return try printJSON(member) }
+            print("Added \(member.displayName ?? member.userID.description) to community \(community) as \(member.role.rawValue).")
+        }
+    }
+
+    struct RemoveMember: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove a member (admins). The last admin cannot be removed.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Community id.") var community: CommunityID
+        @Option(help: "The member to remove (id or email).") var user: String
+        @OptionGroup var actor: ActorOptions
+
+        func run() async throws {
+            try await withServices(database) { services in
+                let acting = try await services.resolveUser(actor.actor)
+                try await services.removeMember(try await services.resolveUser(user), from: community, as: acting)
+            }
+            print("Removed \(user) from community \(community).")
+        }
+    }
+
+    struct SetRole: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Change a member's role (admins). The last admin cannot be demoted.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Community id.") var community: CommunityID
+        @Option(help: "The member (id or email).") var user: String
+        @Option(help: "admin or member.") var role: MemberRole
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let member = try await withServices(database) { services in
+                let acting = try await services.resolveUser(actor.actor)
+                return try await services.setRole(role, of: try await services.resolveUser(user), in: community, as: acting)
+            }
+            if output.json { return try printJSON(member) }
+            print("\(member.displayName ?? member.userID.description) is now \(member.role.rawValue) of community \(community).")
+        }
+    }
+
+    struct Leave: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The acting user leaves a community. The last admin cannot leave.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Community id.") var community: CommunityID
+        @OptionGroup var actor: ActorOptions
+
+        func run() async throws {
+            try await withServices(database) { services in
+                try await services.leave(community, as: try await services.resolveUser(actor.actor))
+            }
+            print("Left community \(community).")
+        }
+    }
+
+    struct Subscription: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Set the subscription status (the community's creator).")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Community id.") var community: CommunityID
+        @Option(help: "free, active, past_due or canceled.") var status: String
+        @Option(help: "When the paid subscription ends (RFC 3339).") var expiresAt: Timestamp?
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let updated = try await withServices(database) { services in
+                try await services.setSubscription(
+                    community, status: status, expiresAt: expiresAt?.date, as: try await services.resolveUser(actor.actor))
+            }
+            if output.json { return try printJSON(updated) }
+            print(
+                "Community \(updated.id) subscription: \(updated.subscriptionStatus)\(updated.subscriptionExpiresAt.map { " until \(show($0))" } ?? "")."
+            )
+        }
+    }
+
+    struct Audit: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "A community's audit log, newest first (admins).")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Community id.") var community: CommunityID
+        @Option(help: "At most this many entries (1 to 500).") var limit = 50
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let entries = try await withServices(database) { services in
+                try await services.auditLog(community, limit: limit, as: try await services.resolveUser(actor.actor))
+            }
+            if output.json { return try printJSON(entries) }
+            printTable(
+                ["WHEN", "ACTION", "BY", "TARGET", "DETAILS"],
+                entries.map {
+                    [
+                        show($0.createdAt), $0.action, $0.userID.description,
+                        [$0.targetType, $0.targetID?.uuidString.lowercased()].compactMap { $0 }.joined(separator: " "),
+                        $0.metadata == "{}" ? "" : $0.metadata,
+                    ]
+                }
+            )
+        }
+    }
+}
+
+extension JSONEncoder {
+    static var sorted: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }
+}

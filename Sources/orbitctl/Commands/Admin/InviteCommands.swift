@@ -1,0 +1,85 @@
+import ArgumentParser
+import Foundation
+import OrbitCore
+
+/// `orbitctl invite …`
+struct InviteCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "invite",
+        abstract: "Create, list, revoke and redeem invite codes.",
+        subcommands: [Create.self, List.self, Revoke.self, Redeem.self]
+    )
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create an invite code (admins).")
+        @OptionGroup var database: DatabaseOptions
+        @Option(help: "Community id.") var community: CommunityID
+        @Option(help: "How many people may use it (default: unlimited).") var maxUses: Int?
+        @Option(help: "When it expires (RFC 3339, e.g. 2026-12-31T18:00:00Z).") var expiresAt: Timestamp?
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let invite = try await withServices(database) { services in
+                try await services.createInvite(
+                    to: community, maxUses: maxUses, expiresAt: expiresAt?.date, as: try await services.resolveUser(actor.actor)
+                )
+            }
+            if output.json { return try printJSON(invite) }
+            print(
+                "Invite code \(invite.code) for community \(community)"
+                    + (invite.usesRemaining.map { ", \($0) use(s)" } ?? "") + (invite.expiresAt.map { ", expires \(show($0))" } ?? "") + ".")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List a community's invites (admins).")
+        @OptionGroup var database: DatabaseOptions
+        @Option(help: "Community id.") var community: CommunityID
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let invites = try await withServices(database) { services in
+                try await services.invites(of: community, as: try await services.resolveUser(actor.actor))
+            }
+            if output.json { return try printJSON(invites) }
+            printTable(
+                ["ID", "CODE", "USES LEFT", "EXPIRES", "CREATED"],
+                invites.map {
+                    [$0.id.description, $0.code, $0.usesRemaining.map(String.init) ?? "unlimited", show($0.expiresAt), show($0.createdAt)]
+                }
+            )
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Revoke an invite (admins).")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Invite id.") var invite: InviteID
+        @OptionGroup var actor: ActorOptions
+
+        func run() async throws {
+            try await withServices(database) { services in
+                try await services.revokeInvite(invite, as: try await services.resolveUser(actor.actor))
+            }
+            print("Revoked invite \(invite).")
+        }
+    }
+
+    struct Redeem: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Join a community with an invite code (any case).")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "The 6-character code.") var code: String
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let redemption = try await withServices(database) { services in
+                try await services.redeemInvite(code, as: try await services.resolveUser(actor.actor))
+            }
+            if output.json { return try printJSON(redemption) }
+            print("\(redemption.rejoined ? "Rejoined" : "Joined") community \(redemption.communityID).")
+        }
+    }
+}

@@ -1,0 +1,137 @@
+import ArgumentParser
+import Foundation
+import OrbitCore
+
+/// `orbitctl user …`
+struct UserCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "user",
+        abstract: "Create, list and show users.",
+        subcommands: [Create.self, List.self, Show.self]
+    )
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a user (as if they signed up).")
+        @OptionGroup var database: DatabaseOptions
+        @Option(help: "Email address.") var email: String
+        @Option(help: "Display name (at most 100 characters).") var name: String
+        @Option(help: "Sign in with Apple id (default: a generated local id).") var appleID: String?
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let user = try await withServices(database) { try await $0.createUser(email: email, displayName: name, appleID: appleID) }
+            if output.json { return try printJSON(user) }
+            print("Created user \(user.id) (\(user.displayName) <\(user.email)>).")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List all users (operator).")
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let users = try await withServices(database) { try await $0.listUsers() }
+            if output.json { return try printJSON(users) }
+            printTable(["ID", "NAME", "EMAIL", "CREATED"], users.map { [$0.id.description, $0.displayName, $0.email, show($0.createdAt)] })
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show a user (by id or email).")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "User id or email.") var user: String
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let found = try await withServices(database) { services in
+                try await services.userAsOperator(try await services.resolveUser(user))
+            }
+            if output.json { return try printJSON(found) }
+            printTable(
+                ["ID", "NAME", "EMAIL", "APPLE ID", "CREATED"],
+                [[found.id.description, found.displayName, found.email, found.appleID, show(found.createdAt)]])
+        }
+    }
+}
+
+/// `orbitctl family …`
+struct FamilyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "family",
+        abstract: "Manage a user's family members (dependents without a login).",
+        subcommands: [Add.self, List.self, Rename.self, Remove.self]
+    )
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a family member to the acting user.")
+        @OptionGroup var database: DatabaseOptions
+        @Option(help: "Name (at most 100 characters).") var name: String
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let member = try await withServices(database) { services in
+                try await services.addFamilyMember(name: name, as: try await services.resolveUser(actor.actor))
+            }
+            if output.json { return try printJSON(member) }
+            print("Added family member \(member.id) (\(member.name)).")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List family members of the acting user, or of --user.")
+        @OptionGroup var database: DatabaseOptions
+        @Option(help: "Whose family members (id or email; default: the acting user's).") var user: String?
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let members = try await withServices(database) { services in
+                let actor = try await services.resolveUser(actor.actor)
+                let owner = try await user.asyncMap { try await services.resolveUser($0) }
+                return try await services.familyMembers(of: owner, as: actor)
+            }
+            if output.json { return try printJSON(members) }
+            printTable(["ID", "NAME", "USER", "CREATED"], members.map { [$0.id.description, $0.name, $0.userID.description, show($0.createdAt)] })
+        }
+    }
+
+    struct Rename: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Rename one of the acting user's family members.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Family member id.") var familyMember: FamilyMemberID
+        @Option(help: "New name.") var name: String
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let member = try await withServices(database) { services in
+                try await services.renameFamilyMember(familyMember, to: name, as: try await services.resolveUser(actor.actor))
+            }
+            if output.json { return try printJSON(member) }
+            print("Renamed family member \(member.id) to \(member.name).")
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove one of the acting user's family members.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Family member id.") var familyMember: FamilyMemberID
+        @OptionGroup var actor: ActorOptions
+
+        func run() async throws {
+            try await withServices(database) { services in
+                try await services.removeFamilyMember(familyMember, as: try await services.resolveUser(actor.actor))
+            }
+            print("Removed family member \(familyMember).")
+        }
+    }
+}
+
+extension Optional {
+    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let self else { return nil }
+        return try await transform(self)
+    }
+}

@@ -1,0 +1,84 @@
+public import ArgumentParser
+import Foundation
+public import OrbitCore
+import OrbitPostgres
+
+/// The acting user of a command: `--as <user id or email>`.
+struct ActorOptions: ParsableArguments {
+    @Option(name: .customLong("as"), help: ArgumentHelp("The acting user: a user id or email.", valueName: "user"))
+    var actor: String
+}
+
+/// The optional acting user of a read: without it, an operator read (orbit_admin).
+struct OptionalActorOptions: ParsableArguments {
+    @Option(
+        name: .customLong("as"),
+        help: ArgumentHelp("Read as this user (id or email), through row-level security; default: as an operator.", valueName: "user")
+    )
+    var actor: String?
+}
+
+struct JSONOption: ParsableArguments {
+    @Flag(help: "Print JSON (snake_case keys, ids as strings, amounts in minor units).")
+    var json = false
+}
+
+extension Identifier: ExpressibleByArgument {
+    public init?(argument: String) {
+        self.init(argument)
+    }
+}
+
+extension MemberRole: ExpressibleByArgument {}
+
+/// An RFC 3339 timestamp argument (`2026-12-31T18:00:00Z`).
+struct Timestamp: ExpressibleByArgument {
+    let date: Date
+
+    init?(argument: String) {
+        let formatter = ISO8601DateFormatter()
+        if let date = formatter.date(from: argument) {
+            self.date = date
+            return
+        }
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        guard let date = formatter.date(from: argument) else { return nil }
+        self.date = date
+    }
+}
+
+/// Runs `body` with the service layer on a small pool, turning connection failures into one
+/// sentence.
+func withServices<Result>(_ database: DatabaseOptions, _ body: (OrbitServices) async throws -> Result) async throws -> Result {
+    let pool = ConnectionPool(configuration: try database.configuration(), options: .init(maxConnections: 2, acquireTimeout: .seconds(15)))
+    do {
+        let result = try await body(OrbitServices(pool: pool))
+        await pool.close()
+        return result
+    } catch let error as PostgresError where error.isConnectionFailure {
+        await pool.close()
+        let firstLine = error.message.split(whereSeparator: \.isNewline).first.map(String.init) ?? error.message
+        throw CommandFailure(firstLine.hasSuffix(".") ? firstLine : firstLine + ".")
+    } catch {
+        await pool.close()
+        throw error
+    }
+}
+
+/// A plain text table for people.
+func printTable(_ headers: [String], _ rows: [[String]]) {
+    let widths = headers.indices.map { column in
+        max(headers[column].count, rows.map { $0[column].count }.max() ?? 0)
+    }
+    func line(_ cells: [String]) -> String {
+        zip(cells, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
+            .trimmingCharacters(in: .whitespaces)
+    }
+    print(line(headers))
+    for row in rows { print(line(row)) }
+    if rows.isEmpty { print("(none)") }
+}
+
+func show(_ date: Date?) -> String {
+    date.map { $0.formatted(.iso8601) } ?? ""
+}

@@ -1,0 +1,64 @@
+import Foundation
+import OrbitCore
+import OrbitPostgres
+import OrbitTestSupport
+import Testing
+
+@Suite("The permission matrix: each action for admin, member, non-member and former member")
+struct PermissionTests {
+    /// Actions on the cast's community, run as `actor`.
+    static let actions: [String: @Sendable (OrbitServices, Cast, UserID) async throws -> Void] = [
+        "view the community": { s, c, a in _ = try await s.community(c.community, as: a) },
+        "list members": { s, c, a in _ = try await s.members(of: c.community, as: a) },
+        "edit settings": { s, c, a in _ = try await s.updateCommunity(c.community, settings: .init(allowMemberPosts: false), as: a) },
+        "add a member": { s, c, a in
+            let newcomer = try await s.createUser(email: "new\(UUID().uuidString.prefix(6))@example.com", displayName: "New").id
+            _ = try await s.addMember(newcomer, to: c.community, as: a)
+        },
+        "remove a member": { s, c, a in try await s.removeMember(c.member, from: c.community, as: a) },
+        "change a role": { s, c, a in _ = try await s.setRole(.admin, of: c.member, in: c.community, as: a) },
+        "create an invite": { s, c, a in _ = try await s.createInvite(to: c.community, as: a) },
+        "list invites": { s, c, a in _ = try await s.invites(of: c.community, as: a) },
+        "read the audit log": { s, c, a in _ = try await s.auditLog(c.community, as: a) },
+        "delete the community": { s, c, a in try await s.deleteCommunity(c.community, as: a) },
+        "manage the subscription": { s, c, a in _ = try await s.setSubscription(c.community, status: "active", expiresAt: nil, as: a) },
+    ]
+
+    /// nil = allowed; otherwise the expected error code.
+    static func expected(_ action: String, _ role: String) -> ServiceError.Code? {
+        switch role {
+        case "admin": return nil
+        case "member": return ["view the community", "list members"].contains(action) ? nil : .forbidden
+        default: return .notFound  // outsiders and former members cannot see the community at all
+        }
+    }
+
+    static let cases: [(String, String)] = actions.keys.sorted().flatMap { action in
+        ["admin", "member", "outsider", "former"].map { (action, $0) }
+    }
+
+    @Test("allowed or refused as the matrix says", arguments: cases.map { "\($0.0) / \($0.1)" })
+    func matrix(label: String) async throws {
+        let parts = label.components(separatedBy: " / ")
+        let (action, role) = (parts[0], parts[1])
+        try await withServices { services, _ in
+            let cast = try await Cast.make(services)
+            let error = await serviceError { try await Self.actions[action]!(services, cast, cast.user(role)) }
+            #expect(error?.code == Self.expected(action, role), "\(action) as \(role): \(String(describing: error))")
+            if error?.code == .forbidden {
+                #expect(error?.rule?.isEmpty == false)
+            }
+        }
+    }
+
+    @Test("only the creator deletes a community, even among admins")
+    func onlyCreatorDeletes() async throws {
+        try await withServices { services, _ in
+            let cast = try await Cast.make(services)
+            _ = try await services.setRole(.admin, of: cast.member, in: cast.community, as: cast.admin)
+            let error = await serviceError { try await services.deleteCommunity(cast.community, as: cast.member) }
+            #expect(error?.code == .forbidden)
+            #expect(error?.rule == "only the community's creator can delete it")
+        }
+    }
+}

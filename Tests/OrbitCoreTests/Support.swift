@@ -1,0 +1,66 @@
+import Foundation
+import OrbitCore
+import OrbitPostgres
+import OrbitTestSupport
+import Testing
+
+/// A test database with the service layer on a pool of its own.
+func withServices<Result>(
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: (OrbitServices, TestDatabase) async throws -> Result
+) async throws -> Result {
+    try await withTestDatabase(sourceLocation: sourceLocation) { database in
+        let pool = database.makePool(maxConnections: 6)
+        do {
+            let result = try await body(OrbitServices(pool: pool), database)
+            await pool.close()
+            return result
+        } catch {
+            await pool.close()
+            throw error
+        }
+    }
+}
+
+/// A community with an admin (its creator), a member, a non-member and a former member.
+struct Cast {
+    var admin: UserID
+    var member: UserID
+    var outsider: UserID
+    var former: UserID
+    var community: CommunityID
+
+    static func make(_ services: OrbitServices) async throws -> Cast {
+        let admin = try await services.createUser(email: "admin@example.com", displayName: "Ada Admin").id
+        let member = try await services.createUser(email: "member@example.com", displayName: "Max Member").id
+        let outsider = try await services.createUser(email: "outsider@example.com", displayName: "Olga Outsider").id
+        let former = try await services.createUser(email: "former@example.com", displayName: "Fred Former").id
+        let community = try await services.createCommunity(name: "Tigers U10", as: admin).id
+        _ = try await services.addMember(member, to: community, as: admin)
+        _ = try await services.addMember(former, to: community, as: admin)
+        try await services.leave(community, as: former)
+        return Cast(admin: admin, member: member, outsider: outsider, former: former, community: community)
+    }
+
+    func user(_ role: String) -> UserID {
+        switch role {
+        case "admin": admin
+        case "member": member
+        case "outsider": outsider
+        default: former
+        }
+    }
+}
+
+/// The error `body` throws, as a ServiceError (nil if it succeeds or throws something else).
+func serviceError(_ body: () async throws -> some Any) async -> ServiceError? {
+    do {
+        _ = try await body()
+        return nil
+    } catch let error as ServiceError {
+        return error
+    } catch {
+        Issue.record(error, "expected a ServiceError")
+        return nil
+    }
+}

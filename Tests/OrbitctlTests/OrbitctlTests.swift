@@ -1,0 +1,121 @@
+import Foundation
+import LocalPostgres
+import OrbitPostgres
+import OrbitTestSupport
+import Testing
+
+/// Runs the orbitctl binary that `swift build --build-tests` built beside the tests.
+struct Orbitctl {
+    let database: TestDatabase
+
+    static var path: String {
+        if let path = ProcessInfo.processInfo.environment["ORBITCTL"], !path.isEmpty { return path }
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "orbitctl").path
+        if FileManager.default.isExecutableFile(atPath: beside) { return beside }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return root.appending(path: ".build/debug/orbitctl").path
+    }
+
+    /// Runs `orbitctl arguments…` with DATABASE_URL set to the test database.
+    @discardableResult
+    func run(_ arguments: String...) async throws -> ProcessOutput {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DATABASE_URL"] = database.connectionString
+        return try await Subprocess.run(Self.path, arguments, environment: environment, separateErrors: true)
+    }
+
+    /// Runs a command that must succeed with `--json`, and decodes its output.
+    func json(_ arguments: String...) async throws -> [String: Any] {
+        let result = try await Subprocess.run(
+            Self.path, arguments + ["--json"],
+            environment: ProcessInfo.processInfo.environment.merging(["DATABASE_URL": database.connectionString]) { $1 },
+            separateErrors: true
+        )
+        try #require(result.succeeded, "orbitctl \(arguments.joined(separator: " ")) failed: \(result.errors)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
+    }
+
+    func jsonArray(_ arguments: String...) async throws -> [[String: Any]] {
+        let result = try await Subprocess.run(
+            Self.path, arguments + ["--json"],
+            environment: ProcessInfo.processInfo.environment.merging(["DATABASE_URL": database.connectionString]) { $1 },
+            separateErrors: true
+        )
+        try #require(result.succeeded, "orbitctl \(arguments.joined(separator: " ")) failed: \(result.errors)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [[String: Any]])
+    }
+}
+
+@Suite("orbitctl end to end, against a real database")
+struct OrbitctlTests {
+    @Test("a community's life: create, invite, redeem, roles, members and the audit log")
+    func communitySession() async throws {
+        try await withTestDatabase { database in
+            let cli = Orbitctl(database: database)
+            let ada = try await cli.json("user", "create", "--email", "ada@example.com", "--name", "Ada Lovelace")
+            _ = try await cli.json("user", "create", "--email", "max@example.com", "--name", "Max Planck")
+            let community = try await cli.json(
+                "community", "create", "--name", "Tigers U10", "--description", "Saturday soccer",
+                "--settings", #"{"timezone": "Europe/Berlin"}"#, "--as", "ada@example.com"
+            )
+            let id = try #require(community["id"] as? String)
+            #expect(community["member_count"] as? Int == 1)
+            #expect(community["created_by"] as? String == ada["id"] as? String)
+            #expect((community["settings"] as? [String: Any])?["timezone"] as? String == "Europe/Berlin")
+
+            let invite = try await cli.json("invite", "create", "--community", id, "--max-uses", "5", "--as", "ada@example.com")
+            let code = try #require(invite["code"] as? String)
+            #expect(invite["uses_remaining"] as? Int == 4 + 1)
+            let joined = try await cli.json("invite", "redeem", code.lowercased(), "--as", "max@example.com")
+            #expect(joined["community_id"] as? String == id)
+
+            let promoted = try await cli.json("community", "set-role", id, "--user", "max@example.com", "--role", "admin", "--as", "ada@example.com")
+            #expect(promoted["role"] as? String == "admin")
+            let members = try await cli.jsonArray("community", "members", id, "--as", "max@example.com")
+            #expect(Set(members.compactMap { $0["role"] as? String }) == ["admin"])
+            #expect(members.allSatisfy { $0["user_id"] is String && $0["joined_at"] is String })
+
+            let shown = try await cli.json("community", "show", id)
+            #expect(shown["member_count"] as? Int == 2)
+
+            let audit = try await cli.jsonArray("community", "audit", id, "--as", "ada@example.com")
+            #expect(audit.compactMap { $0["action"] as? String } == ["member.role_changed", "member.joined", "invite.created", "community.created"])
+            #expect(audit.allSatisfy { $0["user_id"] is String && $0["created_at"] is String && $0["target_type"] is String })
+        }
+    }
+
+    @Test(
+        "bad input fails with one sentence on stderr, a non-zero exit, and nothing written",
+        arguments: [
+            ["community", "show", "00000000-0000-4000-8000-000000000000"],
+            ["community", "show", "not-a-uuid"],
+            ["community", "create", "--name", String(repeating: "n", count: 101), "--as", "ada@example.com"],
+            ["community", "create", "--name", "X", "--settings", "{not json", "--as", "ada@example.com"],
+            ["community", "create", "--name", "X", "--settings", #"{"timezone": "Mars/Olympus"}"#, "--as", "ada@example.com"],
+            ["community", "create", "--name", "X", "--as", "nobody@example.com"],
+            ["user", "create", "--email", "bad", "--name", "Bad"],
+            ["invite", "redeem", "ZZZZZZ", "--as", "ada@example.com"],
+            ["community", "audit", "00000000-0000-4000-8000-000000000000", "--as", "ada@example.com"],
+        ])
+    func badInput(arguments: [String]) async throws {
+        try await withTestDatabase { database in
+            let cli = Orbitctl(database: database)
+            _ = try await cli.json("user", "create", "--email", "ada@example.com", "--name", "Ada")
+            var environment = ProcessInfo.processInfo.environment
+            environment["DATABASE_URL"] = database.connectionString
+            let result = try await Subprocess.run(Orbitctl.path, arguments, environment: environment, separateErrors: true)
+            #expect(!result.succeeded)
+            #expect(result.output.isEmpty)
+            // ArgumentParser adds "Help:" and "Usage:" lines after its own one-sentence errors.
+            let lines = result.errors.split(separator: "\n").filter {
+                !$0.hasPrefix("Usage:") && !$0.hasPrefix("Help:") && !$0.hasPrefix("  ") && !$0.isEmpty
+            }
+            #expect(lines.count == 1, "stderr: \(result.errors)")
+            let counts = try await database.withConnection { connection in
+                try await connection.query("SELECT (SELECT count(*) FROM communities) AS c, (SELECT count(*) FROM users) AS u").single()
+                    .decode((Int64, Int64).self)
+            }
+            #expect(counts.0 == 0 && counts.1 == 1)
+        }
+    }
+}

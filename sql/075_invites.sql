@@ -1,0 +1,74 @@
+-- Redeeming an invite (issue 5). The person redeeming is not a member yet, so row-level
+-- security hides the invite and forbids the membership insert; this SECURITY DEFINER function
+-- does the whole redemption for the current user, in the caller's transaction:
+--
+-- * the invite row is locked (FOR UPDATE), so concurrent redemptions of one code run one
+--   after the other and uses_remaining is decremented exactly once per admitted user: 20
+--   concurrent redemptions of a 5-use code admit exactly 5;
+-- * outcomes, checked in this order: not_found, community_deleted, expired, already_member,
+--   used_up (nothing is written for these), joined (a new membership) or rejoined (the
+--   membership row of someone who left is reactivated, as a plain member);
+-- * a join is audit-logged (member.joined) in the same transaction.
+-- Codes are stored upper-case and matched case-insensitively.
+CREATE OR REPLACE FUNCTION orbit.redeem_invite(invite_code text)
+RETURNS TABLE (outcome text, community_id uuid, member_id uuid)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    me uuid := orbit.app_user_id();
+    invite public.invites%ROWTYPE;
+    community_deleted_at timestamptz;
+    membership public.members%ROWTYPE;
+    joined_id uuid;
+    result text;
+BEGIN
+    IF me IS NULL THEN
+        RAISE EXCEPTION 'redeeming an invite needs an acting user' USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    SELECT * INTO invite FROM public.invites i WHERE i.code = upper(invite_code) FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN QUERY SELECT 'not_found'::text, NULL::uuid, NULL::uuid;
+        RETURN;
+    END IF;
+    SELECT c.deleted_at INTO community_deleted_at FROM public.communities c WHERE c.id = invite.community_id;
+    IF community_deleted_at IS NOT NULL THEN
+        RETURN QUERY SELECT 'community_deleted'::text, invite.community_id, NULL::uuid;
+        RETURN;
+    END IF;
+    IF invite.expires_at IS NOT NULL AND invite.expires_at <= now() THEN
+        RETURN QUERY SELECT 'expired'::text, invite.community_id, NULL::uuid;
+        RETURN;
+    END IF;
+    SELECT * INTO membership FROM public.members m
+    WHERE m.community_id = invite.community_id AND m.user_id = me FOR UPDATE;
+    IF FOUND AND membership.left_at IS NULL THEN
+        RETURN QUERY SELECT 'already_member'::text, invite.community_id, membership.id;
+        RETURN;
+    END IF;
+    IF invite.uses_remaining IS NOT NULL AND invite.uses_remaining <= 0 THEN
+        RETURN QUERY SELECT 'used_up'::text, invite.community_id, NULL::uuid;
+        RETURN;
+    END IF;
+
+    UPDATE public.invites SET uses_remaining = uses_remaining - 1
+    WHERE id = invite.id AND uses_remaining IS NOT NULL;
+    IF membership.id IS NOT NULL THEN
+        UPDATE public.members
+        SET left_at = NULL, role = 'member', joined_at = now(), invited_by = invite.created_by
+        WHERE id = membership.id;
+        joined_id := membership.id;
+        result := 'rejoined';
+    ELSE
+        INSERT INTO public.members (community_id, user_id, role, invited_by)
+        VALUES (invite.community_id, me, 'member', invite.created_by)
+        RETURNING id INTO joined_id;
+        result := 'joined';
+    END IF;
+    INSERT INTO public.audit_log (community_id, user_id, action, target_type, target_id, metadata)
+    VALUES (invite.community_id, me, 'member.joined', 'member', joined_id,
+            jsonb_build_object('invite_id', invite.id, 'rejoined', result = 'rejoined'));
+    RETURN QUERY SELECT result, invite.community_id, joined_id;
+END
+$$;
+
+ALTER FUNCTION orbit.redeem_invite(text) OWNER TO orbit_admin;
