@@ -41,12 +41,20 @@ struct PermissionTests {
     func matrix(label: String) async throws {
         let parts = label.components(separatedBy: " / ")
         let (action, role) = (parts[0], parts[1])
-        try await withServices { services, _ in
+        try await withServices { services, database in
             let cast = try await Cast.make(services)
+            let auditRows = { () async throws -> Int64 in
+                try await database.withConnection { try await $0.query("SELECT count(*) AS n FROM audit_log").single().decode("n") }
+            }
+            let before = try await auditRows()
             let error = await serviceError { try await Self.actions[action]!(services, cast, cast.user(role)) }
             #expect(error?.code == Self.expected(action, role), "\(action) as \(role): \(String(describing: error))")
             if error?.code == .forbidden {
                 #expect(error?.rule?.isEmpty == false)
+            }
+            // A refused change leaves no audit row behind.
+            if error != nil {
+                #expect(try await auditRows() == before)
             }
         }
     }

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import OrbitPostgres
 
 /// The core service layer: every operation of the product, used by `orbitctl` and the HTTP

@@ -82,3 +82,14 @@ func printTable(_ headers: [String], _ rows: [[String]]) {
 func show(_ date: Date?) -> String {
     date.map { $0.formatted(.iso8601) } ?? ""
 }
+
+/// `--json` for commands that change something and have no row to show.
+struct DoneOutput: Encodable {
+    var id: String?
+    var communityId: String?
+    var userId: String?
+    var deleted: Bool?
+    var removed: Bool?
+    var left: Bool?
+    var revoked: Bool?
+}

@@ -119,11 +119,13 @@ struct CommunityCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
         @Argument(help: "Community id.") var community: CommunityID
         @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
 
         func run() async throws {
             try await withServices(database) { services in
                 try await services.deleteCommunity(community, as: try await services.resolveUser(actor.actor))
             }
+            if output.json { return try printJSON(DoneOutput(id: community.description, deleted: true)) }
             print("Deleted community \(community); an operator can restore it within 30 days.")
         }
     }
@@ -194,12 +196,16 @@ struct CommunityCommand: AsyncParsableCommand {
         @Argument(help: "Community id.") var community: CommunityID
         @Option(help: "The member to remove (id or email).") var user: String
         @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
 
         func run() async throws {
-            try await withServices(database) { services in
+            let removed = try await withServices(database) { services in
                 let acting = try await services.resolveUser(actor.actor)
-                try await services.removeMember(try await services.resolveUser(user), from: community, as: acting)
+                let member = try await services.resolveUser(user)
+                try await services.removeMember(member, from: community, as: acting)
+                return member
             }
+            if output.json { return try printJSON(DoneOutput(communityId: community.description, userId: removed.description, removed: true)) }
             print("Removed \(user) from community \(community).")
         }
     }
@@ -228,11 +234,13 @@ struct CommunityCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
         @Argument(help: "Community id.") var community: CommunityID
         @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
 
         func run() async throws {
             try await withServices(database) { services in
                 try await services.leave(community, as: try await services.resolveUser(actor.actor))
             }
+            if output.json { return try printJSON(DoneOutput(communityId: community.description, left: true)) }
             print("Left community \(community).")
         }
     }

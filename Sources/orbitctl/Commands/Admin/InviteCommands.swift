@@ -58,11 +58,13 @@ struct InviteCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
         @Argument(help: "Invite id.") var invite: InviteID
         @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
 
         func run() async throws {
             try await withServices(database) { services in
                 try await services.revokeInvite(invite, as: try await services.resolveUser(actor.actor))
             }
+            if output.json { return try printJSON(DoneOutput(id: invite.description, revoked: true)) }
             print("Revoked invite \(invite).")
         }
     }

@@ -119,11 +119,13 @@ struct FamilyCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
         @Argument(help: "Family member id.") var familyMember: FamilyMemberID
         @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
 
         func run() async throws {
             try await withServices(database) { services in
                 try await services.removeFamilyMember(familyMember, as: try await services.resolveUser(actor.actor))
             }
+            if output.json { return try printJSON(DoneOutput(id: familyMember.description, removed: true)) }
             print("Removed family member \(familyMember).")
         }
     }
