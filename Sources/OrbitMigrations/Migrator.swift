@@ -114,7 +114,7 @@ public struct Migrator: Sendable {
         for file in plan {
             let duration = try await apply(file, on: connection)
             applied.append(.init(path: file.path, duration: duration))
-            logger.info("applied \(file.path)", metadata: ["ms": "\(duration.milliseconds)"])
+            logger.debug("applied \(file.path)", metadata: ["ms": "\(duration.milliseconds)"])
         }
         return MigrationReport(applied: applied, dryRun: false)
     }
@@ -265,20 +265,11 @@ public struct Migrator: Sendable {
     }
 
     private func withConnection<Result>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
-        let connection: PostgresConnection
         do {
-            connection = try await PostgresConnection.connect(configuration, logger: logger)
-        } catch let error as PostgresError {
+            return try await PostgresConnection.withConnection(configuration, logger: logger, body)
+        } catch let error as PostgresError where error.code == .connectionFailed {
             // libpq's first line already says "could not connect to PostgreSQL: …".
             throw MigrationError(.connectionFailed, message: error.firstLine, underlying: error)
-        }
-        do {
-            let result = try await connection.run(body)
-            await connection.close()
-            return result
-        } catch {
-            await connection.close()
-            throw error
         }
     }
 }
