@@ -56,12 +56,14 @@ struct OrbitctlTests {
             _ = try await cli.json("user", "create", "--email", "max@example.com", "--name", "Max Planck")
             let community = try await cli.json(
                 "community", "create", "--name", "Tigers U10", "--description", "Saturday soccer",
-                "--settings", #"{"timezone": "Europe/Berlin"}"#, "--as", "ada@example.com"
+                "--settings", #"{"timezone": "Europe/Berlin", "defaultReminderHours": 48}"#, "--as", "ada@example.com"
             )
             let id = try #require(community["id"] as? String)
             #expect(community["member_count"] as? Int == 1)
             #expect(community["created_by"] as? String == ada["id"] as? String)
+            // JSON columns keep their keys as stored (camelCase in settings).
             #expect((community["settings"] as? [String: Any])?["timezone"] as? String == "Europe/Berlin")
+            #expect((community["settings"] as? [String: Any])?["defaultReminderHours"] as? Int == 48)
 
             let invite = try await cli.json("invite", "create", "--community", id, "--max-uses", "5", "--as", "ada@example.com")
             let code = try #require(invite["code"] as? String)

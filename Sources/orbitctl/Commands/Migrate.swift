@@ -163,9 +163,13 @@ private struct MigrateOutput: Encodable {
     struct File: Encodable {
         var path: String
         var executionMs: Int64
+
+        enum CodingKeys: String, CodingKey { case path, executionMs = "execution_ms" }
     }
     var dryRun: Bool
     var applied: [File]
+
+    enum CodingKeys: String, CodingKey { case dryRun = "dry_run", applied }
 }
 
 private struct StatusOutput: Encodable {
@@ -173,14 +177,16 @@ private struct StatusOutput: Encodable {
     var version: Int?
     var state: String
     var appliedAt: Date?
+
+    enum CodingKeys: String, CodingKey { case path, version, state, appliedAt = "applied_at" }
 }
 
-/// Prints one JSON value with snake_case keys (DESIGN.md, "orbitctl conventions").
+/// Prints one JSON value (DESIGN.md, "orbitctl conventions"). Keys are the types' own
+/// snake_case coding keys, the columns' names; JSON columns (settings) keep their keys as stored.
 func printJSON(_ value: some Encodable) throws {
     let encoder = JSONEncoder()
-    encoder.keyEncodingStrategy = .convertToSnakeCase
     encoder.dateEncodingStrategy = .iso8601
-    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
     print(String(decoding: try encoder.encode(value), as: UTF8.self))
 }
 

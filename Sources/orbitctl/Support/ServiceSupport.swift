@@ -92,4 +92,8 @@ struct DoneOutput: Encodable {
     var removed: Bool?
     var left: Bool?
     var revoked: Bool?
+
+    enum CodingKeys: String, CodingKey {
+        case id, communityId = "community_id", userId = "user_id", deleted, removed, left, revoked
+    }
 }
