@@ -76,6 +76,8 @@ struct OrbitctlTests {
             let members = try await cli.jsonArray("community", "members", id, "--as", "max@example.com")
             #expect(Set(members.compactMap { $0["role"] as? String }) == ["admin"])
             #expect(members.allSatisfy { $0["user_id"] is String && $0["joined_at"] is String })
+            // Every column is there, null included (a script may index left_at directly).
+            #expect(members.allSatisfy { $0["left_at"] is NSNull })
 
             let shown = try await cli.json("community", "show", id)
             #expect(shown["member_count"] as? Int == 2)

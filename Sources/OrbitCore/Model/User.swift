@@ -16,6 +16,18 @@ public struct User: Sendable, Codable, Equatable {
         case createdAt = "created_at", updatedAt = "updated_at"
     }
 
+    /// Encodes every column, `null` included (synthesized Codable would leave nil keys out).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(appleID, forKey: .appleID)
+        try container.encode(email, forKey: .email)
+        try container.encode(displayName, forKey: .displayName)
+        try container.encode(avatarURL, forKey: .avatarURL)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(updatedAt, forKey: .updatedAt)
+    }
+
     static let columns = "id, apple_id, email, display_name, avatar_url, created_at, updated_at"
 
     init(row: PostgresRow) throws {
@@ -35,6 +47,16 @@ public struct FamilyMember: Sendable, Codable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case id, userID = "user_id", name, avatarURL = "avatar_url", createdAt = "created_at"
+    }
+
+    /// Encodes every column, `null` included (synthesized Codable would leave nil keys out).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(userID, forKey: .userID)
+        try container.encode(name, forKey: .name)
+        try container.encode(avatarURL, forKey: .avatarURL)
+        try container.encode(createdAt, forKey: .createdAt)
     }
 
     static let columns = "id, user_id, name, avatar_url, created_at"
