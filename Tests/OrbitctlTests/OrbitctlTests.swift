@@ -123,3 +123,52 @@ struct OrbitctlTests {
         }
     }
 }
+
+@Suite("orbitctl event expand")
+struct EventExpandTests {
+    @Test("prints the occurrences as a JSON array of UTC RFC 3339 strings")
+    func expandJSON() async throws {
+        let result = try await Subprocess.run(
+            Orbitctl.path,
+            [
+                "event", "expand", "--rrule", "FREQ=WEEKLY;BYDAY=TU", "--start", "2026-03-03T18:00", "--tz", "America/New_York", "--count", "3",
+                "--json",
+            ],
+            separateErrors: true
+        )
+        #expect(result.succeeded)
+        let occurrences = try JSONDecoder().decode([String].self, from: Data(result.output.utf8))
+        #expect(occurrences == ["2026-03-03T23:00:00Z", "2026-03-10T22:00:00Z", "2026-03-17T22:00:00Z"])
+    }
+
+    @Test("without --to or --count it stops at 100; a window bounds it")
+    func bounds() async throws {
+        let endless = try await Subprocess.run(
+            Orbitctl.path, ["event", "expand", "--rrule", "FREQ=DAILY", "--start", "2026-01-01T08:00", "--tz", "Europe/Berlin", "--json"],
+            separateErrors: true
+        )
+        #expect(try JSONDecoder().decode([String].self, from: Data(endless.output.utf8)).count == 100)
+        let window = try await Subprocess.run(
+            Orbitctl.path,
+            [
+                "event", "expand", "--rrule", "FREQ=DAILY", "--start", "2026-01-01T08:00", "--tz", "Europe/Berlin", "--from", "2026-02-01T00:00",
+                "--to", "2026-02-28T23:59", "--json",
+            ],
+            separateErrors: true
+        )
+        #expect(try JSONDecoder().decode([String].self, from: Data(window.output.utf8)).count == 28)
+    }
+
+    @Test(
+        "an invalid rule or zone is one sentence on stderr naming the problem",
+        arguments: [
+            ["--rrule", "FREQ=MONTHLY;BYDAY=9FR", "--start", "2026-01-30T17:00", "--tz", "Europe/Berlin"],
+            ["--rrule", "FREQ=WEEKLY", "--start", "2026-01-30T17:00", "--tz", "Mars/Base"],
+            ["--rrule", "FREQ=WEEKLY", "--start", "yesterday", "--tz", "Europe/Berlin"],
+        ])
+    func invalid(arguments: [String]) async throws {
+        let result = try await Subprocess.run(Orbitctl.path, ["event", "expand"] + arguments + ["--json"], separateErrors: true)
+        #expect(!result.succeeded && result.output.isEmpty)
+        #expect(result.errors.split(separator: "\n").count == 1, "\(result.errors)")
+    }
+}
