@@ -20,7 +20,7 @@ GRANT EXECUTE ON FUNCTION
 TO orbit_app, orbit_admin;
 
 -- Operations a non-member must be able to perform, each checked inside the function.
-GRANT EXECUTE ON FUNCTION orbit.redeem_invite(text) TO orbit_app, orbit_admin;
+GRANT EXECUTE ON FUNCTION orbit.redeem_invite(text), orbit.materialize_occurrence(uuid, timestamptz) TO orbit_app, orbit_admin;
 
 GRANT SELECT ON
     users, family_members, communities, members, invites, events, rsvps, posts, reactions,
