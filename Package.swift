@@ -88,6 +88,7 @@ let package = Package(
             name: "orbit-bench",
             dependencies: [
                 "OrbitPostgres",
+                "OrbitCore",
                 "LocalPostgres",
                 "OrbitMigrations",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -108,6 +109,7 @@ let package = Package(
         .testTarget(
             name: "OrbitCoreTests",
             dependencies: ["OrbitCore", "OrbitPostgres", "OrbitTestSupport"],
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
         // orbitctl end to end: runs the built binary against a test database.

@@ -172,3 +172,38 @@ struct EventExpandTests {
         #expect(result.errors.split(separator: "\n").count == 1, "\(result.errors)")
     }
 }
+
+@Suite("orbitctl event, end to end")
+struct EventCLITests {
+    @Test("create a weekly series, list a window, answer an occurrence, read attendance")
+    func eventSession() async throws {
+        try await withTestDatabase { database in
+            let cli = Orbitctl(database: database)
+            _ = try await cli.json("user", "create", "--email", "ada@example.com", "--name", "Ada")
+            let community = try #require(
+                try await cli.json(
+                    "community", "create", "--name", "Tigers", "--settings", #"{"timezone": "America/New_York"}"#, "--as", "ada@example.com")["id"]
+                    as? String
+            )
+            let series = try await cli.json(
+                "event", "create", "--community", community, "--title", "Practice", "--starts-at", "2026-03-03T18:00:00-05:00",
+                "--rrule", "FREQ=WEEKLY;BYDAY=TU;COUNT=4", "--category", "practice", "--as", "ada@example.com"
+            )
+            let id = try #require(series["id"] as? String)
+            #expect(series["recurrence_timezone"] as? String == "America/New_York")
+            let window = try await cli.jsonArray(
+                "event", "list", "--community", community, "--from", "2026-03-01T00:00:00Z", "--to", "2026-04-01T00:00:00Z", "--as", "ada@example.com"
+            )
+            #expect(
+                window.compactMap { $0["starts_at"] as? String } == [
+                    "2026-03-03T23:00:00Z", "2026-03-10T22:00:00Z", "2026-03-17T22:00:00Z", "2026-03-24T22:00:00Z",
+                ])
+            let answer = try await cli.json(
+                "event", "rsvp", id, "--occurrence", "2026-03-10T22:00:00Z", "--status", "yes", "--plus-ones", "1", "--as", "ada@example.com"
+            )
+            #expect(answer["status"] as? String == "yes" && answer["event_id"] as? String != id)
+            let attendance = try await cli.json("event", "attendance", id, "--occurrence", "2026-03-10T22:00:00Z", "--as", "ada@example.com")
+            #expect((attendance["yes"] as? [String: Any])?["people"] as? Int == 2)
+        }
+    }
+}

@@ -54,3 +54,14 @@ public typealias MemberID = Identifier<MemberTag>
 public typealias InviteID = Identifier<InviteTag>
 public typealias FamilyMemberID = Identifier<FamilyMemberTag>
 public typealias AuditEntryID = Identifier<AuditEntryTag>
+
+extension Identifier: Comparable {
+    /// Byte order, for stable sorting (cheaper than comparing `uuidString`s, which are formatted).
+    public static func < (lhs: Identifier, rhs: Identifier) -> Bool {
+        withUnsafeBytes(of: lhs.uuid.uuid) { left in
+            withUnsafeBytes(of: rhs.uuid.uuid) { right in
+                left.lexicographicallyPrecedes(right)
+            }
+        }
+    }
+}

@@ -33,7 +33,11 @@ public struct RecurringSeries: Sendable {
         var results: [Date] = []
         var produced = 0
         var emptyPeriods = 0
-        for period in 0... {
+        // Without COUNT nothing before `from` matters: start at the period just before it.
+        let firstPeriod =
+            rule.count == nil
+            ? from.map { matcher.period(before: $0, in: timeZone, interval: rule.interval, weekStart: rule.weekStart, start: start.date) } ?? 0 : 0
+        for period in firstPeriod... {
             let range = matcher.range(ofPeriod: period, interval: rule.interval, weekStart: rule.weekStart, start: start.date)
             if let lastDay, range.lowerBound > lastDay { break }
             var candidates = range.map(CivilDate.init(dayNumber:)).filter(matcher.matches)
@@ -82,6 +86,8 @@ public struct RecurringSeries: Sendable {
         func offset(at seconds: Int) -> Int { zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(seconds))) }
         let before = offset(at: wall - 86_400)
         let after = offset(at: wall + 86_400)
+        // No transition within a day either side: the common case.
+        if before == after { return Date(timeIntervalSince1970: TimeInterval(wall - before)) }
         let candidates = [wall - before, wall - after].filter { $0 + offset(at: $0) == wall }
         let seconds = candidates.min() ?? (wall - before)
         return Date(timeIntervalSince1970: TimeInterval(seconds))
@@ -148,6 +154,22 @@ struct DayMatcher {
             let year = start.year + period * interval
             return CivilDate(year: year, month: 1, day: 1).dayNumber...CivilDate(year: year, month: 12, day: 31).dayNumber
         }
+    }
+
+    /// A period index at or before the one holding `instant` (0 at the earliest).
+    func period(before instant: Date, in zone: TimeZone, interval: Int, weekStart: Int, start: CivilDate) -> Int {
+        let local = Int(instant.timeIntervalSince1970.rounded(.down)) + zone.secondsFromGMT(for: instant)
+        let day = CivilDate(dayNumber: (local >= 0 ? local : local - 86_399) / 86_400)
+        let elapsed: Int
+        switch frequency {
+        case .daily: elapsed = (day.dayNumber - start.dayNumber) / interval
+        case .weekly:
+            let firstWeek = start.dayNumber - (start.weekday - weekStart + 7) % 7
+            elapsed = (day.dayNumber - firstWeek) / 7 / interval
+        case .monthly: elapsed = ((day.year * 12 + day.month) - (start.year * 12 + start.month)) / interval
+        case .yearly: elapsed = (day.year - start.year) / interval
+        }
+        return max(0, elapsed - 1)
     }
 
     /// The Gregorian calendar repeats every 400 years (146,097 days, exactly 20,871 weeks, 4,800

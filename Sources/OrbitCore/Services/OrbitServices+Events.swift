@@ -90,7 +90,11 @@ extension OrbitServices {
             WHERE community_id = \(community) AND recurrence_rule IS NOT NULL AND deleted_at IS NULL AND starts_at < \(to)
             """
         ).map(Event.init(row:))
-        var taken = Set<String>()
+        struct OccurrenceKey: Hashable {
+            var series: EventID
+            var start: Date
+        }
+        var taken = Set<OccurrenceKey>()
         if !series.isEmpty {
             // Occurrences with a row of their own (modified, answered or cancelled) are not computed.
             let rows = try await connection.query(
@@ -101,7 +105,7 @@ extension OrbitServices {
             )
             for row in rows {
                 let (parent, original) = try row.decode((EventID, Date).self)
-                taken.insert("\(parent)@\(original.timeIntervalSince1970)")
+                taken.insert(OccurrenceKey(series: parent, start: original))
             }
         }
         var entries = single.map { event in
@@ -114,7 +118,7 @@ extension OrbitServices {
         for parent in series {
             let duration = parent.endsAt.map { $0.timeIntervalSince(parent.startsAt) }
             for start in try Self.occurrences(of: parent, from: from, to: to, limit: limit)
-            where !taken.contains("\(parent.id)@\(start.timeIntervalSince1970)") {
+            where !taken.contains(OccurrenceKey(series: parent.id, start: start)) {
                 entries.append(
                     EventOccurrence(
                         eventID: parent.id, seriesID: parent.id, occurrenceStartsAt: start, startsAt: start,
@@ -124,7 +128,7 @@ extension OrbitServices {
                 )
             }
         }
-        entries.sort { ($0.startsAt, $0.eventID.description) < ($1.startsAt, $1.eventID.description) }
+        entries.sort { $0.startsAt != $1.startsAt ? $0.startsAt < $1.startsAt : $0.eventID < $1.eventID }
         return Array(entries.prefix(limit))
     }
 

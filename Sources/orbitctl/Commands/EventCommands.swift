@@ -7,8 +7,192 @@ struct EventCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "event",
         abstract: "Calendar events.",
-        subcommands: [Expand.self]
+        subcommands: [Create.self, List.self, Show.self, Update.self, Delete.self, RSVPCommand.self, AttendanceCommand.self, Expand.self]
     )
+
+    /// The fields of an event, shared by create and update.
+    struct Fields: ParsableArguments {
+        @Option(help: "Title (at most 200 characters).") var title: String?
+        @Option(help: "Description.") var description: String?
+        @Option(help: "Start, RFC 3339 (2026-12-01T17:00:00Z or with an offset).") var startsAt: Timestamp?
+        @Option(help: "End, RFC 3339.") var endsAt: Timestamp?
+        @Flag(inversion: .prefixedNo, help: "An all-day event.") var allDay: Bool?
+        @Option(help: "practice, game, meeting, social or other.") var category: String?
+        @Option(help: "Where, in words.") var locationName: String?
+        @Option(help: "Latitude (-90 to 90).") var lat: Double?
+        @Option(help: "Longitude (-180 to 180).") var lng: Double?
+        @Option(help: "Full address.") var address: String?
+        @Option(help: "Recurrence rule (RFC 5545 RRULE), e.g. 'FREQ=WEEKLY;BYDAY=TU'; expanded in the community's time zone.")
+        var rrule: String?
+        @Option(help: "Answers close at this time (RFC 3339).") var rsvpDeadline: Timestamp?
+
+        var draft: EventDraft {
+            EventDraft(
+                title: title, description: description, startsAt: startsAt?.date, endsAt: endsAt?.date, allDay: allDay,
+                locationName: locationName, locationLat: lat, locationLng: lng, locationAddress: address, category: category,
+                recurrenceRule: rrule, rsvpDeadline: rsvpDeadline?.date
+            )
+        }
+    }
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create an event or a recurring series (admins; members if the community allows).")
+        @OptionGroup var database: DatabaseOptions
+        @Option(help: "Community id.") var community: CommunityID
+        @OptionGroup var fields: Fields
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let event = try await withServices(database) { services in
+                try await services.createEvent(in: community, fields.draft, as: try await services.resolveUser(actor.actor))
+            }
+            if output.json { return try printJSON(event) }
+            print("Created event \(event.id) (\(event.title), \(show(event.startsAt))\(event.recurrenceRule.map { ", repeats \($0)" } ?? "")).")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "A community's calendar between two times (at most 92 days).")
+        @OptionGroup var database: DatabaseOptions
+        @Option(help: "Community id.") var community: CommunityID
+        @Option(help: "From (RFC 3339, inclusive).") var from: Timestamp
+        @Option(help: "To (RFC 3339, exclusive).") var to: Timestamp
+        @OptionGroup var actor: OptionalActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let entries = try await withServices(database) { services in
+                let acting = try await actor.actor.asyncMap { try await services.resolveUser($0) }
+                return try await services.events(in: community, from: from.date, to: to.date, as: acting)
+            }
+            if output.json { return try printJSON(entries) }
+            printTable(
+                ["STARTS", "TITLE", "CATEGORY", "EVENT", "OCCURRENCE"],
+                entries.map { [show($0.startsAt), $0.title, $0.category, $0.eventID.description, show($0.occurrenceStartsAt)] }
+            )
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show an event.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Event id.") var event: EventID
+        @OptionGroup var actor: OptionalActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let found = try await withServices(database) { services in
+                if let reference = actor.actor { return try await services.event(event, as: try await services.resolveUser(reference)) }
+                return try await services.eventAsOperator(event)
+            }
+            if output.json { return try printJSON(found) }
+            printTable(
+                ["ID", "TITLE", "STARTS", "ENDS", "CATEGORY", "REPEATS", "SERIES"],
+                [
+                    [
+                        found.id.description, found.title, show(found.startsAt), show(found.endsAt), found.category, found.recurrenceRule ?? "",
+                        found.recurrenceParentID?.description ?? "",
+                    ]
+                ]
+            )
+        }
+    }
+
+    struct Update: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change an event; with --occurrence, one occurrence of a series (it leaves the series).",
+            discussion: "Changing a series that has begun changes its future occurrences only."
+        )
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Event id.") var event: EventID
+        @Option(help: "The occurrence's original start (RFC 3339).") var occurrence: Timestamp?
+        @OptionGroup var fields: Fields
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let updated = try await withServices(database) { services in
+                try await services.updateEvent(event, occurrence: occurrence?.date, fields.draft, as: try await services.resolveUser(actor.actor))
+            }
+            if output.json { return try printJSON(updated) }
+            print("Updated event \(updated.id) (\(updated.title)).")
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete an event, a whole series, one occurrence, or an occurrence and the following ones.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Event id.") var event: EventID
+        @Option(help: "An occurrence's original start (RFC 3339): delete only it.") var occurrence: Timestamp?
+        @Flag(help: "With --occurrence: delete it and every later occurrence.") var following = false
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func validate() throws {
+            if following && occurrence == nil { throw ValidationError("--following needs --occurrence.") }
+        }
+
+        func run() async throws {
+            let scope: EventDeletionScope = occurrence == nil ? .all : (following ? .following : .occurrence)
+            try await withServices(database) { services in
+                try await services.deleteEvent(event, occurrence: occurrence?.date, scope: scope, as: try await services.resolveUser(actor.actor))
+            }
+            if output.json { return try printJSON(DoneOutput(id: event.description, deleted: true)) }
+            print(
+                "Deleted \(scope == .all ? "event" : scope == .occurrence ? "one occurrence of event" : "the following occurrences of event") \(event)."
+            )
+        }
+    }
+
+    struct RSVPCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "rsvp", abstract: "Answer an event for oneself or one's family member.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Event id.") var event: EventID
+        @Option(help: "For a recurring event: the occurrence's original start (RFC 3339).") var occurrence: Timestamp?
+        @Option(help: "yes, no or maybe.") var status: String
+        @Option(help: "Answer for this family member of yours.") var familyMember: FamilyMemberID?
+        @Option(help: "Additional guests (0 to 20).") var plusOnes = 0
+        @Option(help: "A note, e.g. 'Arriving 10 min late'.") var note: String?
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let answer = try await withServices(database) { services in
+                try await services.rsvp(
+                    event, occurrence: occurrence?.date, status: status, familyMember: familyMember, plusOnes: plusOnes, note: note,
+                    as: try await services.resolveUser(actor.actor)
+                )
+            }
+            if output.json { return try printJSON(answer) }
+            print("Answered \(answer.status) to event \(answer.eventID)\(answer.plusOnes > 0 ? " with \(answer.plusOnes) guest(s)" : "").")
+        }
+    }
+
+    struct AttendanceCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "attendance", abstract: "Who is coming: answers with plus-ones, and who has not answered.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Event id.") var event: EventID
+        @Option(help: "For a recurring event: the occurrence's original start (RFC 3339).") var occurrence: Timestamp?
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let attendance = try await withServices(database) { services in
+                try await services.attendance(event, occurrence: occurrence?.date, as: try await services.resolveUser(actor.actor))
+            }
+            if output.json { return try printJSON(attendance) }
+            printTable(
+                ["ANSWER", "RESPONSES", "PEOPLE"],
+                [("yes", attendance.yes), ("maybe", attendance.maybe), ("no", attendance.no)].map {
+                    [$0.0, String($0.1.responses), String($0.1.people)]
+                }
+            )
+            print("Not answered: \(attendance.notAnswered.isEmpty ? "nobody" : attendance.notAnswered.map(\.description).joined(separator: ", "))")
+        }
+    }
 
     /// `orbitctl event expand`: a recurrence rule's occurrences, for clients to debug against.
     struct Expand: ParsableCommand {
