@@ -139,6 +139,16 @@ struct EventExpandTests {
         #expect(result.succeeded)
         let occurrences = try JSONDecoder().decode([String].self, from: Data(result.output.utf8))
         #expect(occurrences == ["2026-03-03T23:00:00Z", "2026-03-10T22:00:00Z", "2026-03-17T22:00:00Z"])
+
+        let skipping = try await Subprocess.run(
+            Orbitctl.path,
+            [
+                "event", "expand", "--rrule", "FREQ=WEEKLY;BYDAY=TU;COUNT=3", "--start", "2026-03-03T18:00", "--tz", "America/New_York",
+                "--exdate", "2026-03-10T18:00", "--json",
+            ],
+            separateErrors: true
+        )
+        #expect(try JSONDecoder().decode([String].self, from: Data(skipping.output.utf8)) == ["2026-03-03T23:00:00Z", "2026-03-17T22:00:00Z"])
     }
 
     @Test("without --to or --count it stops at 100; a window bounds it")

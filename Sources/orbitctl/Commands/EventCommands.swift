@@ -213,6 +213,7 @@ struct EventCommand: AsyncParsableCommand {
         @Option(help: "Only occurrences at or after this time.") var from: String?
         @Option(help: "Only occurrences at or before this time.") var to: String?
         @Option(help: "At most this many occurrences (1 to 10000).") var count: Int?
+        @Option(help: "An occurrence to skip (EXDATE), RFC 3339 or local time in --tz; repeatable.") var exdate: [String] = []
         @Flag(help: "Print a JSON array of UTC RFC 3339 strings.") var json = false
 
         func validate() throws {
@@ -235,7 +236,9 @@ struct EventCommand: AsyncParsableCommand {
             let fromInstant = try from.map { try instant($0, option: "--from", zone: zone) }
             let toInstant = try to.map { try instant($0, option: "--to", zone: zone) }
             let limit = count ?? (toInstant == nil ? 100 : 10_000)
-            let occurrences = RecurringSeries(rule: rule, start: local, timeZone: zone).occurrences(from: fromInstant, to: toInstant, limit: limit)
+            let exceptions = Set(try exdate.map { try instant($0, option: "--exdate", zone: zone) })
+            let occurrences = RecurringSeries(rule: rule, start: local, timeZone: zone, exceptions: exceptions)
+                .occurrences(from: fromInstant, to: toInstant, limit: limit)
             let formatter = ISO8601DateFormatter()
             formatter.timeZone = TimeZone(identifier: "UTC")
             let strings = occurrences.map(formatter.string(from:))
