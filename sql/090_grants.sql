@@ -41,7 +41,7 @@ TO orbit_app;
 GRANT UPDATE (name, description, icon_url, settings, subscription_status, subscription_expires_at, deleted_at)
     ON communities TO orbit_app;
 GRANT UPDATE (role, nickname, notification_prefs, joined_at, invited_by, left_at) ON members TO orbit_app;
-GRANT UPDATE (type, content, media_urls, is_pinned, is_announcement, linked_event_id, poll_data, deleted_at)
+GRANT UPDATE (type, content, media_urls, is_pinned, is_announcement, linked_event_id, poll_data, deleted_at, mentioned_user_ids)
     ON posts TO orbit_app;
 
 -- Hard deletes the product has: un-RSVP, un-react, withdraw a vote, replace an expense's

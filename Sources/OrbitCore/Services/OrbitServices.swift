@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import OrbitPostgres
 
 /// The core service layer: every operation of the product, used by `orbitctl` and the HTTP
@@ -11,9 +11,12 @@ public import OrbitPostgres
 /// `orbit_admin` and still name the acting user for the audit log.
 public struct OrbitServices: Sendable {
     public let pool: ConnectionPool
+    /// The service's clock (time-limited rules such as the 24-hour edit window); tests set it.
+    public var now: @Sendable () -> Date
 
-    public init(pool: ConnectionPool) {
+    public init(pool: ConnectionPool, now: @escaping @Sendable () -> Date = { Date() }) {
         self.pool = pool
+        self.now = now
     }
 
     /// Runs `body` as one request of `user`.
