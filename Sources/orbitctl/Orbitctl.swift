@@ -11,7 +11,10 @@ struct Orbitctl: AsyncParsableCommand {
             Otherwise the database comes from --database-url, DATABASE_URL, or libpq's PG* variables.
             """,
         version: OrbitVersion.current,
-        subcommands: [Migrate.self, Dev.self, UserCommand.self, CommunityCommand.self, InviteCommand.self, FamilyCommand.self, EventCommand.self]
+        subcommands: [
+            Migrate.self, Dev.self, UserCommand.self, CommunityCommand.self, InviteCommand.self, FamilyCommand.self, EventCommand.self,
+            PostCommand.self,
+        ]
     )
 }
 

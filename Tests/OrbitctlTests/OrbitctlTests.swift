@@ -217,3 +217,37 @@ struct EventCLITests {
         }
     }
 }
+
+@Suite("orbitctl post, end to end")
+struct PostCLITests {
+    @Test("post, page through the feed, comment, react, vote")
+    func feedSession() async throws {
+        try await withTestDatabase { database in
+            let cli = Orbitctl(database: database)
+            _ = try await cli.json("user", "create", "--email", "ada@example.com", "--name", "Ada")
+            let community = try #require(try await cli.json("community", "create", "--name", "Tigers", "--as", "ada@example.com")["id"] as? String)
+            let poll = try await cli.json(
+                "post", "create", "--community", community, "--type", "poll", "--content", "When?", "--option", "Sat", "--option", "Sun",
+                "--as", "ada@example.com"
+            )
+            let pollID = try #require(poll["id"] as? String)
+            #expect(poll["editable_until"] is String)
+            for index in 0..<3 {
+                _ = try await cli.json("post", "create", "--community", community, "--content", "Post \(index)", "--as", "ada@example.com")
+            }
+            let first = try await cli.json("post", "list", "--community", community, "--limit", "3", "--as", "ada@example.com")
+            let cursor = try #require(first["next_cursor"] as? String)
+            let second = try await cli.json("post", "list", "--community", community, "--limit", "3", "--cursor", cursor, "--as", "ada@example.com")
+            #expect(second["next_cursor"] is NSNull)
+            let ids = ((first["items"] as? [[String: Any]]) ?? []) + ((second["items"] as? [[String: Any]]) ?? [])
+            #expect(ids.count == 4 && Set(ids.compactMap { $0["id"] as? String }).count == 4)
+            #expect(ids.allSatisfy { $0["author_id"] is String && $0["comment_count"] is Int && $0["reaction_counts"] is [String: Any] })
+
+            _ = try await cli.json("post", "comment", pollID, "--content", "Saturday!", "--as", "ada@example.com")
+            let reacted = try await cli.json("post", "react", pollID, "--type", "celebrate", "--as", "ada@example.com")
+            #expect((reacted["reaction_counts"] as? [String: Int]) == ["celebrate": 1])
+            let voted = try await cli.json("post", "vote", pollID, "--option", "1", "--as", "ada@example.com")
+            #expect(voted["my_votes"] as? [Int] == [1] && voted["comment_count"] as? Int == 1)
+        }
+    }
+}

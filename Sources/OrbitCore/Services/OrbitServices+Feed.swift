@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import OrbitPostgres
 
 /// What a new post is.

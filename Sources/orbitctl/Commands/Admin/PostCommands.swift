@@ -1,0 +1,245 @@
+import ArgumentParser
+import Foundation
+import OrbitCore
+
+/// `orbitctl post …`
+struct PostCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "post",
+        abstract: "The feed: posts, comments, reactions and poll votes.",
+        subcommands: [
+            Create.self, List.self, Show.self, Edit.self, Delete.self, Pin.self, Unpin.self, Comment.self, Comments.self, React.self, Vote.self,
+        ]
+    )
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Post to a community's feed.")
+        @OptionGroup var database: DatabaseOptions
+        @Option(help: "Community id.") var community: CommunityID
+        @Option(help: "text, photo, announcement, poll or event_share.") var type = "text"
+        @Option(help: "The text (for a poll: the question).") var content: String?
+        @Option(help: "A poll option; repeat for each (2 to 20).") var option: [String] = []
+        @Flag(help: "Poll: allow choosing several options.") var multiple = false
+        @Option(help: "Poll: when voting closes (RFC 3339).") var closesAt: Timestamp?
+        @Option(help: "event_share: the event shared.") var event: EventID?
+        @Option(help: "photo: a media URL; repeatable.") var media: [String] = []
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            var draft = PostDraft(type: type, content: content, mediaURLs: media, linkedEventID: event)
+            if type == "poll" {
+                guard let content else { throw ValidationError("A poll needs its question in --content.") }
+                draft.poll = Poll(question: content, options: option, allowMultiple: multiple, closesAt: closesAt?.date)
+            }
+            let post = try await withServices(database) { services in
+                try await services.createPost(in: community, draft, as: try await services.resolveUser(actor.actor))
+            }
+            if output.json { return try printJSON(post) }
+            print("Posted \(post.id) (\(post.type)); editable until \(show(post.editableUntil)).")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "A page of a community's feed: pinned first, then newest first.")
+        @OptionGroup var database: DatabaseOptions
+        @Option(help: "Community id.") var community: CommunityID
+        @Option(help: "Posts per page (1 to 100).") var limit = 20
+        @Option(help: "next_cursor of the previous page.") var cursor: String?
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let page = try await withServices(database) { services in
+                try await services.feed(community, limit: limit, cursor: cursor, as: try await services.resolveUser(actor.actor))
+            }
+            if output.json { return try printJSON(page) }
+            printTable(
+                ["ID", "TYPE", "PINNED", "AUTHOR", "COMMENTS", "REACTIONS", "CONTENT"],
+                page.items.map {
+                    [
+                        $0.id.description, $0.type, $0.isPinned ? "yes" : "", $0.authorID.description, String($0.commentCount),
+                        $0.reactionCounts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "),
+                        String(($0.content ?? "").prefix(40)),
+                    ]
+                }
+            )
+            if let next = page.nextCursor { print("More: --cursor \(next)") }
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show a post, with poll results for polls.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Post id.") var post: PostID
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let (found, results) = try await withServices(database) { services in
+                let acting = try await services.resolveUser(actor.actor)
+                let found = try await services.post(post, as: acting)
+                return (found, found.pollData == nil ? nil : try await services.pollResults(post, as: acting))
+            }
+            if output.json { return try printJSON(found) }
+            print("\(found.type) by \(found.authorID) at \(show(found.createdAt)): \(found.content ?? "")")
+            if let poll = found.pollData, let results {
+                for (index, option) in poll.options.enumerated() { print("  [\(index)] \(option): \(results[index])") }
+            }
+        }
+    }
+
+    struct Edit: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Change a post's text (authors within 24 hours; admins any time).")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Post id.") var post: PostID
+        @Option(help: "The new text.") var content: String
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let edited = try await withServices(database) { services in
+                try await services.editPost(post, content: content, as: try await services.resolveUser(actor.actor))
+            }
+            if output.json { return try printJSON(edited) }
+            print("Edited post \(edited.id).")
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a post (authors within 24 hours; admins any time).")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Post id.") var post: PostID
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            try await withServices(database) { services in try await services.deletePost(post, as: try await services.resolveUser(actor.actor)) }
+            if output.json { return try printJSON(DoneOutput(id: post.description, deleted: true)) }
+            print("Deleted post \(post).")
+        }
+    }
+
+    struct Pin: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Pin a post to the top of the feed (admins).")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Post id.") var post: PostID
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let pinned = try await withServices(database) { services in
+                try await services.setPinned(post, true, as: try await services.resolveUser(actor.actor))
+            }
+            if output.json { return try printJSON(pinned) }
+            print("Pinned post \(post).")
+        }
+    }
+
+    struct Unpin: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Unpin a post (admins).")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Post id.") var post: PostID
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let unpinned = try await withServices(database) { services in
+                try await services.setPinned(post, false, as: try await services.resolveUser(actor.actor))
+            }
+            if output.json { return try printJSON(unpinned) }
+            print("Unpinned post \(post).")
+        }
+    }
+
+    struct Comment: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Comment on a post, or reply to a comment with --parent.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Post id.") var post: PostID
+        @Option(help: "The comment.") var content: String
+        @Option(help: "The comment replied to (on the same post).") var parent: CommentID?
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let comment = try await withServices(database) { services in
+                try await services.addComment(to: post, content: content, parent: parent, as: try await services.resolveUser(actor.actor))
+            }
+            if output.json { return try printJSON(comment) }
+            print("Commented \(comment.id) on post \(post).")
+        }
+    }
+
+    struct Comments: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "A post's comments, oldest first.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Post id.") var post: PostID
+        @Option(help: "At most this many (1 to 200).") var limit = 50
+        @Option(help: "Continue after this comment id.") var after: CommentID?
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let comments = try await withServices(database) { services in
+                try await services.comments(on: post, limit: limit, after: after, as: try await services.resolveUser(actor.actor))
+            }
+            if output.json { return try printJSON(comments) }
+            printTable(
+                ["ID", "AUTHOR", "REPLY TO", "WHEN", "CONTENT"],
+                comments.map {
+                    [$0.id.description, $0.authorID.description, $0.parentID?.description ?? "", show($0.createdAt), $0.content ?? "(deleted)"]
+                }
+            )
+        }
+    }
+
+    struct React: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "React to a post (one reaction per user; --remove takes it back).")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Post id.") var post: PostID
+        @Option(help: "like, love, laugh or celebrate.") var type: String?
+        @Flag(help: "Take one's reaction back.") var remove = false
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func validate() throws {
+            if remove == (type != nil) { throw ValidationError("Give either --type or --remove.") }
+        }
+
+        func run() async throws {
+            let updated = try await withServices(database) { services in
+                let acting = try await services.resolveUser(actor.actor)
+                if let type { return try await services.react(to: post, type: type, as: acting) }
+                return try await services.removeReaction(from: post, as: acting)
+            }
+            if output.json { return try printJSON(updated) }
+            print(
+                "Reactions on post \(post): \(updated.reactionCounts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))"
+            )
+        }
+    }
+
+    struct Vote: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Vote on a poll (zero-based option index); --retract takes votes back.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Poll post id.") var post: PostID
+        @Option(help: "The option, zero-based (option_index).") var option: Int?
+        @Flag(help: "Take the vote for --option (or all one's votes) back.") var retract = false
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func validate() throws {
+            if !retract && option == nil { throw ValidationError("Give --option, or --retract.") }
+        }
+
+        func run() async throws {
+            let updated = try await withServices(database) { services in
+                let acting = try await services.resolveUser(actor.actor)
+                if retract { return try await services.retractVote(on: post, option: option, as: acting) }
+                return try await services.vote(on: post, option: option ?? 0, as: acting)
+            }
+            if output.json { return try printJSON(updated) }
+            print("Your votes on post \(post): \(updated.myVotes.map(String.init).joined(separator: ", ")).")
+        }
+    }
+}
