@@ -251,3 +251,31 @@ struct PostCLITests {
         }
     }
 }
+
+@Suite("orbitctl media, end to end")
+struct MediaCLITests {
+    @Test("upload a file, post it as a photo, list, delete")
+    func mediaSession() async throws {
+        try await withTestDatabase { database in
+            let cli = Orbitctl(database: database)
+            let scratch = FileManager.default.temporaryDirectory.appending(path: "orbit-cli-media-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: scratch) }
+            let photo = scratch.appending(path: "goal.png")
+            try Data([0x89, 0x50, 0x4E, 0x47]).write(to: photo)
+            let store = scratch.appending(path: "store").path
+            _ = try await cli.json("user", "create", "--email", "ada@example.com", "--name", "Ada")
+            let community = try #require(try await cli.json("community", "create", "--name", "Tigers", "--as", "ada@example.com")["id"] as? String)
+            let media = try await cli.json("media", "upload", photo.path, "--community", community, "--media-dir", store, "--as", "ada@example.com")
+            let mediaID = try #require(media["id"] as? String)
+            #expect(media["mime_type"] as? String == "image/png" && media["size_bytes"] as? Int == 4)
+            let post = try await cli.json(
+                "post", "create", "--community", community, "--type", "photo", "--media-id", mediaID, "--media-dir", store, "--as", "ada@example.com"
+            )
+            #expect((post["media_urls"] as? [String])?.count == 1)
+            #expect(try await cli.jsonArray("media", "list", "--community", community, "--as", "ada@example.com").count == 1)
+            _ = try await cli.json("media", "delete", mediaID, "--media-dir", store, "--as", "ada@example.com")
+            #expect(((try? FileManager.default.subpathsOfDirectory(atPath: store)) ?? []).filter { $0.hasSuffix(".png") }.isEmpty)
+        }
+    }
+}

@@ -6,17 +6,20 @@ public struct PostDraft: Sendable {
     public var type: String
     public var content: String?
     public var mediaURLs: [String]
+    /// Uploads of the community (photo posts); their URLs are added to `mediaURLs`.
+    public var mediaIDs: [MediaID]
     public var poll: Poll?
     public var linkedEventID: EventID?
     public var isAnnouncement: Bool
 
     public init(
-        type: String = "text", content: String? = nil, mediaURLs: [String] = [], poll: Poll? = nil, linkedEventID: EventID? = nil,
-        isAnnouncement: Bool = false
+        type: String = "text", content: String? = nil, mediaURLs: [String] = [], mediaIDs: [MediaID] = [], poll: Poll? = nil,
+        linkedEventID: EventID? = nil, isAnnouncement: Bool = false
     ) {
         self.type = type
         self.content = content
         self.mediaURLs = mediaURLs
+        self.mediaIDs = mediaIDs
         self.poll = poll
         self.linkedEventID = linkedEventID
         self.isAnnouncement = isAnnouncement
@@ -39,7 +42,8 @@ extension OrbitServices {
         let poll = try draft.poll.map { try $0.validated(now: now()) }
         switch draft.type {
         case "poll" where poll == nil: throw ServiceError.invalidInput(field: "poll_data", reason: "is required for a poll")
-        case "photo" where media.isEmpty: throw ServiceError.invalidInput(field: "media_urls", reason: "must hold the photo's URL")
+        case "photo" where media.isEmpty && draft.mediaIDs.isEmpty:
+            throw ServiceError.invalidInput(field: "media_urls", reason: "must hold the photo's URL")
         case "event_share" where draft.linkedEventID == nil:
             throw ServiceError.invalidInput(field: "linked_event_id", reason: "is required to share an event")
         case "text" where content == nil, "announcement" where content == nil:
@@ -62,6 +66,7 @@ extension OrbitServices {
                 guard event.communityID == community else { throw ServiceError.notFound("Event \(linked) in this community") }
             }
             let mentions = try await mentionedMembers(in: content, community: community, on: connection)
+            let media = media + (try await mediaURLs(draft.mediaIDs, in: community, on: connection))
             let id = PostID.random()
             try await connection.query(
                 """

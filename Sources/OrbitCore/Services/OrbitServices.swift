@@ -13,9 +13,12 @@ public struct OrbitServices: Sendable {
     public let pool: ConnectionPool
     /// The service's clock (time-limited rules such as the 24-hour edit window); tests set it.
     public var now: @Sendable () -> Date
+    /// Where uploads are kept; media operations need it.
+    public var storage: (any MediaStorage)?
 
-    public init(pool: ConnectionPool, now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(pool: ConnectionPool, storage: (any MediaStorage)? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
         self.pool = pool
+        self.storage = storage
         self.now = now
     }
 

@@ -23,17 +23,21 @@ struct PostCommand: AsyncParsableCommand {
         @Option(help: "Poll: when voting closes (RFC 3339).") var closesAt: Timestamp?
         @Option(help: "event_share: the event shared.") var event: EventID?
         @Option(help: "photo: a media URL; repeatable.") var media: [String] = []
+        @Option(help: "photo: an upload of the community (orbitctl media upload); repeatable.") var mediaID: [MediaID] = []
+        @OptionGroup var storage: MediaCommand.StorageOptions
         @OptionGroup var actor: ActorOptions
         @OptionGroup var output: JSONOption
 
         func run() async throws {
-            var draft = PostDraft(type: type, content: content, mediaURLs: media, linkedEventID: event)
+            var draft = PostDraft(type: type, content: content, mediaURLs: media, mediaIDs: mediaID, linkedEventID: event)
             if type == "poll" {
                 guard let content else { throw ValidationError("A poll needs its question in --content.") }
                 draft.poll = Poll(question: content, options: option, allowMultiple: multiple, closesAt: closesAt?.date)
             }
             let post = try await withServices(database) { services in
-                try await services.createPost(in: community, draft, as: try await services.resolveUser(actor.actor))
+                var services = services
+                services.storage = storage.storage
+                return try await services.createPost(in: community, draft, as: try await services.resolveUser(actor.actor))
             }
             if output.json { return try printJSON(post) }
             print("Posted \(post.id) (\(post.type)); editable until \(show(post.editableUntil)).")

@@ -1,0 +1,100 @@
+import ArgumentParser
+import Foundation
+import OrbitCore
+
+/// `orbitctl media …`
+struct MediaCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "media",
+        abstract: "Uploads: store a file for a community, list, delete.",
+        subcommands: [Upload.self, List.self, Delete.self]
+    )
+
+    struct StorageOptions: ParsableArguments {
+        @Option(help: ArgumentHelp("Folder the files are kept in (default: ./.orbit/media).", valueName: "path"))
+        var mediaDir: String = ".orbit/media"
+
+        var storage: LocalDirectoryStorage {
+            LocalDirectoryStorage(root: URL(fileURLWithPath: mediaDir, isDirectory: true).standardizedFileURL)
+        }
+    }
+
+    struct Upload: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Upload a file (images, videos, PDF).")
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var storage: StorageOptions
+        @Option(help: "Community id.") var community: CommunityID
+        @Argument(help: "The file to upload.") var file: String
+        @Option(help: "MIME type, e.g. image/jpeg (default: from the file's extension).") var mimeType: String?
+        @Option(help: "Width in pixels.") var width: Int?
+        @Option(help: "Height in pixels.") var height: Int?
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let url = URL(fileURLWithPath: file)
+            let data: Data
+            do {
+                data = try Data(contentsOf: url)
+            } catch {
+                throw CommandFailure("Cannot read \(file).")
+            }
+            let byExtension = [
+                "jpg": "image/jpeg", "jpeg": "image/jpeg", "png": "image/png", "heic": "image/heic", "gif": "image/gif", "webp": "image/webp",
+                "mp4": "video/mp4", "mov": "video/quicktime", "pdf": "application/pdf",
+            ]
+            guard let mime = mimeType ?? byExtension[url.pathExtension.lowercased()] else {
+                throw CommandFailure("Give --mime-type: the type of \(url.lastPathComponent) is not known from its name.")
+            }
+            let media = try await withServices(database) { services in
+                var services = services
+                services.storage = storage.storage
+                return try await services.uploadMedia(
+                    to: community, filename: url.lastPathComponent, mimeType: mime, data: data, width: width, height: height,
+                    as: try await services.resolveUser(actor.actor)
+                )
+            }
+            if output.json { return try printJSON(media) }
+            print("Uploaded \(media.id) (\(media.type), \(media.sizeBytes) bytes).")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "A community's uploads, newest first.")
+        @OptionGroup var database: DatabaseOptions
+        @Option(help: "Community id.") var community: CommunityID
+        @Option(help: "At most this many (1 to 200).") var limit = 50
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let items = try await withServices(database) { services in
+                try await services.media(of: community, limit: limit, as: try await services.resolveUser(actor.actor))
+            }
+            if output.json { return try printJSON(items) }
+            printTable(
+                ["ID", "TYPE", "FILE", "BYTES", "UPLOADED BY", "WHEN"],
+                items.map { [$0.id.description, $0.type, $0.filename, String($0.sizeBytes), $0.uploadedBy.description, show($0.createdAt)] }
+            )
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete an upload and its file (its uploader or an admin).")
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var storage: StorageOptions
+        @Argument(help: "Media id.") var media: MediaID
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            try await withServices(database) { services in
+                var services = services
+                services.storage = storage.storage
+                try await services.deleteMedia(media, as: try await services.resolveUser(actor.actor))
+            }
+            if output.json { return try printJSON(DoneOutput(id: media.description, deleted: true)) }
+            print("Deleted media \(media).")
+        }
+    }
+}
