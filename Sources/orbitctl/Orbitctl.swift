@@ -13,7 +13,7 @@ struct Orbitctl: AsyncParsableCommand {
         version: OrbitVersion.current,
         subcommands: [
             Migrate.self, Dev.self, UserCommand.self, CommunityCommand.self, InviteCommand.self, FamilyCommand.self, EventCommand.self,
-            PostCommand.self, MediaCommand.self,
+            PostCommand.self, MediaCommand.self, ExpenseCommand.self, SettleCommand.self, BalancesCommand.self, DuesCommand.self,
         ]
     )
 }

@@ -279,3 +279,45 @@ struct MediaCLITests {
         }
     }
 }
+
+@Suite("orbitctl expense, balances, settle and dues, end to end")
+struct FinanceCLITests {
+    @Test("an expense, balances, suggestions and a dues report")
+    func moneySession() async throws {
+        try await withTestDatabase { database in
+            let cli = Orbitctl(database: database)
+            for (email, name) in [("ada@example.com", "Ada"), ("max@example.com", "Max"), ("zoe@example.com", "Zoe")] {
+                _ = try await cli.json("user", "create", "--email", email, "--name", name)
+            }
+            let community = try #require(try await cli.json("community", "create", "--name", "Tigers", "--as", "ada@example.com")["id"] as? String)
+            for email in ["max@example.com", "zoe@example.com"] {
+                _ = try await cli.json("community", "add-member", community, "--user", email, "--as", "ada@example.com")
+            }
+            let expense = try await cli.json(
+                "expense", "add", "--community", community, "--description", "Pizza", "--amount", "10.01", "--paid-by", "ada@example.com",
+                "--split", "equal", "--between", "ada@example.com,max@example.com,zoe@example.com", "--as", "max@example.com"
+            )
+            let splits = try #require(expense["splits"] as? [[String: Any]])
+            #expect(splits.compactMap { $0["amount"] as? Int }.sorted() == [333, 334, 334] && splits.allSatisfy { $0["user_id"] is String })
+            let balances = try await cli.jsonArray("balances", "show", "--community", community, "--as", "zoe@example.com")
+            #expect(balances.compactMap { $0["balance"] as? Int }.reduce(0, +) == 0 && balances.allSatisfy { $0["currency"] as? String == "USD" })
+            let suggestions = try await cli.jsonArray("settle", "suggest", "--community", community, "--as", "zoe@example.com")
+            #expect(
+                suggestions.count == 2 && suggestions.allSatisfy { $0["from_user_id"] is String && $0["to_user_id"] is String && $0["amount"] is Int }
+            )
+
+            let dues = try await cli.json(
+                "dues", "create", "--community", community, "--name", "Season", "--amount", "50.00", "--due-date", "2099-06-30", "--as",
+                "ada@example.com"
+            )
+            #expect(dues["amount"] as? Int == 5000 && dues["currency"] as? String == "USD")
+            let duesID = try #require(dues["id"] as? String)
+            _ = try await cli.json(
+                "dues", "pay", duesID, "--user", "max@example.com", "--amount", "20.00", "--method", "cash", "--as", "ada@example.com")
+            let report = try await cli.jsonArray("dues", "report", duesID, "--as", "zoe@example.com")
+            #expect(report.count == 3)
+            #expect(report.compactMap { $0["status"] as? String }.sorted() == ["partial", "unpaid", "unpaid"])
+            #expect(report.allSatisfy { $0["amount_due"] as? Int == 5000 && $0["outstanding"] is Int && $0["overdue"] as? Bool == false })
+        }
+    }
+}

@@ -1,0 +1,412 @@
+import ArgumentParser
+import Foundation
+import OrbitCore
+
+/// Parses `--between USER,USER` and `--parts USER=VALUE,…` (users by id or email).
+private func resolveUsers(_ list: String, _ services: OrbitServices) async throws -> [UserID] {
+    var users: [UserID] = []
+    for reference in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !reference.isEmpty {
+        users.append(try await services.resolveUser(reference))
+    }
+    return users
+}
+
+private func resolveParts(_ list: String, _ services: OrbitServices) async throws -> [UserID: String] {
+    var parts: [UserID: String] = [:]
+    for item in list.split(separator: ",") {
+        let pair = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard pair.count == 2 else { throw CommandFailure("--parts takes USER=VALUE pairs separated by commas (got \"\(item)\").") }
+        parts[try await services.resolveUser(pair[0])] = pair[1]
+    }
+    return parts
+}
+
+/// `orbitctl expense …`
+struct ExpenseCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "expense",
+        abstract: "Shared expenses and how they are split.",
+        subcommands: [Add.self, List.self, Show.self, Update.self, Delete.self]
+    )
+
+    struct SplitOptions: ParsableArguments {
+        @Option(help: "equal, exact, percent or shares.") var split: String?
+        @Option(help: "equal: who shares it (ids or emails, comma-separated; default: every member).") var between: String?
+        @Option(help: "exact/percent/shares: USER=VALUE,… (amounts like 12.50, percentages like 33.33, whole-number shares).")
+        var parts: String?
+
+        func request(_ services: OrbitServices, community: CommunityID, as actor: UserID) async throws -> SplitRequest? {
+            switch split {
+            case nil: return nil
+            case "equal":
+                if let between { return .equal(try await resolveUsers(between, services)) }
+                return .equal(try await services.members(of: community, as: actor).map(\.userID))
+            case "exact", "percent", "shares":
+                guard let parts else { throw CommandFailure("--split \(split ?? "") needs --parts USER=VALUE,….") }
+                let resolved = try await resolveParts(parts, services)
+                if split == "exact" { return .exact(resolved) }
+                if split == "percent" { return .percent(resolved) }
+                var weights: [UserID: Int64] = [:]
+                for (user, text) in resolved {
+                    guard let weight = Int64(text) else { throw CommandFailure("Shares must be whole numbers (got \(text)).") }
+                    weights[user] = weight
+                }
+                return .shares(weights)
+            case let other?:
+                throw CommandFailure("--split must be equal, exact, percent or shares (got \(other)).")
+            }
+        }
+    }
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add an expense paid by one member and split among members.")
+        @OptionGroup var database: DatabaseOptions
+        @Option(help: "Community id.") var community: CommunityID
+        @Option(help: "What it was for.") var description: String
+        @Option(help: "Total, in the currency's units (30.00).") var amount: String
+        @Option(help: "ISO 4217 code.") var currency = "USD"
+        @Option(help: "Who paid (id or email).") var paidBy: String
+        @OptionGroup var split: SplitOptions
+        @Option(help: "equipment, food, travel, dues or other.") var category = "other"
+        @Option(help: "When it was spent (YYYY-MM-DD; default today).") var date: String?
+        @Option(help: "Receipt image URL.") var receiptURL: String?
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let expense = try await withServices(database) { services in
+                let acting = try await services.resolveUser(actor.actor)
+                var request = try await split.request(services, community: community, as: acting)
+                if request == nil { request = .equal(try await services.members(of: community, as: acting).map(\.userID)) }
+                return try await services.addExpense(
+                    in: community, description: description, amount: amount, currency: currency, paidBy: try await services.resolveUser(paidBy),
+                    split: request ?? .equal([]), date: date, category: category, receiptURL: receiptURL, as: acting
+                )
+            }
+            if output.json { return try printJSON(expense) }
+            print(
+                "Added expense \(expense.id): \(Money(minorUnits: expense.totalAmount, currency: Currency(expense.currency) ?? .usd)) split \(expense.splits.count) ways."
+            )
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "A community's expenses and settlements, newest first.")
+        @OptionGroup var database: DatabaseOptions
+        @Option(help: "Community id.") var community: CommunityID
+        @Option(help: "At most this many.") var limit = 50
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let expenses = try await withServices(database) { services in
+                try await services.expenses(in: community, limit: limit, as: try await services.resolveUser(actor.actor))
+            }
+            if output.json { return try printJSON(expenses) }
+            printTable(
+                ["ID", "DATE", "TYPE", "DESCRIPTION", "AMOUNT", "PAID BY"],
+                expenses.map {
+                    [
+                        $0.id.description, $0.transactionDate, $0.type, $0.description,
+                        Money(minorUnits: $0.totalAmount, currency: Currency($0.currency) ?? .usd).description, $0.paidBy.description,
+                    ]
+                }
+            )
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "An expense with its splits.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Expense id.") var expense: TransactionID
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let found = try await withServices(database) { services in
+                try await services.expense(expense, as: try await services.resolveUser(actor.actor))
+            }
+            if output.json { return try printJSON(found) }
+            let currency = Currency(found.currency) ?? .usd
+            print("\(found.description): \(Money(minorUnits: found.totalAmount, currency: currency)) paid by \(found.paidBy)")
+            printTable(
+                ["USER", "AMOUNT", "SETTLED"],
+                found.splits.map {
+                    [$0.userID.description, Money(minorUnits: $0.amount, currency: currency).decimalString, $0.isSettled ? "yes" : ""]
+                }
+            )
+        }
+    }
+
+    struct Update: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change an expense (its creator or an admin); a new amount or split replaces the splits.",
+            discussion: "A new --amount without --split splits the new total equally among the same people."
+        )
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Expense id.") var expense: TransactionID
+        @Option(help: "New description.") var description: String?
+        @Option(help: "New total.") var amount: String?
+        @Option(help: "New category.") var category: String?
+        @OptionGroup var split: SplitOptions
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let updated = try await withServices(database) { services in
+                let acting = try await services.resolveUser(actor.actor)
+                let current = try await services.expense(expense, as: acting)
+                let request = try await split.request(services, community: current.communityID, as: acting)
+                return try await services.updateExpense(
+                    expense, description: description, amount: amount, split: request, category: category, as: acting)
+            }
+            if output.json { return try printJSON(updated) }
+            print("Updated expense \(updated.id).")
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete an expense; it no longer counts in balances.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Expense id.") var expense: TransactionID
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            try await withServices(database) { services in try await services.deleteExpense(expense, as: try await services.resolveUser(actor.actor))
+            }
+            if output.json { return try printJSON(DoneOutput(id: expense.description, deleted: true)) }
+            print("Deleted expense \(expense).")
+        }
+    }
+}
+
+/// `orbitctl settle …`
+struct SettleCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "settle",
+        abstract: "Record settlements and suggest the payments that clear balances.",
+        subcommands: [Record.self, Suggest.self]
+    )
+
+    struct Record: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Record that one member paid another.")
+        @OptionGroup var database: DatabaseOptions
+        @Option(help: "Community id.") var community: CommunityID
+        @Option(help: "Who paid (id or email).") var from: String
+        @Option(help: "Who was paid (id or email).") var to: String
+        @Option(help: "Amount (20.00).") var amount: String
+        @Option(help: "ISO 4217 code.") var currency = "USD"
+        @Option(help: "How (cash, venmo, …).") var method: String?
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let settlement = try await withServices(database) { services in
+                try await services.recordSettlement(
+                    in: community, from: try await services.resolveUser(from), to: try await services.resolveUser(to), amount: amount,
+                    currency: currency, method: method, as: try await services.resolveUser(actor.actor)
+                )
+            }
+            if output.json { return try printJSON(settlement) }
+            print("Recorded settlement \(settlement.id).")
+        }
+    }
+
+    struct Suggest: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The fewest payments that clear the community's balances.")
+        @OptionGroup var database: DatabaseOptions
+        @Option(help: "Community id.") var community: CommunityID
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let payments = try await withServices(database) { services in
+                try await services.settleUpSuggestions(in: community, as: try await services.resolveUser(actor.actor))
+            }
+            if output.json { return try printJSON(payments) }
+            printTable(
+                ["FROM", "TO", "AMOUNT"],
+                payments.map {
+                    [$0.from.description, $0.to.description, Money(minorUnits: $0.amount, currency: Currency($0.currency) ?? .usd).description]
+                }
+            )
+        }
+    }
+}
+
+/// `orbitctl balances …`
+struct BalancesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "balances",
+        abstract: "Who owes whom.",
+        subcommands: [Show.self, Refresh.self]
+    )
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Balances per member and currency (positive = is owed).")
+        @OptionGroup var database: DatabaseOptions
+        @Option(help: "Community id.") var community: CommunityID
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let balances = try await withServices(database) { services in
+                try await services.balances(in: community, as: try await services.resolveUser(actor.actor))
+            }
+            if output.json { return try printJSON(balances) }
+            printTable(
+                ["USER", "BALANCE"],
+                balances.map { [$0.userID.description, Money(minorUnits: $0.balance, currency: Currency($0.currency) ?? .usd).description] }
+            )
+        }
+    }
+
+    struct Refresh: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Refresh the materialized balances snapshot, concurrently (operator).")
+        @OptionGroup var database: DatabaseOptions
+
+        func run() async throws {
+            let duration = try await withServices(database) { try await $0.refreshBalancesSnapshot() }
+            print("Refreshed the balances snapshot in \(duration.wholeMilliseconds) ms.")
+        }
+    }
+}
+
+/// `orbitctl dues …`
+struct DuesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dues",
+        abstract: "Dues a community collects, and their payments.",
+        subcommands: [Create.self, List.self, Show.self, Pay.self, Report.self, Deactivate.self]
+    )
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Set up dues (admins).")
+        @OptionGroup var database: DatabaseOptions
+        @Option(help: "Community id.") var community: CommunityID
+        @Option(help: "Name, e.g. \"2026 Season Dues\".") var name: String
+        @Option(help: "Amount per member (50.00).") var amount: String
+        @Option(help: "ISO 4217 code.") var currency = "USD"
+        @Option(help: "Due date, YYYY-MM-DD.") var dueDate: String
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let dues = try await withServices(database) { services in
+                try await services.createDues(
+                    in: community, name: name, amount: amount, currency: currency, dueDate: dueDate, as: try await services.resolveUser(actor.actor)
+                )
+            }
+            if output.json { return try printJSON(dues) }
+            print("Created dues \(dues.id): \(Money(minorUnits: dues.amount, currency: Currency(dues.currency) ?? .usd)) due \(dues.dueDate).")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "A community's dues.")
+        @OptionGroup var database: DatabaseOptions
+        @Option(help: "Community id.") var community: CommunityID
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let list = try await withServices(database) { services in
+                try await services.dues(in: community, as: try await services.resolveUser(actor.actor))
+            }
+            if output.json { return try printJSON(list) }
+            printTable(
+                ["ID", "NAME", "AMOUNT", "DUE", "ACTIVE"],
+                list.map {
+                    [
+                        $0.id.description, $0.name, Money(minorUnits: $0.amount, currency: Currency($0.currency) ?? .usd).description, $0.dueDate,
+                        $0.isActive ? "yes" : "no",
+                    ]
+                }
+            )
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show dues.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Dues id.") var dues: DuesID
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let found = try await withServices(database) { services in try await services.dues(dues, as: try await services.resolveUser(actor.actor))
+            }
+            if output.json { return try printJSON(found) }
+            print(
+                "\(found.name): \(Money(minorUnits: found.amount, currency: Currency(found.currency) ?? .usd)) due \(found.dueDate)\(found.isActive ? "" : " (inactive)")"
+            )
+        }
+    }
+
+    struct Pay: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Record a payment (admins); partial payments allowed, never more than owed.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Dues id.") var dues: DuesID
+        @Option(help: "Who paid (id or email).") var user: String
+        @Option(help: "Amount (20.00).") var amount: String
+        @Option(help: "How (cash, transfer, …).") var method: String?
+        @Option(help: "A note.") var note: String?
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let payment = try await withServices(database) { services in
+                try await services.payDues(
+                    dues, user: try await services.resolveUser(user), amount: amount, method: method, note: note,
+                    as: try await services.resolveUser(actor.actor)
+                )
+            }
+            if output.json { return try printJSON(payment) }
+            print("Recorded \(Money(minorUnits: payment.amountPaid, currency: Currency(payment.currency) ?? .usd)) from \(payment.userID).")
+        }
+    }
+
+    struct Report: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Each member: due, paid, outstanding, status, overdue.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Dues id.") var dues: DuesID
+        @OptionGroup var actor: OptionalActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let report = try await withServices(database) { services in
+                try await services.duesReport(dues, as: try await actor.actor.asyncMap { try await services.resolveUser($0) })
+            }
+            if output.json { return try printJSON(report) }
+            printTable(
+                ["USER", "DUE", "PAID", "OUTSTANDING", "STATUS", "OVERDUE"],
+                report.map {
+                    let currency = Currency($0.currency) ?? .usd
+                    return [
+                        $0.userID.description, Money(minorUnits: $0.amountDue, currency: currency).decimalString,
+                        Money(minorUnits: $0.amountPaid, currency: currency).decimalString,
+                        Money(minorUnits: $0.outstanding, currency: currency).decimalString,
+                        $0.status, $0.overdue ? "yes" : "",
+                    ]
+                }
+            )
+        }
+    }
+
+    struct Deactivate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Stop collecting dues (admins).")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Dues id.") var dues: DuesID
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let updated = try await withServices(database) { services in
+                try await services.deactivateDues(dues, as: try await services.resolveUser(actor.actor))
+            }
+            if output.json { return try printJSON(updated) }
+            print("Dues \(updated.id) no longer active.")
+        }
+    }
+}
