@@ -149,7 +149,10 @@ public struct Migrator: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         let statements = SQLScript(file.contents).statements
-        try await connection.withTransaction { connection in
+        // A file that must read one consistent snapshot throughout says so in a comment line.
+        let isolation: TransactionOptions.IsolationLevel? =
+            file.contents.contains("-- orbit:isolation repeatable-read") ? .repeatableRead : nil
+        try await connection.withTransaction(TransactionOptions(isolation: isolation)) { connection in
             for statement in statements {
                 do {
                     try await connection.executeScript(statement.text)

@@ -125,7 +125,17 @@ struct PgbenchRunner {
     }
 
     func run(_ script: Script) async throws -> WorkloadResult {
-        let file = "\(scriptDirectory)/\(script == .pointSelect ? "w1" : "w3").sql"
+        try await run(file: "\(scriptDirectory)/\(script == .pointSelect ? "w1" : "w3").sql", workload: script.rawValue)
+    }
+
+    /// Runs pgbench on a script of one's own (`-M prepared`, 1 client).
+    func run(sql: String, workload: String) async throws -> WorkloadResult {
+        let file = "\(scriptDirectory)/\(workload).sql"
+        try sql.write(toFile: file, atomically: true, encoding: .utf8)
+        return try await run(file: file, workload: workload)
+    }
+
+    private func run(file: String, workload: String) async throws -> WorkloadResult {
         let cpuBefore = cpuSeconds(children: true)
         let output = try await Subprocess.run(
             executable,
@@ -138,7 +148,7 @@ struct PgbenchRunner {
         else { throw ValidationError("could not read pgbench's output:\n\(output.output)") }
         return WorkloadResult(
             client: "pgbench",
-            workload: script.rawValue,
+            workload: workload,
             count: Int(count),
             seconds: count / tps,
             cpuMicrosecondsPerOp: cpu * 1e6 / count

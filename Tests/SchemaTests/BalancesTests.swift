@@ -112,8 +112,8 @@ struct BalancesTests {
         }
     }
 
-    @Test("the materialized snapshot refreshes CONCURRENTLY as orbit_admin and then equals balances")
-    func snapshotRefresh() async throws {
+    @Test("balances are the snapshot plus the journal: exact before and after a recorded refresh, never counted twice")
+    func snapshotPlusJournal() async throws {
         try await withTestDatabase { database in
             try await database.seeding { seed, connection in
                 let a = try await seed.user("a")
@@ -121,21 +121,36 @@ struct BalancesTests {
                 let community = try await seed.community("A", creator: a)
                 try await seed.member(community, b)
                 try await seed.expense(community, paidBy: a, total: 1000, splits: [(a, 500), (b, 500)])
-                let (live, snapshot) = try await connection.withTransaction { connection in
-                    try await connection.query("SET LOCAL ROLE orbit_admin")
-                    try await connection.query("REFRESH MATERIALIZED VIEW orbit_private.balances_snapshot")
-                    let live = try await connection.query("SELECT user_id, balance FROM balances ORDER BY user_id").map {
-                        try $0.decode((UUID, Int64).self)
-                    }
-                    let snapshot = try await connection.query("SELECT user_id, balance FROM orbit_private.balances_snapshot ORDER BY user_id")
-                        .map { try $0.decode((UUID, Int64).self) }
-                    return (live, snapshot)
+                func balances() async throws -> [Int64] {
+                    try await connection.query("SELECT balance FROM balances WHERE community_id = \(community) ORDER BY balance")
+                        .map { try $0.decode("balance", as: Int64.self) }
                 }
-                #expect(live.map(\.0) == snapshot.map(\.0) && live.map(\.1) == snapshot.map(\.1))
-                #expect(live.count == 2)
-                // CONCURRENTLY, which needs the unique index, while readers keep reading the old snapshot.
-                try await connection.executeScript(
-                    "SET ROLE orbit_admin; REFRESH MATERIALIZED VIEW CONCURRENTLY orbit_private.balances_snapshot; RESET ROLE")
+                // The expense is in the journal (the template's snapshot predates it).
+                #expect(try await balances() == [-500, 500])
+                // A refresh as the service does it: one REPEATABLE READ transaction that
+                // refreshes CONCURRENTLY and records its snapshot; then the journal is pruned.
+                try await connection.withTransaction(TransactionOptions(isolation: .repeatableRead, localSettings: ["role": "orbit_admin"])) {
+                    connection in
+                    try await connection.executeScript("REFRESH MATERIALIZED VIEW CONCURRENTLY orbit_private.balances_snapshot")
+                    try await connection.query(
+                        "UPDATE orbit_private.balance_snapshot_state SET snapshot = pg_current_snapshot(), refreshed_at = now()")
+                }
+                #expect(try await balances() == [-500, 500])
+                let pruned = try await connection.query(
+                    """
+                    DELETE FROM orbit_private.balance_journal j USING orbit_private.balance_snapshot_state state
+                    WHERE pg_visible_in_snapshot(j.xid, state.snapshot)
+                    """
+                ).affectedRows
+                #expect(pruned == 4)
+                #expect(try await balances() == [-500, 500])
+                let snapshot = try await connection.query(
+                    "SELECT balance FROM orbit_private.balances_snapshot WHERE community_id = \(community) ORDER BY balance"
+                ).map { try $0.decode("balance", as: Int64.self) }
+                #expect(snapshot == [-500, 500])
+                // After the refresh, a change goes to the journal again.
+                try await seed.expense(community, paidBy: b, total: 300, splits: [(a, 300)])
+                #expect(try await balances() == [-200, 200])
             }
         }
     }

@@ -255,18 +255,44 @@ extension OrbitServices {
         return SettleUp.payments(balances.map { (user: $0.userID, currency: $0.currency, balance: $0.balance) })
     }
 
-    /// Operator: refreshes the materialized balances snapshot without blocking readers.
+    /// Operator: refreshes the materialized balances snapshot without blocking readers, records
+    /// the MVCC snapshot it was computed with, and prunes the journal entries it now contains.
+    /// Refreshes run one at a time (an advisory lock taken before the snapshot).
     public func refreshBalancesSnapshot() async throws -> Duration {
         let clock = ContinuousClock()
         let start = clock.now
-        try await mappingOperator { connection in
-            try await connection.executeScript(
-                "SET ROLE orbit_admin; REFRESH MATERIALIZED VIEW CONCURRENTLY orbit_private.balances_snapshot; RESET ROLE")
+        try await pool.withConnection { connection in
+            try await connection.query("SELECT pg_advisory_lock(\(Self.refreshLockKey))")
+            do {
+                try await connection.withTransaction(TransactionOptions(isolation: .repeatableRead, localSettings: ["role": "orbit_admin"])) {
+                    connection in
+                    // The first statement fixes the transaction's snapshot; REFRESH computes with it.
+                    let snapshot: String = try await connection.query("SELECT pg_current_snapshot()::text AS s").single().decode("s")
+                    try await connection.executeScript("REFRESH MATERIALIZED VIEW CONCURRENTLY orbit_private.balances_snapshot")
+                    try await connection.query(
+                        """
+                        INSERT INTO orbit_private.balance_snapshot_state (singleton, snapshot, refreshed_at) VALUES (true, \(snapshot)::pg_snapshot, now())
+                        ON CONFLICT (singleton) DO UPDATE SET snapshot = excluded.snapshot, refreshed_at = excluded.refreshed_at
+                        """
+                    )
+                }
+                try await connection.withTransaction(TransactionOptions(localSettings: ["role": "orbit_admin"])) { connection in
+                    try await connection.query(
+                        """
+                        DELETE FROM orbit_private.balance_journal j USING orbit_private.balance_snapshot_state state
+                        WHERE pg_visible_in_snapshot(j.xid, state.snapshot)
+                        """
+                    )
+                }
+                try await connection.query("SELECT pg_advisory_unlock(\(Self.refreshLockKey))")
+            } catch {
+                // Closing the session would release it too; do not leave it to that.
+                _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.refreshLockKey))")
+                throw error
+            }
         }
         return clock.now - start
     }
 
-    private func mappingOperator(_ body: (PostgresConnection) async throws -> Void) async throws {
-        try await pool.withConnection { try await body($0) }
-    }
+    static let refreshLockKey: Int64 = 0x6F72_6269_7462_616C
 }

@@ -1,0 +1,184 @@
+import ArgumentParser
+import Foundation
+import Logging
+import OrbitCore
+import OrbitMigrations
+import OrbitPostgres
+
+/// `orbit-bench money`: balances of a community with 100,000 transactions and 1,000,000 splits
+/// (live view vs materialized snapshot, and the refresh), and adding an expense with 10 splits,
+/// against pgbench running the same SQL (issue 8).
+struct MoneyBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "money",
+        abstract: "Balances read and refresh times on 100,000 transactions; expense inserts per second vs pgbench."
+    )
+
+    @Option(help: "Server to use (a superuser). Default: a throwaway local cluster.") var databaseURL: String?
+    @Option(help: "Transactions in the community.") var transactions = 100_000
+    @Option(help: "Splits per transaction.") var splits = 10
+    @Option(help: "Members of the community.") var members = 50
+    @Option(help: "Balance reads to time.") var reads = 20
+    @Option(help: "Seconds per insert run (ours and pgbench's).") var seconds = 10
+
+    func run() async throws {
+        let server = try await BenchmarkServer.start(databaseURL: databaseURL)
+        do {
+            try await measure(server)
+        } catch {
+            try? await server.stop()
+            throw error
+        }
+        try await server.stop()
+    }
+
+    private func measure(_ server: BenchmarkServer) async throws {
+        var quiet = Logger(label: "orbit.migrate")
+        quiet.logLevel = .warning
+        try await Migrator(configuration: server.configuration, catalog: try MigrationCatalog.embedded(), logger: quiet).migrate()
+        let pool = ConnectionPool(configuration: server.configuration, options: .init(maxConnections: 2))
+        let services = OrbitServices(pool: pool)
+        let actor = try await services.createUser(email: "bench@example.com", displayName: "Bench").id
+        let community = try await services.createCommunity(name: "Money club", as: actor).id
+        let clock = ContinuousClock()
+        let loadStart = clock.now
+        let people = try await fill(community, actor: actor, server.configuration)
+        print(
+            "Data: \(transactions) transactions, \(transactions * splits) splits, \(members) members (loaded in \(Int((clock.now - loadStart).seconds)) s)"
+        )
+
+        // Reads.
+        func median(_ body: () async throws -> Void) async throws -> Double {
+            var samples: [Double] = []
+            for _ in 0..<reads {
+                let start = clock.now
+                try await body()
+                samples.append((clock.now - start).seconds * 1000)
+            }
+            return samples.sorted()[samples.count / 2]
+        }
+        // The alternative: aggregating the ledger lines on every read (what `balances` was before).
+        let plain = try await median {
+            try await pool.withTransaction(TransactionOptions(localSettings: ["role": "orbit_app", "app.current_user_id": actor.description])) {
+                connection in
+                _ = try await connection.query(
+                    """
+                    SELECT user_id, currency, sum(amount)::bigint AS balance FROM orbit.balance_entries
+                    WHERE community_id = \(community) GROUP BY user_id, currency
+                    """
+                )
+            }
+        }
+        let firstRefresh = clock.now
+        _ = try await services.refreshBalancesSnapshot()
+        let firstRefreshMs = (clock.now - firstRefresh).seconds * 1000
+        let snapshotOnly = try await median { _ = try await services.balances(in: community, as: actor) }
+        // 1,000 expenses (10,000 splits, 20,000 journal rows) since the snapshot.
+        for _ in 0..<1000 {
+            _ = try await services.addExpense(
+                in: community, description: "since", amount: "10.00", paidBy: actor, split: .equal(Array(people.prefix(splits)).map(UserID.init)),
+                as: actor)
+        }
+        let withDelta = try await median { _ = try await services.balances(in: community, as: actor) }
+        let refreshConcurrent = try await median { _ = try await services.refreshBalancesSnapshot() }
+        print("")
+        print("| balances of one community (\(transactions) transactions, \(transactions * splits) splits) | median ms |")
+        print("|---|---|")
+        print("| plain aggregate of the ledger, as orbit_app | \(format(plain, 1)) |")
+        print("| snapshot + empty journal | \(format(snapshotOnly, 2)) |")
+        print("| snapshot + journal of 1,000 expenses since | \(format(withDelta, 2)) |")
+        print("| first refresh CONCURRENTLY (after the bulk load) | \(format(firstRefreshMs, 0)) |")
+        print("| refresh CONCURRENTLY + journal pruning | \(format(refreshConcurrent, 0)) |")
+        try await pool.withTransaction(TransactionOptions(localSettings: ["role": "orbit_app", "app.current_user_id": actor.description])) {
+            connection in
+            print("\nPlan of a balances read after the refresh, as orbit_app:")
+            for row in try await connection.query(
+                "EXPLAIN (ANALYZE, COSTS OFF, TIMING ON, SUMMARY ON) SELECT user_id, currency, balance FROM balances WHERE community_id = \(community) AND balance <> 0"
+            ) { print("  " + String(try row.decode(0, as: String.self).prefix(160))) }
+        }
+
+        // Writes: one expense with 10 splits per transaction, as a request of the acting user.
+        let between = Array(people.prefix(splits))
+        let userArray = "ARRAY[" + between.map { "'\($0)'" }.joined(separator: ",") + "]::uuid[]"
+        let script = """
+            BEGIN;
+            SELECT set_config('role', 'orbit_app', true), set_config('app.current_user_id', '\(actor)', true);
+            WITH t AS (INSERT INTO transactions (community_id, created_by, type, description, total_amount, currency, paid_by, transaction_date)
+                       VALUES ('\(community)', '\(actor)', 'expense', 'bench', \(100 * splits), 'USD', '\(actor)', current_date) RETURNING id)
+            INSERT INTO splits (transaction_id, user_id, amount) SELECT t.id, u, 100 FROM t, unnest(\(userArray)) AS u;
+            COMMIT;
+
+            """
+        let ours = try await pool.withConnection { connection in
+            let deadline = clock.now + .seconds(seconds)
+            var count = 0
+            let start = clock.now
+            let options = TransactionOptions(localSettings: ["role": "orbit_app", "app.current_user_id": actor.description])
+            while clock.now < deadline {
+                try await connection.withTransaction(options) { connection in
+                    try await connection.query(
+                        """
+                        WITH t AS (INSERT INTO transactions (community_id, created_by, type, description, total_amount, currency, paid_by, transaction_date)
+                                   VALUES (\(community), \(actor), 'expense', 'bench', \(100 * splits), 'USD', \(actor), current_date) RETURNING id)
+                        INSERT INTO splits (transaction_id, user_id, amount) SELECT t.id, u, 100 FROM t, unnest(\(between)) AS u
+                        """
+                    )
+                }
+                count += 1
+            }
+            return Double(count) / (clock.now - start).seconds
+        }
+        var serviceCount = 0
+        let serviceStart = clock.now
+        while clock.now < serviceStart + .seconds(seconds) {
+            _ = try await services.addExpense(
+                in: community, description: "bench", amount: "10.00", paidBy: actor, split: .equal(between.map(UserID.init)), as: actor
+            )
+            serviceCount += 1
+        }
+        let service = Double(serviceCount) / (clock.now - serviceStart).seconds
+        let pgbench = try PgbenchRunner(server: server, seconds: seconds)
+        let theirs = try await pgbench.run(sql: script, workload: "expense10").opsPerSecond
+        print("")
+        print("RESULT client=orbitcove workload=expense10_sql ops_per_sec=\(format(ours, 1))")
+        print("RESULT client=orbitcove workload=expense10_service ops_per_sec=\(format(service, 1))")
+        print("RESULT client=pgbench workload=expense10_sql ops_per_sec=\(format(theirs, 1))")
+        print(
+            "Same SQL: OrbitCove / pgbench = \(format(ours / theirs, 2))x; full service (checks, splitting, reading back) / pgbench = \(format(service / theirs, 2))x"
+        )
+        await pool.close()
+    }
+
+    /// Members, then transactions and splits in bulk with triggers off (their checks hold by
+    /// construction: splits add up, everyone is a member).
+    private func fill(_ community: CommunityID, actor: UserID, _ configuration: PostgresConfiguration) async throws -> [UUID] {
+        try await PostgresConnection.withConnection(configuration) { connection in
+            try await connection.query(
+                "INSERT INTO users (apple_id, email, display_name) SELECT 'money-' || i, 'money' || i || '@example.com', 'M' || i FROM generate_series(1, \(members - 1)) AS i"
+            )
+            try await connection.query("INSERT INTO members (community_id, user_id) SELECT \(community), id FROM users WHERE apple_id LIKE 'money-%'")
+            let people = try await connection.query("SELECT user_id FROM members WHERE community_id = \(community) ORDER BY user_id")
+                .map { try $0.decode("user_id", as: UUID.self) }
+            try await connection.executeScript("SET session_replication_role = replica")
+            try await connection.query(
+                """
+                WITH people AS (SELECT array_agg(user_id ORDER BY user_id) AS ids FROM members WHERE community_id = \(community)),
+                     t AS (
+                        INSERT INTO transactions (community_id, created_by, type, description, total_amount, currency, paid_by, transaction_date)
+                        SELECT \(community), people.ids[i % array_length(people.ids, 1) + 1], 'expense', 'Expense ' || i, \(100 * splits),
+                            CASE WHEN i % 10 = 0 THEN 'EUR' ELSE 'USD' END, people.ids[i % array_length(people.ids, 1) + 1], current_date
+                        FROM generate_series(1, \(transactions)) AS i, people
+                        RETURNING id, paid_by
+                     ),
+                     numbered AS (SELECT id, row_number() OVER (ORDER BY id) AS n FROM t)
+                INSERT INTO splits (transaction_id, user_id, amount, community_id)
+                SELECT numbered.id, people.ids[(numbered.n + k) % array_length(people.ids, 1) + 1], 100, \(community)
+                FROM numbered CROSS JOIN generate_series(0, \(splits - 1)) AS k, people
+                """
+            )
+            try await connection.executeScript("SET session_replication_role = DEFAULT")
+            try await connection.executeScript("VACUUM ANALYZE")
+            return people
+        }
+    }
+}
