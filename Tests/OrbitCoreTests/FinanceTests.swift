@@ -59,6 +59,19 @@ struct FinanceTests {
                 )
             }
             #expect(wrong?.code == .invalidInput)
+            let outsider = await serviceError {
+                try await services.addExpense(
+                    in: cast.community, description: "X", amount: "1.00", paidBy: cast.outsider, split: .equal([cast.outsider]), as: cast.outsider
+                )
+            }
+            #expect(outsider?.code == .notFound)
+            let strangerInSplit = await serviceError {
+                try await services.addExpense(
+                    in: cast.community, description: "X", amount: "1.00", paidBy: cast.admin, split: .equal([cast.admin, cast.outsider]),
+                    as: cast.admin
+                )
+            }
+            #expect(strangerInSplit?.code == .invalidInput)
 
             let edited = try await services.updateExpense(exact.id, amount: "31.00", split: .equal([cast.admin, cast.member]), as: cast.member)
             #expect(edited.totalAmount == 3100 && edited.splits.map(\.amount) == [1550, 1550])
