@@ -1,0 +1,110 @@
+import ArgumentParser
+import Foundation
+import OrbitCore
+
+/// `--now`: the time the jobs act as of (tests, catching up); default the clock.
+struct ClockOptions: ParsableArguments {
+    @Option(help: "Act as if it were this time (RFC 3339).") var now: Timestamp?
+
+    func apply(to services: OrbitServices) -> OrbitServices {
+        guard let now else { return services }
+        var copy = services
+        let date = now.date
+        copy.now = { date }
+        return copy
+    }
+}
+
+/// `orbitctl retention run`
+struct RetentionCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "retention",
+        abstract: "Hard-delete what the retention policies no longer keep.",
+        subcommands: [Run.self]
+    )
+
+    struct Run: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run the retention policies once (operator).",
+            discussion: """
+                Deleted posts after 30 days, notifications after 90, expired invites after 7, revoked or expired refresh tokens
+                after 30, audit log rows after 2 years, deleted communities after 30 days with all their data. In batches, one
+                transaction each; a second run started meanwhile does nothing.
+                """
+        )
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var clock: ClockOptions
+        @Flag(help: "Report what would be deleted, delete nothing.") var dryRun = false
+        @Option(help: "Rows per transaction.") var batchSize = 1000
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let report = try await withServices(database) { try await clock.apply(to: $0).runRetention(dryRun: dryRun, batchSize: batchSize) }
+            if output.json { return try printJSON(report) }
+            guard report.ran else { return print("Another retention run is in progress; nothing done.") }
+            print(dryRun ? "Would delete:" : "Deleted:")
+            printTable(["TABLE", "ROWS"], report.counts.sorted { $0.key < $1.key }.map { [$0.key, String($0.value)] })
+        }
+    }
+}
+
+/// `orbitctl jobs run`
+struct JobsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "jobs",
+        abstract: "Scheduled jobs, run once (operators and tests).",
+        subcommands: [Run.self]
+    )
+
+    struct Run: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete accounts whose grace period is over, then apply retention.")
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var clock: ClockOptions
+
+        func run() async throws {
+            let (accounts, retention) = try await withServices(database) { services in
+                let services = clock.apply(to: services)
+                return (try await services.deleteDueAccounts(), try await services.runRetention())
+            }
+            print("Accounts deleted: \(accounts.deleted)\(accounts.skipped > 0 ? ", skipped (now last admin somewhere): \(accounts.skipped)" : "").")
+            print(
+                "Retention: "
+                    + retention.counts.filter { $0.value > 0 }.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        }
+    }
+}
+
+/// `orbitctl account …`
+struct AccountCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "account",
+        abstract: "Account deletion: request (7-day grace period) or cancel.",
+        subcommands: [Delete.self, CancelDeletion.self]
+    )
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Request the acting user's account deletion.")
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var actor: ActorOptions
+
+        func run() async throws {
+            let effective = try await withServices(database) { services in
+                try await services.requestAccountDeletion(as: try await services.resolveUser(actor.actor))
+            }
+            print("The account will be deleted after \(show(effective)) unless the request is cancelled.")
+        }
+    }
+
+    struct CancelDeletion: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Cancel a pending account deletion.")
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var actor: ActorOptions
+
+        func run() async throws {
+            try await withServices(database) { services in
+                try await services.cancelAccountDeletion(as: try await services.resolveUser(actor.actor))
+            }
+            print("Account deletion cancelled.")
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import OrbitCore
+import OrbitPostgres
+import OrbitTestSupport
+import Testing
+
+@Suite("Data lifecycle: retention and account deletion")
+struct LifecycleTests {
+    private let day: TimeInterval = 86_400
+
+    @Test("each retention rule removes rows past its keep period and keeps those just inside it (29 vs 31 days)")
+    func retentionBoundaries() async throws {
+        try await withServices { services, database in
+            let cast = try await Cast.make(services)
+            let old = try await services.createPost(in: cast.community, PostDraft(content: "old"), as: cast.member)
+            let recent = try await services.createPost(in: cast.community, PostDraft(content: "recent"), as: cast.member)
+            _ = try await services.addComment(to: old.id, content: "on old", as: cast.admin)
+            _ = try await services.react(to: old.id, type: "like", as: cast.admin)
+            let gone = try await services.createCommunity(name: "Gone", as: cast.outsider)
+            let resting = try await services.createCommunity(name: "Resting", as: cast.outsider)
+            try await database.withConnection { connection in
+                try await connection.query("UPDATE posts SET deleted_at = now() - interval '31 days' WHERE id = \(old.id)")
+                try await connection.query("UPDATE posts SET deleted_at = now() - interval '29 days' WHERE id = \(recent.id)")
+                try await connection.query("UPDATE communities SET deleted_at = now() - interval '31 days' WHERE id = \(gone.id)")
+                try await connection.query("UPDATE communities SET deleted_at = now() - interval '29 days' WHERE id = \(resting.id)")
+                for (age, user) in [(91, cast.admin), (89, cast.member)] {
+                    try await connection.query(
+                        "INSERT INTO notifications (user_id, type, title, body, created_at) VALUES (\(user), 'new_post', 't', 'b', now() - \(age) * interval '1 day')"
+                    )
+                }
+                for (code, age) in [("OLDAAA", 8), ("NEWAAA", 6)] {
+                    try await connection.query(
+                        "INSERT INTO invites (community_id, code, created_by, expires_at) VALUES (\(cast.community), \(code), \(cast.admin), now() - \(age) * interval '1 day')"
+                    )
+                }
+                for (hash, age) in [("old-token", 31), ("new-token", 29)] {
+                    try await connection.query(
+                        "INSERT INTO refresh_tokens (user_id, token_hash, expires_at) VALUES (\(cast.member), \(hash), now() - \(age) * interval '1 day')"
+                    )
+                }
+                for age in [731, 729] {
+                    try await connection.query(
+                        "INSERT INTO audit_log (user_id, action, created_at) VALUES (\(cast.admin), 'test.old', now() - \(age) * interval '1 day')"
+                    )
+                }
+            }
+            let dry = try await services.runRetention(dryRun: true)
+            let expected = [
+                "posts": 1, "comments": 1, "reactions": 1, "poll_votes": 0, "notifications": 1, "invites": 1, "refresh_tokens": 1,
+                "audit_log": 1, "communities": 1, "members": 1, "events": 0, "transactions": 0,
+            ]
+            // posts also counts the posts of the purged community (none here).
+            #expect(dry.counts == expected)
+            let run = try await services.runRetention(batchSize: 1)
+            #expect(run.counts == expected && run.ran)
+            let again = try await services.runRetention()
+            #expect(again.counts.values.allSatisfy { $0 == 0 })
+            let remaining = try await database.withConnection { connection in
+                try await connection.query(
+                    """
+                    SELECT (SELECT count(*) FROM posts WHERE id = \(recent.id)) + (SELECT count(*) FROM communities WHERE id = \(resting.id))
+                         + (SELECT count(*) FROM notifications) + (SELECT count(*) FROM invites WHERE code = 'NEWAAA')
+                         + (SELECT count(*) FROM refresh_tokens) + (SELECT count(*) FROM audit_log WHERE action = 'test.old') AS n
+                    """
+                ).single().decode("n", as: Int64.self)
+            }
+            #expect(remaining == 6)
+        }
+    }
+
+    @Test("a purge larger than a batch goes through in several transactions")
+    func batching() async throws {
+        try await withServices { services, database in
+            let cast = try await Cast.make(services)
+            try await database.withConnection { connection in
+                try await connection.query(
+                    "INSERT INTO notifications (user_id, type, title, body, created_at) SELECT \(cast.admin), 'new_post', 't', 'b', now() - interval '100 days' FROM generate_series(1, 2500)"
+                )
+            }
+            let report = try await services.runRetention(batchSize: 1000)
+            #expect(report.counts["notifications"] == 2500)
+        }
+    }
+
+    @Test("account deletion: grace period, cancel, last-admin refusal, then anonymized with content kept")
+    func accountDeletion() async throws {
+        try await withServices { services, _ in
+            let cast = try await Cast.make(services)
+            let refused = await serviceError { try await services.requestAccountDeletion(as: cast.admin) }
+            #expect(refused?.code == .conflict)
+
+            _ = try await services.requestAccountDeletion(as: cast.member)
+            try await services.cancelAccountDeletion(as: cast.member)
+            var later = services
+            later.now = { Date().addingTimeInterval(8 * 86_400) }
+            #expect(try await later.deleteDueAccounts() == (0, 0))
+
+            let post = try await services.createPost(in: cast.community, PostDraft(content: "Bye"), as: cast.member)
+            _ = try await services.addFamilyMember(name: "Kid", as: cast.member)
+            _ = try await services.requestAccountDeletion(as: cast.member)
+            var soon = services
+            soon.now = { Date().addingTimeInterval(6 * 86_400) }
+            #expect(try await soon.deleteDueAccounts() == (0, 0))
+            #expect(try await later.deleteDueAccounts() == (1, 0))
+
+            let user = try await services.userAsOperator(cast.member)
+            #expect(user.displayName == "[Deleted User]" && !user.email.contains("member@"))
+            let members = try await services.members(of: cast.community, as: cast.admin)
+            #expect(!members.contains { $0.userID == cast.member })
+            #expect(try await services.post(post.id, as: cast.admin).authorID == cast.member)
+        }
+    }
+}
