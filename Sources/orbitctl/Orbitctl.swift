@@ -14,7 +14,7 @@ struct Orbitctl: AsyncParsableCommand {
         subcommands: [
             Migrate.self, Dev.self, UserCommand.self, CommunityCommand.self, InviteCommand.self, FamilyCommand.self, EventCommand.self,
             PostCommand.self, MediaCommand.self, ExpenseCommand.self, SettleCommand.self, BalancesCommand.self, DuesCommand.self,
-            RetentionCommand.self, JobsCommand.self, AccountCommand.self,
+            RetentionCommand.self, JobsCommand.self, AccountCommand.self, NotificationsCommand.self,
         ]
     )
 }

@@ -59,7 +59,7 @@ struct LifecycleTests {
                 try await connection.query(
                     """
                     SELECT (SELECT count(*) FROM posts WHERE id = \(recent.id)) + (SELECT count(*) FROM communities WHERE id = \(resting.id))
-                         + (SELECT count(*) FROM notifications) + (SELECT count(*) FROM invites WHERE code = 'NEWAAA')
+                         + (SELECT count(*) FROM notifications WHERE title = 't') + (SELECT count(*) FROM invites WHERE code = 'NEWAAA')
                          + (SELECT count(*) FROM refresh_tokens) + (SELECT count(*) FROM audit_log WHERE action = 'test.old') AS n
                     """
                 ).single().decode("n", as: Int64.self)

@@ -30,6 +30,10 @@ extension OrbitServices {
                 "dues.created", by: actor, community: community, target: ("dues", dues.id.uuid),
                 metadata: ["name": name, "amount": String(money.minorUnits), "currency": currency.code], on: connection
             )
+            try await notifyMembers(
+                of: community, type: "payment_request", title: "Dues: \(name)", body: "\(money) due \(dueDate)",
+                data: ["dues_id": dues.id.description, "community_id": community.description], on: connection
+            )
             return dues
         }
     }

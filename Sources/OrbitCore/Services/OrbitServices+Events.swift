@@ -40,7 +40,13 @@ extension OrbitServices {
                 RETURNING \(unescaped: Event.columns)
                 """
             ).single()
-            return try Event(row: row)
+            let event = try Event(row: row)
+            try await notifyMembers(
+                of: community, type: "rsvp_request", title: "New event: \(event.title)",
+                body: "Starts \(event.startsAt.formatted(.iso8601)). Will you come?",
+                data: ["event_id": event.id.description, "community_id": community.description], except: actor, on: connection
+            )
+            return event
         }
     }
 

@@ -75,6 +75,17 @@ extension OrbitServices {
                     \(draft.linkedEventID), \(pollJSON), \(mentions.map(\.uuid)))
                 """
             )
+            let link = ["post_id": id.description, "community_id": community.description]
+            let summary = String((content ?? poll?.question ?? draft.type).prefix(140))
+            try await notifyMembers(
+                of: community, type: "new_post", title: isAnnouncement ? "Announcement" : "New post", body: summary, data: link, except: actor,
+                on: connection
+            )
+            let mentioned = mentions.filter { $0 != actor }
+            if !mentioned.isEmpty {
+                try await notifyMembers(
+                    of: community, type: "mention", title: "You were mentioned", body: summary, data: link, only: mentioned, on: connection)
+            }
             return try await post(id, reader: actor, on: connection)
         }
     }
@@ -297,7 +308,15 @@ extension OrbitServices {
                 RETURNING \(unescaped: Comment.columns)
                 """
             ).single()
-            return try Comment(row: row)
+            let comment = try Comment(row: row)
+            let mentioned = mentions.filter { $0 != actor }
+            if !mentioned.isEmpty {
+                try await notifyMembers(
+                    of: current.communityID, type: "mention", title: "You were mentioned", body: String(content.prefix(140)),
+                    data: ["post_id": post.description, "comment_id": comment.id.description], only: mentioned, on: connection
+                )
+            }
+            return comment
         }
     }
 

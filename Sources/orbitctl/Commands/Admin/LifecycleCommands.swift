@@ -57,16 +57,23 @@ struct JobsCommand: AsyncParsableCommand {
     )
 
     struct Run: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete accounts whose grace period is over, then apply retention.")
+        static let configuration = CommandConfiguration(
+            abstract: "Run the scheduled jobs once: reminders, account deletions past their grace period, retention, delivery."
+        )
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var clock: ClockOptions
 
         func run() async throws {
-            let (accounts, retention) = try await withServices(database) { services in
+            let (reminders, accounts, retention, delivered) = try await withServices(database) { services in
                 let services = clock.apply(to: services)
-                return (try await services.deleteDueAccounts(), try await services.runRetention())
+                let reminders = try await services.sendReminders()
+                let accounts = try await services.deleteDueAccounts()
+                let retention = try await services.runRetention()
+                return (reminders, accounts, retention, try await services.deliverPending(using: LoggingDelivery()))
             }
+            print("Reminders created: \(reminders).")
             print("Accounts deleted: \(accounts.deleted)\(accounts.skipped > 0 ? ", skipped (now last admin somewhere): \(accounts.skipped)" : "").")
+            print("Notifications delivered: \(delivered).")
             print(
                 "Retention: "
                     + retention.counts.filter { $0.value > 0 }.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
@@ -105,6 +112,60 @@ struct AccountCommand: AsyncParsableCommand {
                 try await services.cancelAccountDeletion(as: try await services.resolveUser(actor.actor))
             }
             print("Account deletion cancelled.")
+        }
+    }
+}
+
+/// `orbitctl notifications …`
+struct NotificationsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "notifications",
+        abstract: "The acting user's notifications.",
+        subcommands: [List.self, Read.self]
+    )
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Newest first, with the unread count.")
+        @OptionGroup var database: DatabaseOptions
+        @Option(help: "At most this many (1 to 200).") var limit = 50
+        @Option(help: "Continue after this notification id.") var before: NotificationID?
+        @Flag(help: "Only unread ones.") var unread = false
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let (items, count) = try await withServices(database) { services in
+                let acting = try await services.resolveUser(actor.actor)
+                return (
+                    try await services.notifications(limit: limit, before: before, unreadOnly: unread, as: acting),
+                    try await services.unreadNotificationCount(as: acting)
+                )
+            }
+            if output.json { return try printJSON(items) }
+            printTable(
+                ["WHEN", "TYPE", "TITLE", "READ", "ID"],
+                items.map { [show($0.createdAt), $0.type, $0.title, $0.readAt == nil ? "" : "yes", $0.id.description] }
+            )
+            print("Unread: \(count)")
+        }
+    }
+
+    struct Read: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Mark one notification, or all with --all, read.")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Notification id.") var notification: NotificationID?
+        @Flag(help: "Mark all read.") var all = false
+        @OptionGroup var actor: ActorOptions
+
+        func validate() throws {
+            if all == (notification != nil) { throw ValidationError("Give a notification id or --all.") }
+        }
+
+        func run() async throws {
+            let count = try await withServices(database) { services in
+                try await services.markNotificationsRead(notification, as: try await services.resolveUser(actor.actor))
+            }
+            print("Marked \(count) notification(s) read.")
         }
     }
 }
