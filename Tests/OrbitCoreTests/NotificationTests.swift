@@ -90,6 +90,24 @@ struct NotificationTests {
         }
     }
 
+    @Test("dues reminders: three days before the due date, only for members who still owe, once")
+    func duesReminders() async throws {
+        try await withServices { services, _ in
+            let cast = try await Cast.make(services)
+            let dues = try await services.createDues(in: cast.community, name: "Season", amount: "10.00", dueDate: "2030-06-10", as: cast.admin)
+            _ = try await services.payDues(dues.id, user: cast.admin, amount: "10.00", as: cast.admin)
+            var early = services
+            early.now = { ISO8601DateFormatter().date(from: "2030-06-01T12:00:00Z")! }
+            #expect(try await early.sendReminders() == 0)
+            var near = services
+            near.now = { ISO8601DateFormatter().date(from: "2030-06-08T12:00:00Z")! }
+            #expect(try await near.sendReminders() == 1)
+            #expect(try await near.sendReminders() == 0)
+            let reminders = try await services.notifications(as: cast.member).filter { $0.title.hasPrefix("Reminder") }
+            #expect(reminders.count == 1)
+        }
+    }
+
     @Test("pending notifications are handed to the delivery once")
     func delivery() async throws {
         try await withServices { services, _ in
