@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import LocalPostgres
+import Logging
+import OrbitMigrations
 import OrbitPostgres
 
 /// The server a benchmark runs against: a throwaway local cluster listening on 127.0.0.1 (so
@@ -158,5 +160,23 @@ struct PgbenchRunner {
     private static func number(after prefix: String, in text: String) -> Double? {
         guard let range = text.range(of: prefix) else { return nil }
         return Double(text[range.upperBound...].prefix { $0.isNumber || $0 == "." })
+    }
+}
+
+extension BenchmarkServer {
+    /// Starts the server, migrates its database with the built-in schema (quietly), runs `body`,
+    /// and stops the server on every path.
+    static func withMigrated(databaseURL: String?, _ body: (BenchmarkServer) async throws -> Void) async throws {
+        let server = try await start(databaseURL: databaseURL)
+        do {
+            var quiet = Logger(label: "orbit.migrate")
+            quiet.logLevel = .warning
+            try await Migrator(configuration: server.configuration, catalog: try MigrationCatalog.embedded(), logger: quiet).migrate()
+            try await body(server)
+        } catch {
+            try? await server.stop()
+            throw error
+        }
+        try await server.stop()
     }
 }

@@ -18,20 +18,10 @@ struct EventsBenchmark: AsyncParsableCommand {
     @Option(help: "Calls to time.") var calls = 50
 
     func run() async throws {
-        let server = try await BenchmarkServer.start(databaseURL: databaseURL)
-        do {
-            try await measure(server)
-        } catch {
-            try? await server.stop()
-            throw error
-        }
-        try await server.stop()
+        try await BenchmarkServer.withMigrated(databaseURL: databaseURL, measure)
     }
 
     private func measure(_ server: BenchmarkServer) async throws {
-        var quiet = Logger(label: "orbit.migrate")
-        quiet.logLevel = .warning
-        try await Migrator(configuration: server.configuration, catalog: try MigrationCatalog.embedded(), logger: quiet).migrate()
         let pool = ConnectionPool(configuration: server.configuration, options: .init(maxConnections: 2))
         let services = OrbitServices(pool: pool)
         let admin = try await services.createUser(email: "bench@example.com", displayName: "Bench")

@@ -38,21 +38,11 @@ struct SchemaBenchmark: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let server = try await BenchmarkServer.start(databaseURL: databaseURL)
-        do {
-            try await measure(server)
-        } catch {
-            try? await server.stop()
-            throw error
-        }
-        try await server.stop()
+        try await BenchmarkServer.withMigrated(databaseURL: databaseURL, measure)
     }
 
     private func measure(_ server: BenchmarkServer) async throws {
         print("Server: \(server)")
-        var quiet = Logger(label: "orbit.migrate")
-        quiet.logLevel = .warning
-        try await Migrator(configuration: server.configuration, catalog: try MigrationCatalog.embedded(), logger: quiet).migrate()
         let (reader, community) = try await fill(server.configuration)
         print("Data: \(communities) communities × 20 members, \(posts) posts and \(expenses) expenses (4 splits) each")
 
