@@ -148,26 +148,11 @@ public struct Migrator: Sendable {
     private func apply(_ file: SQLFile, on connection: PostgresConnection) async throws -> Duration {
         let clock = ContinuousClock()
         let start = clock.now
-        let statements = SQLScript(file.contents).statements
         // A file that must read one consistent snapshot throughout says so in a comment line.
         let isolation: TransactionOptions.IsolationLevel? =
             file.contents.contains("-- orbit:isolation repeatable-read") ? .repeatableRead : nil
         try await connection.withTransaction(TransactionOptions(isolation: isolation)) { connection in
-            for statement in statements {
-                do {
-                    try await connection.executeScript(statement.text)
-                } catch let error as PostgresError where error.code == .server {
-                    let line = error.position.map { SQLScript.line(ofPosition: $0, in: statement) } ?? statement.line
-                    throw MigrationError(
-                        .statementFailed, file: file.path, line: line,
-                        message: "\(file.path), line \(line): \(error.message)"
-                            + (error.sqlState.map { " (SQLSTATE \($0))" } ?? "")
-                            + (error.detail.map { ". \($0)" } ?? "")
-                            + "; the file was rolled back.",
-                        underlying: error
-                    )
-                }
-            }
+            try await run(file, on: connection)
             let milliseconds = Int32(clamping: (clock.now - start).milliseconds)
             switch file.kind {
             case .versioned(let version):
@@ -189,6 +174,44 @@ public struct Migrator: Sendable {
             }
         }
         return clock.now - start
+    }
+
+    // MARK: - Demo data
+
+    /// Loads the catalog's seed files (`sql/seed/`, demo data for `orbitctl dev`) into a migrated
+    /// database that has no users yet, each file in one transaction. Returns the files loaded
+    /// (none when the database already has data).
+    /// - Throws: `MigrationError.statementFailed` naming the file and line.
+    @discardableResult
+    public func loadSeeds() async throws -> [String] {
+        try await withConnection { connection in
+            let empty = try await connection.query("SELECT NOT EXISTS (SELECT FROM public.users) AS empty").single().decode("empty", as: Bool.self)
+            guard empty else { return [] }
+            for file in catalog.seeds {
+                try await connection.withTransaction { connection in
+                    try await run(file, on: connection)
+                }
+            }
+            return catalog.seeds.map(\.path)
+        }
+    }
+
+    /// Runs a file's statements on `connection`; a failure names the file, the line and the
+    /// server's message.
+    private func run(_ file: SQLFile, on connection: PostgresConnection) async throws {
+        for statement in SQLScript(file.contents).statements {
+            do {
+                try await connection.executeScript(statement.text)
+            } catch let error as PostgresError where error.code == .server {
+                let line = error.position.map { SQLScript.line(ofPosition: $0, in: statement) } ?? statement.line
+                throw MigrationError(
+                    .statementFailed, file: file.path, line: line,
+                    message: "\(file.path), line \(line): \(error.message)" + (error.sqlState.map { " (SQLSTATE \($0))" } ?? "")
+                        + (error.detail.map { ". \($0)" } ?? "") + "; the file was rolled back.",
+                    underlying: error
+                )
+            }
+        }
     }
 
     // MARK: - Bookkeeping

@@ -203,3 +203,24 @@ final class ScratchFolder {
         try? FileManager.default.removeItem(at: url)
     }
 }
+
+@Suite("Demo data")
+struct SeedTests {
+    @Test("the demo data loads once into an empty database and satisfies every rule of the schema")
+    func seeds() async throws {
+        try await withTestDatabase { database in
+            let migrator = Migrator(configuration: database.configuration, catalog: try MigrationCatalog.embedded())
+            #expect(try await migrator.loadSeeds() == ["sql/seed/demo.sql"])
+            #expect(try await migrator.loadSeeds().isEmpty)
+            let (members, balanceSum, comments) = try await database.withConnection { connection in
+                try await connection.query(
+                    """
+                    SELECT (SELECT member_count FROM communities) AS members, (SELECT sum(balance) FROM balances)::bigint AS balance_sum,
+                           (SELECT comment_count FROM posts WHERE id = '00000000-0000-4000-8000-0000000f0003') AS comments
+                    """
+                ).single().decode((Int32, Int64, Int32).self)
+            }
+            #expect(members == 3 && balanceSum == 0 && comments == 1)
+        }
+    }
+}

@@ -74,12 +74,16 @@ struct Dev: AsyncParsableCommand {
         )
         do {
             try await createDatabaseIfMissing(cluster)
-            let report = try await Migrator(configuration: configuration, catalog: try MigrationCatalog.embedded()).migrate()
+            let migrator = Migrator(configuration: configuration, catalog: try MigrationCatalog.embedded())
+            let report = try await migrator.migrate()
             print(
                 report.applied.isEmpty
                     ? "Database \(Self.databaseName) is up to date."
                     : "Migrated database \(Self.databaseName): applied \(report.applied.count) file(s)."
             )
+            if !(try await migrator.loadSeeds()).isEmpty {
+                print("Loaded demo data: ada@example.com (admin), max@example.com and zoe@example.com in community Tigers U10.")
+            }
             try await self.report(configuration, url: cluster.url(database: Self.databaseName), cluster: cluster)
         } catch {
             if startedHere { try? await cluster.stop() }

@@ -1,0 +1,65 @@
+-- Demo data for `orbitctl dev` (loaded once, into an empty database): three people, a team,
+-- a weekly practice, a game, a few posts and a poll, an expense and season dues. Fixed ids, so
+-- that README examples and curl sessions can name them.
+INSERT INTO users (id, apple_id, email, display_name) VALUES
+    ('00000000-0000-4000-8000-00000000a0a0', 'demo.ada', 'ada@example.com', 'Ada Lovelace'),
+    ('00000000-0000-4000-8000-00000000b0b0', 'demo.max', 'max@example.com', 'Max Planck'),
+    ('00000000-0000-4000-8000-00000000c0c0', 'demo.zoe', 'zoe@example.com', 'Zoe Washington');
+
+INSERT INTO communities (id, name, description, created_by, settings) VALUES
+    ('00000000-0000-4000-8000-0000000c0001', 'Tigers U10', 'Saturday soccer, Tuesday practice',
+     '00000000-0000-4000-8000-00000000a0a0', '{"timezone": "America/New_York", "defaultReminderHours": 24}');
+
+INSERT INTO members (community_id, user_id, role) VALUES
+    ('00000000-0000-4000-8000-0000000c0001', '00000000-0000-4000-8000-00000000a0a0', 'admin'),
+    ('00000000-0000-4000-8000-0000000c0001', '00000000-0000-4000-8000-00000000b0b0', 'member'),
+    ('00000000-0000-4000-8000-0000000c0001', '00000000-0000-4000-8000-00000000c0c0', 'member');
+
+INSERT INTO family_members (user_id, name) VALUES ('00000000-0000-4000-8000-00000000b0b0', 'Tommy Planck');
+
+-- Practice every Tuesday at 6 pm New York time, from the coming Tuesday; a game next Saturday.
+INSERT INTO events (id, community_id, created_by, title, starts_at, ends_at, category, recurrence_rule, recurrence_timezone, location_name) VALUES
+    ('00000000-0000-4000-8000-0000000e0001', '00000000-0000-4000-8000-0000000c0001', '00000000-0000-4000-8000-00000000a0a0',
+     'Practice', (date_trunc('week', now() AT TIME ZONE 'America/New_York') + interval '8 days 18 hours') AT TIME ZONE 'America/New_York',
+     (date_trunc('week', now() AT TIME ZONE 'America/New_York') + interval '8 days 19 hours 30 minutes') AT TIME ZONE 'America/New_York',
+     'practice', 'FREQ=WEEKLY;BYDAY=TU', 'America/New_York', 'Riverside Park, field 3'),
+    ('00000000-0000-4000-8000-0000000e0002', '00000000-0000-4000-8000-0000000c0001', '00000000-0000-4000-8000-00000000a0a0',
+     'Game vs. Lions', (date_trunc('week', now() AT TIME ZONE 'America/New_York') + interval '12 days 10 hours') AT TIME ZONE 'America/New_York',
+     NULL, 'game', NULL, NULL, 'Central Park, Great Lawn');
+
+INSERT INTO rsvps (event_id, user_id, status) VALUES
+    ('00000000-0000-4000-8000-0000000e0002', '00000000-0000-4000-8000-00000000b0b0', 'yes'),
+    ('00000000-0000-4000-8000-0000000e0002', '00000000-0000-4000-8000-00000000c0c0', 'maybe');
+
+INSERT INTO posts (id, community_id, author_id, type, content, is_pinned, is_announcement, poll_data) VALUES
+    ('00000000-0000-4000-8000-0000000f0001', '00000000-0000-4000-8000-0000000c0001', '00000000-0000-4000-8000-00000000a0a0',
+     'announcement', 'Welcome to the Tigers! Practice is Tuesdays at 6 pm.', true, true, NULL),
+    ('00000000-0000-4000-8000-0000000f0002', '00000000-0000-4000-8000-0000000c0001', '00000000-0000-4000-8000-00000000a0a0',
+     'poll', 'Team dinner after the game?', false, false,
+     '{"question": "Team dinner after the game?", "options": ["Pizza", "Tacos", "No dinner"], "allowMultiple": false}'),
+    ('00000000-0000-4000-8000-0000000f0003', '00000000-0000-4000-8000-0000000c0001', '00000000-0000-4000-8000-00000000b0b0',
+     'text', 'Tommy can''t wait for Saturday!', false, false, NULL);
+
+INSERT INTO comments (post_id, author_id, content) VALUES
+    ('00000000-0000-4000-8000-0000000f0003', '00000000-0000-4000-8000-00000000c0c0', 'Same here!');
+INSERT INTO reactions (post_id, user_id, type) VALUES
+    ('00000000-0000-4000-8000-0000000f0001', '00000000-0000-4000-8000-00000000b0b0', 'like'),
+    ('00000000-0000-4000-8000-0000000f0001', '00000000-0000-4000-8000-00000000c0c0', 'celebrate');
+INSERT INTO poll_votes (post_id, user_id, option_index) VALUES
+    ('00000000-0000-4000-8000-0000000f0002', '00000000-0000-4000-8000-00000000b0b0', 0);
+
+-- Ada bought new balls: 45.00 split three ways.
+INSERT INTO transactions (id, community_id, created_by, type, description, total_amount, paid_by, category, transaction_date) VALUES
+    ('00000000-0000-4000-8000-0000000d0001', '00000000-0000-4000-8000-0000000c0001', '00000000-0000-4000-8000-00000000a0a0',
+     'expense', 'New balls', 4500, '00000000-0000-4000-8000-00000000a0a0', 'equipment', current_date);
+INSERT INTO splits (transaction_id, user_id, amount) VALUES
+    ('00000000-0000-4000-8000-0000000d0001', '00000000-0000-4000-8000-00000000a0a0', 1500),
+    ('00000000-0000-4000-8000-0000000d0001', '00000000-0000-4000-8000-00000000b0b0', 1500),
+    ('00000000-0000-4000-8000-0000000d0001', '00000000-0000-4000-8000-00000000c0c0', 1500);
+
+INSERT INTO dues (id, community_id, name, amount, due_date, created_by) VALUES
+    ('00000000-0000-4000-8000-0000000a0001', '00000000-0000-4000-8000-0000000c0001', 'Season dues', 5000,
+     current_date + 30, '00000000-0000-4000-8000-00000000a0a0');
+INSERT INTO dues_payments (dues_id, user_id, amount_paid, recorded_by, payment_method) VALUES
+    ('00000000-0000-4000-8000-0000000a0001', '00000000-0000-4000-8000-00000000b0b0', 5000,
+     '00000000-0000-4000-8000-00000000a0a0', 'cash');
