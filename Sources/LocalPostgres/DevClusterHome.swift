@@ -10,6 +10,31 @@ public struct DevClusterHome: Sendable {
     /// True when the cluster lives outside `./.orbit` because the server could not reach it.
     public let isRelocated: Bool
 
+    /// The data directory of the project's dev cluster if `orbitctl dev` ever created one;
+    /// creates nothing.
+    public static func existing(projectDirectory: String) -> String? {
+        let orbitDirectory = (projectDirectory as NSString).appendingPathComponent(".orbit")
+        let preferred = (orbitDirectory as NSString).appendingPathComponent("postgres")
+        if FileManager.default.fileExists(atPath: "\(preferred)/PG_VERSION") { return preferred }
+        let locationFile = (orbitDirectory as NSString).appendingPathComponent("postgres-location")
+        guard let recorded = try? String(contentsOfFile: locationFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
+            !recorded.isEmpty, FileManager.default.fileExists(atPath: "\(recorded)/PG_VERSION")
+        else { return nil }
+        return recorded
+    }
+
+    /// How to reach the project's dev cluster while it runs: its socket directory and port, as
+    /// its `postmaster.pid` records them; nil when it is not running.
+    public static func runningEndpoint(projectDirectory: String) -> (socketDirectory: String, port: Int)? {
+        guard let dataDirectory = existing(projectDirectory: projectDirectory),
+            let pidFile = try? String(contentsOfFile: "\(dataDirectory)/postmaster.pid", encoding: .utf8)
+        else { return nil }
+        let lines = pidFile.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        guard lines.count >= 5, let pid = Int32(lines[0]), kill(pid, 0) == 0 || errno == EPERM, let port = Int(lines[3]), !lines[4].isEmpty
+        else { return nil }
+        return (lines[4], port)
+    }
+
     public static func resolve(projectDirectory: String, account: ServerAccount) async throws -> DevClusterHome {
         let orbitDirectory = (projectDirectory as NSString).appendingPathComponent(".orbit")
         try FileManager.default.createDirectory(atPath: orbitDirectory, withIntermediateDirectories: true)

@@ -1,4 +1,6 @@
 import ArgumentParser
+import Foundation
+import LocalPostgres
 import Logging
 import OrbitPostgres
 
@@ -25,9 +27,19 @@ struct DatabaseOptions: ParsableArguments {
         }
     }
 
-    /// The flag, DATABASE_URL, or libpq's PG* variables.
+    /// The flag, DATABASE_URL, libpq's PG* variables, or else (with none of them set) the
+    /// database of the `orbitctl dev` cluster running in the current directory.
     func configuration() throws -> PostgresConfiguration {
-        try explicitConfiguration() ?? PostgresConfiguration()
+        if let explicit = try explicitConfiguration() { return explicit }
+        let environment = ProcessInfo.processInfo.environment
+        let libpqConfigured = ["PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGSERVICE"].contains { environment[$0]?.isEmpty == false }
+        if !libpqConfigured, let endpoint = DevClusterHome.runningEndpoint(projectDirectory: FileManager.default.currentDirectoryPath) {
+            return PostgresConfiguration(parameters: [
+                (keyword: "host", value: endpoint.socketDirectory), (keyword: "port", value: String(endpoint.port)),
+                (keyword: "user", value: "postgres"), (keyword: "dbname", value: Dev.databaseName),
+            ])
+        }
+        return PostgresConfiguration()
     }
 }
 
