@@ -130,18 +130,21 @@ struct PgbenchRunner {
         try await run(file: "\(scriptDirectory)/\(script == .pointSelect ? "w1" : "w3").sql", workload: script.rawValue)
     }
 
-    /// Runs pgbench on a script of one's own (`-M prepared`, 1 client).
-    func run(sql: String, workload: String) async throws -> WorkloadResult {
+    /// Runs pgbench on a script of one's own (`-M prepared`, 1 client). `variables` are passed
+    /// with `-D name=value`; the script refers to them as `:name`, which `-M prepared` sends as
+    /// statement parameters, so no value is written into the SQL text.
+    func run(sql: String, workload: String, variables: [String: String] = [:]) async throws -> WorkloadResult {
         let file = "\(scriptDirectory)/\(workload).sql"
         try sql.write(toFile: file, atomically: true, encoding: .utf8)
-        return try await run(file: file, workload: workload)
+        return try await run(file: file, workload: workload, variables: variables)
     }
 
-    private func run(file: String, workload: String) async throws -> WorkloadResult {
+    private func run(file: String, workload: String, variables: [String: String] = [:]) async throws -> WorkloadResult {
         let cpuBefore = cpuSeconds(children: true)
+        let defines = variables.sorted { $0.key < $1.key }.flatMap { ["-D", "\($0.key)=\($0.value)"] }
         let output = try await Subprocess.run(
             executable,
-            ["-n", "-c", "1", "-j", "1", "-T", String(seconds), "-M", "prepared", "-f", file] + server.pgbenchArguments
+            ["-n", "-c", "1", "-j", "1", "-T", String(seconds), "-M", "prepared"] + defines + ["-f", file] + server.pgbenchArguments
         )
         guard output.succeeded else { throw ValidationError("pgbench failed:\n\(output.output)") }
         let cpu = cpuSeconds(children: true) - cpuBefore

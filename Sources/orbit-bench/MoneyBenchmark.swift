@@ -89,16 +89,20 @@ struct MoneyBenchmark: AsyncParsableCommand {
 
         // Writes: one expense with 10 splits per transaction, as a request of the acting user.
         let between = Array(people.prefix(splits))
-        let userArray = "ARRAY[" + between.map { "'\($0)'" }.joined(separator: ",") + "]::uuid[]"
+        // The same statements as ours below; pgbench binds :community, :actor and :users as parameters.
         let script = """
             BEGIN;
-            SELECT set_config('role', 'orbit_app', true), set_config('app.current_user_id', '\(actor)', true);
+            SELECT set_config('role', 'orbit_app', true), set_config('app.current_user_id', :actor, true);
             WITH t AS (INSERT INTO transactions (community_id, created_by, type, description, total_amount, currency, paid_by, transaction_date)
-                       VALUES ('\(community)', '\(actor)', 'expense', 'bench', \(100 * splits), 'USD', '\(actor)', current_date) RETURNING id)
-            INSERT INTO splits (transaction_id, user_id, amount) SELECT t.id, u, 100 FROM t, unnest(\(userArray)) AS u;
+                       VALUES (:community::uuid, :actor::uuid, 'expense', 'bench', :total::int, 'USD', :actor::uuid, current_date) RETURNING id)
+            INSERT INTO splits (transaction_id, user_id, amount) SELECT t.id, u, 100 FROM t, unnest(:users::uuid[]) AS u;
             COMMIT;
 
             """
+        let variables = [
+            "community": community.description, "actor": actor.description, "total": String(100 * splits),
+            "users": "{" + between.map { $0.uuidString.lowercased() }.joined(separator: ",") + "}",
+        ]
         let ours = try await pool.withConnection { connection in
             let deadline = clock.now + .seconds(seconds)
             var count = 0
@@ -128,7 +132,7 @@ struct MoneyBenchmark: AsyncParsableCommand {
         }
         let service = Double(serviceCount) / (clock.now - serviceStart).seconds
         let pgbench = try PgbenchRunner(server: server, seconds: seconds)
-        let theirs = try await pgbench.run(sql: script, workload: "expense10").opsPerSecond
+        let theirs = try await pgbench.run(sql: script, workload: "expense10", variables: variables).opsPerSecond
         print("")
         print("RESULT client=orbitcove workload=expense10_sql ops_per_sec=\(format(ours, 1))")
         print("RESULT client=orbitcove workload=expense10_service ops_per_sec=\(format(service, 1))")

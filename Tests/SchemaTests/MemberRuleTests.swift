@@ -58,6 +58,7 @@ struct MemberRuleTests {
         }
     }
 
+    /// Returns once the server shows `pid` waiting for a lock (each check is a round trip).
     private func waitUntilBlocked(_ pid: Int32, database: TestDatabase) async throws {
         try await database.withConnection { admin in
             while true {
@@ -65,7 +66,7 @@ struct MemberRuleTests {
                     "SELECT coalesce(bool_or(wait_event_type = 'Lock'), false) FROM pg_stat_activity WHERE pid = \(pid)"
                 )
                 if waiting { return }
-                try await Task.sleep(for: .milliseconds(5))
+                await Task.yield()
             }
         }
     }
