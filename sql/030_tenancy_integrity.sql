@@ -10,34 +10,18 @@
 -- The functions are SECURITY DEFINER (owner orbit_admin): they read the parent whatever the
 -- caller may see; the caller's own row-level security still decides whether the write passes.
 
-CREATE OR REPLACE FUNCTION orbit.fill_community_from_event() RETURNS trigger
+-- One function for the children whose only check is the parent's community (splits and
+-- poll votes need more and have their own): it picks the parent by the table it fires on.
+CREATE OR REPLACE FUNCTION orbit.fill_community_from_parent() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF NEW.community_id IS NULL THEN
-        NEW.community_id := (SELECT e.community_id FROM public.events e WHERE e.id = NEW.event_id);
-    END IF;
-    RETURN NEW;
-END
-$$;
-
-CREATE OR REPLACE FUNCTION orbit.fill_community_from_post() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    IF NEW.community_id IS NULL THEN
-        NEW.community_id := (SELECT p.community_id FROM public.posts p WHERE p.id = NEW.post_id);
-    END IF;
-    RETURN NEW;
-END
-$$;
-
-CREATE OR REPLACE FUNCTION orbit.fill_community_from_dues() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    IF NEW.community_id IS NULL THEN
-        NEW.community_id := (SELECT d.community_id FROM public.dues d WHERE d.id = NEW.dues_id);
+        CASE TG_TABLE_NAME
+            WHEN 'rsvps' THEN NEW.community_id := (SELECT e.community_id FROM public.events e WHERE e.id = NEW.event_id);
+            WHEN 'reactions', 'comments' THEN NEW.community_id := (SELECT p.community_id FROM public.posts p WHERE p.id = NEW.post_id);
+            WHEN 'dues_payments' THEN NEW.community_id := (SELECT d.community_id FROM public.dues d WHERE d.id = NEW.dues_id);
+        END CASE;
     END IF;
     RETURN NEW;
 END
@@ -88,25 +72,23 @@ BEGIN
 END
 $$;
 
-ALTER FUNCTION orbit.fill_community_from_event() OWNER TO orbit_admin;
-ALTER FUNCTION orbit.fill_community_from_post() OWNER TO orbit_admin;
-ALTER FUNCTION orbit.fill_community_from_dues() OWNER TO orbit_admin;
+ALTER FUNCTION orbit.fill_community_from_parent() OWNER TO orbit_admin;
 ALTER FUNCTION orbit.check_split() OWNER TO orbit_admin;
 ALTER FUNCTION orbit.check_transaction_payer() OWNER TO orbit_admin;
 
 DROP TRIGGER IF EXISTS trigger_rsvps_community ON rsvps;
 CREATE TRIGGER trigger_rsvps_community BEFORE INSERT ON rsvps
-    FOR EACH ROW EXECUTE FUNCTION orbit.fill_community_from_event();
+    FOR EACH ROW EXECUTE FUNCTION orbit.fill_community_from_parent();
 DROP TRIGGER IF EXISTS trigger_reactions_community ON reactions;
 CREATE TRIGGER trigger_reactions_community BEFORE INSERT ON reactions
-    FOR EACH ROW EXECUTE FUNCTION orbit.fill_community_from_post();
+    FOR EACH ROW EXECUTE FUNCTION orbit.fill_community_from_parent();
 DROP TRIGGER IF EXISTS trigger_comments_community ON comments;
 CREATE TRIGGER trigger_comments_community BEFORE INSERT ON comments
-    FOR EACH ROW EXECUTE FUNCTION orbit.fill_community_from_post();
+    FOR EACH ROW EXECUTE FUNCTION orbit.fill_community_from_parent();
 -- poll_votes are filled by orbit.check_poll_vote (sql/050), which needs the post anyway.
 DROP TRIGGER IF EXISTS trigger_dues_payments_community ON dues_payments;
 CREATE TRIGGER trigger_dues_payments_community BEFORE INSERT ON dues_payments
-    FOR EACH ROW EXECUTE FUNCTION orbit.fill_community_from_dues();
+    FOR EACH ROW EXECUTE FUNCTION orbit.fill_community_from_parent();
 DROP TRIGGER IF EXISTS trigger_splits_check ON splits;
 CREATE TRIGGER trigger_splits_check BEFORE INSERT OR UPDATE OF user_id ON splits
     FOR EACH ROW EXECUTE FUNCTION orbit.check_split();

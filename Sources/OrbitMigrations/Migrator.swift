@@ -114,7 +114,7 @@ public struct Migrator: Sendable {
         for file in plan {
             let duration = try await apply(file, on: connection)
             applied.append(.init(path: file.path, duration: duration))
-            logger.debug("applied \(file.path)", metadata: ["ms": "\(duration.milliseconds)"])
+            logger.debug("applied \(file.path)", metadata: ["ms": "\(duration.wholeMilliseconds)"])
         }
         return MigrationReport(applied: applied, dryRun: false)
     }
@@ -153,7 +153,7 @@ public struct Migrator: Sendable {
             file.contents.contains("-- orbit:isolation repeatable-read") ? .repeatableRead : nil
         try await connection.withTransaction(TransactionOptions(isolation: isolation)) { connection in
             try await run(file, on: connection)
-            let milliseconds = Int32(clamping: (clock.now - start).milliseconds)
+            let milliseconds = Int32(clamping: (clock.now - start).wholeMilliseconds)
             switch file.kind {
             case .versioned(let version):
                 try await connection.query(
@@ -339,14 +339,7 @@ public struct MigrationReport: Sendable {
 }
 
 extension Duration {
-    var milliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
+    /// Whole milliseconds (rounded down), for reports.
+    package var wholeMilliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
     var seconds: Int64 { components.seconds }
-}
-
-extension PostgresError {
-    /// libpq's connection messages span lines ("…failed: Connection refused\n\tIs the server
-    /// running…"); the first says what happened.
-    var firstLine: String {
-        message.split(whereSeparator: \.isNewline).first.map { String($0).trimmingCharacters(in: .whitespaces) } ?? message
-    }
 }

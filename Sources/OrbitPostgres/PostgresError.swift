@@ -89,6 +89,14 @@ public struct PostgresError: Error, Sendable {
     }
 }
 
+extension PostgresError {
+    /// The first line of the message: libpq's connection messages span lines ("…failed:
+    /// Connection refused\n\tIs the server running…"), and the first says what happened.
+    package var firstLine: String {
+        message.split(whereSeparator: \.isNewline).first.map { String($0).trimmingCharacters(in: .whitespaces) } ?? message
+    }
+}
+
 extension PostgresError: CustomStringConvertible {
     public var description: String {
         var text = "PostgresError(\(code)"

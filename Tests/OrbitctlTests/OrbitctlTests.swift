@@ -26,23 +26,19 @@ struct Orbitctl {
 
     /// Runs a command that must succeed with `--json`, and decodes its output.
     func json(_ arguments: String...) async throws -> [String: Any] {
-        let result = try await Subprocess.run(
-            Self.path, arguments + ["--json"],
-            environment: ProcessInfo.processInfo.environment.merging(["DATABASE_URL": database.connectionString]) { $1 },
-            separateErrors: true
-        )
-        try #require(result.succeeded, "orbitctl \(arguments.joined(separator: " ")) failed: \(result.errors)")
-        return try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
+        try #require(try await decoded(arguments) as? [String: Any])
     }
 
     func jsonArray(_ arguments: String...) async throws -> [[String: Any]] {
-        let result = try await Subprocess.run(
-            Self.path, arguments + ["--json"],
-            environment: ProcessInfo.processInfo.environment.merging(["DATABASE_URL": database.connectionString]) { $1 },
-            separateErrors: true
-        )
+        try #require(try await decoded(arguments) as? [[String: Any]])
+    }
+
+    private func decoded(_ arguments: [String]) async throws -> Any {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DATABASE_URL"] = database.connectionString
+        let result = try await Subprocess.run(Self.path, arguments + ["--json"], environment: environment, separateErrors: true)
         try #require(result.succeeded, "orbitctl \(arguments.joined(separator: " ")) failed: \(result.errors)")
-        return try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [[String: Any]])
+        return try JSONSerialization.jsonObject(with: Data(result.output.utf8))
     }
 }
 

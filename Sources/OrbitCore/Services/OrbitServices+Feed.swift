@@ -216,8 +216,8 @@ extension OrbitServices {
             throw ServiceError.invalidInput(field: "type", reason: "must be like, love, laugh or celebrate")
         }
         return try await asUser(actor) { connection in
-            let current = try await post(id, reader: actor, on: connection)
-            try await requireMember(actor, of: current.communityID, on: connection)
+            // Row-level security shows a post to members of its community only.
+            _ = try await post(id, reader: actor, on: connection)
             try await connection.query(
                 """
                 INSERT INTO reactions (post_id, user_id, type) VALUES (\(id), \(actor), \(type)::reaction_type)
@@ -294,8 +294,8 @@ extension OrbitServices {
     public func addComment(to post: PostID, content: String, parent: CommentID? = nil, as actor: UserID) async throws -> Comment {
         let content = try Validate.text(content, field: "content", limit: 5000, multiline: true)
         return try await asUser(actor) { connection in
+            // Row-level security shows a post to members of its community only.
             let current = try await self.post(post, reader: actor, on: connection)
-            try await requireMember(actor, of: current.communityID, on: connection)
             if let parent {
                 let onPost = try await connection.query("SELECT 1 FROM comments WHERE id = \(parent) AND post_id = \(post)")
                 guard !onPost.isEmpty else { throw ServiceError.notFound("Comment \(parent) on post \(post)") }

@@ -55,26 +55,23 @@ extension OrbitServices {
             try await requireExpenseEditor(current, actor, on: connection)
             let currency = try Self.currency(current.currency)
             let total = try amount.map { try Money(parsing: $0, currency: currency) } ?? Money(minorUnits: current.totalAmount, currency: currency)
-            let splitRequest =
-                split
-                ?? .exact(
-                    Dictionary(
-                        uniqueKeysWithValues: current.splits.map { ($0.userID, Money(minorUnits: $0.amount, currency: currency).decimalString) }))
-            if amount != nil && split == nil && current.splits.count > 0 {
-                // A new total re-splits among the same people equally.
-                return try await replace(
-                    current, total: total, splits: try Self.splits(of: total, .equal(current.splits.map(\.userID))), description, category,
-                    on: connection)
+            let splits: [(user: UserID, amount: Int64)]
+            switch (split, amount) {
+            case (let split?, _): splits = try Self.splits(of: total, split)
+            // A new total alone is split equally again among the same people.
+            case (nil, _?): splits = try Self.splits(of: total, .equal(current.splits.map(\.userID)))
+            case (nil, nil): splits = current.splits.map { ($0.userID, $0.amount) }
             }
-            return try await replace(current, total: total, splits: try Self.splits(of: total, splitRequest), description, category, on: connection)
+            return try await replace(
+                current, total: total, splits: split == nil && amount == nil ? nil : splits, description, category, on: connection)
         }
     }
 
+    /// Updates the transaction; `splits`, when given, replace the old ones.
     private func replace(
-        _ current: Expense, total: Money, splits: [(user: UserID, amount: Int64)], _ description: String?, _ category: String?,
+        _ current: Expense, total: Money, splits: [(user: UserID, amount: Int64)]?, _ description: String?, _ category: String?,
         on connection: PostgresConnection
     ) async throws -> Expense {
-        try await requireActiveMembers(splits.map(\.user), of: current.communityID, on: connection)
         try await connection.query(
             """
             UPDATE transactions SET total_amount = \(Int32(total.minorUnits)), description = coalesce(\(description), description),
@@ -82,8 +79,11 @@ extension OrbitServices {
             WHERE id = \(current.id)
             """
         )
-        try await connection.query("DELETE FROM splits WHERE transaction_id = \(current.id)")
-        try await insertSplits(splits, of: current.id, on: connection)
+        if let splits {
+            try await requireActiveMembers(splits.map(\.user), of: current.communityID, on: connection)
+            try await connection.query("DELETE FROM splits WHERE transaction_id = \(current.id)")
+            try await insertSplits(splits, of: current.id, on: connection)
+        }
         return try await expense(current.id, on: connection)
     }
 
@@ -105,12 +105,14 @@ extension OrbitServices {
         guard (1...500).contains(limit) else { throw ServiceError.invalidInput(field: "limit", reason: "must be between 1 and 500") }
         return try await asUser(actor) { connection in
             try await requireMember(actor, of: community, on: connection)
-            let ids = try await connection.query(
-                "SELECT id FROM transactions WHERE community_id = \(community) AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT \(limit)"
-            ).map { try $0.decode("id", as: TransactionID.self) }
-            var result: [Expense] = []
-            for id in ids { result.append(try await expense(id, on: connection)) }
-            return result
+            let rows = try await connection.query(
+                """
+                SELECT \(unescaped: Expense.columns) FROM transactions
+                WHERE community_id = \(community) AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT \(limit)
+                """
+            )
+            let splits = try await self.splits(of: try rows.map { try $0.decode("id", as: TransactionID.self) }, on: connection)
+            return try rows.map { row in try Expense(row: row, splits: splits[try row.decode("id", as: TransactionID.self)] ?? []) }
         }
     }
 
@@ -119,13 +121,26 @@ extension OrbitServices {
             let row = try await connection.query("SELECT \(unescaped: Expense.columns) FROM transactions WHERE id = \(id) AND deleted_at IS NULL")
                 .first
         else { throw ServiceError.notFound("Expense \(id)") }
-        let splits = try await connection.query(
-            "SELECT id, user_id, amount, is_settled, settled_at, settled_via FROM splits WHERE transaction_id = \(id) ORDER BY user_id"
-        ).map { row in
-            let (id, user, amount, settled, settledAt, via) = try row.decode((SplitID, UserID, Int32, Bool, Date?, String?).self)
-            return Split(id: id, userID: user, amount: Int64(amount), isSettled: settled, settledAt: settledAt, settledVia: via)
+        return try Expense(row: row, splits: try await splits(of: [id], on: connection)[id] ?? [])
+    }
+
+    /// The splits of several transactions in one query, by transaction, in user order.
+    private func splits(of ids: [TransactionID], on connection: PostgresConnection) async throws -> [TransactionID: [Split]] {
+        guard !ids.isEmpty else { return [:] }
+        var result: [TransactionID: [Split]] = [:]
+        for row in try await connection.query(
+            """
+            SELECT transaction_id, id, user_id, amount, is_settled, settled_at, settled_via FROM splits
+            WHERE transaction_id = ANY(\(ids.map(\.uuid))) ORDER BY transaction_id, user_id
+            """
+        ) {
+            let (transaction, id, user, amount, settled, settledAt, via) = try row.decode(
+                (TransactionID, SplitID, UserID, Int32, Bool, Date?, String?).self)
+            result[transaction, default: []].append(
+                Split(id: id, userID: user, amount: Int64(amount), isSettled: settled, settledAt: settledAt, settledVia: via)
+            )
         }
-        return try Expense(row: row, splits: splits)
+        return result
     }
 
     func requireExpenseEditor(_ expense: Expense, _ actor: UserID, on connection: PostgresConnection) async throws {

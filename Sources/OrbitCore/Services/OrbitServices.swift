@@ -116,7 +116,7 @@ enum Validate {
         }
         let allowed: (Unicode.Scalar) -> Bool = { scalar in
             if multiline && (scalar == "\n" || scalar == "\t") { return true }
-            return !(scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format && scalar.value < 0x20)
+            return scalar.properties.generalCategory != .control
         }
         guard trimmed.unicodeScalars.allSatisfy(allowed) else {
             throw ServiceError.invalidInput(field: field, reason: "must not contain control characters")

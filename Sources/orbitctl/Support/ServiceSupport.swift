@@ -57,8 +57,7 @@ func withServices<Result>(_ database: DatabaseOptions, _ body: (OrbitServices) a
         return result
     } catch let error as PostgresError where error.isConnectionFailure {
         await pool.close()
-        let firstLine = error.message.split(whereSeparator: \.isNewline).first.map(String.init) ?? error.message
-        throw CommandFailure(firstLine.hasSuffix(".") ? firstLine : firstLine + ".")
+        throw CommandFailure(error.firstLine.hasSuffix(".") ? error.firstLine : error.firstLine + ".")
     } catch {
         await pool.close()
         throw error

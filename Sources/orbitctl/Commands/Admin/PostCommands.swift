@@ -124,36 +124,34 @@ struct PostCommand: AsyncParsableCommand {
         }
     }
 
-    struct Pin: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Pin a post to the top of the feed (admins).")
+    /// What pin and unpin share.
+    struct PinOptions: ParsableArguments {
         @OptionGroup var database: DatabaseOptions
         @Argument(help: "Post id.") var post: PostID
         @OptionGroup var actor: ActorOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let pinned = try await withServices(database) { services in
-                try await services.setPinned(post, true, as: try await services.resolveUser(actor.actor))
+        func set(_ pinned: Bool) async throws {
+            let updated = try await withServices(database) { services in
+                try await services.setPinned(post, pinned, as: try await services.resolveUser(actor.actor))
             }
-            if output.json { return try printJSON(pinned) }
-            print("Pinned post \(post).")
+            if output.json { return try printJSON(updated) }
+            print("\(pinned ? "Pinned" : "Unpinned") post \(post).")
         }
+    }
+
+    struct Pin: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Pin a post to the top of the feed (admins).")
+        @OptionGroup var options: PinOptions
+
+        func run() async throws { try await options.set(true) }
     }
 
     struct Unpin: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Unpin a post (admins).")
-        @OptionGroup var database: DatabaseOptions
-        @Argument(help: "Post id.") var post: PostID
-        @OptionGroup var actor: ActorOptions
-        @OptionGroup var output: JSONOption
+        @OptionGroup var options: PinOptions
 
-        func run() async throws {
-            let unpinned = try await withServices(database) { services in
-                try await services.setPinned(post, false, as: try await services.resolveUser(actor.actor))
-            }
-            if output.json { return try printJSON(unpinned) }
-            print("Unpinned post \(post).")
-        }
+        func run() async throws { try await options.set(false) }
     }
 
     struct Comment: AsyncParsableCommand {
