@@ -20,9 +20,13 @@ struct MoneyBenchmark: AsyncParsableCommand {
     @Option(help: "Members of the community.") var members = 50
     @Option(help: "Balance reads to time.") var reads = 20
     @Option(help: "Seconds per insert run (ours and pgbench's).") var seconds = 10
+    @Flag(help: "Hold /dev/cpu_dma_latency at 0 (root) so idle vCPUs poll instead of halting; see ../shared/peers/README.md.")
+    var pollIdle = false
 
     func run() async throws {
+        let latencyHold = pollIdle ? try CPULatencyHold() : nil
         try await BenchmarkServer.withMigrated(databaseURL: databaseURL, measure)
+        withExtendedLifetime(latencyHold) {}
     }
 
     private func measure(_ server: BenchmarkServer) async throws {
