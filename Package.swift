@@ -16,7 +16,13 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "4.1.0"..<"5.0.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         // libpq, the PostgreSQL C client library, as a system library (Debian: libpq-dev).
@@ -41,7 +47,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Versioned and repeatable SQL (migrations/, sql/): reads, checksums, applies and records
-        // them. The files are built into the module by the EmbedSQLFiles plugin.
+        // them. The files are built into the module by the EmbedFiles plugin.
         .target(
             name: "OrbitMigrations",
             dependencies: [
@@ -50,7 +56,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings,
-            plugins: ["EmbedSQLFiles"]
+            plugins: ["EmbedFiles"]
         ),
         // The domain: users, communities, members, invites, … and the service layer that enforces
         // the permission matrix. Used by orbitctl and (later) the HTTP API.
@@ -59,12 +65,33 @@ let package = Package(
             dependencies: ["OrbitPostgres"],
             swiftSettings: swiftSettings
         ),
-        // Build-time tool of the EmbedSQLFiles plugin: writes migrations/ and sql/ into Swift.
-        .executableTarget(name: "embed-sql-files", path: "Plugins/embed-sql-files"),
+        // The HTTP API (`orbitctl serve`): Hummingbird routes over the same service layer, JWT
+        // auth with rotating refresh tokens, problem+json errors, idempotency, rate limits, metrics.
+        .target(
+            name: "OrbitAPI",
+            dependencies: [
+                "OrbitCore",
+                "OrbitPostgres",
+                "OrbitMigrations",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedFiles"]
+        ),
+        // Build-time tool of the EmbedFiles plugin: writes migrations/, sql/ and openapi.yaml into Swift.
+        .executableTarget(name: "embed-files", path: "Plugins/embed-files"),
         .plugin(
-            name: "EmbedSQLFiles",
+            name: "EmbedFiles",
             capability: .buildTool(),
-            dependencies: ["embed-sql-files"]
+            dependencies: ["embed-files"]
         ),
         // Shared test support: one server per test process, one cloned database per test.
         .target(
@@ -77,6 +104,8 @@ let package = Package(
             dependencies: [
                 "OrbitPostgres",
                 "OrbitCore",
+                "OrbitAPI",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "LocalPostgres",
                 "OrbitMigrations",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -116,6 +145,22 @@ let package = Package(
         .testTarget(
             name: "OrbitctlTests",
             dependencies: ["orbitctl", "LocalPostgres", "OrbitPostgres", "OrbitTestSupport"],
+            swiftSettings: swiftSettings
+        ),
+        // The HTTP API through its router (in process) and a real socket, against a real database.
+        .testTarget(
+            name: "OrbitAPITests",
+            dependencies: [
+                "OrbitAPI", "OrbitCore", "OrbitPostgres", "OrbitTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

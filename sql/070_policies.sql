@@ -198,6 +198,11 @@ CREATE POLICY refresh_tokens_own ON refresh_tokens FOR ALL TO orbit_app
     USING (user_id = (SELECT orbit.app_user_id()))
     WITH CHECK (user_id = (SELECT orbit.app_user_id()));
 
+-- idempotency keys: one's own.
+CREATE POLICY idempotency_keys_own ON idempotency_keys FOR ALL TO orbit_app
+    USING (user_id = (SELECT orbit.app_user_id()))
+    WITH CHECK (user_id = (SELECT orbit.app_user_id()));
+
 -- audit log: admins read their community's; anyone records their own actions, in a community
 -- they belong or belonged to (leaving is logged after the leave).
 CREATE POLICY audit_log_select ON audit_log FOR SELECT TO orbit_app

@@ -1,5 +1,5 @@
 /// What went wrong with a service operation, in terms of the domain. The CLI and the HTTP API
-/// map these the same way (400, 403, 404, 409). `description` is one sentence for people and
+/// map these the same way (400, 401, 403, 404, 409). `description` is one sentence for people and
 /// never contains a password or a bound value.
 public struct ServiceError: Error, Sendable, Equatable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -14,6 +14,9 @@ public struct ServiceError: Error, Sendable, Equatable, CustomStringConvertible 
         public static let notFound = Code("notFound")
         /// The request conflicts with the current state (already a member, last admin, …).
         public static let conflict = Code("conflict")
+        /// The caller's credentials (a sign-in token, a refresh token) are missing, invalid,
+        /// expired or revoked.
+        public static let unauthenticated = Code("unauthenticated")
 
         public var description: String { name }
     }
@@ -41,5 +44,9 @@ public struct ServiceError: Error, Sendable, Equatable, CustomStringConvertible 
 
     public static func conflict(_ reason: String) -> ServiceError {
         ServiceError(code: .conflict, message: reason)
+    }
+
+    public static func unauthenticated(_ reason: String) -> ServiceError {
+        ServiceError(code: .unauthenticated, message: reason)
     }
 }

@@ -68,7 +68,7 @@ public struct MigrationCatalog: Sendable {
     public var nextVersion: Int { (migrations.last?.version ?? 0) + 1 }
 }
 
-/// Filled in by the EmbedSQLFiles build plugin (`EmbeddedSQLFiles.encoded`).
+/// Filled in by the EmbedFiles build plugin (`EmbeddedSQLFiles.encoded`).
 enum EmbeddedSQLFiles {
     static func files() throws -> [(path: String, bytes: Data)] {
         try encoded.map { entry in

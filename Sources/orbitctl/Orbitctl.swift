@@ -12,7 +12,7 @@ struct Orbitctl: AsyncParsableCommand {
             """,
         version: OrbitVersion.current,
         subcommands: [
-            Migrate.self, Dev.self, UserCommand.self, CommunityCommand.self, InviteCommand.self, FamilyCommand.self, EventCommand.self,
+            Migrate.self, Dev.self, Serve.self, UserCommand.self, CommunityCommand.self, InviteCommand.self, FamilyCommand.self, EventCommand.self,
             PostCommand.self, MediaCommand.self, ExpenseCommand.self, SettleCommand.self, BalancesCommand.self, DuesCommand.self,
             RetentionCommand.self, JobsCommand.self, AccountCommand.self, NotificationsCommand.self,
         ]

@@ -20,6 +20,10 @@ struct Dev: AsyncParsableCommand {
 
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var output: OutputOptions
+    @OptionGroup(title: "HTTP API") var api: APIOptions
+
+    @Option(help: "Serve the HTTP API (with --dev-auth) on this port of 127.0.0.1; 0 picks a free port, -1 serves no API.")
+    var apiPort = 8080
 
     @Option(help: "Also listen on this TCP port on 127.0.0.1 (default: Unix socket only).")
     var tcpPort: Int?
@@ -31,6 +35,7 @@ struct Dev: AsyncParsableCommand {
         if let tcpPort, !(1...65535).contains(tcpPort) {
             throw ValidationError("--tcp-port must be between 1 and 65535.")
         }
+        guard (-1...65535).contains(apiPort) else { throw ValidationError("--api-port must be -1 (no API), 0 (any free port) or a port number.") }
     }
 
     func run() async throws {
@@ -38,7 +43,7 @@ struct Dev: AsyncParsableCommand {
         let stop = SignalWaiter(signals: [SIGINT, SIGTERM])
         if let configuration = try database.explicitConfiguration() {
             try await report(configuration, url: nil, cluster: nil)
-            await stop.wait()
+            try await serveAPI(configuration, until: stop)
             print("\nStopped.")
             return
         }
@@ -89,7 +94,12 @@ struct Dev: AsyncParsableCommand {
             if startedHere { try? await cluster.stop() }
             throw error
         }
-        await stop.wait()
+        do {
+            try await serveAPI(configuration, until: stop)
+        } catch {
+            if owner { try? await cluster.stop(.fast) }
+            throw error
+        }
         // Stop the cluster if no other `orbitctl dev` is using it.
         if owner {
             print("\nStopping PostgreSQL …")
@@ -102,6 +112,31 @@ struct Dev: AsyncParsableCommand {
     }
 
     static let databaseName = "orbitcove"
+
+    /// Serves the API with dev auth on 127.0.0.1 until Ctrl-C (or only waits, with --api-port -1).
+    private func serveAPI(_ configuration: PostgresConfiguration, until stop: SignalWaiter) async throws {
+        guard apiPort >= 0 else {
+            await stop.wait()
+            return
+        }
+        let pool = ConnectionPool(configuration: configuration, options: .init(maxConnections: api.poolSize))
+        try await api.serve(
+            pool: pool, host: "127.0.0.1", port: apiPort, devAuth: true, logger: Logger(label: "orbit.api"),
+            onRunning: { port in
+                let base = "http://127.0.0.1:\(port)"
+                print(
+                    """
+                      API         \(base)  (OpenAPI document: \(base)/openapi.yaml; dev auth on)
+                      Try it      TOKEN=$(curl -s -X POST \(base)/auth/dev -H 'content-type: application/json' \\
+                                    -d '{"email":"ada@example.com"}' | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')
+                                  curl -s \(base)/communities -H "authorization: Bearer $TOKEN"
+                    """
+                )
+                fflush(nil)
+            },
+            shutdown: { await stop.wait() }
+        )
+    }
 
     private func createDatabaseIfMissing(_ cluster: LocalCluster) async throws {
         let maintenance = PostgresConfiguration(parameters: cluster.connectionParameters().map { (keyword: $0.0, value: $0.1) })

@@ -1,0 +1,54 @@
+public import Hummingbird
+import Logging
+import NIOCore
+import Synchronization
+public import OrbitCore
+
+/// The per-request context of the API: Hummingbird's core storage, plus who is calling.
+public struct APIContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The signed-in user, set by `AuthenticationMiddleware` on routes that need one.
+    public var user: UserID?
+    /// The peer's IP address (per-IP rate limits); nil for in-process requests.
+    public var remoteAddress: String?
+    /// The request id, in logs and in the `X-Request-ID` response header.
+    public var requestID: String
+    /// What inner middleware learn that the request log (outermost) reports.
+    let notes = RequestNotes()
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = CoreRequestContextStorage(source: source)
+        remoteAddress = source.channel.remoteAddress?.ipAddress
+        requestID = source.logger[metadataKey: "hb.request.id"]?.description ?? RequestID.next()
+    }
+
+    /// JSON request bodies above 1 MiB are refused with 413 (media uploads set their own limit).
+    public var maxUploadSize: Int { APIJSON.maximumBodySize }
+    public var requestDecoder: APIJSON.Decoder { APIJSON.Decoder() }
+    public var responseEncoder: APIJSON.Encoder { APIJSON.Encoder() }
+
+    /// The signed-in user; routes behind `AuthenticationMiddleware` always have one.
+    func requireUser() throws -> UserID {
+        guard let user else { throw APIProblem.unauthenticated("Sign in first: send Authorization: Bearer <access token>.") }
+        return user
+    }
+}
+
+/// Facts about a request that middleware further in learn, for the request log further out
+/// (contexts are values, so a change made inside does not travel back out).
+final class RequestNotes: Sendable {
+    private let storage = Mutex<UserID?>(nil)
+
+    var user: UserID? {
+        get { storage.withLock { $0 } }
+        set { storage.withLock { $0 = newValue } }
+    }
+}
+
+/// Request ids for requests that arrive without Hummingbird's (in-process tests).
+enum RequestID {
+    static func next() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return String(UInt64.random(in: .min ... .max, using: &generator), radix: 16)
+    }
+}

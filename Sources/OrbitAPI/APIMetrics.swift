@@ -1,0 +1,49 @@
+import OrbitPostgres
+import Prometheus
+
+/// Prometheus metrics of the API: requests by route, method and status, their latencies by
+/// route, and the connection pool's use. Served at `/metrics`.
+public final class APIMetrics: Sendable {
+    private let registry = PrometheusCollectorRegistry()
+    private static var requests: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "orbit", subsystem: "http", metricName: "requests", unitName: "total",
+            helpText: "HTTP requests by route template, method and status."
+        )
+    }
+    private static var latency: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "orbit", subsystem: "http", metricName: "request_duration", unitName: "seconds",
+            helpText: "HTTP request latency by route template and method."
+        )
+    }
+    private let buckets: [Duration] = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500].map { .milliseconds($0) }
+
+    public init() {}
+
+    func record(method: String, route: String, status: Int, duration: Duration) {
+        registry.makeCounter(descriptor: Self.requests, labels: [("route", route), ("method", method), ("status", String(status))]).increment()
+        registry.makeDurationHistogram(descriptor: Self.latency, labels: [("route", route), ("method", method)], buckets: buckets)
+            .record(duration)
+    }
+
+    /// The exposition text, with the pool's current state.
+    func render(pool: ConnectionPool) -> String {
+        let statistics = pool.statistics
+        let gauge = { (name: String, help: String, value: Int) in
+            self.registry.makeGauge(
+                descriptor: MetricNameDescriptor(namespace: "orbit", subsystem: "pool", metricName: name, unitName: "connections", helpText: help)
+            ).set(Double(value))
+        }
+        gauge("open", "Database connections open or being opened.", statistics.open)
+        gauge("idle", "Database connections idle in the pool.", statistics.idle)
+        gauge("in_use", "Database connections lent to requests.", statistics.open - statistics.idle)
+        registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "orbit", subsystem: "pool", metricName: "waiting", unitName: "tasks",
+                helpText: "Requests waiting for a database connection."
+            )
+        ).set(Double(statistics.waiting))
+        return registry.emitToString()
+    }
+}

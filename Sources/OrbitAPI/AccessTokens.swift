@@ -1,0 +1,63 @@
+public import Foundation
+import JWTKit
+public import OrbitCore
+
+/// Short-lived access tokens: HS256 JWTs naming the user (`sub`), signed with the server's
+/// secret. A token is valid until it expires; signing out revokes the refresh token, and the
+/// access token dies on its own within `lifetime`.
+public struct AccessTokens: Sendable {
+    struct Payload: JWTPayload {
+        var sub: SubjectClaim
+        var exp: ExpirationClaim
+        var iat: IssuedAtClaim
+        var iss: IssuerClaim
+
+        func verify(using algorithm: some JWTAlgorithm) throws {
+            try exp.verifyNotExpired()
+            guard iss.value == AccessTokens.issuer else {
+                throw JWTError.claimVerificationFailure(failedClaim: iss, reason: "not issued by OrbitCove")
+            }
+        }
+    }
+
+    static let issuer = "orbitcove"
+    private let keys: JWTKeyCollection
+    public let lifetime: Duration
+
+    /// - Parameter secret: at least 32 bytes; the same secret on every server of a deployment.
+    public init(secret: [UInt8], lifetime: Duration = .seconds(15 * 60)) async throws {
+        guard secret.count >= 32 else {
+            throw APIConfigurationError("The access-token secret must be at least 32 bytes.")
+        }
+        keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+        self.lifetime = lifetime
+    }
+
+    /// A random secret: tokens stop working when the process ends (development, tests).
+    public static func randomSecret() -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+    }
+
+    public func issue(for user: UserID, now: Date = Date()) async throws -> String {
+        let payload = Payload(
+            sub: SubjectClaim(value: user.description),
+            exp: ExpirationClaim(value: now.addingTimeInterval(TimeInterval(lifetime.components.seconds))),
+            iat: IssuedAtClaim(value: now),
+            iss: IssuerClaim(value: Self.issuer)
+        )
+        return try await keys.sign(payload)
+    }
+
+    /// The user of a valid token; nil for anything else (malformed, forged, expired).
+    public func verify(_ token: String) async -> UserID? {
+        guard let payload = try? await keys.verify(token, as: Payload.self) else { return nil }
+        return UserID(payload.sub.value)
+    }
+}
+
+public struct APIConfigurationError: Error, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,133 @@
+import Crypto
+import Foundation
+import Hummingbird
+import NIOCore
+import OrbitCore
+import Synchronization
+
+/// Requires `Authorization: Bearer <access token>` and puts the user into the context.
+struct AuthenticationMiddleware: RouterMiddleware {
+    typealias Context = APIContext
+    let tokens: AccessTokens
+
+    func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
+        guard let header = request.headers[.authorization] else {
+            throw APIProblem.unauthenticated("Sign in first: send Authorization: Bearer <access token>.")
+        }
+        guard header.count > 7, header.prefix(7).lowercased() == "bearer " else {
+            throw APIProblem.unauthenticated("The Authorization header must be Bearer <access token>.")
+        }
+        guard let user = await tokens.verify(String(header.dropFirst(7))) else {
+            throw APIProblem.unauthenticated("The access token is invalid or has expired; refresh it with POST /auth/refresh.")
+        }
+        var context = context
+        context.user = user
+        context.notes.user = user
+        return try await next(request, context)
+    }
+}
+
+/// Per-IP limits on sign-in (`auth`), per-user limits on writes (every method but GET/HEAD).
+struct RateLimitMiddleware: RouterMiddleware {
+    typealias Context = APIContext
+    enum Scope { case authByIP, writesByUser }
+    let limiter: RateLimiter
+    let scope: Scope
+    let limit: RateLimiter.Limit
+
+    func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
+        let key: String?
+        switch scope {
+        case .authByIP:
+            key = "auth:" + (context.remoteAddress ?? "local")
+        case .writesByUser:
+            key = request.method == .get || request.method == .head ? nil : context.user.map { "write:\($0)" }
+        }
+        if let key, let retryAfter = limiter.acquire(key, limit: limit) {
+            throw APIProblem.rateLimited(retryAfter: retryAfter)
+        }
+        return try await next(request, context)
+    }
+}
+
+/// `Idempotency-Key` on authenticated POSTs: the first response (success or a 4xx refusal) is
+/// stored per user for `lifetime` and replayed to every retry with the same key and request;
+/// the same key with a different request is refused. Server errors release the key.
+struct IdempotencyMiddleware: RouterMiddleware {
+    typealias Context = APIContext
+    let services: OrbitServices
+    let lifetime: Duration
+
+    func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
+        guard request.method == .post, let key = request.headers[APIHeaders.idempotencyKey], let user = context.user else {
+            return try await next(request, context)
+        }
+        var request = request
+        let body = try await request.collectBody(upTo: context.maxUploadSize)
+        var hasher = SHA256()
+        hasher.update(data: Array(request.method.rawValue.utf8) + [0] + Array(request.uri.description.utf8) + [0])
+        hasher.update(data: Data(buffer: body))
+        let hash = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+
+        switch try await services.beginIdempotentRequest(key: key, requestHash: hash, lifetime: lifetime, as: user) {
+        case .replay(let status, let stored):
+            var response = Response(
+                status: HTTPResponse.Status(code: status),
+                headers: [.contentType: status < 300 ? "application/json; charset=utf-8" : "application/problem+json"],
+                body: ResponseBody(byteBuffer: ByteBuffer(data: stored))
+            )
+            response.headers[APIHeaders.idempotentReplayed] = "true"
+            return response
+        case .inProgress:
+            throw APIProblem(
+                "idempotency-in-progress", title: "Request in progress", status: .conflict,
+                detail: "A request with this Idempotency-Key is still being processed; retry shortly."
+            )
+        case .mismatch:
+            throw APIProblem(
+                "idempotency-mismatch", title: "Idempotency-Key reused", status: .unprocessableContent,
+                detail: "This Idempotency-Key was used for a different request.", field: "Idempotency-Key"
+            )
+        case .proceed:
+            break
+        }
+
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch let error as APIProblem where error.status < 500 {
+            response = error.response(requestID: context.requestID)
+        } catch let error as ServiceError {
+            response = APIProblem(error).response(requestID: context.requestID)
+        } catch {
+            try await services.abandonIdempotentRequest(key: key, as: user)
+            throw error
+        }
+        guard response.status.code < 500 else {
+            try await services.abandonIdempotentRequest(key: key, as: user)
+            return response
+        }
+        let collector = BodyCollector()
+        try await response.body.write(collector)
+        let responseBody = collector.buffer
+        try await services.completeIdempotentRequest(key: key, status: response.status.code, body: Data(buffer: responseBody), as: user)
+        response.body = ResponseBody(byteBuffer: responseBody)
+        return response
+    }
+}
+
+/// Reads a response body into one buffer (a reference: `ResponseBody.write` consumes its writer).
+final class BodyCollector: ResponseBodyWriter, Sendable {
+    private let storage = Mutex(ByteBuffer())
+
+    var buffer: ByteBuffer { storage.withLock { $0 } }
+
+    func write(_ buffer: ByteBuffer) async throws {
+        storage.withLock { stored in
+            var buffer = buffer
+            stored.writeBuffer(&buffer)
+        }
+    }
+
+    consuming func finish(_ trailingHeaders: HTTPFields?) async throws {}
+}

@@ -1,0 +1,112 @@
+import Foundation
+public import Hummingbird
+public import Logging
+import NIOCore
+public import OrbitCore
+import OrbitPostgres
+public import ServiceLifecycle
+
+/// How `orbitctl serve` runs the API.
+public struct APIConfiguration: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    /// The iOS app's bundle id: the `aud` of its Sign in with Apple identity tokens.
+    public var appleBundleID = "app.orbitcove.ios"
+    /// `POST /auth/dev` mints tokens for existing users; only on a loopback address.
+    public var devAuth = false
+    public var authRateLimit = RateLimiter.Limit(perMinute: 30, burst: 10)
+    public var writeRateLimit = RateLimiter.Limit(perMinute: 600, burst: 120)
+    /// Origins allowed cross-origin requests; none (CORS off) by default.
+    public var corsOrigin: String?
+    public var refreshTokenLifetime: Duration = .seconds(60 * 86_400)
+    public var idempotencyKeyLifetime: Duration = .seconds(86_400)
+    /// Uploads above this are refused before they are read (the service's limits by type apply too).
+    public var mediaUploadLimit = 20 << 20
+
+    public init() {}
+
+    /// Refuses settings that would be unsafe: dev auth reachable from another machine.
+    public func validate() throws {
+        if devAuth && !Self.isLoopback(host) {
+            throw APIConfigurationError("--dev-auth mints tokens for any user: it is refused unless the server binds to localhost (127.0.0.1 or ::1).")
+        }
+        guard (0...65535).contains(port) else { throw APIConfigurationError("The port must be between 0 and 65535.") }
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+}
+
+/// The HTTP API: routes over the service layer, with authentication, problem responses, rate
+/// limits, idempotency, metrics and request logs.
+public struct OrbitAPI: Sendable {
+    public let services: OrbitServices
+    public let configuration: APIConfiguration
+    public let tokens: AccessTokens
+    public let appleVerifier: any AppleIdentityVerifier
+    public let metrics: APIMetrics
+    let limiter = RateLimiter()
+
+    public init(
+        services: OrbitServices, configuration: APIConfiguration, tokens: AccessTokens, appleVerifier: any AppleIdentityVerifier,
+        metrics: APIMetrics = APIMetrics()
+    ) throws {
+        try configuration.validate()
+        self.services = services
+        self.configuration = configuration
+        self.tokens = tokens
+        self.appleVerifier = appleVerifier
+        self.metrics = metrics
+    }
+
+    /// Every route of the API (the OpenAPI document lists the same ones; a test checks it).
+    public func makeRouter() -> Router<APIContext> {
+        let router = Router(context: APIContext.self)
+        router.add(middleware: ProblemMiddleware(metrics: metrics))
+        if let origin = configuration.corsOrigin {
+            router.add(middleware: CORSMiddleware(allowOrigin: .custom(origin), allowHeaders: [.authorization, .contentType, APIHeaders.idempotencyKey]))
+        }
+        addOperationRoutes(to: router)
+        addAuthRoutes(to: router.group())
+
+        let app = router.group()
+            .add(middleware: AuthenticationMiddleware(tokens: tokens))
+            .add(middleware: RateLimitMiddleware(limiter: limiter, scope: .writesByUser, limit: configuration.writeRateLimit))
+            .add(middleware: IdempotencyMiddleware(services: services, lifetime: configuration.idempotencyKeyLifetime))
+        addUserRoutes(to: app)
+        addCommunityRoutes(to: app)
+        addEventRoutes(to: app)
+        addFeedRoutes(to: app)
+        addMediaRoutes(to: app)
+        addMoneyRoutes(to: app)
+        addNotificationRoutes(to: app)
+        return router
+    }
+
+    /// The server: SIGTERM or SIGINT stops accepting connections, lets requests in flight
+    /// finish, then runs `onShutdown` (closing the pool) after the server has stopped.
+    public func makeApplication(
+        logger: Logger, services extraServices: [any Service] = [], onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) -> some ApplicationProtocol {
+        Application(
+            router: makeRouter(),
+            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
+            services: [PoolService(pool: services.pool)] + extraServices,
+            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
+            logger: logger
+        )
+    }
+}
+
+/// Closes the connection pool at shutdown. It is the first service, so the service group
+/// shuts it down last, after the HTTP server has finished its requests.
+struct PoolService: Service {
+    let pool: ConnectionPool
+
+    func run() async throws {
+        // Cancellation means the group is going down too: close the pool either way.
+        try? await gracefulShutdown()
+        await pool.close()
+    }
+}

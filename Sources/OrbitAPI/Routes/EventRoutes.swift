@@ -1,0 +1,85 @@
+import Foundation
+import Hummingbird
+import OrbitCore
+
+extension OrbitAPI {
+    func addEventRoutes(to router: RouterGroup<APIContext>) {
+        struct EventBody: Decodable {
+            var title: String?
+            var description: String?
+            var startsAt: Date?
+            var endsAt: Date?
+            var allDay: Bool?
+            var locationName: String?
+            var locationLat: Double?
+            var locationLng: Double?
+            var locationAddress: String?
+            var category: String?
+            var recurrenceRule: String?
+            var attachments: [String]?
+            var rsvpDeadline: Date?
+            /// For PATCH of a series: the occurrence (its original start) to change.
+            var occurrence: Date?
+
+            var draft: EventDraft {
+                EventDraft(
+                    title: title, description: description, startsAt: startsAt, endsAt: endsAt, allDay: allDay, locationName: locationName,
+                    locationLat: locationLat, locationLng: locationLng, locationAddress: locationAddress, category: category,
+                    recurrenceRule: recurrenceRule, attachments: attachments, rsvpDeadline: rsvpDeadline
+                )
+            }
+        }
+
+        // Occurrences in a window (at most 92 days): one-off events and series, expanded.
+        router.get("communities/:community_id/events") { request, context in
+            guard let from = try request.queryDate("from"), let to = try request.queryDate("to") else {
+                throw APIProblem.validation(field: "from", "from and to are required RFC 3339 timestamps.")
+            }
+            let limit = try request.queryInt("limit", default: 500, range: 1...2000)
+            return JSON(Items(try await services.events(in: try context.id("community_id"), from: from, to: to, limit: limit, as: try context.requireUser())))
+        }
+        router.post("communities/:community_id/events") { request, context in
+            let body = try await request.decodeJSON(EventBody.self, context: context)
+            return Created(try await services.createEvent(in: try context.id("community_id"), body.draft, as: try context.requireUser()))
+        }
+
+        let event = router.group("events/:event_id")
+        event.get { _, context in
+            JSON(try await services.event(try context.id("event_id"), as: try context.requireUser()))
+        }
+        event.patch { request, context in
+            let body = try await request.decodeJSON(EventBody.self, context: context)
+            return JSON(try await services.updateEvent(try context.id("event_id"), occurrence: body.occurrence, body.draft, as: try context.requireUser()))
+        }
+        event.delete { request, context in
+            let scopeText = request.query("scope") ?? "all"
+            guard let scope = EventDeletionScope(rawValue: scopeText) else {
+                throw APIProblem.validation(field: "scope", "scope must be all, occurrence or following.")
+            }
+            try await services.deleteEvent(
+                try context.id("event_id"), occurrence: try request.queryDate("occurrence"), scope: scope, as: try context.requireUser()
+            )
+            return NoContent()
+        }
+
+        struct RSVPBody: Decodable {
+            var status: String
+            var occurrence: Date?
+            var familyMemberId: FamilyMemberID?
+            var plusOnes: Int?
+            var note: String?
+        }
+        event.put("rsvp") { request, context in
+            let body = try await request.decodeJSON(RSVPBody.self, context: context)
+            return JSON(
+                try await services.rsvp(
+                    try context.id("event_id"), occurrence: body.occurrence, status: body.status, familyMember: body.familyMemberId,
+                    plusOnes: body.plusOnes ?? 0, note: body.note, as: try context.requireUser()
+                )
+            )
+        }
+        event.get("attendance") { request, context in
+            JSON(try await services.attendance(try context.id("event_id"), occurrence: try request.queryDate("occurrence"), as: try context.requireUser()))
+        }
+    }
+}

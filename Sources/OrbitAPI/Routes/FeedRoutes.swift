@@ -1,0 +1,109 @@
+import Foundation
+import Hummingbird
+import OrbitCore
+
+extension OrbitAPI {
+    func addFeedRoutes(to router: RouterGroup<APIContext>) {
+        struct PostBody: Decodable {
+            var type: String?
+            var content: String?
+            var mediaUrls: [String]?
+            var mediaIds: [MediaID]?
+            var poll: PollBody?
+            var linkedEventId: EventID?
+            var isAnnouncement: Bool?
+        }
+        struct PollBody: Decodable {
+            var question: String
+            var options: [String]
+            var allowMultiple: Bool?
+            var closesAt: Date?
+        }
+
+        // Newest first, pinned posts on top; `cursor` is the previous page's next_cursor.
+        router.get("communities/:community_id/posts") { request, context in
+            let limit = try request.queryInt("limit", default: 20, range: 1...100)
+            return JSON(try await services.feed(try context.id("community_id"), limit: limit, cursor: request.query("cursor"), as: try context.requireUser()))
+        }
+        router.post("communities/:community_id/posts") { request, context in
+            let body = try await request.decodeJSON(PostBody.self, context: context)
+            let draft = PostDraft(
+                type: body.type ?? (body.poll == nil ? "text" : "poll"), content: body.content, mediaURLs: body.mediaUrls ?? [],
+                mediaIDs: body.mediaIds ?? [],
+                poll: body.poll.map { Poll(question: $0.question, options: $0.options, allowMultiple: $0.allowMultiple ?? false, closesAt: $0.closesAt) },
+                linkedEventID: body.linkedEventId, isAnnouncement: body.isAnnouncement ?? false
+            )
+            return Created(try await services.createPost(in: try context.id("community_id"), draft, as: try context.requireUser()))
+        }
+
+        let post = router.group("posts/:post_id")
+        post.get { _, context in
+            JSON(try await services.post(try context.id("post_id"), as: try context.requireUser()))
+        }
+        struct Edit: Decodable {
+            var content: String
+        }
+        post.patch { request, context in
+            let body = try await request.decodeJSON(Edit.self, context: context)
+            return JSON(try await services.editPost(try context.id("post_id"), content: body.content, as: try context.requireUser()))
+        }
+        post.delete { _, context in
+            try await services.deletePost(try context.id("post_id"), as: try context.requireUser())
+            return NoContent()
+        }
+        struct Pin: Decodable {
+            var pinned: Bool
+        }
+        post.put("pin") { request, context in
+            let body = try await request.decodeJSON(Pin.self, context: context)
+            return JSON(try await services.setPinned(try context.id("post_id"), body.pinned, as: try context.requireUser()))
+        }
+
+        struct Reaction: Decodable {
+            var type: String
+        }
+        post.put("reaction") { request, context in
+            let body = try await request.decodeJSON(Reaction.self, context: context)
+            return JSON(try await services.react(to: try context.id("post_id"), type: body.type, as: try context.requireUser()))
+        }
+        post.delete("reaction") { _, context in
+            JSON(try await services.removeReaction(from: try context.id("post_id"), as: try context.requireUser()))
+        }
+
+        struct Vote: Decodable {
+            var option: Int
+        }
+        post.post("votes") { request, context in
+            let body = try await request.decodeJSON(Vote.self, context: context)
+            return JSON(try await services.vote(on: try context.id("post_id"), option: body.option, as: try context.requireUser()))
+        }
+        post.delete("votes") { request, context in
+            let option: Int? = request.query("option") == nil ? nil : try request.queryInt("option", default: 0, range: 0...9)
+            return JSON(try await services.retractVote(on: try context.id("post_id"), option: option, as: try context.requireUser()))
+        }
+
+        post.get("comments") { request, context in
+            let limit = try request.queryInt("limit", default: 50, range: 1...200)
+            let after = try request.queryID("after", as: CommentID.self)
+            return JSON(Items(try await services.comments(on: try context.id("post_id"), limit: limit, after: after, as: try context.requireUser())))
+        }
+        struct NewComment: Decodable {
+            var content: String
+            var parentId: CommentID?
+        }
+        post.post("comments") { request, context in
+            let body = try await request.decodeJSON(NewComment.self, context: context)
+            return Created(
+                try await services.addComment(to: try context.id("post_id"), content: body.content, parent: body.parentId, as: try context.requireUser())
+            )
+        }
+        router.patch("comments/:comment_id") { request, context in
+            let body = try await request.decodeJSON(Edit.self, context: context)
+            return JSON(try await services.editComment(try context.id("comment_id"), content: body.content, as: try context.requireUser()))
+        }
+        router.delete("comments/:comment_id") { _, context in
+            try await services.deleteComment(try context.id("comment_id", as: CommentID.self), as: try context.requireUser())
+            return NoContent()
+        }
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import Hummingbird
+import OrbitCore
+
+/// How an expense is divided, with amounts in minor units.
+struct SplitBody: Decodable {
+    /// equal, exact, percent or shares.
+    var method: String
+    /// For `equal`: who shares the expense.
+    var userIds: [UserID]?
+    /// For `exact`: each participant's amount in minor units.
+    var amounts: [String: Int64]?
+    /// For `percent`: hundredths of a percent (3333 is 33.33%).
+    var basisPoints: [String: Int64]?
+    /// For `shares`: positive weights.
+    var shares: [String: Int64]?
+
+    func request(currency code: String) throws -> SplitRequest {
+        func keyed(_ values: [String: Int64]?, field: String) throws -> [UserID: Int64] {
+            guard let values, !values.isEmpty else { throw APIProblem.validation(field: "split.\(field)", "split.\(field) is required for method \(method).") }
+            var result: [UserID: Int64] = [:]
+            for (key, value) in values {
+                guard let user = UserID(key) else { throw APIProblem.validation(field: "split.\(field)", "split.\(field) keys must be user ids.") }
+                result[user] = value
+            }
+            return result
+        }
+        switch method {
+        case "equal":
+            guard let userIds, !userIds.isEmpty else { throw APIProblem.validation(field: "split.user_ids", "split.user_ids is required for method equal.") }
+            return .equal(userIds)
+        case "exact":
+            return .exact(try keyed(amounts, field: "amounts").mapValues { try Amounts.decimal($0, currency: code, field: "split.amounts") })
+        case "percent":
+            return .percent(
+                try keyed(basisPoints, field: "basis_points").mapValues { points in
+                    guard points > 0, points <= 10_000 else {
+                        throw APIProblem.validation(field: "split.basis_points", "split.basis_points must be from 1 to 10000 (hundredths of a percent).")
+                    }
+                    return "\(points / 100).\(String(format: "%02d", points % 100))"
+                }
+            )
+        case "shares":
+            return .shares(try keyed(shares, field: "shares"))
+        default:
+            throw APIProblem.validation(field: "split.method", "split.method must be equal, exact, percent or shares.")
+        }
+    }
+}
+
+extension OrbitAPI {
+    func addMoneyRoutes(to router: RouterGroup<APIContext>) {
+        struct ExpenseBody: Decodable {
+            var description: String
+            var amount: Int64
+            var currency: String?
+            var paidBy: UserID?
+            var split: SplitBody
+            var transactionDate: String?
+            var category: String?
+            var receiptUrl: String?
+            var linkedEventId: EventID?
+        }
+        router.get("communities/:community_id/expenses") { request, context in
+            let limit = try request.queryInt("limit", default: 50, range: 1...200)
+            return JSON(Items(try await services.expenses(in: try context.id("community_id"), limit: limit, as: try context.requireUser())))
+        }
+        router.post("communities/:community_id/expenses") { request, context in
+            let body = try await request.decodeJSON(ExpenseBody.self, context: context)
+            let user = try context.requireUser()
+            let currency = body.currency ?? "USD"
+            return Created(
+                try await services.addExpense(
+                    in: try context.id("community_id"), description: body.description,
+                    amount: try Amounts.decimal(body.amount, currency: currency, field: "amount"), currency: currency,
+                    paidBy: body.paidBy ?? user, split: try body.split.request(currency: currency), date: body.transactionDate,
+                    category: body.category ?? "other", receiptURL: body.receiptUrl, linkedEvent: body.linkedEventId, as: user
+                )
+            )
+        }
+        router.get("expenses/:expense_id") { _, context in
+            JSON(try await services.expense(try context.id("expense_id", as: TransactionID.self), as: try context.requireUser()))
+        }
+        router.delete("expenses/:expense_id") { _, context in
+            try await services.deleteExpense(try context.id("expense_id", as: TransactionID.self), as: try context.requireUser())
+            return NoContent()
+        }
+
+        struct SettlementBody: Decodable {
+            var fromUserId: UserID
+            var toUserId: UserID
+            var amount: Int64
+            var currency: String?
+            var method: String?
+        }
+        router.post("communities/:community_id/settlements") { request, context in
+            let body = try await request.decodeJSON(SettlementBody.self, context: context)
+            let currency = body.currency ?? "USD"
+            return Created(
+                try await services.recordSettlement(
+                    in: try context.id("community_id"), from: body.fromUserId, to: body.toUserId,
+                    amount: try Amounts.decimal(body.amount, currency: currency, field: "amount"), currency: currency, method: body.method,
+                    as: try context.requireUser()
+                )
+            )
+        }
+        router.get("communities/:community_id/balances") { _, context in
+            JSON(Items(try await services.balances(in: try context.id("community_id"), as: try context.requireUser())))
+        }
+        router.get("communities/:community_id/settle-up") { _, context in
+            JSON(Items(try await services.settleUpSuggestions(in: try context.id("community_id"), as: try context.requireUser())))
+        }
+
+        // Dues.
+        struct DuesBody: Decodable {
+            var name: String
+            var amount: Int64
+            var currency: String?
+            var dueDate: String
+        }
+        router.get("communities/:community_id/dues") { _, context in
+            JSON(Items(try await services.dues(in: try context.id("community_id"), as: try context.requireUser())))
+        }
+        router.post("communities/:community_id/dues") { request, context in
+            let body = try await request.decodeJSON(DuesBody.self, context: context)
+            let currency = body.currency ?? "USD"
+            return Created(
+                try await services.createDues(
+                    in: try context.id("community_id"), name: body.name, amount: try Amounts.decimal(body.amount, currency: currency, field: "amount"),
+                    currency: currency, dueDate: body.dueDate, as: try context.requireUser()
+                )
+            )
+        }
+        struct PaymentBody: Decodable {
+            var userId: UserID
+            var amount: Int64
+            var paymentMethod: String?
+            var notes: String?
+        }
+        router.post("dues/:dues_id/payments") { request, context in
+            let body = try await request.decodeJSON(PaymentBody.self, context: context)
+            let id: DuesID = try context.id("dues_id")
+            let user = try context.requireUser()
+            let dues = try await services.dues(id, as: user)
+            return Created(
+                try await services.payDues(
+                    id, user: body.userId, amount: try Amounts.decimal(body.amount, currency: dues.currency, field: "amount"),
+                    method: body.paymentMethod, note: body.notes, as: user
+                )
+            )
+        }
+        router.get("dues/:dues_id/report") { _, context in
+            JSON(Items(try await services.duesReport(try context.id("dues_id"), as: try context.requireUser())))
+        }
+    }
+}

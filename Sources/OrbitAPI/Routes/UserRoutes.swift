@@ -1,0 +1,45 @@
+import Foundation
+import Hummingbird
+import OrbitCore
+
+extension OrbitAPI {
+    func addUserRoutes(to router: RouterGroup<APIContext>) {
+        let me = router.group("users/me")
+        me.get { _, context in
+            let user = try context.requireUser()
+            return JSON(try await services.user(user, as: user))
+        }
+        struct ProfileChange: Decodable {
+            var displayName: String?
+            var email: String?
+            var avatarUrl: String?
+        }
+        me.patch { request, context in
+            let body = try await request.decodeJSON(ProfileChange.self, context: context)
+            let user = try context.requireUser()
+            return JSON(try await services.updateProfile(displayName: body.displayName, email: body.email, avatarURL: body.avatarUrl, as: user))
+        }
+
+        // Family members: dependents a parent manages.
+        struct FamilyMemberBody: Decodable {
+            var name: String
+        }
+        me.get("family") { _, context in
+            let user = try context.requireUser()
+            return JSON(Items(try await services.familyMembers(as: user)))
+        }
+        me.post("family") { request, context in
+            let body = try await request.decodeJSON(FamilyMemberBody.self, context: context)
+            return Created(try await services.addFamilyMember(name: body.name, as: try context.requireUser()))
+        }
+        me.patch("family/:family_member_id") { request, context in
+            let id = try context.id("family_member_id", as: FamilyMemberID.self)
+            let body = try await request.decodeJSON(FamilyMemberBody.self, context: context)
+            return JSON(try await services.renameFamilyMember(id, to: body.name, as: try context.requireUser()))
+        }
+        me.delete("family/:family_member_id") { _, context in
+            try await services.removeFamilyMember(try context.id("family_member_id", as: FamilyMemberID.self), as: try context.requireUser())
+            return NoContent()
+        }
+    }
+}

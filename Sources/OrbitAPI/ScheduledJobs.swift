@@ -1,0 +1,63 @@
+public import Logging
+public import OrbitCore
+public import ServiceLifecycle
+
+/// The scheduled jobs of `orbitctl serve` (issue 10): reminders and delivery every minute, the
+/// balances snapshot every five, account deletions and retention every hour. Each job is safe
+/// to run on several servers at once (dedupe keys, advisory locks), and a failing run is
+/// logged and retried at the next tick. Stops at graceful shutdown.
+public struct ScheduledJobs: Service {
+    let services: OrbitServices
+    let delivery: any NotificationDelivery
+    let logger: Logger
+    let tick: Duration
+
+    public init(services: OrbitServices, delivery: any NotificationDelivery, logger: Logger, tick: Duration = .seconds(60)) {
+        self.services = services
+        self.delivery = delivery
+        self.logger = logger
+        self.tick = tick
+    }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            var round = 0
+            while !Task.isCancelled {
+                await runJobs(round: round)
+                round += 1
+                do {
+                    try await Task.sleep(for: tick)
+                } catch {
+                    return  // cancelled: shutting down
+                }
+            }
+        }
+    }
+
+    func runJobs(round: Int) async {
+        await job("reminders") { "\(try await services.sendReminders()) created" }
+        await job("delivery") { "\(try await services.deliverPending(using: delivery)) delivered" }
+        if round % 5 == 0 {
+            await job("balances snapshot") { "refreshed in \(try await services.refreshBalancesSnapshot())" }
+        }
+        if round % 60 == 0 {
+            await job("account deletions") {
+                let (deleted, skipped) = try await services.deleteDueAccounts()
+                return "\(deleted) deleted, \(skipped) skipped"
+            }
+            await job("retention") {
+                let report = try await services.runRetention()
+                return "\(report.counts.values.reduce(0, +)) rows removed"
+            }
+        }
+    }
+
+    private func job(_ name: String, _ body: () async throws -> String) async {
+        do {
+            let outcome = try await body()
+            logger.debug("job done", metadata: ["job": .string(name), "outcome": .string(outcome)])
+        } catch {
+            logger.error("job failed", metadata: ["job": .string(name), "error": .string(ProblemMiddleware.describeForLog(error))])
+        }
+    }
+}

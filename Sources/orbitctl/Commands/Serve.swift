@@ -1,0 +1,154 @@
+import ArgumentParser
+import Foundation
+import Logging
+import OrbitAPI
+import OrbitCore
+import OrbitPostgres
+import ServiceLifecycle
+
+/// Options of the HTTP API shared by `orbitctl serve` and `orbitctl dev`.
+struct APIOptions: ParsableArguments {
+    @Option(help: "The iOS app's bundle id: the audience of its Sign in with Apple tokens.")
+    var appleBundleID = "app.orbitcove.ios"
+
+    @Option(help: "Apple's key set (JWKS): an https URL or a file path.")
+    var appleKeys = "https://appleid.apple.com/auth/keys"
+
+    @Option(help: "Allow cross-origin requests from this origin (default: CORS off).")
+    var corsOrigin: String?
+
+    @Option(help: "Directory for uploaded media.")
+    var mediaDirectory = ".orbit/media"
+
+    @Option(help: "Database connections of the server.")
+    var poolSize = 10
+
+    @Option(help: "Writes per user per minute (0: no limit).")
+    var writeRateLimit = 600
+
+    @Option(help: "Sign-in requests per IP per minute (0: no limit).")
+    var authRateLimit = 30
+
+    @Flag(inversion: .prefixedNo, help: "Run the scheduled jobs (reminders, delivery, balances snapshot, retention) in this process.")
+    var jobs = true
+
+    func configuration(host: String, port: Int, devAuth: Bool) -> APIConfiguration {
+        var configuration = APIConfiguration()
+        configuration.host = host
+        configuration.port = port
+        configuration.devAuth = devAuth
+        configuration.appleBundleID = appleBundleID
+        configuration.corsOrigin = corsOrigin
+        configuration.writeRateLimit = writeRateLimit == 0 ? .unlimited : .init(perMinute: Double(writeRateLimit), burst: Double(max(1, writeRateLimit / 5)))
+        configuration.authRateLimit = authRateLimit == 0 ? .unlimited : .init(perMinute: Double(authRateLimit), burst: Double(max(1, authRateLimit / 3)))
+        return configuration
+    }
+
+    var appleKeySource: AppleJWKSVerifier.KeySource {
+        if appleKeys.hasPrefix("https://") || appleKeys.hasPrefix("http://"), let url = URL(string: appleKeys) { return .url(url) }
+        return .file(appleKeys)
+    }
+
+    /// ORBIT_JWT_SECRET (at least 32 bytes), or a random secret for this process.
+    static func accessTokenSecret() -> (secret: [UInt8], random: Bool) {
+        if let secret = ProcessInfo.processInfo.environment["ORBIT_JWT_SECRET"], !secret.isEmpty { return (Array(secret.utf8), false) }
+        return (AccessTokens.randomSecret(), true)
+    }
+
+    func validate() throws {
+        guard (1...200).contains(poolSize) else { throw ValidationError("--pool-size must be between 1 and 200.") }
+        guard writeRateLimit >= 0, authRateLimit >= 0 else { throw ValidationError("Rate limits must be 0 (none) or positive.") }
+    }
+
+    /// Runs the API over `pool` until `shutdown` returns (or SIGTERM/SIGINT when nil), then
+    /// finishes requests in flight and closes the pool.
+    func serve(
+        pool: ConnectionPool, host: String, port: Int, devAuth: Bool, logger: Logger,
+        onRunning: @escaping @Sendable (Int) async -> Void, shutdown: (@Sendable () async -> Void)?
+    ) async throws {
+        let (secret, random) = Self.accessTokenSecret()
+        if random {
+            logger.warning("ORBIT_JWT_SECRET is not set: access tokens are signed with a random key and stop working when this process ends.")
+        }
+        let storage = LocalDirectoryStorage(root: URL(fileURLWithPath: mediaDirectory, isDirectory: true).standardizedFileURL)
+        let services = OrbitServices(pool: pool, storage: storage)
+        let api: OrbitAPI
+        do {
+            api = try OrbitAPI(
+                services: services, configuration: configuration(host: host, port: port, devAuth: devAuth),
+                tokens: try await AccessTokens(secret: secret), appleVerifier: AppleJWKSVerifier(source: appleKeySource, bundleID: appleBundleID)
+            )
+        } catch let error as APIConfigurationError {
+            throw CommandFailure(error.description)
+        }
+        let jobServices: [any Service] = jobs ? [ScheduledJobs(services: services, delivery: LoggingDelivery(), logger: logger)] : []
+        let app = api.makeApplication(logger: logger, services: jobServices, onRunning: onRunning)
+        guard let shutdown else {
+            try await app.runService()
+            return
+        }
+        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            tasks.addTask {
+                await shutdown()
+                await group.triggerGracefulShutdown()
+            }
+            try await tasks.next()
+            tasks.cancelAll()
+        }
+    }
+}
+
+/// `orbitctl serve`: the HTTP API the iOS app talks to.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the HTTP API (OpenAPI document at /openapi.yaml) until SIGTERM or Ctrl-C.",
+        discussion: """
+            Logs are JSON lines on stderr. Access tokens are signed with ORBIT_JWT_SECRET (at least 32 bytes; \
+            the same on every server). SIGTERM stops accepting connections, lets requests in flight finish and \
+            closes the database pool. --dev-auth adds POST /auth/dev (tokens for any existing user by email) and \
+            is refused unless the server binds to localhost.
+            """
+    )
+
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var api: APIOptions
+
+    @Option(help: "Address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "Port to listen on (0: any free port).")
+    var port = 8080
+
+    @Flag(help: "Add POST /auth/dev: tokens for demo users without Apple (localhost only).")
+    var devAuth = false
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel = "info"
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical.") }
+    }
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = JSONLogHandler(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "orbit.api")
+        let pool = ConnectionPool(configuration: try database.configuration(), options: .init(maxConnections: api.poolSize))
+        let host = host
+        try await api.serve(
+            pool: pool, host: host, port: port, devAuth: devAuth, logger: logger,
+            onRunning: { port in
+                print("OrbitCove API listening on http://\(host.contains(":") ? "[\(host)]" : host):\(port)")
+                fflush(nil)
+            },
+            shutdown: nil
+        )
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import HTTPTypes
+import OrbitCore
+import Testing
+
+/// Every endpoint that touches a community, called by each kind of caller, with the status
+/// each must get: no token and an expired token 401; a non-member 404 (never 403: the
+/// community's existence is not disclosed); the admin naming another community's resource 404;
+/// a member 403 where the rule is admins-only.
+@Suite struct AuthorizationMatrixTests {
+    struct Case {
+        var method: HTTPRequest.Method
+        var path: String
+        var body: [String: Any]?
+        /// Expected status for: no token, expired token, non-member, other community's id, member, admin.
+        var expected: [Int]
+    }
+
+    @Test func `status codes of every community endpoint for admin, member, non-member, no token, expired token and another community's id`() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let services = harness.services
+            let start = Date().addingTimeInterval(86_400)
+            func resources(in community: CommunityID, admin: UserID, members: [UserID]) async throws -> [String: String] {
+                let event = try await services.createEvent(in: community, EventDraft(title: "Practice", startsAt: start), as: admin).id
+                let post = try await services.createPost(in: community, PostDraft(content: "Hello"), as: admin).id
+                let expense = try await services.addExpense(
+                    in: community, description: "Balls", amount: "30.00", paidBy: admin, split: .equal(members), as: admin
+                ).id
+                let dues = try await services.createDues(in: community, name: "Season", amount: "50.00", dueDate: "2027-01-31", as: admin).id
+                return ["{c}": community.description, "{e}": event.description, "{p}": post.description, "{x}": expense.description, "{d}": dues.description]
+            }
+            let mine = try await resources(in: cast.community, admin: cast.admin, members: [cast.admin, cast.member])
+            let other = try await resources(in: cast.otherCommunity, admin: cast.outsider, members: [cast.outsider])
+            let expired = try await harness.api.tokens.issue(for: cast.admin, now: Date().addingTimeInterval(-3600))
+
+            let expenseBody: [String: Any] = [
+                "description": "Snacks", "amount": 1000, "currency": "USD",
+                "split": ["method": "equal", "user_ids": [cast.admin.description, cast.member.description]],
+            ]
+            let cases: [Case] = [
+                Case(method: .get, path: "/communities/{c}", expected: [401, 401, 404, 404, 200, 200]),
+                Case(method: .patch, path: "/communities/{c}", body: ["description": "New"], expected: [401, 401, 404, 404, 403, 200]),
+                Case(method: .get, path: "/communities/{c}/members", expected: [401, 401, 404, 404, 200, 200]),
+                Case(method: .get, path: "/communities/{c}/invites", expected: [401, 401, 404, 404, 403, 200]),
+                Case(method: .post, path: "/communities/{c}/invites", body: ["max_uses": 3], expected: [401, 401, 404, 404, 403, 201]),
+                Case(method: .get, path: "/communities/{c}/audit-log", expected: [401, 401, 404, 404, 403, 200]),
+                Case(method: .get, path: "/communities/{c}/events?from=2026-01-01T00:00:00Z&to=2026-03-01T00:00:00Z", expected: [401, 401, 404, 404, 200, 200]),
+                Case(
+                    method: .post, path: "/communities/{c}/events", body: ["title": "Game", "starts_at": "2030-05-01T10:00:00Z"],
+                    expected: [401, 401, 404, 404, 201, 201]
+                ),
+                Case(method: .get, path: "/events/{e}", expected: [401, 401, 404, 404, 200, 200]),
+                Case(method: .get, path: "/events/{e}/attendance", expected: [401, 401, 404, 404, 200, 200]),
+                Case(method: .put, path: "/events/{e}/rsvp", body: ["status": "yes"], expected: [401, 401, 404, 404, 200, 200]),
+                Case(method: .get, path: "/communities/{c}/posts", expected: [401, 401, 404, 404, 200, 200]),
+                Case(method: .post, path: "/communities/{c}/posts", body: ["content": "Hi"], expected: [401, 401, 404, 404, 201, 201]),
+                Case(method: .get, path: "/posts/{p}", expected: [401, 401, 404, 404, 200, 200]),
+                Case(method: .put, path: "/posts/{p}/pin", body: ["pinned": true], expected: [401, 401, 404, 404, 403, 200]),
+                Case(method: .post, path: "/posts/{p}/comments", body: ["content": "Nice"], expected: [401, 401, 404, 404, 201, 201]),
+                Case(method: .get, path: "/communities/{c}/media", expected: [401, 401, 404, 404, 200, 200]),
+                Case(method: .get, path: "/communities/{c}/expenses", expected: [401, 401, 404, 404, 200, 200]),
+                Case(method: .post, path: "/communities/{c}/expenses", body: expenseBody, expected: [401, 401, 404, 404, 201, 201]),
+                Case(method: .get, path: "/expenses/{x}", expected: [401, 401, 404, 404, 200, 200]),
+                Case(method: .get, path: "/communities/{c}/balances", expected: [401, 401, 404, 404, 200, 200]),
+                Case(method: .get, path: "/communities/{c}/settle-up", expected: [401, 401, 404, 404, 200, 200]),
+                Case(method: .get, path: "/communities/{c}/dues", expected: [401, 401, 404, 404, 200, 200]),
+                Case(
+                    method: .post, path: "/communities/{c}/dues", body: ["name": "Kit", "amount": 2500, "due_date": "2027-03-01"],
+                    expected: [401, 401, 404, 404, 403, 201]
+                ),
+                Case(method: .get, path: "/dues/{d}/report", expected: [401, 401, 404, 404, 200, 200]),
+                Case(
+                    method: .post, path: "/dues/{d}/payments", body: ["user_id": cast.member.description, "amount": 5000],
+                    expected: [401, 401, 404, 404, 403, 201]
+                ),
+                Case(method: .delete, path: "/posts/{p}", expected: [401, 401, 404, 404, 403, 204]),
+                Case(method: .delete, path: "/expenses/{x}", expected: [401, 401, 404, 404, 403, 204]),
+                Case(method: .delete, path: "/communities/{c}", expected: [401, 401, 404, 404, 403, 204]),
+            ]
+
+            var mismatches: [String] = []
+            for testCase in cases {
+                func path(_ ids: [String: String]) -> String {
+                    ids.reduce(testCase.path) { $0.replacingOccurrences(of: $1.key, with: $1.value) }
+                }
+                let callers: [(name: String, token: String?, ids: [String: String])] = [
+                    ("no token", nil, mine), ("expired token", expired, mine), ("non-member", cast.outsiderToken, mine),
+                    ("other community's id", cast.adminToken, other), ("member", cast.memberToken, mine), ("admin", cast.adminToken, mine),
+                ]
+                for (caller, expected) in zip(callers, testCase.expected) {
+                    let response = try await harness.request(testCase.method, path(caller.ids), token: caller.token, json: testCase.body)
+                    if response.status != expected {
+                        mismatches.append("\(testCase.method) \(testCase.path) as \(caller.name): \(response.status), expected \(expected): \(response.text)")
+                    }
+                    if response.status >= 400 {
+                        #expect(response.headers[.contentType] == "application/problem+json")
+                        // A refusal never names the other community's resources.
+                        for id in other.values where caller.ids != other {
+                            #expect(!response.text.contains(id))
+                        }
+                    }
+                }
+            }
+            #expect(mismatches == [])
+        }
+    }
+}
