@@ -1,8 +1,8 @@
 public import Hummingbird
 import Logging
 import NIOCore
-import Synchronization
 public import OrbitCore
+import Synchronization
 
 /// The per-request context of the API: Hummingbird's core storage, plus who is calling.
 public struct APIContext: RequestContext {

@@ -1,6 +1,6 @@
 import Foundation
-import Hummingbird
 import HTTPTypes
+import Hummingbird
 import Logging
 import NIOCore
 import OrbitCore
@@ -104,7 +104,8 @@ public struct APIProblem: Error, Sendable, Encodable {
         case .dataCorrupted(let context):
             let field = path(context.codingPath)
             if let field {
-                self = .validation(field: field, "\(field) \(context.debugDescription.hasPrefix("must") ? context.debugDescription : "is not valid").")
+                self = .validation(
+                    field: field, "\(field) \(context.debugDescription.hasPrefix("must") ? context.debugDescription : "is not valid").")
             } else {
                 self = .validation(field: nil, "The body is not valid JSON.")
             }
@@ -151,6 +152,7 @@ public struct APIProblem: Error, Sendable, Encodable {
 struct ProblemMiddleware: RouterMiddleware {
     typealias Context = APIContext
     let metrics: APIMetrics
+    let routes: RouteTable
 
     func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
         let started = ContinuousClock.now
@@ -161,6 +163,9 @@ struct ProblemMiddleware: RouterMiddleware {
             response = try await next(request, context)
         } catch {
             response = problem(for: error, request: request, context: context).response(requestID: context.requestID)
+            if response.status == .methodNotAllowed {
+                response.headers[.allow] = routes.methods(for: request.uri.path).joined(separator: ", ")
+            }
         }
         response.headers[.requestID] = context.requestID
         let elapsed = ContinuousClock.now - started
@@ -183,12 +188,15 @@ struct ProblemMiddleware: RouterMiddleware {
             return APIProblem(error)
         case let error as DecodingError:
             return APIProblem(decoding: error)
-        case let error as HTTPError:
+        case let error as any HTTPResponseError:
+            // Hummingbird's own refusals: no route, a body over the limit, a malformed request.
             switch error.status {
+            case .notFound where !routes.methods(for: request.uri.path).isEmpty, .methodNotAllowed:
+                return APIProblem(
+                    "method-not-allowed", title: "Method not allowed", status: .methodNotAllowed,
+                    detail: "\(request.method.rawValue) is not allowed here.")
             case .notFound:
                 return .notFound("No such endpoint: \(request.method.rawValue) \(request.uri.path).")
-            case .methodNotAllowed:
-                return APIProblem("method-not-allowed", title: "Method not allowed", status: .methodNotAllowed, detail: "\(request.method.rawValue) is not allowed here.")
             case .contentTooLarge:
                 return APIProblem("payload-too-large", title: "Payload too large", status: .contentTooLarge, detail: "The request body is too large.")
             case .badRequest:

@@ -2,8 +2,9 @@ public import Foundation
 import JWTKit
 import Logging
 import Synchronization
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Who a Sign in with Apple identity token says the user is.

@@ -66,7 +66,7 @@ struct IdempotencyMiddleware: RouterMiddleware {
         let body = try await request.collectBody(upTo: context.maxUploadSize)
         var hasher = SHA256()
         hasher.update(data: Array(request.method.rawValue.utf8) + [0] + Array(request.uri.description.utf8) + [0])
-        hasher.update(data: Data(buffer: body))
+        hasher.update(data: Self.canonical(Data(buffer: body)))
         let hash = hasher.finalize().map { String(format: "%02x", $0) }.joined()
 
         switch try await services.beginIdempotentRequest(key: key, requestHash: hash, lifetime: lifetime, as: user) {
@@ -113,6 +113,17 @@ struct IdempotencyMiddleware: RouterMiddleware {
         try await services.completeIdempotentRequest(key: key, status: response.status.code, body: Data(buffer: responseBody), as: user)
         response.body = ResponseBody(byteBuffer: responseBody)
         return response
+    }
+}
+
+extension IdempotencyMiddleware {
+    /// A JSON body with its keys sorted and no insignificant whitespace, so that a retry whose
+    /// client wrote the same JSON differently is the same request; other bodies as they are.
+    static func canonical(_ body: Data) -> Data {
+        guard let object = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]),
+            let canonical = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed])
+        else { return body }
+        return canonical
     }
 }
 

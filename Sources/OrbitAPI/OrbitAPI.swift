@@ -28,7 +28,8 @@ public struct APIConfiguration: Sendable {
     /// Refuses settings that would be unsafe: dev auth reachable from another machine.
     public func validate() throws {
         if devAuth && !Self.isLoopback(host) {
-            throw APIConfigurationError("--dev-auth mints tokens for any user: it is refused unless the server binds to localhost (127.0.0.1 or ::1).")
+            throw APIConfigurationError(
+                "--dev-auth mints tokens for any user: it is refused unless the server binds to localhost (127.0.0.1 or ::1).")
         }
         guard (0...65535).contains(port) else { throw APIConfigurationError("The port must be between 0 and 65535.") }
     }
@@ -63,9 +64,11 @@ public struct OrbitAPI: Sendable {
     /// Every route of the API (the OpenAPI document lists the same ones; a test checks it).
     public func makeRouter() -> Router<APIContext> {
         let router = Router(context: APIContext.self)
-        router.add(middleware: ProblemMiddleware(metrics: metrics))
+        let routes = RouteTable()
+        router.add(middleware: ProblemMiddleware(metrics: metrics, routes: routes))
         if let origin = configuration.corsOrigin {
-            router.add(middleware: CORSMiddleware(allowOrigin: .custom(origin), allowHeaders: [.authorization, .contentType, APIHeaders.idempotencyKey]))
+            router.add(
+                middleware: CORSMiddleware(allowOrigin: .custom(origin), allowHeaders: [.authorization, .contentType, APIHeaders.idempotencyKey]))
         }
         addOperationRoutes(to: router)
         addAuthRoutes(to: router.group())
@@ -81,6 +84,7 @@ public struct OrbitAPI: Sendable {
         addMediaRoutes(to: app)
         addMoneyRoutes(to: app)
         addNotificationRoutes(to: app)
+        routes.load(router.routes)
         return router
     }
 

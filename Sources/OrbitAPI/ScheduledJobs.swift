@@ -34,7 +34,8 @@ public struct ScheduledJobs: Service {
         }
     }
 
-    func runJobs(round: Int) async {
+    /// One tick: `round` counts ticks, for the jobs that run every fifth or sixtieth.
+    public func runJobs(round: Int) async {
         await job("reminders") { "\(try await services.sendReminders()) created" }
         await job("delivery") { "\(try await services.deliverPending(using: delivery)) delivered" }
         if round % 5 == 0 {

@@ -7,7 +7,8 @@ import Testing
     @Test func `Sign in with Apple creates the account once, then signs the same user in`() async throws {
         try await withAPI { harness in
             let token = try await harness.apple.identityToken(subject: "001234.apple", email: "new@example.com")
-            let first = try await harness.request(.post, "/auth/apple", json: ["identity_token": token, "device_name": "Ada's iPhone", "display_name": "Ada"])
+            let first = try await harness.request(
+                .post, "/auth/apple", json: ["identity_token": token, "device_name": "Ada's iPhone", "display_name": "Ada"])
             #expect(first.status == 200, "\(first.text)")
             let access = try first.string("access_token")
             #expect(try first.string("token_type") == "Bearer")
@@ -19,11 +20,14 @@ import Testing
             #expect(try me.string("apple_id") == "001234.apple")
 
             // Apple sends the email only the first time.
-            let again = try await harness.request(.post, "/auth/apple", json: ["identity_token": try await harness.apple.identityToken(subject: "001234.apple")])
+            let again = try await harness.request(
+                .post, "/auth/apple", json: ["identity_token": try await harness.apple.identityToken(subject: "001234.apple")])
             #expect(again.status == 200)
             #expect(try again.string("user_id") == (try first.string("user_id")))
             let devices = try await harness.database.withConnection { connection in
-                try await connection.query("SELECT device_name FROM refresh_tokens ORDER BY created_at").map { try $0.decode("device_name", as: String?.self) }
+                try await connection.query("SELECT device_name FROM refresh_tokens ORDER BY created_at").map {
+                    try $0.decode("device_name", as: String?.self)
+                }
             }
             #expect(devices == ["Ada's iPhone", nil])
         }
@@ -45,7 +49,9 @@ import Testing
             #expect(response.status == 401, "\(response.text)")
             #expect(response.headers[.contentType] == "application/problem+json")
             #expect(try response.string("type") == "https://orbitcove.app/problems/unauthenticated")
-            let users = try await harness.database.withConnection { try await $0.query("SELECT count(*) AS n FROM users").single().decode("n", as: Int.self) }
+            let users = try await harness.database.withConnection {
+                try await $0.query("SELECT count(*) AS n FROM users").single().decode("n", as: Int.self)
+            }
             #expect(users == 0)
         }
     }

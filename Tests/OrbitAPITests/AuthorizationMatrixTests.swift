@@ -16,7 +16,9 @@ import Testing
         var expected: [Int]
     }
 
-    @Test func `status codes of every community endpoint for admin, member, non-member, no token, expired token and another community's id`() async throws {
+    @Test func `status codes of every community endpoint for admin, member, non-member, no token, expired token and another community's id`()
+        async throws
+    {
         try await withAPI { harness in
             let cast = try await APICast.make(harness)
             let services = harness.services
@@ -28,7 +30,10 @@ import Testing
                     in: community, description: "Balls", amount: "30.00", paidBy: admin, split: .equal(members), as: admin
                 ).id
                 let dues = try await services.createDues(in: community, name: "Season", amount: "50.00", dueDate: "2027-01-31", as: admin).id
-                return ["{c}": community.description, "{e}": event.description, "{p}": post.description, "{x}": expense.description, "{d}": dues.description]
+                return [
+                    "{c}": community.description, "{e}": event.description, "{p}": post.description, "{x}": expense.description,
+                    "{d}": dues.description,
+                ]
             }
             let mine = try await resources(in: cast.community, admin: cast.admin, members: [cast.admin, cast.member])
             let other = try await resources(in: cast.otherCommunity, admin: cast.outsider, members: [cast.outsider])
@@ -45,7 +50,9 @@ import Testing
                 Case(method: .get, path: "/communities/{c}/invites", expected: [401, 401, 404, 404, 403, 200]),
                 Case(method: .post, path: "/communities/{c}/invites", body: ["max_uses": 3], expected: [401, 401, 404, 404, 403, 201]),
                 Case(method: .get, path: "/communities/{c}/audit-log", expected: [401, 401, 404, 404, 403, 200]),
-                Case(method: .get, path: "/communities/{c}/events?from=2026-01-01T00:00:00Z&to=2026-03-01T00:00:00Z", expected: [401, 401, 404, 404, 200, 200]),
+                Case(
+                    method: .get, path: "/communities/{c}/events?from=2026-01-01T00:00:00Z&to=2026-03-01T00:00:00Z",
+                    expected: [401, 401, 404, 404, 200, 200]),
                 Case(
                     method: .post, path: "/communities/{c}/events", body: ["title": "Game", "starts_at": "2030-05-01T10:00:00Z"],
                     expected: [401, 401, 404, 404, 201, 201]
@@ -91,7 +98,8 @@ import Testing
                 for (caller, expected) in zip(callers, testCase.expected) {
                     let response = try await harness.request(testCase.method, path(caller.ids), token: caller.token, json: testCase.body)
                     if response.status != expected {
-                        mismatches.append("\(testCase.method) \(testCase.path) as \(caller.name): \(response.status), expected \(expected): \(response.text)")
+                        mismatches.append(
+                            "\(testCase.method) \(testCase.path) as \(caller.name): \(response.status), expected \(expected): \(response.text)")
                     }
                     if response.status >= 400 {
                         #expect(response.headers[.contentType] == "application/problem+json")

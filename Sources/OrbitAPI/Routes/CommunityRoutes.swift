@@ -55,7 +55,8 @@ extension OrbitAPI {
         community.post("members") { request, context in
             let body = try await request.decodeJSON(NewMember.self, context: context)
             return Created(
-                try await services.addMember(body.userId, to: try context.id("community_id"), role: body.role ?? .member, as: try context.requireUser())
+                try await services.addMember(
+                    body.userId, to: try context.id("community_id"), role: body.role ?? .member, as: try context.requireUser())
             )
         }
         community.delete("members/:user_id") { _, context in
@@ -68,7 +69,8 @@ extension OrbitAPI {
         community.put("members/:user_id/role") { request, context in
             let body = try await request.decodeJSON(RoleChange.self, context: context)
             return JSON(
-                try await services.setRole(body.role, of: try context.id("user_id"), in: try context.id("community_id"), as: try context.requireUser())
+                try await services.setRole(
+                    body.role, of: try context.id("user_id"), in: try context.id("community_id"), as: try context.requireUser())
             )
         }
         community.post("leave") { _, context in

@@ -36,7 +36,8 @@ extension OrbitAPI {
                 throw APIProblem.validation(field: "from", "from and to are required RFC 3339 timestamps.")
             }
             let limit = try request.queryInt("limit", default: 500, range: 1...2000)
-            return JSON(Items(try await services.events(in: try context.id("community_id"), from: from, to: to, limit: limit, as: try context.requireUser())))
+            return JSON(
+                Items(try await services.events(in: try context.id("community_id"), from: from, to: to, limit: limit, as: try context.requireUser())))
         }
         router.post("communities/:community_id/events") { request, context in
             let body = try await request.decodeJSON(EventBody.self, context: context)
@@ -49,7 +50,8 @@ extension OrbitAPI {
         }
         event.patch { request, context in
             let body = try await request.decodeJSON(EventBody.self, context: context)
-            return JSON(try await services.updateEvent(try context.id("event_id"), occurrence: body.occurrence, body.draft, as: try context.requireUser()))
+            return JSON(
+                try await services.updateEvent(try context.id("event_id"), occurrence: body.occurrence, body.draft, as: try context.requireUser()))
         }
         event.delete { request, context in
             let scopeText = request.query("scope") ?? "all"
@@ -79,7 +81,9 @@ extension OrbitAPI {
             )
         }
         event.get("attendance") { request, context in
-            JSON(try await services.attendance(try context.id("event_id"), occurrence: try request.queryDate("occurrence"), as: try context.requireUser()))
+            JSON(
+                try await services.attendance(
+                    try context.id("event_id"), occurrence: try request.queryDate("occurrence"), as: try context.requireUser()))
         }
     }
 }

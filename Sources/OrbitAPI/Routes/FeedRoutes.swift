@@ -23,14 +23,17 @@ extension OrbitAPI {
         // Newest first, pinned posts on top; `cursor` is the previous page's next_cursor.
         router.get("communities/:community_id/posts") { request, context in
             let limit = try request.queryInt("limit", default: 20, range: 1...100)
-            return JSON(try await services.feed(try context.id("community_id"), limit: limit, cursor: request.query("cursor"), as: try context.requireUser()))
+            return JSON(
+                try await services.feed(try context.id("community_id"), limit: limit, cursor: request.query("cursor"), as: try context.requireUser()))
         }
         router.post("communities/:community_id/posts") { request, context in
             let body = try await request.decodeJSON(PostBody.self, context: context)
             let draft = PostDraft(
                 type: body.type ?? (body.poll == nil ? "text" : "poll"), content: body.content, mediaURLs: body.mediaUrls ?? [],
                 mediaIDs: body.mediaIds ?? [],
-                poll: body.poll.map { Poll(question: $0.question, options: $0.options, allowMultiple: $0.allowMultiple ?? false, closesAt: $0.closesAt) },
+                poll: body.poll.map {
+                    Poll(question: $0.question, options: $0.options, allowMultiple: $0.allowMultiple ?? false, closesAt: $0.closesAt)
+                },
                 linkedEventID: body.linkedEventId, isAnnouncement: body.isAnnouncement ?? false
             )
             return Created(try await services.createPost(in: try context.id("community_id"), draft, as: try context.requireUser()))
@@ -94,7 +97,8 @@ extension OrbitAPI {
         post.post("comments") { request, context in
             let body = try await request.decodeJSON(NewComment.self, context: context)
             return Created(
-                try await services.addComment(to: try context.id("post_id"), content: body.content, parent: body.parentId, as: try context.requireUser())
+                try await services.addComment(
+                    to: try context.id("post_id"), content: body.content, parent: body.parentId, as: try context.requireUser())
             )
         }
         router.patch("comments/:comment_id") { request, context in

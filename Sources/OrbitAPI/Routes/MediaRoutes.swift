@@ -18,7 +18,7 @@ extension OrbitAPI {
             let buffer: ByteBuffer
             do {
                 buffer = try await request.collectBody(upTo: configuration.mediaUploadLimit)
-            } catch let error as HTTPError where error.status == .contentTooLarge {
+            } catch is NIOTooManyBytesError {
                 throw APIProblem(
                     "payload-too-large", title: "Payload too large", status: .contentTooLarge,
                     detail: "Uploads are limited to \(configuration.mediaUploadLimit >> 20) MiB.", field: "body"

@@ -17,7 +17,9 @@ struct SplitBody: Decodable {
 
     func request(currency code: String) throws -> SplitRequest {
         func keyed(_ values: [String: Int64]?, field: String) throws -> [UserID: Int64] {
-            guard let values, !values.isEmpty else { throw APIProblem.validation(field: "split.\(field)", "split.\(field) is required for method \(method).") }
+            guard let values, !values.isEmpty else {
+                throw APIProblem.validation(field: "split.\(field)", "split.\(field) is required for method \(method).")
+            }
             var result: [UserID: Int64] = [:]
             for (key, value) in values {
                 guard let user = UserID(key) else { throw APIProblem.validation(field: "split.\(field)", "split.\(field) keys must be user ids.") }
@@ -27,7 +29,9 @@ struct SplitBody: Decodable {
         }
         switch method {
         case "equal":
-            guard let userIds, !userIds.isEmpty else { throw APIProblem.validation(field: "split.user_ids", "split.user_ids is required for method equal.") }
+            guard let userIds, !userIds.isEmpty else {
+                throw APIProblem.validation(field: "split.user_ids", "split.user_ids is required for method equal.")
+            }
             return .equal(userIds)
         case "exact":
             return .exact(try keyed(amounts, field: "amounts").mapValues { try Amounts.decimal($0, currency: code, field: "split.amounts") })
@@ -35,7 +39,8 @@ struct SplitBody: Decodable {
             return .percent(
                 try keyed(basisPoints, field: "basis_points").mapValues { points in
                     guard points > 0, points <= 10_000 else {
-                        throw APIProblem.validation(field: "split.basis_points", "split.basis_points must be from 1 to 10000 (hundredths of a percent).")
+                        throw APIProblem.validation(
+                            field: "split.basis_points", "split.basis_points must be from 1 to 10000 (hundredths of a percent).")
                     }
                     return "\(points / 100).\(String(format: "%02d", points % 100))"
                 }
@@ -126,7 +131,8 @@ extension OrbitAPI {
             let currency = body.currency ?? "USD"
             return Created(
                 try await services.createDues(
-                    in: try context.id("community_id"), name: body.name, amount: try Amounts.decimal(body.amount, currency: currency, field: "amount"),
+                    in: try context.id("community_id"), name: body.name,
+                    amount: try Amounts.decimal(body.amount, currency: currency, field: "amount"),
                     currency: currency, dueDate: body.dueDate, as: try context.requireUser()
                 )
             )

@@ -18,8 +18,10 @@ extension OrbitAPI {
         router.get("readyz") { _, context in
             do {
                 _ = try await services.pool.query("SELECT 1")
-                let status = try await Migrator(configuration: services.pool.configuration, catalog: try MigrationCatalog.embedded(), logger: context.logger)
-                    .status()
+                let status = try await Migrator(
+                    configuration: services.pool.configuration, catalog: try MigrationCatalog.embedded(), logger: context.logger
+                )
+                .status()
                 guard status.isUpToDate else {
                     return try APIJSON.response(Health(status: "unavailable", database: "ok", migrations: "pending"), status: .serviceUnavailable)
                 }

@@ -121,7 +121,7 @@ struct Dev: AsyncParsableCommand {
         }
         let pool = ConnectionPool(configuration: configuration, options: .init(maxConnections: api.poolSize))
         try await api.serve(
-            pool: pool, host: "127.0.0.1", port: apiPort, devAuth: true, logger: Logger(label: "orbit.api"),
+            pool: pool, host: "127.0.0.1", port: apiPort, devAuth: true, logger: Logger(label: "orbit.api"), warnAboutRandomSecret: false,
             onRunning: { port in
                 let base = "http://127.0.0.1:\(port)"
                 print(

@@ -39,8 +39,10 @@ struct APIOptions: ParsableArguments {
         configuration.devAuth = devAuth
         configuration.appleBundleID = appleBundleID
         configuration.corsOrigin = corsOrigin
-        configuration.writeRateLimit = writeRateLimit == 0 ? .unlimited : .init(perMinute: Double(writeRateLimit), burst: Double(max(1, writeRateLimit / 5)))
-        configuration.authRateLimit = authRateLimit == 0 ? .unlimited : .init(perMinute: Double(authRateLimit), burst: Double(max(1, authRateLimit / 3)))
+        configuration.writeRateLimit =
+            writeRateLimit == 0 ? .unlimited : .init(perMinute: Double(writeRateLimit), burst: Double(max(1, writeRateLimit / 5)))
+        configuration.authRateLimit =
+            authRateLimit == 0 ? .unlimited : .init(perMinute: Double(authRateLimit), burst: Double(max(1, authRateLimit / 3)))
         return configuration
     }
 
@@ -63,11 +65,11 @@ struct APIOptions: ParsableArguments {
     /// Runs the API over `pool` until `shutdown` returns (or SIGTERM/SIGINT when nil), then
     /// finishes requests in flight and closes the pool.
     func serve(
-        pool: ConnectionPool, host: String, port: Int, devAuth: Bool, logger: Logger,
+        pool: ConnectionPool, host: String, port: Int, devAuth: Bool, logger: Logger, warnAboutRandomSecret: Bool = true,
         onRunning: @escaping @Sendable (Int) async -> Void, shutdown: (@Sendable () async -> Void)?
     ) async throws {
         let (secret, random) = Self.accessTokenSecret()
-        if random {
+        if random && warnAboutRandomSecret {
             logger.warning("ORBIT_JWT_SECRET is not set: access tokens are signed with a random key and stop working when this process ends.")
         }
         let storage = LocalDirectoryStorage(root: URL(fileURLWithPath: mediaDirectory, isDirectory: true).standardizedFileURL)
@@ -79,6 +81,7 @@ struct APIOptions: ParsableArguments {
                 tokens: try await AccessTokens(secret: secret), appleVerifier: AppleJWKSVerifier(source: appleKeySource, bundleID: appleBundleID)
             )
         } catch let error as APIConfigurationError {
+            await pool.close()
             throw CommandFailure(error.description)
         }
         let jobServices: [any Service] = jobs ? [ScheduledJobs(services: services, delivery: LoggingDelivery(), logger: logger)] : []
@@ -129,7 +132,9 @@ struct Serve: AsyncParsableCommand {
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535.") }
-        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical.") }
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical.")
+        }
     }
 
     func run() async throws {

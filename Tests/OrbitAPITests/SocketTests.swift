@@ -1,0 +1,131 @@
+import Foundation
+import Logging
+import OrbitAPI
+import OrbitCore
+import ServiceLifecycle
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A TCP connection to 127.0.0.1 with blocking POSIX calls: the test speaks HTTP/1.1 itself.
+final class RawConnection {
+    private let socket: Int32
+
+    init(port: Int) throws {
+        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw POSIXError(.EIO) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(socket)
+            throw POSIXError(.ECONNREFUSED)
+        }
+    }
+
+    func send(_ text: String) {
+        let bytes = Array(text.utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let written = bytes[sent...].withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, 0) }
+            guard written > 0 else { return }
+            sent += written
+        }
+    }
+
+    /// Everything until the server closes the connection.
+    func readAll() -> String {
+        var data = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = recv(socket, &buffer, buffer.count, 0)
+            guard count > 0 else { break }
+            data += buffer[0..<count]
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    deinit { close(socket) }
+}
+
+@Suite struct SocketTests {
+    /// Runs the real server on a free port of 127.0.0.1 until `body` returns, then shuts it
+    /// down gracefully.
+    func withServer(_ harness: APIHarness, _ body: @Sendable (Int, ServiceGroup) async throws -> Void) async throws {
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        var configuration = harness.api.configuration
+        configuration.port = 0
+        let api = try OrbitAPI(
+            services: harness.services, configuration: configuration, tokens: harness.api.tokens, appleVerifier: harness.api.appleVerifier)
+        let app = api.makeApplication(logger: Logger(label: "test"), onRunning: { continuation.yield($0) })
+        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: Logger(label: "test")))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            var iterator = ports.makeAsyncIterator()
+            let port = try #require(await iterator.next())
+            try await body(port, group)
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+    }
+
+    @Test func `requests over a real socket: health, an authenticated read, a problem`() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            // The server closes the pool at shutdown; this harness's pool is closed again after, harmlessly.
+            try await withServer(harness) { port, _ in
+                let health = try RawConnection(port: port)
+                health.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+                let healthResponse = health.readAll()
+                #expect(healthResponse.hasPrefix("HTTP/1.1 200 OK"))
+                #expect(healthResponse.contains("x-request-id:") || healthResponse.contains("X-Request-ID:"))
+
+                let me = try RawConnection(port: port)
+                me.send("GET /users/me HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(cast.memberToken)\r\nConnection: close\r\n\r\n")
+                let meResponse = me.readAll()
+                #expect(meResponse.hasPrefix("HTTP/1.1 200 OK"))
+                #expect(meResponse.contains(#""email":"member@example.com""#))
+
+                let other = try RawConnection(port: port)
+                other.send(
+                    "GET /communities/\(cast.otherCommunity) HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(cast.memberToken)\r\nConnection: close\r\n\r\n"
+                )
+                let otherResponse = other.readAll()
+                #expect(otherResponse.hasPrefix("HTTP/1.1 404 Not Found"))
+                #expect(otherResponse.contains("application/problem+json"))
+            }
+        }
+    }
+
+    @Test func `graceful shutdown finishes the request in flight, then refuses new connections`() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let body = #"{"name": "Kid"}"#
+            try await withServer(harness) { port, group in
+                // A request whose body is still arriving when shutdown begins.
+                let inFlight = try RawConnection(port: port)
+                inFlight.send(
+                    "POST /users/me/family HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(cast.adminToken)\r\n"
+                        + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body.prefix(5)
+                )
+                try await Task.sleep(for: .milliseconds(200))
+                await group.triggerGracefulShutdown()
+                try await Task.sleep(for: .milliseconds(200))
+                inFlight.send(String(body.dropFirst(5)))
+                let response = inFlight.readAll()
+                #expect(response.hasPrefix("HTTP/1.1 201 Created"), "\(response)")
+                #expect(throws: POSIXError.self) { _ = try RawConnection(port: port) }
+            }
+            let family = try await harness.database.withConnection { connection in
+                try await connection.query("SELECT count(*) AS n FROM family_members").single().decode("n", as: Int.self)
+            }
+            #expect(family == 1)
+        }
+    }
+}

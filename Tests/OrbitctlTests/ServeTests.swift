@@ -1,0 +1,58 @@
+import Foundation
+import LocalPostgres
+import OrbitTestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+@Suite("orbitctl serve")
+struct ServeTests {
+    @Test func `serve answers on the port it prints, logs JSON lines, and exits 0 on SIGTERM`() async throws {
+        try await withTestDatabase { database in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Orbitctl.path)
+            process.arguments = ["serve", "--port", "0", "--no-jobs", "--database-url", database.connectionString]
+            let output = Pipe()
+            let errors = Pipe()
+            process.standardOutput = output
+            process.standardError = errors
+            try process.run()
+            defer { if process.isRunning { process.terminate() } }
+
+            // "OrbitCove API listening on http://127.0.0.1:PORT"
+            var banner = ""
+            while !banner.contains("\n") {
+                let chunk = output.fileHandleForReading.availableData
+                guard !chunk.isEmpty else { break }
+                banner += String(decoding: chunk, as: UTF8.self)
+            }
+            let url = try #require(banner.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+            #expect(banner.hasPrefix("OrbitCove API listening on http://127.0.0.1:"))
+
+            let (body, response) = try await URLSession.shared.data(from: try #require(URL(string: url + "/readyz")))
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            #expect(String(decoding: body, as: UTF8.self).contains(#""migrations":"current""#))
+
+            process.terminate()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+            let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let requestLine = try #require(log.split(separator: "\n").first { $0.contains(#""message":"request""#) })
+            let entry = try #require(try JSONSerialization.jsonObject(with: Data(requestLine.utf8)) as? [String: Any])
+            #expect(entry["route"] as? String == "/readyz")
+            #expect(entry["status"] as? String == "200")
+            #expect((entry["request_id"] as? String)?.isEmpty == false)
+        }
+    }
+
+    @Test func `dev auth on a public address is refused in one sentence`() async throws {
+        let result = try await Subprocess.run(
+            Orbitctl.path, ["serve", "--host", "0.0.0.0", "--dev-auth", "--database-url", "postgresql://localhost/none"], separateErrors: true
+        )
+        #expect(!result.succeeded)
+        #expect(result.errors.contains("--dev-auth"))
+        #expect(result.errors.contains("localhost"))
+    }
+}
