@@ -118,6 +118,8 @@ let package = Package(
             dependencies: [
                 "OrbitPostgres",
                 "OrbitCore",
+                "OrbitAPI",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "LocalPostgres",
                 "OrbitMigrations",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

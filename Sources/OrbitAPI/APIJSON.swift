@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import Hummingbird
 import NIOCore
 import NIOFoundationCompat
@@ -26,17 +26,58 @@ public enum APIJSON {
         }
     }
 
-    static func makeEncoder() -> JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(date.formatted(timestampStyle))
-        }
-        return encoder
-    }
-
     static let timestampStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt)
+
+    /// `2026-03-10T22:00:00.000Z`: RFC 3339 in UTC with milliseconds (truncated, as
+    /// Foundation's style does), in the proleptic Gregorian calendar. Written by hand: Foundation's
+    /// format styles cost microseconds per date, and a feed page has dozens.
+    public static func formatTimestamp(_ date: Date) -> String {
+        // PostgreSQL keeps microseconds: round to them first, so that binary floating point
+        // (…123 stored as …122.9999) never loses a millisecond.
+        let microseconds = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+        let (wholeMilliseconds, belowMillisecond) = microseconds.quotientAndRemainder(dividingBy: 1000)
+        let milliseconds = belowMillisecond < 0 ? wholeMilliseconds - 1 : wholeMilliseconds
+        let (days, dayMilliseconds) = milliseconds.quotientAndRemainder(dividingBy: 86_400_000)
+        let (day, msOfDay) = dayMilliseconds < 0 ? (days - 1, dayMilliseconds + 86_400_000) : (days, dayMilliseconds)
+        // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+        let z = day + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let dayOfMonth = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(24)
+        func digits(_ value: Int64, _ width: Int) {
+            var divisor: Int64 = 1
+            for _ in 1..<width { divisor *= 10 }
+            var rest = value
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+                rest %= divisor
+                divisor /= 10
+            }
+        }
+        guard (0...9999).contains(year) else { return date.formatted(timestampStyle) }
+        digits(year, 4)
+        bytes.append(UInt8(ascii: "-"))
+        digits(month, 2)
+        bytes.append(UInt8(ascii: "-"))
+        digits(dayOfMonth, 2)
+        bytes.append(UInt8(ascii: "T"))
+        digits(msOfDay / 3_600_000, 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(msOfDay / 60_000 % 60, 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(msOfDay / 1000 % 60, 2)
+        bytes.append(UInt8(ascii: "."))
+        digits(msOfDay % 1000, 3)
+        bytes.append(UInt8(ascii: "Z"))
+        return String(decoding: bytes, as: UTF8.self)
+    }
 
     /// Parses RFC 3339 timestamps with or without fractional seconds, in any offset.
     static func parseTimestamp(_ text: String) -> Date? {
@@ -44,8 +85,9 @@ public enum APIJSON {
         return try? Date.ISO8601FormatStyle(timeZone: .gmt).parse(text)
     }
 
-    static func encode(_ value: some Encodable) throws -> Data {
-        try makeEncoder().encode(value)
+    /// The API's encoding of `value` (what a response body holds).
+    public static func encode(_ value: some Encodable) throws -> Data {
+        Data(try ResponseJSONEncoder.encode(value))
     }
 
     /// Decodes a request body; a malformed body is a validation problem naming the field.
@@ -69,11 +111,11 @@ public enum APIJSON {
     }
 
     static func response(_ value: some Encodable, status: HTTPResponse.Status) throws -> Response {
-        let data = try encode(value)
+        let bytes = try ResponseJSONEncoder.encode(value)
         return Response(
             status: status,
             headers: [.contentType: "application/json; charset=utf-8"],
-            body: ResponseBody(byteBuffer: ByteBuffer(data: data))
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes))
         )
     }
 }

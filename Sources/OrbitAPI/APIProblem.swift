@@ -171,12 +171,15 @@ struct ProblemMiddleware: RouterMiddleware {
         let elapsed = ContinuousClock.now - started
         let route = context.endpointPath ?? "unmatched"
         metrics.record(method: request.method.rawValue, route: route, status: response.status.code, duration: elapsed)
-        var metadata: Logger.Metadata = [
-            "method": .string(request.method.rawValue), "route": .string(route), "status": .stringConvertible(response.status.code),
-            "duration_ms": .string(String(format: "%.2f", Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)),
-        ]
-        if let user = context.notes.user { metadata["user_id"] = .string(user.description) }
-        context.logger.info("request", metadata: metadata)
+        if context.logger.logLevel <= .info {
+            let microseconds = elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000
+            var metadata: Logger.Metadata = [
+                "method": .string(request.method.rawValue), "route": .string(route), "status": .stringConvertible(response.status.code),
+                "duration_ms": .string("\(microseconds / 1000).\(String(microseconds % 1000 + 1000).dropFirst())"),
+            ]
+            if let user = context.notes.user { metadata["user_id"] = .string(user.description) }
+            context.logger.info("request", metadata: metadata)
+        }
         return response
     }
 

@@ -26,8 +26,9 @@ public struct JSONLogHandler: LogHandler {
         object["level"] = event.level.rawValue
         object["label"] = label
         object["message"] = event.message.description
-        guard var line = try? APIJSON.makeEncoder().encode(object) else { return }
+        // A [String: String] always encodes.
+        guard var line = try? ResponseJSONEncoder.encode(object) else { return }
         line.append(0x0A)
-        FileHandle.standardError.write(line)
+        FileHandle.standardError.write(Data(line))
     }
 }

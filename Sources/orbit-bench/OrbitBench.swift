@@ -6,6 +6,6 @@ struct OrbitBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "orbit-bench",
         abstract: "OrbitCove benchmarks (build with -c release).",
-        subcommands: [ClientBenchmark.self, SchemaBenchmark.self, EventsBenchmark.self, FeedBenchmark.self, MoneyBenchmark.self]
+        subcommands: [ClientBenchmark.self, SchemaBenchmark.self, EventsBenchmark.self, FeedBenchmark.self, MoneyBenchmark.self, HTTPBenchmark.self]
     )
 }

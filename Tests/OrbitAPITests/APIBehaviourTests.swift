@@ -236,3 +236,25 @@ import Testing
         }
     }
 }
+
+@Suite struct TimestampFormatTests {
+    @Test(arguments: [
+        (0.0, "1970-01-01T00:00:00.000Z"), (0.25, "1970-01-01T00:00:00.250Z"), (951_782_400.0, "2000-02-29T00:00:00.000Z"),
+        (951_868_799.5, "2000-02-29T23:59:59.500Z"), (1_709_210_096.123, "2024-02-29T12:34:56.123Z"), (-1.0, "1969-12-31T23:59:59.000Z"),
+        (-86_400.5, "1969-12-30T23:59:59.500Z"), (4_102_444_799.75, "2099-12-31T23:59:59.750Z"), (253_402_300_799.0, "9999-12-31T23:59:59.000Z"),
+    ])
+    func `timestamps are RFC 3339 in UTC with milliseconds`(_ seconds: Double, _ expected: String) {
+        #expect(APIJSON.formatTimestamp(Date(timeIntervalSince1970: seconds)) == expected)
+    }
+
+    @Test func `random dates from 1900 to 2200 read back as the same millisecond`() throws {
+        var generator = SystemRandomNumberGenerator()
+        let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt)
+        for _ in 0..<10_000 {
+            let milliseconds = Int64.random(in: -2_208_988_800_000...7_258_118_400_000, using: &generator)
+            let text = APIJSON.formatTimestamp(Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+            let parsed = try style.parse(text)
+            #expect((parsed.timeIntervalSince1970 * 1000).rounded() == Double(milliseconds), "\(milliseconds) → \(text)")
+        }
+    }
+}

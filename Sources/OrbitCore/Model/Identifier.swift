@@ -16,8 +16,26 @@ public struct Identifier<Subject>: Hashable, Sendable, Codable, CustomStringConv
 
     public static func random() -> Identifier { Identifier(UUID()) }
 
-    /// Lower-case, as PostgreSQL prints UUIDs.
-    public var description: String { uuid.uuidString.lowercased() }
+    /// Lower-case, as PostgreSQL prints UUIDs. Written by hand: Foundation's `uuidString`
+    /// formats with sprintf, and responses print many ids.
+    public var description: String {
+        let hex: StaticString = "0123456789abcdef"
+        return withUnsafeBytes(of: uuid.uuid) { bytes in
+            String(unsafeUninitializedCapacity: 36) { output in
+                var position = 0
+                for (index, byte) in bytes.enumerated() {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        output[position] = UInt8(ascii: "-")
+                        position += 1
+                    }
+                    output[position] = hex.utf8Start[Int(byte >> 4)]
+                    output[position + 1] = hex.utf8Start[Int(byte & 0x0F)]
+                    position += 2
+                }
+                return position
+            }
+        }
+    }
 
     public init(from decoder: any Decoder) throws {
         uuid = try UUID(from: decoder)

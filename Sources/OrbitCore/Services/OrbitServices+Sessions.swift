@@ -41,7 +41,7 @@ extension OrbitServices {
         let token = Self.newRefreshToken()
         let expiresAt = now().addingTimeInterval(lifetime.seconds)
         try await asUser(user) { connection in
-            try await connection.query(
+            _ = try await connection.query(
                 """
                 INSERT INTO refresh_tokens (user_id, token_hash, device_name, expires_at)
                 VALUES (\(user), encode(sha256(convert_to(\(token), 'UTF8')), 'hex'), \(device), \(expiresAt))
@@ -95,7 +95,7 @@ extension OrbitServices {
     public func revokeRefreshToken(_ token: String) async throws {
         let now = now()
         try await asOperator { connection in
-            try await connection.query(
+            _ = try await connection.query(
                 """
                 UPDATE refresh_tokens SET revoked_at = \(now)
                 WHERE revoked_at IS NULL AND family_id IN (
@@ -155,7 +155,7 @@ extension OrbitServices {
     /// Stores the response to replay for `key`.
     public func completeIdempotentRequest(key: String, status: Int, body: Data, as user: UserID) async throws {
         try await asUser(user) { connection in
-            try await connection.query(
+            _ = try await connection.query(
                 "UPDATE idempotency_keys SET status_code = \(status), response_body = \(body) WHERE user_id = \(user) AND key = \(key)"
             )
         }
@@ -165,7 +165,7 @@ extension OrbitServices {
     /// error), so that a retry runs it again.
     public func abandonIdempotentRequest(key: String, as user: UserID) async throws {
         try await asUser(user) { connection in
-            try await connection.query("DELETE FROM idempotency_keys WHERE user_id = \(user) AND key = \(key) AND status_code IS NULL")
+            _ = try await connection.query("DELETE FROM idempotency_keys WHERE user_id = \(user) AND key = \(key) AND status_code IS NULL")
         }
     }
 }

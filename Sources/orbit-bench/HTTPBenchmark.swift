@@ -1,0 +1,192 @@
+import ArgumentParser
+import Foundation
+import LocalPostgres
+import Logging
+import OrbitAPI
+import OrbitCore
+import OrbitPostgres
+import ServiceLifecycle
+
+/// `orbit-bench http`: the HTTP API under wrk on loopback (issue 9). A feed page and an
+/// expense with 10 splits, at 16 and 64 connections, each beside the same operation called
+/// straight through the service layer with as many concurrent tasks (the API's overhead), and
+/// beside `GET /healthz` (the framework's ceiling on this machine). One run, same pool size.
+struct HTTPBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "http",
+        abstract: "Requests per second and p99 of the HTTP API under wrk, beside the service layer called directly and GET /healthz."
+    )
+
+    @Option(help: "Server to use (a superuser). Default: a throwaway local cluster.") var databaseURL: String?
+    @Option(help: "Seconds per measurement.") var seconds = 10
+    @Option(help: "Concurrent connections (and direct tasks), comma-separated.") var connections = "16,64"
+    @Option(help: "Database connections of the API's pool (orbitctl serve's default).") var poolSize = 10
+    @Option(help: "Posts in the community (the feed page reads the newest 20).") var posts = 1000
+    @Option(help: "wrk threads.") var threads = 2
+    @Flag(help: "Hold /dev/cpu_dma_latency at 0 (root) so idle vCPUs poll instead of halting; see ../shared/peers/README.md.")
+    var pollIdle = false
+
+    func validate() throws {
+        guard Subprocess.which("wrk") != nil else { throw ValidationError("wrk is not installed (Debian: apt-get install wrk).") }
+        guard !levels.isEmpty, levels.allSatisfy({ $0 > 0 }) else { throw ValidationError("--connections takes positive numbers, such as 16,64.") }
+    }
+
+    var levels: [Int] { connections.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) } }
+
+    func run() async throws {
+        let latencyHold = pollIdle ? try CPULatencyHold() : nil
+        try await BenchmarkServer.withMigrated(databaseURL: databaseURL, measure)
+        withExtendedLifetime(latencyHold) {}
+    }
+
+    struct Measurement {
+        var perSecond: Double
+        var p99Milliseconds: Double
+    }
+
+    private func measure(_ server: BenchmarkServer) async throws {
+        var logger = Logger(label: "orbit.api")
+        logger.logLevel = .error
+        let pool = ConnectionPool(configuration: server.configuration, options: .init(maxConnections: poolSize))
+        let services = OrbitServices(pool: pool)
+        let admin = try await services.createUser(email: "bench@example.com", displayName: "Bench").id
+        let community = try await services.createCommunity(name: "Bench club", as: admin).id
+        var people = [admin]
+        for index in 1..<10 {
+            let user = try await services.createUser(email: "member\(index)@example.com", displayName: "Member \(index)").id
+            _ = try await services.addMember(user, to: community, as: admin)
+            people.append(user)
+        }
+        for index in 0..<posts {
+            _ = try await services.createPost(in: community, PostDraft(content: "Post \(index)"), as: people[index % people.count])
+        }
+        let members = people
+        print("Data: 1 community, 10 members, \(posts) posts. Pool: \(poolSize) connections. \(seconds) s per measurement.")
+        // What one page costs to encode, for reading the feed row below.
+        let page = try await services.feed(community, limit: 20, as: admin)
+        let encodeClock = ContinuousClock()
+        let encodeStart = encodeClock.now
+        var bytes = 0
+        for _ in 0..<1000 { bytes = try APIJSON.encode(page).count }
+        print("Encoding one feed page (20 posts, \(bytes) bytes of JSON): \(format((encodeClock.now - encodeStart).seconds * 1000, 0)) µs")
+
+        var configuration = APIConfiguration()
+        configuration.port = 0
+        configuration.writeRateLimit = .unlimited
+        configuration.authRateLimit = .unlimited
+        let api = try OrbitAPI(
+            services: services, configuration: configuration, tokens: try await AccessTokens(secret: AccessTokens.randomSecret()),
+            appleVerifier: AppleJWKSVerifier(source: .json(#"{"keys": []}"#), bundleID: "bench")
+        )
+        let token = try await api.tokens.issue(for: admin, now: Date().addingTimeInterval(3600 - Double(api.tokens.lifetime.components.seconds)))
+        let (ports, portContinuation) = AsyncStream<Int>.makeStream()
+        let app = api.makeApplication(logger: logger, onRunning: { portContinuation.yield($0) })
+        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+
+        let directory = FileManager.default.temporaryDirectory.appending(path: "orbit-bench-http-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let expenseBody = try String(
+            decoding: JSONSerialization.data(withJSONObject: [
+                "description": "Pizza", "amount": 10_000, "currency": "USD",
+                "split": ["method": "equal", "user_ids": people.map(\.description)],
+            ]),
+            as: UTF8.self
+        )
+        let escapedBody = expenseBody.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        let feedScript = directory.appending(path: "feed.lua")
+        let expenseScript = directory.appending(path: "expense.lua")
+        try #"wrk.headers["Authorization"] = "Bearer \#(token)""#.write(to: feedScript, atomically: true, encoding: .utf8)
+        try """
+        wrk.method = "POST"
+        wrk.body = "\(escapedBody)"
+        wrk.headers["Content-Type"] = "application/json"
+        wrk.headers["Authorization"] = "Bearer \(token)"
+        """.write(to: expenseScript, atomically: true, encoding: .utf8)
+
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            var iterator = ports.makeAsyncIterator()
+            guard let port = await iterator.next() else { throw ValidationError("the API did not start") }
+            let base = "http://127.0.0.1:\(port)"
+            var rows: [String] = []
+            for level in levels {
+                let ceiling = try await wrk("\(base)/healthz", connections: level)
+                let feedHTTP = try await wrk("\(base)/communities/\(community)/posts?limit=20", connections: level, script: feedScript)
+                let feedDirect = try await direct(concurrency: level) { _ = try await services.feed(community, limit: 20, as: admin) }
+                let expenseHTTP = try await wrk("\(base)/communities/\(community)/expenses", connections: level, script: expenseScript)
+                let expenseDirect = try await direct(concurrency: level) {
+                    _ = try await services.addExpense(
+                        in: community, description: "Pizza", amount: "100.00", paidBy: admin, split: .equal(members), as: admin)
+                }
+                func row(_ name: String, _ http: Measurement, _ direct: Measurement?) -> String {
+                    let ratio = direct.map { format(http.perSecond / $0.perSecond, 2) + "×" } ?? "—"
+                    let directCells = direct.map { "\(format($0.perSecond, 0)) | \(format($0.p99Milliseconds, 1))" } ?? "— | —"
+                    return
+                        "| \(name) | \(level) | \(format(http.perSecond, 0)) | \(format(http.p99Milliseconds, 1)) | \(directCells) | \(ratio) | \(format(http.perSecond / ceiling.perSecond, 2))× |"
+                }
+                rows.append(row("GET /healthz", ceiling, nil))
+                rows.append(row("GET feed page (20 posts)", feedHTTP, feedDirect))
+                rows.append(row("POST expense (10 splits)", expenseHTTP, expenseDirect))
+                print(
+                    "RESULT connections=\(level) healthz_rps=\(format(ceiling.perSecond, 0)) feed_rps=\(format(feedHTTP.perSecond, 0)) feed_direct=\(format(feedDirect.perSecond, 0)) expense_rps=\(format(expenseHTTP.perSecond, 0)) expense_direct=\(format(expenseDirect.perSecond, 0))"
+                )
+            }
+            print("")
+            print("| operation | connections | HTTP req/s | HTTP p99 ms | direct ops/s | direct p99 ms | HTTP / direct | HTTP / healthz |")
+            print("|---|---|---|---|---|---|---|---|")
+            rows.forEach { print($0) }
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+    }
+
+    /// Runs wrk against `url` and reads its requests/s and 99th percentile latency.
+    private func wrk(_ url: String, connections: Int, script: URL? = nil) async throws -> Measurement {
+        var arguments = ["-t", String(min(threads, connections)), "-c", String(connections), "-d", "\(seconds)s", "--latency"]
+        if let script { arguments += ["-s", script.path] }
+        let result = try await Subprocess.run(Subprocess.which("wrk") ?? "wrk", arguments + [url])
+        guard result.succeeded else { throw ValidationError("wrk failed: \(result.output)") }
+        let lines = result.output.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        if let errors = lines.first(where: { $0.hasPrefix("Non-2xx or 3xx responses:") }) {
+            throw ValidationError("wrk got errors from \(url): \(errors)")
+        }
+        guard let rateLine = lines.first(where: { $0.hasPrefix("Requests/sec:") }),
+            let rate = Double(rateLine.dropFirst("Requests/sec:".count).trimmingCharacters(in: .whitespaces)),
+            let p99Line = lines.first(where: { $0.hasPrefix("99%") }),
+            let p99 = Self.milliseconds(String(p99Line.dropFirst(3).trimmingCharacters(in: .whitespaces)))
+        else { throw ValidationError("unexpected wrk output: \(result.output)") }
+        return Measurement(perSecond: rate, p99Milliseconds: p99)
+    }
+
+    /// wrk's latency ("812.00us", "3.41ms", "1.02s") in milliseconds.
+    static func milliseconds(_ text: String) -> Double? {
+        for (suffix, factor) in [("us", 0.001), ("ms", 1.0), ("s", 1000.0)] where text.hasSuffix(suffix) {
+            return Double(text.dropLast(suffix.count)).map { $0 * factor }
+        }
+        return nil
+    }
+
+    /// `concurrency` tasks calling `operation` in a loop for the measurement's duration.
+    private func direct(concurrency: Int, _ operation: @escaping @Sendable () async throws -> Void) async throws -> Measurement {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(seconds)
+        let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
+            for _ in 0..<concurrency {
+                group.addTask {
+                    var samples: [Double] = []
+                    while clock.now < deadline {
+                        let start = clock.now
+                        try await operation()
+                        samples.append((clock.now - start).seconds * 1000)
+                    }
+                    return samples
+                }
+            }
+            return try await group.reduce(into: [Double]()) { $0 += $1 }.sorted()
+        }
+        guard !latencies.isEmpty else { throw ValidationError("no calls completed") }
+        return Measurement(
+            perSecond: Double(latencies.count) / Double(seconds), p99Milliseconds: latencies[min(latencies.count - 1, latencies.count * 99 / 100)])
+    }
+}
