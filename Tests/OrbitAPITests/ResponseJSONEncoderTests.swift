@@ -1,0 +1,78 @@
+import Foundation
+import OrbitAPI
+import OrbitCore
+import Testing
+
+@Suite struct ResponseJSONEncoderTests {
+    struct Inner: Codable, Equatable {
+        var name: String
+        var tags: [String]
+        var score: Double?
+    }
+
+    enum Kind: String, Codable { case first, second }
+
+    struct Sample: Codable, Equatable {
+        var text: String
+        var number: Int
+        var big: Int64
+        var flag: Bool
+        var ratio: Double
+        var missing: String?
+        var present: Int?
+        var list: [Int]
+        var empty: [String]
+        var nested: Inner
+        var nestedList: [Inner]
+        var matrix: [[Int]]
+        var counts: [String: Int]
+        var kind: Kind
+        var id: UserID
+        var optionalID: UserID?
+        var when: Date
+    }
+
+    static let sample = Sample(
+        text: "quote \" backslash \\ slash / newline \n tab \t bell \u{07} unicode é 🐯 \u{2028}", number: -42, big: Int64.max, flag: true,
+        ratio: 0.1, missing: nil, present: 7, list: [1, 2, 3], empty: [], nested: Inner(name: "a", tags: ["x"], score: nil),
+        nestedList: [Inner(name: "b", tags: [], score: 1.5), Inner(name: "c", tags: ["y", "z"], score: -2e-7)], matrix: [[1], [], [2, 3]],
+        counts: ["like": 2, "love": 0, "a\"b": 1], kind: .second, id: UserID(UUID(uuidString: "A1B2C3D4-0000-4000-8000-00000000ABCD")!),
+        optionalID: nil,
+        when: Date(timeIntervalSince1970: 1_709_210_096.5)
+    )
+
+    @Test func `the streaming encoder writes what JSONEncoder writes, as JSON values`() throws {
+        let ours = try APIJSON.encode(Self.sample)
+        let foundation = JSONEncoder()
+        foundation.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(APIJSON.formatTimestamp(date))
+        }
+        let theirs = try foundation.encode(Self.sample)
+        let parsedOurs = try JSONSerialization.jsonObject(with: ours) as? NSDictionary
+        let parsedTheirs = try JSONSerialization.jsonObject(with: theirs) as? NSDictionary
+        #expect(parsedOurs != nil)
+        #expect(parsedOurs == parsedTheirs)
+        // And it reads back into the same value.
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let text = try decoder.singleValueContainer().decode(String.self)
+            return try Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt).parse(text)
+        }
+        #expect(try decoder.decode(Sample.self, from: ours) == Self.sample)
+    }
+
+    @Test func `control characters are escaped, ids are lower-case, nil optionals are left out like JSONEncoder does`() throws {
+        let text = String(decoding: try APIJSON.encode(Self.sample), as: UTF8.self)
+        #expect(text.contains(#"\u0007"#))
+        #expect(text.contains(#"\n"#))
+        #expect(!text.contains("\u{07}"))
+        #expect(text.contains(#""id":"a1b2c3d4-0000-4000-8000-00000000abcd""#))
+        #expect(!text.contains("missing"))
+        #expect(text.contains(#""when":"2024-02-29T12:34:56.500Z""#))
+    }
+
+    @Test func `infinity is refused`() {
+        #expect(throws: EncodingError.self) { try APIJSON.encode([Double.infinity]) }
+    }
+}
