@@ -14,6 +14,7 @@ import Testing
 
     struct Sample: Codable, Equatable {
         var text: String
+        var controls: String
         var number: Int
         var big: Int64
         var flag: Bool
@@ -33,7 +34,8 @@ import Testing
     }
 
     static let sample = Sample(
-        text: "quote \" backslash \\ slash / newline \n tab \t bell \u{07} unicode é 🐯 \u{2028}", number: -42, big: Int64.max, flag: true,
+        text: "quote \" backslash \\ slash / newline \n tab \t bell \u{07} unicode é 🐯 \u{2028}", controls: "line\nbreak\u{01}end", number: -42,
+        big: Int64.max, flag: true,
         ratio: 0.1, missing: nil, present: 7, list: [1, 2, 3], empty: [], nested: Inner(name: "a", tags: ["x"], score: nil),
         nestedList: [Inner(name: "b", tags: [], score: 1.5), Inner(name: "c", tags: ["y", "z"], score: -2e-7)], matrix: [[1], [], [2, 3]],
         counts: ["like": 2, "love": 0, "a\"b": 1], kind: .second, id: UserID(UUID(uuidString: "A1B2C3D4-0000-4000-8000-00000000ABCD")!),
@@ -65,6 +67,7 @@ import Testing
     @Test func `control characters are escaped, ids are lower-case, nil optionals are left out like JSONEncoder does`() throws {
         let text = String(decoding: try APIJSON.encode(Self.sample), as: UTF8.self)
         #expect(text.contains(#"\u0007"#))
+        #expect(text.contains(#""controls":"line\nbreak\u0001end""#))
         #expect(text.contains(#"\n"#))
         #expect(!text.contains("\u{07}"))
         #expect(text.contains(#""id":"a1b2c3d4-0000-4000-8000-00000000abcd""#))
