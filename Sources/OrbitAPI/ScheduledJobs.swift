@@ -3,7 +3,8 @@ public import OrbitCore
 public import ServiceLifecycle
 
 /// The scheduled jobs of `orbitctl serve` (issue 10): reminders and delivery every minute, the
-/// balances snapshot every five, account deletions and retention every hour. Each job is safe
+/// balances snapshot every five, account deletions, retention and expired idempotency keys
+/// every hour. Each job is safe
 /// to run on several servers at once (dedupe keys, advisory locks), and a failing run is
 /// logged and retried at the next tick. Stops at graceful shutdown.
 public struct ScheduledJobs: Service {
@@ -50,6 +51,7 @@ public struct ScheduledJobs: Service {
                 let report = try await services.runRetention()
                 return "\(report.counts.values.reduce(0, +)) rows removed"
             }
+            await job("idempotency keys") { "\(try await services.purgeExpiredIdempotencyKeys()) expired keys removed" }
         }
     }
 

@@ -61,6 +61,8 @@ struct HTTPBenchmark: AsyncParsableCommand {
             _ = try await services.createPost(in: community, PostDraft(content: "Post \(index)"), as: people[index % people.count])
         }
         let members = people
+        // Fresh statistics, as autovacuum would have them on a server that has been running.
+        _ = try await pool.query("ANALYZE")
         print("Data: 1 community, 10 members, \(posts) posts. Pool: \(poolSize) connections. \(seconds) s per measurement.")
         // What one page costs to encode, for reading the feed row below.
         let page = try await services.feed(community, limit: 20, as: admin)

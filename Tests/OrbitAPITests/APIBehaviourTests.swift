@@ -81,6 +81,10 @@ import Testing
             let expenses = try await harness.request(.get, path, token: cast.adminToken)
             #expect(try expenses.items.count == 3)
 
+            // Keys expire: the hourly job removes them, and the key is free again.
+            let later = OrbitServices(pool: harness.services.pool, now: { Date().addingTimeInterval(86_400 + 60) })
+            #expect(try await later.purgeExpiredIdempotencyKeys() == 2)
+
             // A refusal is replayed too (it is the answer to that request).
             let refused = try await harness.request(
                 .post, "/communities/\(cast.community)/dues", token: cast.memberToken,

@@ -170,6 +170,26 @@ extension OrbitServices {
     }
 }
 
+extension OrbitServices {
+    /// Deletes expired idempotency keys, `batchSize` rows per transaction; returns how many.
+    public func purgeExpiredIdempotencyKeys(batchSize: Int = 1000) async throws -> Int {
+        let now = now()
+        var total = 0
+        while true {
+            let deleted = try await asOperator { connection in
+                try await connection.query(
+                    """
+                    DELETE FROM idempotency_keys WHERE ctid = ANY(ARRAY(
+                        SELECT ctid FROM idempotency_keys WHERE expires_at <= \(now) LIMIT \(batchSize)))
+                    """
+                ).affectedRows ?? 0
+            }
+            total += deleted
+            if deleted < batchSize { return total }
+        }
+    }
+}
+
 extension Duration {
     /// The duration in seconds, as a `TimeInterval`.
     var seconds: TimeInterval {

@@ -130,6 +130,7 @@ struct Dev: AsyncParsableCommand {
                       Try it      TOKEN=$(curl -s -X POST \(base)/auth/dev -H 'content-type: application/json' \\
                                     -d '{"email":"ada@example.com"}' | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')
                                   curl -s \(base)/communities -H "authorization: Bearer $TOKEN"
+                    Press Ctrl-C to stop.
                     """
                 )
                 fflush(nil)
@@ -172,7 +173,7 @@ struct Dev: AsyncParsableCommand {
             print("  Log         \(cluster.logFile)")
             if let address = cluster.listenAddress { print("  TCP         \(address):\(cluster.port)") }
         }
-        print("Press Ctrl-C to stop.")
+        if apiPort < 0 { print("Press Ctrl-C to stop.") }
         // Scripts wait for this banner; with stdout redirected it would sit in the buffer.
         fflush(nil)
     }
