@@ -110,7 +110,9 @@ struct APIHarness: Sendable {
             head: HTTPRequest(method: method, scheme: "http", authority: "localhost", path: path, headerFields: fields),
             body: RequestBody(buffer: ByteBuffer(data: payload ?? Data()))
         )
-        let context = APIContext(source: ApplicationRequestContextSource(channel: NIOAsyncTestingChannel(), logger: Logger(label: "test")))
+        var logger = Logger(label: "test")
+        logger.logLevel = .warning
+        let context = APIContext(source: ApplicationRequestContextSource(channel: NIOAsyncTestingChannel(), logger: logger))
         let response = try await respond(request, context)
         let collector = Collector()
         try await response.body.write(collector)

@@ -9,8 +9,18 @@ import Testing
     import Glibc
 #endif
 
+/// Runs blocking work on a Dispatch thread: blocking a thread of Swift's cooperative pool (two
+/// threads on two cores) while the server needs that pool to answer deadlocks the test run.
+func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+    }
+}
+
 /// A TCP connection to 127.0.0.1 with blocking POSIX calls: the test speaks HTTP/1.1 itself.
-final class RawConnection {
+/// Call it through `offPool`.
+final class RawConnection: @unchecked Sendable {
+    // @unchecked Sendable: the socket is used by one caller at a time, through `offPool`.
     private let socket: Int32
 
     init(port: Int) throws {
@@ -63,7 +73,9 @@ final class RawConnection {
         configuration.port = 0
         let api = try OrbitAPI(
             services: harness.services, configuration: configuration, tokens: harness.api.tokens, appleVerifier: harness.api.appleVerifier)
-        let app = api.makeApplication(logger: Logger(label: "test"), onRunning: { continuation.yield($0) })
+        var logger = Logger(label: "test")
+        logger.logLevel = .warning
+        let app = api.makeApplication(logger: logger, onRunning: { continuation.yield($0) })
         let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: Logger(label: "test")))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
@@ -80,23 +92,29 @@ final class RawConnection {
             let cast = try await APICast.make(harness)
             // The server closes the pool at shutdown; this harness's pool is closed again after, harmlessly.
             try await withServer(harness) { port, _ in
-                let health = try RawConnection(port: port)
-                health.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
-                let healthResponse = health.readAll()
+                let healthResponse = try await offPool {
+                    let health = try RawConnection(port: port)
+                    health.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+                    return health.readAll()
+                }
                 #expect(healthResponse.hasPrefix("HTTP/1.1 200 OK"))
                 #expect(healthResponse.contains("x-request-id:") || healthResponse.contains("X-Request-ID:"))
 
-                let me = try RawConnection(port: port)
-                me.send("GET /users/me HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(cast.memberToken)\r\nConnection: close\r\n\r\n")
-                let meResponse = me.readAll()
+                let meResponse = try await offPool {
+                    let me = try RawConnection(port: port)
+                    me.send("GET /users/me HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(cast.memberToken)\r\nConnection: close\r\n\r\n")
+                    return me.readAll()
+                }
                 #expect(meResponse.hasPrefix("HTTP/1.1 200 OK"))
                 #expect(meResponse.contains(#""email":"member@example.com""#))
 
-                let other = try RawConnection(port: port)
-                other.send(
-                    "GET /communities/\(cast.otherCommunity) HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(cast.memberToken)\r\nConnection: close\r\n\r\n"
-                )
-                let otherResponse = other.readAll()
+                let otherResponse = try await offPool {
+                    let other = try RawConnection(port: port)
+                    other.send(
+                        "GET /communities/\(cast.otherCommunity) HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(cast.memberToken)\r\nConnection: close\r\n\r\n"
+                    )
+                    return other.readAll()
+                }
                 #expect(otherResponse.hasPrefix("HTTP/1.1 404 Not Found"))
                 #expect(otherResponse.contains("application/problem+json"))
             }
@@ -109,18 +127,24 @@ final class RawConnection {
             let body = #"{"name": "Kid"}"#
             try await withServer(harness) { port, group in
                 // A request whose body is still arriving when shutdown begins.
-                let inFlight = try RawConnection(port: port)
-                inFlight.send(
-                    "POST /users/me/family HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(cast.adminToken)\r\n"
-                        + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body.prefix(5)
-                )
+                let token = cast.adminToken
+                let inFlight = try await offPool {
+                    let connection = try RawConnection(port: port)
+                    connection.send(
+                        "POST /users/me/family HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(token)\r\n"
+                            + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body.prefix(5)
+                    )
+                    return connection
+                }
                 try await Task.sleep(for: .milliseconds(200))
                 await group.triggerGracefulShutdown()
                 try await Task.sleep(for: .milliseconds(200))
-                inFlight.send(String(body.dropFirst(5)))
-                let response = inFlight.readAll()
+                let response = try await offPool {
+                    inFlight.send(String(body.dropFirst(5)))
+                    return inFlight.readAll()
+                }
                 #expect(response.hasPrefix("HTTP/1.1 201 Created"), "\(response)")
-                #expect(throws: POSIXError.self) { _ = try RawConnection(port: port) }
+                await #expect(throws: POSIXError.self) { _ = try await offPool { try RawConnection(port: port) } }
             }
             let family = try await harness.database.withConnection { connection in
                 try await connection.query("SELECT count(*) AS n FROM family_members").single().decode("n", as: Int.self)

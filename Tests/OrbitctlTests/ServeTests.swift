@@ -21,12 +21,19 @@ struct ServeTests {
             try process.run()
             defer { if process.isRunning { process.terminate() } }
 
-            // "OrbitCove API listening on http://127.0.0.1:PORT"
-            var banner = ""
-            while !banner.contains("\n") {
-                let chunk = output.fileHandleForReading.availableData
-                guard !chunk.isEmpty else { break }
-                banner += String(decoding: chunk, as: UTF8.self)
+            // "OrbitCove API listening on http://127.0.0.1:PORT". Read on a Dispatch thread:
+            // blocking reads on the cooperative pool can starve other tests.
+            let reader = output.fileHandleForReading
+            let banner = await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    var banner = ""
+                    while !banner.contains("\n") {
+                        let chunk = reader.availableData
+                        guard !chunk.isEmpty else { break }
+                        banner += String(decoding: chunk, as: UTF8.self)
+                    }
+                    continuation.resume(returning: banner)
+                }
             }
             let url = try #require(banner.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
             #expect(banner.hasPrefix("OrbitCove API listening on http://127.0.0.1:"))
@@ -36,7 +43,12 @@ struct ServeTests {
             #expect(String(decoding: body, as: UTF8.self).contains(#""migrations":"current""#))
 
             process.terminate()
-            process.waitUntilExit()
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    process.waitUntilExit()
+                    continuation.resume()
+                }
+            }
             #expect(process.terminationStatus == 0)
             let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             let requestLine = try #require(log.split(separator: "\n").first { $0.contains(#""message":"request""#) })

@@ -51,8 +51,13 @@ extension OrbitServices {
             throw ServiceError.invalidInput(field: "category", reason: "must be one of \(Self.expenseCategories.joined(separator: ", "))")
         }
         return try await asUser(actor) { connection in
-            let current = try await expense(id, on: connection)
-            try await requireExpenseEditor(current, actor, on: connection)
+            // Locked: an edit computes the new row from the current one (the total a split
+            // divides, the fields it keeps), so two edits at once must not both start from the
+            // same version — the second would write the first's total back over its splits.
+            // (Read once unlocked for the permission check: FOR UPDATE applies the UPDATE policy,
+            // under which someone else's expense would look missing instead of forbidden.)
+            try await requireExpenseEditor(try await expense(id, on: connection), actor, on: connection)
+            let current = try await expense(id, on: connection, lock: true)
             let currency = try Self.currency(current.currency)
             let total = try amount.map { try Money(parsing: $0, currency: currency) } ?? Money(minorUnits: current.totalAmount, currency: currency)
             let splits: [(user: UserID, amount: Int64)]
@@ -116,10 +121,12 @@ extension OrbitServices {
         }
     }
 
-    func expense(_ id: TransactionID, on connection: PostgresConnection) async throws -> Expense {
+    /// - Parameter lock: `FOR UPDATE`, for a read that the same transaction will write back.
+    func expense(_ id: TransactionID, on connection: PostgresConnection, lock: Bool = false) async throws -> Expense {
         guard
-            let row = try await connection.query("SELECT \(unescaped: Expense.columns) FROM transactions WHERE id = \(id) AND deleted_at IS NULL")
-                .first
+            let row = try await connection.query(
+                "SELECT \(unescaped: Expense.columns) FROM transactions WHERE id = \(id) AND deleted_at IS NULL \(unescaped: lock ? "FOR UPDATE" : "")"
+            ).first
         else { throw ServiceError.notFound("Expense \(id)") }
         return try Expense(row: row, splits: try await splits(of: [id], on: connection)[id] ?? [])
     }

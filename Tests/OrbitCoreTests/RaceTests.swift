@@ -1,0 +1,139 @@
+import Foundation
+import OrbitCore
+import OrbitPostgres
+import OrbitTestSupport
+import Testing
+
+/// Real concurrency against the invariants money and memberships rely on (issue 11). Each race
+/// runs several rounds; every round checks the invariant.
+@Suite struct RaceTests {
+    static let rounds = 5
+
+    /// Runs `body` for each index concurrently and collects what each returned or threw.
+    func race<T: Sendable>(_ count: Int, _ body: @escaping @Sendable (Int) async throws -> T) async -> [Result<T, any Error>] {
+        await withTaskGroup(of: Result<T, any Error>.self) { group in
+            for index in 0..<count {
+                group.addTask {
+                    do { return .success(try await body(index)) } catch { return .failure(error) }
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+    }
+
+    func count(_ sql: PostgresQuery, _ database: TestDatabase) async throws -> Int {
+        Int(try await database.withConnection { try await $0.query(sql).single().decode(0, as: Int64.self) })
+    }
+
+    @Test func `an invite with 3 uses redeemed by 10 people at once admits exactly 3`() async throws {
+        try await withServices { services, database in
+            let admin = try await services.createUser(email: "admin@example.com", displayName: "Admin").id
+            var people: [UserID] = []
+            for index in 0..<10 { people.append(try await services.createUser(email: "p\(index)@example.com", displayName: "P\(index)").id) }
+            let joiners = people
+            for round in 0..<Self.rounds {
+                let community = try await services.createCommunity(name: "Club \(round)", as: admin).id
+                let invite = try await services.createInvite(to: community, maxUses: 3, as: admin)
+                let results = await race(10) { try await services.redeemInvite(invite.code, as: joiners[$0]) }
+                let admitted = results.filter { if case .success = $0 { true } else { false } }.count
+                #expect(admitted == 3)
+                for case .failure(let error) in results { #expect(error is ServiceError, "\(error)") }
+                let members = try await services.community(community, as: admin).memberCount
+                #expect(members == 4)
+                let active = try await count("SELECT count(*) FROM members WHERE community_id = \(community) AND left_at IS NULL", database)
+                #expect(active == 4)
+            }
+        }
+    }
+
+    @Test func `dues payments that together would overpay: the total paid never exceeds what is due`() async throws {
+        try await withServices { services, database in
+            let admin = try await services.createUser(email: "admin@example.com", displayName: "Admin").id
+            let payer = try await services.createUser(email: "payer@example.com", displayName: "Payer").id
+            let community = try await services.createCommunity(name: "Club", as: admin).id
+            _ = try await services.addMember(payer, to: community, as: admin)
+            for round in 0..<Self.rounds {
+                let dues = try await services.createDues(in: community, name: "Season \(round)", amount: "50.00", dueDate: "2030-01-31", as: admin)
+                let results = await race(5) { _ in try await services.payDues(dues.id, user: payer, amount: "20.00", as: admin) }
+                let accepted = results.filter { if case .success = $0 { true } else { false } }.count
+                #expect(accepted == 2)
+                for case .failure(let error) in results { #expect((error as? ServiceError)?.code == .conflict, "\(error)") }
+                let paid = try await count("SELECT coalesce(sum(amount_paid), 0) FROM dues_payments WHERE dues_id = \(dues.id)", database)
+                #expect(paid == 4000)
+            }
+        }
+    }
+
+    @Test func `ten RSVPs of one person at once leave one answer`() async throws {
+        try await withServices { services, database in
+            let admin = try await services.createUser(email: "admin@example.com", displayName: "Admin").id
+            let community = try await services.createCommunity(name: "Club", as: admin).id
+            for round in 0..<Self.rounds {
+                let event = try await services.createEvent(
+                    in: community, EventDraft(title: "Game \(round)", startsAt: Date().addingTimeInterval(86_400)), as: admin
+                ).id
+                let statuses = ["yes", "no", "maybe"]
+                let results = await race(10) { try await services.rsvp(event, status: statuses[$0 % 3], as: admin) }
+                for case .failure(let error) in results { Issue.record(error, "an RSVP failed") }
+                let rows = try await count("SELECT count(*) FROM rsvps WHERE event_id = \(event)", database)
+                #expect(rows == 1)
+            }
+        }
+    }
+
+    @Test func `two admins demoting each other at once leave an admin`() async throws {
+        try await withServices { services, database in
+            let first = try await services.createUser(email: "first@example.com", displayName: "First").id
+            let second = try await services.createUser(email: "second@example.com", displayName: "Second").id
+            for round in 0..<Self.rounds {
+                let community = try await services.createCommunity(name: "Club \(round)", as: first).id
+                _ = try await services.addMember(second, to: community, role: .admin, as: first)
+                let results = await race(2) { index in
+                    index == 0
+                        ? try await services.setRole(.member, of: second, in: community, as: first)
+                        : try await services.setRole(.member, of: first, in: community, as: second)
+                }
+                for case .failure(let error) in results {
+                    #expect([.conflict, .forbidden].contains((error as? ServiceError)?.code), "\(error)")
+                }
+                let admins = try await count(
+                    "SELECT count(*) FROM members WHERE community_id = \(community) AND role = 'admin' AND left_at IS NULL", database
+                )
+                #expect(admins == 1)
+            }
+        }
+    }
+
+    @Test func `concurrent edits of one expense: both apply in some order and the splits add up to the total`() async throws {
+        try await withServices { services, database in
+            let admin = try await services.createUser(email: "admin@example.com", displayName: "Admin").id
+            let member = try await services.createUser(email: "member@example.com", displayName: "Member").id
+            let community = try await services.createCommunity(name: "Club", as: admin).id
+            _ = try await services.addMember(member, to: community, as: admin)
+            for round in 0..<Self.rounds {
+                let expense = try await services.addExpense(
+                    in: community, description: "Balls \(round)", amount: "30.00", paidBy: admin, split: .equal([admin, member]), as: admin
+                ).id
+                let results = await race(4) { index in
+                    switch index {
+                    case 0: try await services.updateExpense(expense, amount: "40.00", as: admin)
+                    case 1: try await services.updateExpense(expense, category: "food", as: admin)
+                    case 2: try await services.updateExpense(expense, description: "Balls and pumps", as: admin)
+                    default: try await services.updateExpense(expense, split: .shares([admin: 1, member: 2]), as: admin)
+                    }
+                }
+                for case .failure(let error) in results { Issue.record(error, "an edit failed") }
+                let final = try await services.expense(expense, as: admin)
+                #expect(final.splits.map(\.amount).reduce(0, +) == final.totalAmount)
+                #expect(final.category == "food")
+                #expect(final.description == "Balls and pumps")
+                #expect(final.totalAmount == 4000)
+                let sums = try await count(
+                    "SELECT count(*) FROM transactions t WHERE t.id = \(expense) AND t.total_amount = (SELECT sum(amount) FROM splits WHERE transaction_id = t.id)",
+                    database
+                )
+                #expect(sums == 1)
+            }
+        }
+    }
+}
