@@ -25,9 +25,11 @@ public struct OrbitServices: Sendable {
     /// Runs `body` as one request of `user`.
     func asUser<Result: Sendable>(_ user: UserID, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
         try await mappingErrors {
-            try await pool.withTransaction(
-                TransactionOptions(localSettings: ["role": "orbit_app", "app.current_user_id": user.description]), body
-            )
+            try await retryingTransientFailures {
+                try await pool.withTransaction(
+                    TransactionOptions(localSettings: ["role": "orbit_app", "app.current_user_id": user.description]), body
+                )
+            }
         }
     }
 
@@ -37,7 +39,26 @@ public struct OrbitServices: Sendable {
         var settings = ["role": "orbit_admin"]
         settings["app.current_user_id"] = user?.description
         return try await mappingErrors {
-            try await pool.withTransaction(TransactionOptions(localSettings: settings), body)
+            try await retryingTransientFailures {
+                try await pool.withTransaction(TransactionOptions(localSettings: settings), body)
+            }
+        }
+    }
+
+    /// Runs a whole transaction again when PostgreSQL aborted it for a serialization failure or
+    /// a deadlock (40001, 40P01), up to `attempts` times with a short random pause. Safe for
+    /// every service operation: each is one transaction whose body only talks to the database
+    /// (an upload writes its file to the same new path again), so an aborted attempt leaves
+    /// nothing behind.
+    func retryingTransientFailures<Result>(attempts: Int = 4, _ transaction: () async throws -> Result) async throws -> Result {
+        var attempt = 1
+        while true {
+            do {
+                return try await transaction()
+            } catch let error as PostgresError where (error.isSerializationFailure || error.isDeadlock) && attempt < attempts {
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(Int.random(in: 1...(10 << attempt))))
+            }
         }
     }
 

@@ -1,0 +1,52 @@
+import Foundation
+import OrbitPostgres
+import Testing
+
+@testable import OrbitCore
+
+@Suite struct RetryTests {
+    static let abort40001 = "DO $$ BEGIN RAISE EXCEPTION 'simulated' USING ERRCODE = '40001'; END $$"
+    static let abort40P01 = "DO $$ BEGIN RAISE EXCEPTION 'simulated' USING ERRCODE = '40P01'; END $$"
+
+    @Test func `a transaction aborted by a serialization failure or a deadlock runs again, from the start`() async throws {
+        try await withServices { services, database in
+            let user = try await services.createUser(email: "u@example.com", displayName: "U").id
+            var attempts = 0
+            let result = try await services.asUser(user) { connection in
+                attempts += 1
+                try await connection.query("INSERT INTO family_members (user_id, name) VALUES (\(user), \("Kid \(attempts)"))")
+                if attempts == 1 { try await connection.executeScript(Self.abort40001) }
+                if attempts == 2 { try await connection.executeScript(Self.abort40P01) }
+                return attempts
+            }
+            #expect(result == 3)
+            // Only the last attempt's row exists.
+            let names = try await database.withConnection { connection in
+                try await connection.query("SELECT name FROM family_members").map { try $0.decode("name", as: String.self) }
+            }
+            #expect(names == ["Kid 3"])
+        }
+    }
+
+    @Test func `other errors are not retried, and retries stop after four attempts`() async throws {
+        try await withServices { services, _ in
+            let user = try await services.createUser(email: "u@example.com", displayName: "U").id
+            var attempts = 0
+            await #expect(throws: PostgresError.self) {
+                try await services.asUser(user) { connection in
+                    attempts += 1
+                    try await connection.executeScript(Self.abort40001)
+                }
+            }
+            #expect(attempts == 4)
+            attempts = 0
+            await #expect(throws: (any Error).self) {
+                try await services.asUser(user) { connection in
+                    attempts += 1
+                    try await connection.executeScript("DO $$ BEGIN RAISE EXCEPTION 'no' USING ERRCODE = '22023'; END $$")
+                }
+            }
+            #expect(attempts == 1)
+        }
+    }
+}
