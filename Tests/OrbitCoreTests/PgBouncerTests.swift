@@ -1,0 +1,61 @@
+import Foundation
+import OrbitCore
+import OrbitPostgres
+import Testing
+
+/// Behind a transaction-mode pooler (scripts/pgbouncer-test.sh starts pgbouncer with 2 server
+/// connections and sets ORBIT_PGBOUNCER_URL): two users' requests interleave on the same server
+/// connections, and neither ever sees the other's rows, because the role and the acting user
+/// are set per transaction (`SET LOCAL`), never per session. Skipped without the variable.
+@Suite(.enabled(if: ProcessInfo.processInfo.environment["ORBIT_PGBOUNCER_URL"] != nil, "needs scripts/pgbouncer-test.sh"))
+struct PgBouncerTests {
+    @Test func `two users interleaving requests through pgbouncer in transaction mode never see each other's rows`() async throws {
+        let url = try #require(ProcessInfo.processInfo.environment["ORBIT_PGBOUNCER_URL"])
+        var configuration = try PostgresConfiguration(connectionString: url)
+        // Named prepared statements do not survive a transaction behind the pooler.
+        configuration.statementCacheCapacity = 0
+        let pool = ConnectionPool(configuration: configuration, options: .init(maxConnections: 8, acquireTimeout: .seconds(30)))
+        let services = OrbitServices(pool: pool)
+        let suffix = UUID().uuidString.prefix(8).lowercased()
+        let alice = try await services.createUser(email: "alice-\(suffix)@example.com", displayName: "Alice").id
+        let bob = try await services.createUser(email: "bob-\(suffix)@example.com", displayName: "Bob").id
+        let alices = try await services.createCommunity(name: "Alice's club", as: alice).id
+        let bobs = try await services.createCommunity(name: "Bob's club", as: bob).id
+        for index in 0..<3 {
+            _ = try await services.createPost(in: alices, PostDraft(content: "alice \(index)"), as: alice)
+            _ = try await services.createPost(in: bobs, PostDraft(content: "bob \(index)"), as: bob)
+        }
+
+        let rounds = 100
+        let leaks = try await withThrowingTaskGroup(of: [String].self) { group in
+            for (user, own, other, name) in [(alice, alices, bobs, "alice"), (bob, bobs, alices, "bob")] {
+                for _ in 0..<4 {
+                    group.addTask {
+                        var leaks: [String] = []
+                        for _ in 0..<rounds {
+                            let communities = try await services.myCommunities(as: user).map(\.id)
+                            if communities != [own] { leaks.append("\(name) sees communities \(communities)") }
+                            let feed = try await services.feed(own, limit: 10, as: user).items
+                            if feed.contains(where: { $0.content?.hasPrefix(name) != true }) { leaks.append("\(name) sees another's post") }
+                            if (try? await services.community(other, as: user)) != nil { leaks.append("\(name) reads the other community") }
+                            // Outside a transaction the session carries neither role nor user.
+                            let row = try await pool.query(
+                                "SELECT current_user::text AS role, coalesce(current_setting('app.current_user_id', true), '') AS user_id"
+                            ).single()
+                            let (role, setting) = try (row.decode("role", as: String.self), row.decode("user_id", as: String.self))
+                            if role == "orbit_app" || !setting.isEmpty { leaks.append("session state leaked: \(role) \(setting)") }
+                        }
+                        return leaks
+                    }
+                }
+            }
+            return try await group.reduce(into: [String]()) { $0 += $1 }
+        }
+        let backends = try await pool.query("SELECT count(DISTINCT pid) AS n FROM pg_stat_activity WHERE datname = current_database()")
+            .single().decode("n", as: Int64.self)
+        await pool.close()
+        #expect(leaks == [])
+        // pgbouncer's pool: at most 2 server connections served all 8 client connections.
+        #expect(backends <= 3)
+    }
+}
