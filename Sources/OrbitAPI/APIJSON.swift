@@ -2,6 +2,7 @@ public import Foundation
 public import Hummingbird
 import NIOCore
 import NIOFoundationCompat
+import OrbitCore
 
 /// The API's JSON: snake_case keys (the models name them), ids as strings, amounts as integer
 /// minor units, timestamps in RFC 3339 UTC with milliseconds (`2026-03-10T22:00:00.000Z`).
@@ -39,16 +40,8 @@ public enum APIJSON {
         let milliseconds = belowMillisecond < 0 ? wholeMilliseconds - 1 : wholeMilliseconds
         let (days, dayMilliseconds) = milliseconds.quotientAndRemainder(dividingBy: 86_400_000)
         let (day, msOfDay) = dayMilliseconds < 0 ? (days - 1, dayMilliseconds + 86_400_000) : (days, dayMilliseconds)
-        // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-        let z = day + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let dayOfMonth = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let civil = CivilDate(dayNumber: Int(day))
+        let (year, month, dayOfMonth) = (Int64(civil.year), Int64(civil.month), Int64(civil.day))
         var bytes = [UInt8]()
         bytes.reserveCapacity(24)
         func digits(_ value: Int64, _ width: Int) {
