@@ -6,6 +6,9 @@ struct OrbitBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "orbit-bench",
         abstract: "OrbitCove benchmarks (build with -c release).",
-        subcommands: [ClientBenchmark.self, SchemaBenchmark.self, EventsBenchmark.self, FeedBenchmark.self, MoneyBenchmark.self, HTTPBenchmark.self]
+        subcommands: [
+            ClientBenchmark.self, SchemaBenchmark.self, EventsBenchmark.self, FeedBenchmark.self, MoneyBenchmark.self, HTTPBenchmark.self,
+            FaultBenchmark.self,
+        ]
     )
 }
