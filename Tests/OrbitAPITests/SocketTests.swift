@@ -3,6 +3,7 @@ import Logging
 import OrbitAPI
 import OrbitCore
 import ServiceLifecycle
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -125,6 +126,7 @@ final class RawConnection: @unchecked Sendable {
         try await withAPI { harness in
             let cast = try await APICast.make(harness)
             let body = #"{"name": "Kid"}"#
+            let serverPort = Mutex(0)
             try await withServer(harness) { port, group in
                 // A request whose body is still arriving when shutdown begins.
                 let token = cast.adminToken
@@ -144,8 +146,11 @@ final class RawConnection: @unchecked Sendable {
                     return inFlight.readAll()
                 }
                 #expect(response.hasPrefix("HTTP/1.1 201 Created"), "\(response)")
-                await #expect(throws: POSIXError.self) { _ = try await offPool { try RawConnection(port: port) } }
+                serverPort.withLock { $0 = port }
             }
+            // The server has stopped (withServer waited for it): nothing listens any more.
+            let port = serverPort.withLock { $0 }
+            await #expect(throws: POSIXError.self) { _ = try await offPool { try RawConnection(port: port) } }
             let family = try await harness.database.withConnection { connection in
                 try await connection.query("SELECT count(*) AS n FROM family_members").single().decode("n", as: Int.self)
             }

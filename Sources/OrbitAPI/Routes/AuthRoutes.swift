@@ -74,7 +74,11 @@ extension OrbitAPI {
             }
             auth.post("dev") { request, context in
                 let body = try await request.decodeJSON(DevSignIn.self, context: context)
-                guard body.email.contains("@"), let user = try? await services.resolveUser(body.email) else {
+                guard body.email.contains("@") else { throw APIProblem.validation(field: "email", "email must be an email address.") }
+                let user: UserID
+                do {
+                    user = try await services.resolveUser(body.email)
+                } catch let error as ServiceError where error.code == .notFound {
                     throw APIProblem.notFound("No user has that email.")
                 }
                 let grant = try await services.startSession(
