@@ -54,8 +54,13 @@ import Testing
                         ).single().decode(0, as: Int64.self))
                 }
             }
+            // Recovery: wait (up to 30 s, however loaded the machine) for writes after the last
+            // termination, then a little more load.
             let beforeLast = ledger.acknowledged.count
-            try await Task.sleep(for: .milliseconds(400))
+            for _ in 0..<600 where ledger.acknowledged.count <= beforeLast {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            try await Task.sleep(for: .milliseconds(200))
             ledger.stop()
             await writers.value
             let acknowledged = ledger.acknowledged
