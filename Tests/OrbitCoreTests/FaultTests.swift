@@ -44,9 +44,21 @@ import Testing
                     }
                 }
             }
+            /// Waits (up to 30 s, however loaded the machine) until `count` more writes than now
+            /// have been acknowledged; false if they never come.
+            func acknowledgements(_ count: Int) async -> Bool {
+                let target = ledger.acknowledged.count + count
+                let deadline = ContinuousClock.now + .seconds(30)
+                while ledger.acknowledged.count < target {
+                    guard ContinuousClock.now < deadline else { return false }
+                    await Task.yield()
+                }
+                return true
+            }
             var terminated = 0
             for _ in 0..<2 {
-                try await Task.sleep(for: .milliseconds(400))
+                // Terminate in the middle of a running load, and again once it is running again.
+                #expect(await acknowledgements(20), "the writers made no progress")
                 terminated += try await database.withConnection { connection in
                     Int(
                         try await connection.query(
@@ -54,18 +66,14 @@ import Testing
                         ).single().decode(0, as: Int64.self))
                 }
             }
-            // Recovery: wait (up to 30 s, however loaded the machine) for writes after the last
-            // termination, then a little more load.
+            // Recovery: writes succeed again after the last termination.
             let beforeLast = ledger.acknowledged.count
-            for _ in 0..<600 where ledger.acknowledged.count <= beforeLast {
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            try await Task.sleep(for: .milliseconds(200))
+            let recovered = await acknowledgements(20)
             ledger.stop()
             await writers.value
             let acknowledged = ledger.acknowledged
             #expect(terminated > 0)
-            #expect(acknowledged.count > beforeLast, "no write succeeded after the last termination")
+            #expect(recovered && acknowledged.count > beforeLast, "no write succeeded after the last termination")
 
             let (counts, unbalanced, balanceSum) = try await database.withConnection { connection in
                 let counts = Dictionary(

@@ -5,6 +5,9 @@ import OrbitMigrations
 import OrbitPostgres
 
 extension OrbitAPI {
+    /// The migrations built into this binary, decoded and checksummed once (not per probe).
+    static let catalog = Result { try MigrationCatalog.embedded() }
+
     func addOperationRoutes(to router: Router<APIContext>) {
         struct Health: Encodable, Sendable {
             var status: String
@@ -19,7 +22,7 @@ extension OrbitAPI {
             do {
                 _ = try await services.pool.query("SELECT 1")
                 let status = try await Migrator(
-                    configuration: services.pool.configuration, catalog: try MigrationCatalog.embedded(), logger: context.logger
+                    configuration: services.pool.configuration, catalog: try Self.catalog.get(), logger: context.logger
                 )
                 .status()
                 guard status.isUpToDate else {
