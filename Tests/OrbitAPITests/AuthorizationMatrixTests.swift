@@ -113,4 +113,49 @@ import Testing
             #expect(mismatches == [])
         }
     }
+
+    /// A member's attempts at admin actions the spec audit-logs are refused, change nothing and
+    /// appear in the community's audit log with the rule that refused them; a non-member's
+    /// attempts are 404 and leave no trace in a log that is not theirs.
+    @Test func `refused admin actions are in the audit log, and change nothing`() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let c = cast.community.description
+            let attempts: [(HTTPRequest.Method, String, [String: Any]?)] = [
+                (.post, "/communities/\(c)/members", ["user_id": cast.outsider.description]),
+                (.put, "/communities/\(c)/members/\(cast.admin)/role", ["role": "member"]),
+                (.delete, "/communities/\(c)/members/\(cast.admin)", nil),
+                (.patch, "/communities/\(c)", ["description": "Taken over"]),
+                (.delete, "/communities/\(c)", nil),
+            ]
+            for (method, path, body) in attempts {
+                let asMember = try await harness.request(method, path, token: cast.memberToken, json: body)
+                #expect(asMember.status == 403, "\(method) \(path): \(asMember.text)")
+                let asOutsider = try await harness.request(method, path, token: cast.outsiderToken, json: body)
+                #expect(asOutsider.status == 404, "\(method) \(path): \(asOutsider.text)")
+            }
+
+            let log = try await harness.request(.get, "/communities/\(c)/audit-log?limit=200", token: cast.adminToken).items
+            let refused = log.filter { ($0["action"] as? String)?.hasSuffix(".refused") == true }
+            #expect(
+                Set(refused.compactMap { $0["action"] as? String })
+                    == [
+                        "member.added.refused", "member.role_changed.refused", "member.removed.refused", "community.updated.refused",
+                        "community.deleted.refused",
+                    ]
+            )
+            for entry in refused {
+                #expect(entry["user_id"] as? String == cast.member.description)
+                #expect((entry["metadata"] as? String)?.contains("only") == true, "the rule: \(entry)")
+            }
+            #expect(!log.contains { $0["user_id"] as? String == cast.outsider.description })
+
+            // Nothing changed.
+            let community = try await harness.request(.get, "/communities/\(c)", token: cast.adminToken).json
+            #expect(community["description"] is NSNull || community["description"] == nil)
+            let members = try await harness.request(.get, "/communities/\(c)/members", token: cast.adminToken).items
+            #expect(members.count == 2)
+            #expect(members.contains { $0["user_id"] as? String == cast.admin.description && $0["role"] as? String == "admin" })
+        }
+    }
 }

@@ -72,7 +72,8 @@ extension OrbitServices {
         let description = try description.map { try Validate.text($0, field: "description", limit: 2000, multiline: true) }
         let iconURL = try Validate.url(iconURL, field: "icon_url")
         try settings?.validate()
-        return try await asUser(actor) { connection in
+        return try await asUser(actor, auditingRefusal: RefusalAudit(action: "community.updated", community: id, target: ("community", id.uuid))) {
+            connection in
             try await requireAdmin(actor, of: id, rule: "only admins can edit community settings", on: connection)
             let current = try await community(id, on: connection)
             let merged = settings.map { current.settings.merging($0) } ?? current.settings
@@ -99,7 +100,8 @@ extension OrbitServices {
     /// Soft-deletes a community: it disappears for every member at once. Only its creator
     /// (while an admin) may (spec: "Delete community … Only creator initially").
     public func deleteCommunity(_ id: CommunityID, as actor: UserID) async throws {
-        try await asUser(actor) { connection in
+        try await asUser(actor, auditingRefusal: RefusalAudit(action: "community.deleted", community: id, target: ("community", id.uuid))) {
+            connection in
             try await requireAdmin(actor, of: id, rule: "only the community's creator can delete it", on: connection)
             let current = try await community(id, on: connection)
             guard current.createdBy == actor else { throw ServiceError.forbidden(rule: "only the community's creator can delete it") }

@@ -31,7 +31,8 @@ extension OrbitServices {
 
     /// Adds `user` to a community (admins). Someone who left is reactivated in their old row.
     public func addMember(_ user: UserID, to community: CommunityID, role: MemberRole = .member, as actor: UserID) async throws -> Member {
-        try await asUser(actor) { connection in
+        try await asUser(actor, auditingRefusal: RefusalAudit(action: "member.added", community: community, target: ("user", user.uuid))) {
+            connection in
             try await requireAdmin(actor, of: community, rule: "only admins can add members", on: connection)
             let existing = try await connection.query(
                 "SELECT id, left_at FROM members WHERE community_id = \(community) AND user_id = \(user)"
@@ -70,7 +71,8 @@ extension OrbitServices {
 
     /// Removes a member (admins). The last admin cannot be removed.
     public func removeMember(_ user: UserID, from community: CommunityID, as actor: UserID) async throws {
-        try await asUser(actor) { connection in
+        try await asUser(actor, auditingRefusal: RefusalAudit(action: "member.removed", community: community, target: ("user", user.uuid))) {
+            connection in
             try await requireAdmin(actor, of: community, rule: "only admins can remove members", on: connection)
             let member = try await activeMember(user, of: community, on: connection)
             try await requireAnotherAdmin(besides: member, on: connection)
@@ -95,7 +97,8 @@ extension OrbitServices {
 
     /// Changes a member's role (admins). The last admin cannot be demoted.
     public func setRole(_ role: MemberRole, of user: UserID, in community: CommunityID, as actor: UserID) async throws -> Member {
-        try await asUser(actor) { connection in
+        try await asUser(actor, auditingRefusal: RefusalAudit(action: "member.role_changed", community: community, target: ("user", user.uuid))) {
+            connection in
             try await requireAdmin(actor, of: community, rule: "only admins can change member roles", on: connection)
             let member = try await activeMember(user, of: community, on: connection)
             guard member.role != role else { return member }

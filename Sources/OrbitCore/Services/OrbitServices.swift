@@ -110,6 +110,34 @@ extension OrbitServices {
         }
     }
 
+    /// An audit-logged admin action whose refusal is logged too (issue 11).
+    struct RefusalAudit {
+        var action: String
+        var community: CommunityID
+        var target: (type: String, id: UUID)?
+    }
+
+    /// `asUser`, for an audit-logged admin action: when the permission matrix refuses it,
+    /// records `<action>.refused` with the rule and rethrows. The refused transaction rolls
+    /// back, so the record is written in a transaction of its own, as the actor: the
+    /// community's admins see who tried what. Refusals that say "not found" (a community the
+    /// actor is not in) are not recorded: that community's log is not the actor's to write to.
+    func asUser<Result: Sendable>(
+        _ user: UserID, auditingRefusal refusal: RefusalAudit, _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        do {
+            return try await asUser(user, body)
+        } catch let error as ServiceError where error.code == .forbidden {
+            try await asUser(user) { connection in
+                try await audit(
+                    "\(refusal.action).refused", by: user, community: refusal.community, target: refusal.target,
+                    metadata: ["rule": error.rule ?? ""], on: connection
+                )
+            }
+            throw error
+        }
+    }
+
     /// Appends to the audit log in the caller's transaction.
     func audit(
         _ action: String, by user: UserID, community: CommunityID?, target: (type: String, id: UUID)?,
