@@ -15,7 +15,9 @@ struct Dev: AsyncParsableCommand {
             (and leaves migrating it to `orbitctl migrate`).
             As root, the server runs as the 'postgres' system user; if that user cannot reach ./.orbit
             (a checkout under /root), the cluster lives under /var/tmp/orbitcove-dev/ and orbitctl says so.
-            """
+            `orbitctl dev seed` loads the large deterministic data set into it.
+            """,
+        subcommands: [DevSeed.self]
     )
 
     @OptionGroup var database: DatabaseOptions
