@@ -71,7 +71,10 @@ struct DevSeed: AsyncParsableCommand {
             guard superuser else {
                 throw CommandFailure("dev seed loads with triggers off and needs a superuser connection; \(configuration) is not one.")
             }
-            return try await set.load(on: connection) { print("  \($0)") }
+            return try await set.load(on: connection) { line in
+                print("  \(line)")
+                fflush(nil)
+            }
         }
         let pool = ConnectionPool(configuration: configuration, options: .init(maxConnections: 1))
         let refresh = try await OrbitServices(pool: pool).refreshBalancesSnapshot()

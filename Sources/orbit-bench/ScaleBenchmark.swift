@@ -1,0 +1,348 @@
+import ArgumentParser
+import Foundation
+import Logging
+import OrbitCore
+import OrbitPostgres
+import Synchronization
+
+/// `orbit-bench scale` (issue 11): the main reads and writes on the `orbitctl dev seed` data set
+/// (10,000 communities, 1M posts, 5M reactions, 1M transactions by default), timed through the
+/// service layer, with the plan of every statement they run, as orbit_app with RLS on.
+///
+/// Plans come from auto_explain inside the server (`log_nested_statements`, so SQL in
+/// functions and triggers is included), sent to this client as LOG messages: they are the
+/// plans of the statements the service layer really ran, not of copies of them.
+struct ScaleBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scale",
+        abstract: "Seed the large data set, then time the main reads and writes and check that their plans use indexes."
+    )
+
+    @Option(help: "Server to use (a superuser), already seeded with --seed unless --load. Default: a throwaway local cluster.")
+    var databaseURL: String?
+    @Option(help: "Seed of the data set.") var seed = 1
+    @Option(help: "Communities.") var communities = 10_000
+    @Option(help: "Members per community.") var members = 20
+    @Option(help: "Posts.") var posts = 1_000_000
+    @Option(help: "Reactions.") var reactions = 5_000_000
+    @Option(help: "Comments.") var comments = 500_000
+    @Option(help: "Transactions.") var transactions = 1_000_000
+    @Option(help: "Calls to time per operation.") var calls = 200
+    @Option(help: "Write the plans (auto_explain JSON) to this file.") var plansFile = "results/scale-plans.txt"
+    @Flag(help: "With --database-url: the database is already seeded; only measure.") var skipLoad = false
+
+    /// Relations this small may be read whole: a sequential scan of them is not a finding.
+    static let smallRelationRows = 10_000
+
+    func run() async throws {
+        if let databaseURL {
+            try await measure(configuration: try PostgresConfiguration(connectionString: databaseURL), load: !skipLoad)
+        } else {
+            try await BenchmarkServer.withMigrated(databaseURL: nil) { server in
+                try await measure(configuration: server.configuration, load: true)
+            }
+        }
+    }
+
+    private func measure(configuration: PostgresConfiguration, load: Bool) async throws {
+        let asOf = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 / 86_400).rounded(.down) * 86_400)
+        let set = ScaleDataSet(
+            seed: seed, communities: communities, members: members, posts: posts, reactions: reactions, comments: comments,
+            transactions: transactions, asOf: asOf
+        )
+        try set.validate()
+        if load {
+            let start = ContinuousClock.now
+            print(
+                "Loading seed \(seed): \(communities) communities × \(members) members, \(posts) posts, \(reactions) reactions, \(transactions) expenses …"
+            )
+            let counts = try await PostgresConnection.withConnection(configuration) { connection in
+                try await set.load(on: connection) { line in
+                    print("  \(line)")
+                    fflush(nil)
+                }
+            }
+            let pool = ConnectionPool(configuration: configuration, options: .init(maxConnections: 1))
+            let refresh = try await OrbitServices(pool: pool).refreshBalancesSnapshot()
+            await pool.close()
+            let vacuum = try await PostgresConnection.withConnection(configuration) { connection in
+                let start = ContinuousClock.now
+                try await connection.executeScript("VACUUM (ANALYZE)")
+                return start.duration(to: .now)
+            }
+            print(
+                "Loaded \(counts) in \(format(start.duration(to: .now).seconds, 0)) s (balances refresh \(format(refresh.seconds, 1)) s, VACUUM ANALYZE \(format(vacuum.seconds, 0)) s)."
+            )
+        }
+        let (verified, sizes) = try await PostgresConnection.withConnection(configuration) { connection in
+            let verified = try await ScaleDataSet.verify(on: connection)
+            let sizes = try await connection.query(
+                """
+                SELECT relname::text AS name, greatest(reltuples, 0)::bigint AS rows, pg_total_relation_size(oid) AS bytes FROM pg_class
+                WHERE relkind IN ('r', 'm') AND relnamespace IN ('public'::regnamespace, 'orbit_private'::regnamespace)
+                ORDER BY pg_total_relation_size(oid) DESC
+                """
+            ).map { (try $0.decode("name", as: String.self), try $0.decode("rows", as: Int64.self), try $0.decode("bytes", as: Int64.self)) }
+            return (verified, sizes)
+        }
+        for (invariant, violations) in verified where violations > 0 {
+            throw ValidationError("The data set breaks '\(invariant)' (\(violations) rows).")
+        }
+        print("Invariants: all \(verified.count) hold (counts, split sums, membership, tenancy, balances sum to zero).")
+        print("Largest relations: " + sizes.prefix(8).map { "\($0.0) \($0.1) rows \($0.2 / 1_048_576) MB" }.joined(separator: "; "))
+        let rowsByRelation = Dictionary(sizes.map { ($0.0, $0.1) }, uniquingKeysWith: max)
+
+        var cast = try await Cast.pick(configuration, seed: seed, communities: communities)
+        let timingPool = ConnectionPool(configuration: configuration, options: .init(maxConnections: 1))
+        let timing = OrbitServices(pool: timingPool)
+        for _ in 1..<50 { cast.deepCursor = try await timing.feed(cast.busiest, cursor: cast.deepCursor, as: cast.busiestAdmin).nextCursor }
+        let collector = PlanCollector()
+        var explainConfiguration = configuration
+        explainConfiguration.parameters.append(
+            (
+                keyword: "options",
+                value: "-c session_preload_libraries=auto_explain -c auto_explain.log_min_duration=0 -c auto_explain.log_format=json "
+                    + "-c auto_explain.log_nested_statements=on -c client_min_messages=log"
+            )
+        )
+        var planLogger = Logger(label: "orbit.bench.plans") { _ in collector }
+        planLogger.logLevel = .debug
+        let explainPool = ConnectionPool(configuration: explainConfiguration, options: .init(maxConnections: 1), logger: planLogger)
+        let explaining = OrbitServices(pool: explainPool)
+
+        var rows: [ReportRow] = []
+        var planText = ""
+        for operation in operations(cast) {
+            // Warm up (and let prepared statements settle on their generic plans), then time.
+            for _ in 0..<10 { try await operation.body(timing) }
+            let clock = ContinuousClock()
+            var samples: [Double] = []
+            for _ in 0..<calls {
+                let start = clock.now
+                try await operation.body(timing)
+                samples.append((clock.now - start).seconds * 1000)
+            }
+            samples.sort()
+            // Plans: the call after ten on the explaining connection.
+            for _ in 0..<10 { try await operation.body(explaining) }
+            collector.reset()
+            try await operation.body(explaining)
+            let plans = collector.take()
+            let scans = plans.flatMap(\.scans)
+            let seqScans = scans.filter { $0.node == "Seq Scan" }
+            let bigSeqScans = seqScans.filter { (rowsByRelation[$0.relation ?? ""] ?? 0) > Self.smallRelationRows }
+            rows.append(
+                ReportRow(
+                    name: operation.name, kind: operation.kind, median: samples[samples.count / 2],
+                    p99: samples[min(samples.count - 1, samples.count * 99 / 100)],
+                    statements: plans.count,
+                    indexScans: Set(scans.filter { $0.index != nil }.map { "\($0.relation ?? "?").\($0.index ?? "?")" }).sorted(),
+                    smallSeqScans: Set(seqScans.compactMap(\.relation)).subtracting(bigSeqScans.compactMap(\.relation)).sorted(),
+                    bigSeqScans: Set(bigSeqScans.compactMap(\.relation)).sorted()
+                )
+            )
+            planText += "### \(operation.name)\n" + plans.map(\.text).joined(separator: "\n") + "\n\n"
+        }
+        await timingPool.close()
+        await explainPool.close()
+        try FileManager.default.createDirectory(atPath: (plansFile as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try planText.write(toFile: plansFile, atomically: true, encoding: .utf8)
+
+        print("")
+        print(
+            "Busiest community: \(cast.busiestPosts) posts; typical community: \(cast.typicalPosts) posts. \(calls) calls each, one connection, as orbit_app."
+        )
+        print("")
+        print(
+            "| operation | kind | median ms | p99 ms | statements | index scans (relation.index) | seq scans of small tables | seq scans of large tables |"
+        )
+        print("|---|---|---|---|---|---|---|---|")
+        for row in rows {
+            print(
+                "| \(row.name) | \(row.kind) | \(format(row.median, 2)) | \(format(row.p99, 2)) | \(row.statements) | \(row.indexScans.joined(separator: ", ")) | \(row.smallSeqScans.joined(separator: ", ")) | \(row.bigSeqScans.isEmpty ? "none" : row.bigSeqScans.joined(separator: ", ")) |"
+            )
+        }
+        print("")
+        print("Plans of every statement: \(plansFile)")
+        let findings = rows.filter { !$0.bigSeqScans.isEmpty }
+        print(findings.isEmpty ? "RESULT scale=ok (no sequential scan of a table over \(Self.smallRelationRows) rows)" : "RESULT scale=FAILED")
+        if !findings.isEmpty { throw ExitCode.failure }
+    }
+
+    struct ReportRow {
+        var name: String
+        var kind: String
+        var median: Double
+        var p99: Double
+        var statements: Int
+        var indexScans: [String]
+        var smallSeqScans: [String]
+        var bigSeqScans: [String]
+    }
+
+    struct Operation {
+        var name: String
+        var kind: String
+        var body: (OrbitServices) async throws -> Void
+    }
+
+    /// The communities and people the operations act on: the busiest community (the feed's
+    /// worst case) and a typical one, each with its admin and another member.
+    struct Cast {
+        var busiest: CommunityID
+        var busiestAdmin: UserID
+        var busiestPosts: Int
+        var typical: CommunityID
+        var typicalAdmin: UserID
+        var typicalMember: UserID
+        var typicalPosts: Int
+        var deepCursor: String?
+        var dues: DuesID
+        /// A member of the typical community who has not paid `dues` (the payments are cents).
+        var duesPayer: UserID
+        var event: EventID
+
+        static func pick(_ configuration: PostgresConfiguration, seed: Int, communities: Int) async throws -> Cast {
+            try await PostgresConnection.withConnection(configuration) { connection in
+                func community(_ name: String) async throws -> (CommunityID, UserID, UserID, Int) {
+                    let row = try await connection.query(
+                        """
+                        SELECT c.id, c.created_by,
+                            (SELECT m.user_id FROM members m WHERE m.community_id = c.id AND m.role = 'member' ORDER BY m.joined_at LIMIT 1) AS member,
+                            (SELECT count(*) FROM posts p WHERE p.community_id = c.id) AS posts
+                        FROM communities c JOIN users u ON u.id = c.created_by
+                        WHERE c.name = \(name) AND u.apple_id LIKE \("seed.\(seed).%")
+                        """
+                    ).single()
+                    return (
+                        CommunityID(try row.decode("id", as: UUID.self)), UserID(try row.decode("created_by", as: UUID.self)),
+                        UserID(try row.decode("member", as: UUID.self)), Int(try row.decode("posts", as: Int64.self))
+                    )
+                }
+                let busiest = try await community("Club 0")
+                let typical = try await community("Club \(communities / 2)")
+                let dues = try await connection.query(
+                    "SELECT id FROM dues WHERE community_id = \(typical.0) ORDER BY due_date LIMIT 1"
+                ).single().decode("id", as: UUID.self)
+                let payer = try await connection.query(
+                    """
+                    SELECT m.user_id FROM members m
+                    WHERE m.community_id = \(typical.0) AND NOT EXISTS (SELECT 1 FROM dues_payments p WHERE p.dues_id = \(dues) AND p.user_id = m.user_id)
+                    ORDER BY m.joined_at LIMIT 1
+                    """
+                ).single().decode("user_id", as: UUID.self)
+                let event = try await connection.query(
+                    "SELECT id FROM events WHERE community_id = \(typical.0) AND recurrence_rule IS NULL ORDER BY starts_at DESC LIMIT 1"
+                ).single().decode("id", as: UUID.self)
+                return Cast(
+                    busiest: busiest.0, busiestAdmin: busiest.1, busiestPosts: busiest.3, typical: typical.0, typicalAdmin: typical.1,
+                    typicalMember: typical.2, typicalPosts: typical.3, deepCursor: nil, dues: DuesID(dues), duesPayer: UserID(payer),
+                    event: EventID(event)
+                )
+            }
+        }
+    }
+
+    private func operations(_ cast: Cast) -> [Operation] {
+        let now = Date()
+        let counter = Atomic<Int>(0)
+        func next() -> Int { counter.add(1, ordering: .relaxed).newValue }
+        return [
+            Operation(name: "feed page 1, busiest community", kind: "read") { services in
+                _ = try await services.feed(cast.busiest, as: cast.busiestAdmin)
+            },
+            Operation(name: "feed page 50, busiest community", kind: "read") { services in
+                _ = try await services.feed(cast.busiest, cursor: cast.deepCursor, as: cast.busiestAdmin)
+            },
+            Operation(name: "feed page 1, typical community", kind: "read") { services in
+                _ = try await services.feed(cast.typical, as: cast.typicalMember)
+            },
+            Operation(name: "upcoming events (30 days, series expanded)", kind: "read") { services in
+                _ = try await services.events(in: cast.typical, from: now, to: now.addingTimeInterval(30 * 86_400), as: cast.typicalMember)
+            },
+            Operation(name: "balances", kind: "read") { services in
+                _ = try await services.balances(in: cast.typical, as: cast.typicalMember)
+            },
+            Operation(name: "dues report", kind: "read") { services in
+                _ = try await services.duesReport(cast.dues, as: cast.typicalAdmin)
+            },
+            Operation(name: "member list", kind: "read") { services in
+                _ = try await services.members(of: cast.typical, as: cast.typicalMember)
+            },
+            Operation(name: "expense list (50 newest)", kind: "read") { services in
+                _ = try await services.expenses(in: cast.typical, as: cast.typicalMember)
+            },
+            Operation(name: "create post", kind: "write") { services in
+                _ = try await services.createPost(in: cast.typical, PostDraft(content: "Scale post \(next())"), as: cast.typicalMember)
+            },
+            Operation(name: "react to the newest post", kind: "write") { services in
+                let newest = try await services.feed(cast.typical, limit: 1, as: cast.typicalMember).items[0].id
+                _ = try await services.react(to: newest, type: ["like", "love"][next() % 2], as: cast.typicalMember)
+            },
+            Operation(name: "add expense (equal split of 2)", kind: "write") { services in
+                _ = try await services.addExpense(
+                    in: cast.typical, description: "Scale expense \(next())", amount: "12.34", paidBy: cast.typicalAdmin,
+                    split: .equal([cast.typicalAdmin, cast.typicalMember]), as: cast.typicalAdmin
+                )
+            },
+            Operation(name: "RSVP", kind: "write") { services in
+                _ = try await services.rsvp(cast.event, status: ["yes", "maybe"][next() % 2], as: cast.typicalMember)
+            },
+            Operation(name: "record a dues payment", kind: "write") { services in
+                _ = try await services.payDues(cast.dues, user: cast.duesPayer, amount: "0.01", note: "scale \(next())", as: cast.typicalAdmin)
+            },
+        ]
+    }
+}
+
+/// One statement's plan as auto_explain logged it.
+struct LoggedPlan {
+    struct Scan {
+        var node: String
+        var relation: String?
+        var index: String?
+    }
+
+    var text: String
+    var scans: [Scan]
+
+    init?(message: String) {
+        guard let brace = message.firstIndex(of: "{"), let data = String(message[brace...]).data(using: .utf8),
+            let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let plan = json["Plan"] as? [String: Any]
+        else { return nil }
+        text = message
+        var scans: [Scan] = []
+        // A Bitmap Index Scan names no relation: it is its Bitmap Heap Scan's.
+        func walk(_ node: [String: Any], parentRelation: String?) {
+            let relation = node["Relation Name"] as? String ?? parentRelation
+            if let type = node["Node Type"] as? String, type.hasSuffix("Scan") {
+                scans.append(Scan(node: type, relation: relation, index: node["Index Name"] as? String))
+            }
+            for child in node["Plans"] as? [[String: Any]] ?? [] { walk(child, parentRelation: relation) }
+        }
+        walk(plan, parentRelation: nil)
+        self.scans = scans
+    }
+}
+
+/// A log handler that keeps the server's LOG messages (auto_explain's plans).
+final class PlanCollector: LogHandler, @unchecked Sendable {
+    private let plans = Mutex<[LoggedPlan]>([])
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .debug
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        guard case .string(let severity)? = event.metadata?["postgres.severity"], severity == "LOG",
+            let plan = LoggedPlan(message: event.message.description)
+        else { return }
+        plans.withLock { $0.append(plan) }
+    }
+
+    func reset() { plans.withLock { $0.removeAll() } }
+    func take() -> [LoggedPlan] { plans.withLock { $0 } }
+}
