@@ -1,5 +1,6 @@
 import OrbitPostgres
 import Prometheus
+import Synchronization
 
 /// Prometheus metrics of the API: requests by route, method and status, their latencies by
 /// route, and the connection pool's use. Served at `/metrics`.
@@ -18,8 +19,13 @@ public final class APIMetrics: Sendable {
         )
     }
     private let buckets: [Duration] = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500].map { .milliseconds($0) }
+    private let inFlight = Atomic<Int>(0)
 
     public init() {}
+
+    /// A request has begun (its head arrived); `requestEnded` when its response is ready.
+    func requestStarted() { inFlight.add(1, ordering: .relaxed) }
+    func requestEnded() { inFlight.subtract(1, ordering: .relaxed) }
 
     func record(method: String, route: String, status: Int, duration: Duration) {
         registry.makeCounter(descriptor: Self.requests, labels: [("route", route), ("method", method), ("status", String(status))]).increment()
@@ -44,6 +50,12 @@ public final class APIMetrics: Sendable {
                 helpText: "Requests waiting for a database connection."
             )
         ).set(Double(statistics.waiting))
+        registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "orbit", subsystem: "http", metricName: "requests_in_flight", unitName: nil,
+                helpText: "Requests begun and not yet answered (this scrape included)."
+            )
+        ).set(Double(inFlight.load(ordering: .relaxed)))
         return registry.emitToString()
     }
 }

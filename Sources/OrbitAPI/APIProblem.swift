@@ -156,6 +156,8 @@ struct ProblemMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
         let started = ContinuousClock.now
+        metrics.requestStarted()
+        defer { metrics.requestEnded() }
         var context = context
         context.logger[metadataKey: "request_id"] = .string(context.requestID)
         var response: Response

@@ -17,6 +17,19 @@ func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async thro
     }
 }
 
+/// Polls `condition` (an observable state of the server, never a fixed pause) until it holds;
+/// fails the test after 10 seconds.
+func waitUntil(_ what: String, _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + .seconds(10)
+    while try await !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("timed out waiting until \(what)")
+            return
+        }
+        await Task.yield()
+    }
+}
+
 /// A TCP connection to 127.0.0.1 with blocking POSIX calls: the test speaks HTTP/1.1 itself.
 /// Call it through `offPool`.
 final class RawConnection: @unchecked Sendable {
@@ -136,9 +149,20 @@ final class RawConnection: @unchecked Sendable {
                     )
                     return connection
                 }
-                try await Task.sleep(for: .milliseconds(200))
+                // Shutdown begins once the server is handling that request (the scrape counts
+                // itself: 2 in flight), and the rest of the body follows once the server has
+                // stopped listening.
+                try await waitUntil("the request is in flight") {
+                    try await offPool {
+                        let scrape = try RawConnection(port: port)
+                        scrape.send("GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+                        return scrape.readAll().contains("\norbit_http_requests_in_flight 2")
+                    }
+                }
                 await group.triggerGracefulShutdown()
-                try await Task.sleep(for: .milliseconds(200))
+                try await waitUntil("the server stops listening") {
+                    try await offPool { (try? RawConnection(port: port)) == nil }
+                }
                 let response = try await offPool {
                     inFlight.send(String(body.dropFirst(5)))
                     return inFlight.readAll()
