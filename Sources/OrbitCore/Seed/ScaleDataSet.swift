@@ -93,17 +93,17 @@ public struct ScaleDataSet: Sendable, Hashable {
                 let start = ContinuousClock.now
                 let inserted = try await connection.query(statement).affectedRows ?? 0
                 counts.append((table, inserted))
-                progress("\(table): \(inserted) rows in \(Self.seconds(since: start))")
+                progress("\(table): \(inserted) rows in \(Self.seconds(start.duration(to: .now)))")
             }
             try await connection.executeScript(Self.dropFunctions)
             return Counts(rows: counts)
         }
     }
 
-    static func seconds(since start: ContinuousClock.Instant) -> String {
-        let elapsed = ContinuousClock.now - start
-        let milliseconds = elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
-        return "\(milliseconds / 1000).\(String(format: "%01d", (milliseconds % 1000) / 100)) s"
+    /// "12.3 s": a duration for a progress line.
+    public static func seconds(_ duration: Duration) -> String {
+        let tenths = duration.components.seconds * 10 + duration.components.attoseconds / 100_000_000_000_000_000
+        return "\(tenths / 10).\(tenths % 10) s"
     }
 
     // The generator's vocabulary, as session-local SQL functions of (seed, index): a stream of

@@ -79,14 +79,14 @@ struct DevSeed: AsyncParsableCommand {
         let pool = ConnectionPool(configuration: configuration, options: .init(maxConnections: 1))
         let refresh = try await OrbitServices(pool: pool).refreshBalancesSnapshot()
         await pool.close()
-        print("  balances snapshot refreshed in \(refresh)")
+        print("  balances snapshot refreshed in \(ScaleDataSet.seconds(refresh))")
         let verified = try await PostgresConnection.withConnection(configuration) { connection in
             let vacuumStart = ContinuousClock.now
             try await connection.executeScript("VACUUM (ANALYZE)")
-            print("  VACUUM ANALYZE in \(vacuumStart.duration(to: .now))")
+            print("  VACUUM ANALYZE in \(ScaleDataSet.seconds(vacuumStart.duration(to: .now)))")
             return try await ScaleDataSet.verify(on: connection)
         }
-        print("Loaded \(counts) in \(start.duration(to: .now)).")
+        print("Loaded \(counts) in \(ScaleDataSet.seconds(start.duration(to: .now))).")
         for (invariant, violations) in verified {
             print("  \(violations == 0 ? "ok" : "BROKEN (\(violations) rows)")  \(invariant)")
         }
@@ -94,4 +94,5 @@ struct DevSeed: AsyncParsableCommand {
             throw CommandFailure("The loaded data breaks an invariant (above).")
         }
     }
+
 }
