@@ -127,6 +127,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The input parsers with the properties they keep, for libFuzzer and the corpus replay.
+        .target(
+            name: "OrbitFuzzTargets",
+            dependencies: ["OrbitCore"],
+            swiftSettings: swiftSettings
+        ),
+        // libFuzzer's driver (scripts/fuzz.sh builds it with -sanitize=fuzzer); otherwise a replayer.
+        .executableTarget(
+            name: "orbit-fuzz",
+            dependencies: ["OrbitFuzzTargets"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "OrbitPostgresTests",
             dependencies: ["OrbitPostgres", "OrbitTestSupport"],
@@ -139,7 +151,7 @@ let package = Package(
         ),
         .testTarget(
             name: "OrbitCoreTests",
-            dependencies: ["OrbitCore", "OrbitPostgres", "OrbitTestSupport"],
+            dependencies: ["OrbitCore", "OrbitFuzzTargets", "OrbitPostgres", "OrbitTestSupport"],
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),

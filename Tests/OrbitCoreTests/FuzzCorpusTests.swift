@@ -1,0 +1,22 @@
+import Foundation
+import OrbitFuzzTargets
+import Testing
+
+/// Replays the corpus libFuzzer kept (fuzz/corpus/TARGET/, grown by scripts/fuzz.sh) through
+/// each parser's property: every input that once reached new code stays a regression test.
+@Suite struct FuzzCorpusTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appending(path: "fuzz/corpus")
+
+    @Test(arguments: FuzzTarget.allCases)
+    func `the kept corpus keeps every property`(target: FuzzTarget) throws {
+        let directory = Self.root.appending(path: target.rawValue)
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        #expect(!files.isEmpty, "no corpus in \(directory.path)")
+        for file in files {
+            let input = try Data(contentsOf: directory.appending(path: file))
+            #expect(target.check(Array(input)) == nil, "\(target.rawValue)/\(file)")
+        }
+    }
+
+}
