@@ -62,7 +62,7 @@ let package = Package(
         // the permission matrix. Used by orbitctl and (later) the HTTP API.
         .target(
             name: "OrbitCore",
-            dependencies: ["OrbitPostgres"],
+            dependencies: ["OrbitPostgres", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         // The HTTP API (`orbitctl serve`): Hummingbird routes over the same service layer, JWT

@@ -137,6 +137,7 @@ import Testing
 
             let log = try await harness.request(.get, "/communities/\(c)/audit-log?limit=200", token: cast.adminToken).items
             let refused = log.filter { ($0["action"] as? String)?.hasSuffix(".refused") == true }
+            #expect(refused.count == 5)
             #expect(
                 Set(refused.compactMap { $0["action"] as? String })
                     == [

@@ -1,4 +1,5 @@
 public import Foundation
+import Logging
 public import OrbitPostgres
 
 /// The core service layer: every operation of the product, used by `orbitctl` and the HTTP
@@ -111,6 +112,11 @@ extension OrbitServices {
     }
 
     /// An audit-logged admin action whose refusal is logged too (issue 11).
+    /// A refusal of the permission matrix on its way out of `asUser(_:auditingRefusal:_:)`.
+    private struct MatrixRefusal: Error {
+        let error: ServiceError
+    }
+
     struct RefusalAudit {
         var action: String
         var community: CommunityID
@@ -120,23 +126,41 @@ extension OrbitServices {
     /// `asUser`, for an audit-logged admin action: when the permission matrix refuses it,
     /// records `<action>.refused` with the rule and rethrows. The refused transaction rolls
     /// back, so the record is written in a transaction of its own, as the actor: the
-    /// community's admins see who tried what. Refusals that say "not found" (a community the
-    /// actor is not in) are not recorded: that community's log is not the actor's to write to.
+    /// community's admins see who tried what. Only the service's own refusals count (the
+    /// matrix, thrown by `body`), not a database refusal mapped to `forbidden`; and refusals
+    /// that say "not found" (a community the actor is not in) are not recorded: that
+    /// community's log is not the actor's to write to. If the record cannot be written, the
+    /// refusal still reaches the caller and the failure is logged.
     func asUser<Result: Sendable>(
         _ user: UserID, auditingRefusal refusal: RefusalAudit, _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         do {
-            return try await asUser(user, body)
-        } catch let error as ServiceError where error.code == .forbidden {
-            try await asUser(user) { connection in
-                try await audit(
-                    "\(refusal.action).refused", by: user, community: refusal.community, target: refusal.target,
-                    metadata: ["rule": error.rule ?? ""], on: connection
+            return try await asUser(user) { connection in
+                do {
+                    return try await body(connection)
+                } catch let error as ServiceError where error.code == .forbidden {
+                    throw MatrixRefusal(error: error)
+                }
+            }
+        } catch let matrix as MatrixRefusal {
+            do {
+                try await asUser(user) { connection in
+                    try await audit(
+                        "\(refusal.action).refused", by: user, community: refusal.community, target: refusal.target,
+                        metadata: ["rule": matrix.error.rule ?? ""], on: connection
+                    )
+                }
+            } catch {
+                Self.logger.error(
+                    "could not record a refused action in the audit log",
+                    metadata: ["action": "\(refusal.action).refused", "user_id": "\(user)", "error": "\(error)"]
                 )
             }
-            throw error
+            throw matrix.error
         }
     }
+
+    static let logger = Logger(label: "orbit.services")
 
     /// Appends to the audit log in the caller's transaction.
     func audit(
