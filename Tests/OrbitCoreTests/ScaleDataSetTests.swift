@@ -43,7 +43,7 @@ import Testing
             #expect(sizes["events"] == 48 && sizes["rsvps"] == 72 && sizes["dues"] == 24)
             #expect((600...1200).contains(sizes["splits"] ?? 0))
             let violations = try await database.withConnection { try await ScaleDataSet.verify(on: $0) }
-            #expect(violations.count == 7)
+            #expect(violations.count == 8)
             for (invariant, count) in violations { #expect(count == 0, "\(invariant)") }
             return try await database.withConnection { try await Self.digest(on: $0) }
         }
@@ -65,13 +65,23 @@ import Testing
     @Test func verifyCountsWhatBreaksAnInvariant() async throws {
         try await withTestDatabase { database in
             _ = try await Self.load(Self.small, into: database)
+            // One row breaks each invariant (triggers off, as during a load).
             let broken = try await database.withConnection { connection in
                 try await connection.executeScript(
                     """
+                    INSERT INTO users (apple_id, email, display_name) VALUES ('outsider', 'outsider@example.com', 'Outsider');
                     SET session_replication_role = replica;
                     UPDATE posts SET comment_count = comment_count + 1 WHERE id = (SELECT min(id::text)::uuid FROM posts);
+                    UPDATE posts SET reaction_counts = '{"like": 99}' WHERE id = (SELECT max(id::text)::uuid FROM posts);
                     UPDATE splits SET amount = amount + 1 WHERE id = (SELECT min(id::text)::uuid FROM splits);
                     UPDATE communities SET member_count = 0 WHERE id = (SELECT min(id::text)::uuid FROM communities);
+                    UPDATE posts SET is_announcement = TRUE, author_id = (SELECT m.user_id FROM members m
+                        WHERE m.community_id = posts.community_id AND m.role = 'member' LIMIT 1)
+                        WHERE id = (SELECT min(id::text)::uuid FROM posts WHERE NOT is_announcement AND comment_count = 0);
+                    UPDATE transactions SET paid_by = (SELECT id FROM users WHERE apple_id = 'outsider')
+                        WHERE id = (SELECT max(id::text)::uuid FROM transactions);
+                    UPDATE comments SET community_id = (SELECT max(id::text)::uuid FROM communities)
+                        WHERE id = (SELECT min(id::text)::uuid FROM comments WHERE community_id <> (SELECT max(id::text)::uuid FROM communities));
                     RESET session_replication_role;
                     """
                 )
@@ -79,9 +89,30 @@ import Testing
             }
             let found = Dictionary(uniqueKeysWithValues: broken.map { ($0.invariant, $0.violations) })
             #expect(found["comment counts equal a recount"] == 1)
+            #expect(found["reaction counts equal a recount"] == 1)
             #expect(found["splits sum to their transaction's total"] == 1)
             #expect(found["member counts equal a recount"] == 1)
-            #expect(found["reaction counts equal a recount"] == 0)
+            #expect(found["announcements are by admins"] == 1)
+            #expect(found["authors, reacting users, payers and split users are members"] == 1)
+            #expect(found["children are in their parent's community"] == 1)
+            // The split changed without a journal entry, and the payer moved: the ledger disagrees.
+            #expect((found["balances equal a recount of the ledger"] ?? 0) > 0)
+        }
+    }
+
+    @Test(arguments: [
+        ScaleDataSet(
+            seed: 3, communities: 1, members: 2, posts: 0, reactions: 0, comments: 0, transactions: 0, eventsPerCommunity: 0,
+            rsvpsPerEvent: 0, duesPerCommunity: 0, asOf: Date(timeIntervalSince1970: 1_795_392_000)),
+        ScaleDataSet(
+            seed: 4, communities: 3, members: 3, posts: 5, reactions: 15, comments: 250, transactions: 4, eventsPerCommunity: 1,
+            rsvpsPerEvent: 3, duesPerCommunity: 1, asOf: Date(timeIntervalSince1970: 1_795_392_000)),
+    ])
+    func edgeSizesLoadAndKeepEveryInvariant(set: ScaleDataSet) async throws {
+        try await withTestDatabase { database in
+            _ = try await Self.load(set, into: database)
+            let violations = try await database.withConnection { try await ScaleDataSet.verify(on: $0) }
+            for (invariant, count) in violations { #expect(count == 0, "\(invariant)") }
         }
     }
 

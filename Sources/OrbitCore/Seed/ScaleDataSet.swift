@@ -85,7 +85,8 @@ public struct ScaleDataSet: Sendable, Hashable {
         if try await connection.query("SELECT 1 FROM users WHERE apple_id = \(marker)").count > 0 {
             throw ServiceError.conflict("The data set of seed \(seed) is already loaded (user \(marker) exists).")
         }
-        let settings = ["session_replication_role": "replica", "synchronous_commit": "off"]
+        // UTC: the dates and hours derived from timestamps must not depend on the server's zone.
+        let settings = ["session_replication_role": "replica", "synchronous_commit": "off", "TimeZone": "UTC"]
         return try await connection.withTransaction(TransactionOptions(localSettings: settings)) { connection in
             try await connection.executeScript(Self.functions)
             var counts: [(String, Int)] = []
@@ -122,7 +123,7 @@ public struct ScaleDataSet: Sendable, Hashable {
         RETURNS uuid LANGUAGE sql IMMUTABLE
         AS $$ SELECT pg_temp.seed_id(seed, 'user', (community * greatest(1, members / 2) + slot) % users) $$;
         CREATE OR REPLACE FUNCTION pg_temp.seed_share(total bigint, parts bigint, i bigint) RETURNS bigint
-        LANGUAGE sql IMMUTABLE AS $$ SELECT total / parts + CASE WHEN i < total % parts THEN 1 ELSE 0 END $$;
+        LANGUAGE sql IMMUTABLE AS $$ SELECT total / nullif(parts, 0) + CASE WHEN i < total % nullif(parts, 0) THEN 1 ELSE 0 END $$;
         """
 
     static let dropFunctions = """
@@ -176,7 +177,7 @@ public struct ScaleDataSet: Sendable, Hashable {
                 INSERT INTO posts (id, community_id, author_id, type, content, is_announcement, editable_until,
                     reaction_counts, comment_count, created_at, updated_at)
                 SELECT pg_temp.seed_id(\(seed), 'post', i), pg_temp.seed_id(\(seed), 'community', community),
-                    pg_temp.seed_user(\(seed), community, pg_temp.seed_hash(\(seed), 2, i) % \(m), \(m), \(u)),
+                    pg_temp.seed_user(\(seed), community, pg_temp.seed_hash(\(seed), 2, i) % CASE WHEN announcement THEN 2 ELSE \(m) END, \(m), \(u)),
                     CASE WHEN announcement THEN 'announcement' ELSE 'text' END::post_type,
                     'Post ' || i || ': ' || repeat('news from the club ', 1 + (pg_temp.seed_hash(\(seed), 3, i) % 8)::int),
                     announcement, created + interval '24 hours',
@@ -309,7 +310,8 @@ public struct ScaleDataSet: Sendable, Hashable {
     }
 
     /// Checks what the switched-off triggers and foreign keys would have guaranteed; each entry
-    /// is a named invariant and the number of rows breaking it (all 0 for a good load).
+    /// is a named invariant and the number of rows breaking it (all 0 for a good load). Call it
+    /// after `OrbitServices.refreshBalancesSnapshot()`: the load writes no balance journal.
     public static func verify(on connection: PostgresConnection) async throws -> [(invariant: String, violations: Int)] {
         let checks: [(String, PostgresQuery)] = [
             (
@@ -370,8 +372,21 @@ public struct ScaleDataSet: Sendable, Hashable {
                 """
             ),
             (
-                "every community's balances sum to zero",
-                "SELECT count(*) FROM (SELECT community_id FROM balances GROUP BY community_id, currency HAVING sum(balance) <> 0) AS off",
+                "announcements are by admins",
+                """
+                SELECT count(*) FROM posts p WHERE p.is_announcement AND NOT EXISTS
+                    (SELECT 1 FROM members m WHERE m.community_id = p.community_id AND m.user_id = p.author_id AND m.role = 'admin')
+                """
+            ),
+            (
+                // (Run after OrbitServices.refreshBalancesSnapshot: the load writes no journal.)
+                "balances equal a recount of the ledger",
+                """
+                SELECT count(*) FROM balances b
+                FULL JOIN (SELECT community_id, user_id, currency, sum(amount) AS balance FROM orbit.balance_entries GROUP BY 1, 2, 3) AS r
+                    USING (community_id, user_id, currency)
+                WHERE coalesce(b.balance, 0) <> coalesce(r.balance, 0)
+                """
             ),
         ]
         var results: [(String, Int)] = []

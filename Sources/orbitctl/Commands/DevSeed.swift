@@ -13,7 +13,7 @@ struct DevSeed: AsyncParsableCommand {
             communities (community 0 is the busiest); every user belongs to about two communities.
             Loads in one transaction with triggers off (it needs a superuser, as `orbitctl dev` clusters give), then
             refreshes the balances snapshot, runs VACUUM ANALYZE and checks every invariant the triggers keep
-            (counts, split sums, membership, balances summing to zero). Uses the running `orbitctl dev` cluster
+            (counts, split sums, membership, announcements by admins, balances against a recount of the ledger). Uses the running `orbitctl dev` cluster
             unless --database-url or DATABASE_URL names another database. Try small first:
               orbitctl dev seed --communities 100 --posts 10000 --reactions 50000 --transactions 10000
             """
