@@ -34,6 +34,10 @@ struct ScaleBenchmark: AsyncParsableCommand {
     /// Relations this small may be read whole: a sequential scan of them is not a finding.
     static let smallRelationRows = 10_000
 
+    func validate() throws {
+        guard calls >= 1 else { throw ValidationError("--calls must be at least 1.") }
+    }
+
     func run() async throws {
         if let databaseURL {
             try await measure(configuration: try PostgresConfiguration(connectionString: databaseURL), load: !skipLoad)
@@ -88,7 +92,7 @@ struct ScaleBenchmark: AsyncParsableCommand {
         for (invariant, violations) in verified where violations > 0 {
             throw ValidationError("The data set breaks '\(invariant)' (\(violations) rows).")
         }
-        print("Invariants: all \(verified.count) hold (counts, split sums, membership, tenancy, balances sum to zero).")
+        print("Invariants: all \(verified.count) hold (counts, split sums, membership, tenancy, announcements, balances against the ledger).")
         print("Largest relations: " + sizes.prefix(8).map { "\($0.0) \($0.1) rows \($0.2 / 1_048_576) MB" }.joined(separator: "; "))
         let rowsByRelation = Dictionary(sizes.map { ($0.0, $0.1) }, uniquingKeysWith: max)
 
@@ -96,6 +100,9 @@ struct ScaleBenchmark: AsyncParsableCommand {
         let timingPool = ConnectionPool(configuration: configuration, options: .init(maxConnections: 1))
         let timing = OrbitServices(pool: timingPool)
         for _ in 1..<50 { cast.deepCursor = try await timing.feed(cast.busiest, cursor: cast.deepCursor, as: cast.busiestAdmin).nextCursor }
+        guard cast.deepCursor != nil else {
+            throw ValidationError("The busiest community has fewer than 50 feed pages (\(cast.busiestPosts) posts): seed more posts.")
+        }
         let collector = PlanCollector()
         var explainConfiguration = configuration
         explainConfiguration.parameters.append(
@@ -128,6 +135,9 @@ struct ScaleBenchmark: AsyncParsableCommand {
             collector.reset()
             try await operation.body(explaining)
             let plans = collector.take()
+            guard !plans.isEmpty else {
+                throw ValidationError("No plans arrived for '\(operation.name)': is auto_explain installed, and is the connection a superuser's?")
+            }
             let scans = plans.flatMap(\.scans)
             let seqScans = scans.filter { $0.node == "Seq Scan" }
             let bigSeqScans = seqScans.filter { (rowsByRelation[$0.relation ?? ""] ?? 0) > Self.smallRelationRows }
@@ -224,13 +234,15 @@ struct ScaleBenchmark: AsyncParsableCommand {
                 let dues = try await connection.query(
                     "SELECT id FROM dues WHERE community_id = \(typical.0) ORDER BY due_date LIMIT 1"
                 ).single().decode("id", as: UUID.self)
-                let payer = try await connection.query(
-                    """
-                    SELECT m.user_id FROM members m
-                    WHERE m.community_id = \(typical.0) AND NOT EXISTS (SELECT 1 FROM dues_payments p WHERE p.dues_id = \(dues) AND p.user_id = m.user_id)
-                    ORDER BY m.joined_at LIMIT 1
-                    """
-                ).single().decode("user_id", as: UUID.self)
+                guard
+                    let payer = try await connection.query(
+                        """
+                        SELECT m.user_id FROM members m
+                        WHERE m.community_id = \(typical.0) AND NOT EXISTS (SELECT 1 FROM dues_payments p WHERE p.dues_id = \(dues) AND p.user_id = m.user_id)
+                        ORDER BY m.joined_at LIMIT 1
+                        """
+                    ).first?.decode("user_id", as: UUID.self)
+                else { throw ValidationError("Every member of community \(typical.0) has paid its dues: seed with more --members.") }
                 let event = try await connection.query(
                     "SELECT id FROM events WHERE community_id = \(typical.0) AND recurrence_rule IS NULL ORDER BY starts_at DESC LIMIT 1"
                 ).single().decode("id", as: UUID.self)
