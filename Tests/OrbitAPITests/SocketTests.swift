@@ -50,6 +50,9 @@ final class RawConnection: @unchecked Sendable {
             close(socket)
             throw POSIXError(.ECONNREFUSED)
         }
+        // A server that stops answering fails the test after 30 s instead of hanging it.
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
     func send(_ text: String) {

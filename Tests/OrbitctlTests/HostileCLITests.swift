@@ -22,6 +22,15 @@ import Testing
         "99999999999999999999999", "-0", "-0.00", "1e309", "NaN", "0x10", "1,000.00", "１０.００", "10.001", "-5", "21474836.48",
     ]
 
+    /// Only what orbitctl needs: the test's own environment (log levels, PG* variables) must
+    /// not change what the runs print.
+    static func environment(_ database: TestDatabase) -> [String: String] {
+        var environment = ["DATABASE_URL": database.connectionString, "LANG": "C.UTF-8"]
+        environment["PATH"] = ProcessInfo.processInfo.environment["PATH"]
+        environment["TMPDIR"] = ProcessInfo.processInfo.environment["TMPDIR"]
+        return environment
+    }
+
     struct Run: Sendable {
         var arguments: [String]
         /// The JSON key the text is stored under, when the run succeeds.
@@ -30,9 +39,8 @@ import Testing
     }
 
     func check(_ cli: Orbitctl, _ run: Run) async throws -> Bool {
-        var environment = ProcessInfo.processInfo.environment
-        environment["DATABASE_URL"] = cli.database.connectionString
-        let result = try await Subprocess.run(Orbitctl.path, run.arguments + ["--json"], environment: environment, separateErrors: true)
+        let result = try await Subprocess.run(
+            Orbitctl.path, run.arguments + ["--json"], environment: Self.environment(cli.database), separateErrors: true)
         let shown = run.arguments.map { String($0.prefix(40)) }.joined(separator: " ")
         // 0: done; 1: refused at run time; 64: refused by argument parsing. A signal or a
         // runtime trap would be something else.
@@ -138,8 +146,7 @@ import Testing
             #expect(succeeded > 0 && succeeded < runs.count)
 
             // Invalid UTF-8, as raw bytes in argv.
-            var environment = ProcessInfo.processInfo.environment
-            environment["DATABASE_URL"] = database.connectionString
+            let environment = Self.environment(database)
             let raw = try await Subprocess.run(
                 "/bin/sh", ["-c", #"exec "$0" community create --name "$(printf 'x\303\050\377y')" --as ada@example.com --json"#, Orbitctl.path],
                 environment: environment, separateErrors: true
