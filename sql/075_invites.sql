@@ -64,9 +64,11 @@ BEGIN
         RETURNING id INTO joined_id;
         result := 'joined';
     END IF;
-    INSERT INTO public.audit_log (community_id, user_id, action, target_type, target_id, metadata)
+    -- app.client_address: set per transaction by the service layer for API requests.
+    INSERT INTO public.audit_log (community_id, user_id, action, target_type, target_id, metadata, ip_address)
     VALUES (invite.community_id, me, 'member.joined', 'member', joined_id,
-            jsonb_build_object('invite_id', invite.id, 'rejoined', result = 'rejoined'));
+            jsonb_build_object('invite_id', invite.id, 'rejoined', result = 'rejoined'),
+            nullif(current_setting('app.client_address', true), '')::inet);
     RETURN QUERY SELECT result, invite.community_id, joined_id;
 END
 $$;

@@ -162,7 +162,8 @@ struct ProblemMiddleware: RouterMiddleware {
         context.logger[metadataKey: "request_id"] = .string(context.requestID)
         var response: Response
         do {
-            response = try await next(request, context)
+            // The client's address reaches the audit log through the service layer.
+            response = try await OrbitServices.$clientAddress.withValue(context.remoteAddress) { try await next(request, context) }
         } catch {
             response = problem(for: error, request: request, context: context).response(requestID: context.requestID)
             if response.status == .methodNotAllowed {

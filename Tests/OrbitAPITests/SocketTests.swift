@@ -133,6 +133,43 @@ final class RawConnection: @unchecked Sendable {
                 }
                 #expect(otherResponse.hasPrefix("HTTP/1.1 404 Not Found"))
                 #expect(otherResponse.contains("application/problem+json"))
+
+                // Audit-logged changes through the API record the client's address: an edit,
+                // a refused edit, and an invite redeemed (the SQL function writes that row).
+                let body = #"{"description": "Saturday soccer"}"#
+                for token in [cast.adminToken, cast.memberToken] {
+                    let response = try await offPool {
+                        let patch = try RawConnection(port: port)
+                        patch.send(
+                            "PATCH /communities/\(cast.community) HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(token)\r\n"
+                                + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
+                        )
+                        return patch.readAll()
+                    }
+                    #expect(response.hasPrefix(token == cast.adminToken ? "HTTP/1.1 200" : "HTTP/1.1 403"), "\(response)")
+                }
+                let code = try await harness.services.createInvite(to: cast.community, as: cast.admin).code
+                let redeem = #"{"code": "\#(code)"}"#
+                let redeemed = try await offPool {
+                    let join = try RawConnection(port: port)
+                    join.send(
+                        "POST /invites/redeem HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(cast.outsiderToken)\r\n"
+                            + "Content-Type: application/json\r\nContent-Length: \(redeem.utf8.count)\r\nConnection: close\r\n\r\n\(redeem)"
+                    )
+                    return join.readAll()
+                }
+                #expect(redeemed.hasPrefix("HTTP/1.1 200") || redeemed.hasPrefix("HTTP/1.1 201"), "\(redeemed)")
+                let rows = try await harness.database.withConnection { connection in
+                    try await connection.query(
+                        "SELECT action, host(ip_address) AS ip FROM audit_log WHERE community_id = \(cast.community) ORDER BY created_at"
+                    ).map { (try $0.decode("action", as: String.self), try $0.decode("ip", as: String?.self)) }
+                }
+                let addresses = Dictionary(rows.map { ($0.0, $0.1) }, uniquingKeysWith: { $1 })
+                #expect(addresses["community.updated"] == "127.0.0.1")
+                #expect(addresses["community.updated.refused"] == "127.0.0.1")
+                #expect(addresses["member.joined"] == "127.0.0.1")
+                // Made through the service layer directly, as orbitctl does: no address.
+                #expect(addresses["invite.created"] == .some(nil))
             }
         }
     }

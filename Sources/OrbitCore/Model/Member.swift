@@ -64,11 +64,13 @@ public struct AuditEntry: Sendable, Codable, Equatable {
     public var targetType: String?
     public var targetID: UUID?
     public var metadata: String
+    /// The client's IP address, for actions that came through the HTTP API.
+    public var ipAddress: String?
     public var createdAt: Date
 
     enum CodingKeys: String, CodingKey {
         case id, communityID = "community_id", userID = "user_id", action, targetType = "target_type", targetID = "target_id"
-        case metadata, createdAt = "created_at"
+        case metadata, ipAddress = "ip_address", createdAt = "created_at"
     }
 
     /// Encodes every column, `null` included (synthesized Codable would leave nil keys out).
@@ -81,14 +83,16 @@ public struct AuditEntry: Sendable, Codable, Equatable {
         try container.encode(targetType, forKey: .targetType)
         try container.encode(targetID, forKey: .targetID)
         try container.encode(metadata, forKey: .metadata)
+        try container.encode(ipAddress, forKey: .ipAddress)
         try container.encode(createdAt, forKey: .createdAt)
     }
 
-    static let columns = "id, community_id, user_id, action, target_type, target_id, metadata::text AS metadata, created_at"
+    static let columns =
+        "id, community_id, user_id, action, target_type, target_id, metadata::text AS metadata, host(ip_address) AS ip_address, created_at"
 
     init(row: PostgresRow) throws {
-        (id, communityID, userID, action, targetType, targetID, metadata, createdAt) = try row.decode(
-            (AuditEntryID, CommunityID?, UserID, String, String?, UUID?, String, Date).self
+        (id, communityID, userID, action, targetType, targetID, metadata, ipAddress, createdAt) = try row.decode(
+            (AuditEntryID, CommunityID?, UserID, String, String?, UUID?, String, String?, Date).self
         )
     }
 }

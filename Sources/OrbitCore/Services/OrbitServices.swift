@@ -25,11 +25,11 @@ public struct OrbitServices: Sendable {
 
     /// Runs `body` as one request of `user`.
     func asUser<Result: Sendable>(_ user: UserID, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
-        try await mappingErrors {
+        var settings = ["role": "orbit_app", "app.current_user_id": user.description]
+        settings["app.client_address"] = Self.clientAddress
+        return try await mappingErrors {
             try await retryingTransientFailures {
-                try await pool.withTransaction(
-                    TransactionOptions(localSettings: ["role": "orbit_app", "app.current_user_id": user.description]), body
-                )
+                try await pool.withTransaction(TransactionOptions(localSettings: settings), body)
             }
         }
     }
@@ -39,6 +39,7 @@ public struct OrbitServices: Sendable {
     func asOperator<Result: Sendable>(_ user: UserID? = nil, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
         var settings = ["role": "orbit_admin"]
         settings["app.current_user_id"] = user?.description
+        settings["app.client_address"] = Self.clientAddress
         return try await mappingErrors {
             try await retryingTransientFailures {
                 try await pool.withTransaction(TransactionOptions(localSettings: settings), body)
@@ -162,7 +163,12 @@ extension OrbitServices {
 
     static let logger = Logger(label: "orbit.services")
 
-    /// Appends to the audit log in the caller's transaction.
+    /// The IP address of the client the current request came from, for the audit log's
+    /// `ip_address`. The HTTP API binds it around each request; the CLI leaves it nil.
+    @TaskLocal public static var clientAddress: String?
+
+    /// Appends to the audit log in the caller's transaction, with the client's address when
+    /// the request came through the API.
     func audit(
         _ action: String, by user: UserID, community: CommunityID?, target: (type: String, id: UUID)?,
         metadata: [String: String] = [:], on connection: PostgresConnection
@@ -170,8 +176,8 @@ extension OrbitServices {
         let json = try PostgresJSON(encoding: metadata)
         try await connection.query(
             """
-            INSERT INTO audit_log (community_id, user_id, action, target_type, target_id, metadata)
-            VALUES (\(community), \(user), \(action), \(target?.type), \(target?.id), \(json))
+            INSERT INTO audit_log (community_id, user_id, action, target_type, target_id, metadata, ip_address)
+            VALUES (\(community), \(user), \(action), \(target?.type), \(target?.id), \(json), \(Self.clientAddress)::inet)
             """
         )
     }
