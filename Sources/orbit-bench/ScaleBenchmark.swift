@@ -60,23 +60,11 @@ struct ScaleBenchmark: AsyncParsableCommand {
             print(
                 "Loading seed \(seed): \(communities) communities × \(members) members, \(posts) posts, \(reactions) reactions, \(transactions) expenses …"
             )
-            let counts = try await PostgresConnection.withConnection(configuration) { connection in
-                try await set.load(on: connection) { line in
-                    print("  \(line)")
-                    fflush(nil)
-                }
+            let counts = try await set.install(into: configuration) { line in
+                print("  \(line)")
+                fflush(nil)
             }
-            let pool = ConnectionPool(configuration: configuration, options: .init(maxConnections: 1))
-            let refresh = try await OrbitServices(pool: pool).refreshBalancesSnapshot()
-            await pool.close()
-            let vacuum = try await PostgresConnection.withConnection(configuration) { connection in
-                let start = ContinuousClock.now
-                try await connection.executeScript("VACUUM (ANALYZE)")
-                return start.duration(to: .now)
-            }
-            print(
-                "Loaded \(counts) in \(format(start.duration(to: .now).seconds, 0)) s (balances refresh \(format(refresh.seconds, 1)) s, VACUUM ANALYZE \(format(vacuum.seconds, 0)) s)."
-            )
+            print("Loaded \(counts) in \(ScaleDataSet.seconds(start.duration(to: .now))).")
         }
         let (verified, sizes) = try await PostgresConnection.withConnection(configuration) { connection in
             let verified = try await ScaleDataSet.verify(on: connection)

@@ -27,11 +27,7 @@ import Testing
     }
 
     static func load(_ set: ScaleDataSet, into database: TestDatabase) async throws -> ScaleDataSet.Counts {
-        let counts = try await database.withConnection { try await set.load(on: $0) }
-        let pool = database.makePool(maxConnections: 1)
-        _ = try await OrbitServices(pool: pool).refreshBalancesSnapshot()
-        await pool.close()
-        return counts
+        try await set.install(into: database.configuration)
     }
 
     @Test func theSameSeedLoadsTheSameRowsAndKeepsEveryInvariant() async throws {

@@ -77,10 +77,38 @@ public struct ScaleDataSet: Sendable, Hashable {
         public var description: String { rows.map { "\($0.count) \($0.table)" }.joined(separator: ", ") }
     }
 
+    /// Loads the data set into the database of `configuration` (a superuser's) and makes it
+    /// ready to read as the service layer would find it: the balances snapshot refreshed, and
+    /// `VACUUM ANALYZE` run. Check it with `verify` afterwards.
+    public func install(into configuration: PostgresConfiguration, progress: (String) -> Void = { _ in }) async throws -> Counts {
+        let counts = try await PostgresConnection.withConnection(configuration) { try await load(on: $0, progress: progress) }
+        let pool = ConnectionPool(configuration: configuration, options: .init(maxConnections: 1))
+        let refresh: Duration
+        do {
+            refresh = try await OrbitServices(pool: pool).refreshBalancesSnapshot()
+            await pool.close()
+        } catch {
+            await pool.close()
+            throw error
+        }
+        progress("balances snapshot refreshed in \(Self.seconds(refresh))")
+        try await PostgresConnection.withConnection(configuration) { connection in
+            let start = ContinuousClock.now
+            try await connection.executeScript("VACUUM (ANALYZE)")
+            progress("VACUUM ANALYZE in \(Self.seconds(start.duration(to: .now)))")
+        }
+        return counts
+    }
+
     /// Loads the data set in one transaction on `connection`, which must be a superuser's
     /// (triggers are switched off for the load). Refuses to load the same seed twice.
     public func load(on connection: PostgresConnection, progress: (String) -> Void = { _ in }) async throws -> Counts {
         try validate()
+        let superuser = try await connection.query("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").single()
+            .decode(0, as: Bool.self)
+        guard superuser else {
+            throw ServiceError.forbidden(rule: "loading the data set switches triggers off, which needs a superuser connection")
+        }
         let marker = "seed.\(seed).0"
         if try await connection.query("SELECT 1 FROM users WHERE apple_id = \(marker)").count > 0 {
             throw ServiceError.conflict("The data set of seed \(seed) is already loaded (user \(marker) exists).")

@@ -65,27 +65,11 @@ struct DevSeed: AsyncParsableCommand {
         let configuration = try database.configuration()
         print("Loading seed \(set.seed) as of \(CivilDate(dayNumber: Int(set.asOf.timeIntervalSince1970 / 86_400))) into \(configuration) …")
         let start = ContinuousClock.now
-        let counts = try await PostgresConnection.withConnection(configuration) { connection in
-            let superuser = try await connection.query("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").single()
-                .decode(0, as: Bool.self)
-            guard superuser else {
-                throw CommandFailure("dev seed loads with triggers off and needs a superuser connection; \(configuration) is not one.")
-            }
-            return try await set.load(on: connection) { line in
-                print("  \(line)")
-                fflush(nil)
-            }
+        let counts = try await set.install(into: configuration) { line in
+            print("  \(line)")
+            fflush(nil)
         }
-        let pool = ConnectionPool(configuration: configuration, options: .init(maxConnections: 1))
-        let refresh = try await OrbitServices(pool: pool).refreshBalancesSnapshot()
-        await pool.close()
-        print("  balances snapshot refreshed in \(ScaleDataSet.seconds(refresh))")
-        let verified = try await PostgresConnection.withConnection(configuration) { connection in
-            let vacuumStart = ContinuousClock.now
-            try await connection.executeScript("VACUUM (ANALYZE)")
-            print("  VACUUM ANALYZE in \(ScaleDataSet.seconds(vacuumStart.duration(to: .now)))")
-            return try await ScaleDataSet.verify(on: connection)
-        }
+        let verified = try await PostgresConnection.withConnection(configuration) { try await ScaleDataSet.verify(on: $0) }
         print("Loaded \(counts) in \(ScaleDataSet.seconds(start.duration(to: .now))).")
         for (invariant, violations) in verified {
             print("  \(violations == 0 ? "ok" : "BROKEN (\(violations) rows)")  \(invariant)")
