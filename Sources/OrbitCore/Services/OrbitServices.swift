@@ -168,7 +168,8 @@ extension OrbitServices {
     @TaskLocal public static var clientAddress: String?
 
     /// Appends to the audit log in the caller's transaction, with the client's address when
-    /// the request came through the API.
+    /// the request came through the API (`app.client_address`, which `asUser` and `asOperator`
+    /// set; the invite SQL function reads the same setting).
     func audit(
         _ action: String, by user: UserID, community: CommunityID?, target: (type: String, id: UUID)?,
         metadata: [String: String] = [:], on connection: PostgresConnection
@@ -177,7 +178,7 @@ extension OrbitServices {
         try await connection.query(
             """
             INSERT INTO audit_log (community_id, user_id, action, target_type, target_id, metadata, ip_address)
-            VALUES (\(community), \(user), \(action), \(target?.type), \(target?.id), \(json), \(Self.clientAddress)::inet)
+            VALUES (\(community), \(user), \(action), \(target?.type), \(target?.id), \(json), nullif(current_setting('app.client_address', true), '')::inet)
             """
         )
     }
