@@ -80,6 +80,20 @@ final class RawConnection: @unchecked Sendable {
     deinit { close(socket) }
 }
 
+/// One HTTP/1.1 request on a connection of its own (`Connection: close`), and the whole
+/// response as text.
+func rawRequest(port: Int, _ method: String, _ path: String, token: String? = nil, json body: String? = nil) async throws -> String {
+    var head = "\(method) \(path) HTTP/1.1\r\nHost: localhost\r\n"
+    if let token { head += "Authorization: Bearer \(token)\r\n" }
+    if let body { head += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n" }
+    let request = head + "Connection: close\r\n\r\n" + (body ?? "")
+    return try await offPool {
+        let connection = try RawConnection(port: port)
+        connection.send(request)
+        return connection.readAll()
+    }
+}
+
 @Suite struct SocketTests {
     /// Runs the real server on a free port of 127.0.0.1 until `body` returns, then shuts it
     /// down gracefully.
@@ -108,56 +122,28 @@ final class RawConnection: @unchecked Sendable {
             let cast = try await APICast.make(harness)
             // The server closes the pool at shutdown; this harness's pool is closed again after, harmlessly.
             try await withServer(harness) { port, _ in
-                let healthResponse = try await offPool {
-                    let health = try RawConnection(port: port)
-                    health.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
-                    return health.readAll()
-                }
+                let healthResponse = try await rawRequest(port: port, "GET", "/healthz")
                 #expect(healthResponse.hasPrefix("HTTP/1.1 200 OK"))
                 #expect(healthResponse.contains("x-request-id:") || healthResponse.contains("X-Request-ID:"))
 
-                let meResponse = try await offPool {
-                    let me = try RawConnection(port: port)
-                    me.send("GET /users/me HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(cast.memberToken)\r\nConnection: close\r\n\r\n")
-                    return me.readAll()
-                }
+                let meResponse = try await rawRequest(port: port, "GET", "/users/me", token: cast.memberToken)
                 #expect(meResponse.hasPrefix("HTTP/1.1 200 OK"))
                 #expect(meResponse.contains(#""email":"member@example.com""#))
 
-                let otherResponse = try await offPool {
-                    let other = try RawConnection(port: port)
-                    other.send(
-                        "GET /communities/\(cast.otherCommunity) HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(cast.memberToken)\r\nConnection: close\r\n\r\n"
-                    )
-                    return other.readAll()
-                }
+                let otherResponse = try await rawRequest(port: port, "GET", "/communities/\(cast.otherCommunity)", token: cast.memberToken)
                 #expect(otherResponse.hasPrefix("HTTP/1.1 404 Not Found"))
                 #expect(otherResponse.contains("application/problem+json"))
 
                 // Audit-logged changes through the API record the client's address: an edit,
                 // a refused edit, and an invite redeemed (the SQL function writes that row).
                 let body = #"{"description": "Saturday soccer"}"#
-                for token in [cast.adminToken, cast.memberToken] {
-                    let response = try await offPool {
-                        let patch = try RawConnection(port: port)
-                        patch.send(
-                            "PATCH /communities/\(cast.community) HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(token)\r\n"
-                                + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
-                        )
-                        return patch.readAll()
-                    }
-                    #expect(response.hasPrefix(token == cast.adminToken ? "HTTP/1.1 200" : "HTTP/1.1 403"), "\(response)")
-                }
+                let edited = try await rawRequest(port: port, "PATCH", "/communities/\(cast.community)", token: cast.adminToken, json: body)
+                #expect(edited.hasPrefix("HTTP/1.1 200"), "\(edited)")
+                let refused = try await rawRequest(port: port, "PATCH", "/communities/\(cast.community)", token: cast.memberToken, json: body)
+                #expect(refused.hasPrefix("HTTP/1.1 403"), "\(refused)")
                 let code = try await harness.services.createInvite(to: cast.community, as: cast.admin).code
-                let redeem = #"{"code": "\#(code)"}"#
-                let redeemed = try await offPool {
-                    let join = try RawConnection(port: port)
-                    join.send(
-                        "POST /invites/redeem HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(cast.outsiderToken)\r\n"
-                            + "Content-Type: application/json\r\nContent-Length: \(redeem.utf8.count)\r\nConnection: close\r\n\r\n\(redeem)"
-                    )
-                    return join.readAll()
-                }
+                let redeemed = try await rawRequest(
+                    port: port, "POST", "/invites/redeem", token: cast.outsiderToken, json: #"{"code": "\#(code)"}"#)
                 #expect(redeemed.hasPrefix("HTTP/1.1 200") || redeemed.hasPrefix("HTTP/1.1 201"), "\(redeemed)")
                 let rows = try await harness.database.withConnection { connection in
                     try await connection.query(
@@ -193,11 +179,7 @@ final class RawConnection: @unchecked Sendable {
                 // itself: 2 in flight), and the rest of the body follows once the server has
                 // stopped listening.
                 try await waitUntil("the request is in flight") {
-                    try await offPool {
-                        let scrape = try RawConnection(port: port)
-                        scrape.send("GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
-                        return scrape.readAll().contains("\norbit_http_requests_in_flight 2")
-                    }
+                    try await rawRequest(port: port, "GET", "/metrics").contains("\norbit_http_requests_in_flight 2")
                 }
                 await group.triggerGracefulShutdown()
                 try await waitUntil("the server stops listening") {
