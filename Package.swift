@@ -58,11 +58,18 @@ let package = Package(
             swiftSettings: swiftSettings,
             plugins: ["EmbedFiles"]
         ),
-        // The domain: users, communities, members, invites, … and the service layer that enforces
-        // the permission matrix. Used by orbitctl and (later) the HTTP API.
+        // The domain, one folder per domain (Communities, Events, Feed, Finances, …), each a service
+        // over the shared RequestRunner that enforces the permission matrix. Used by orbitctl and the API.
         .target(
             name: "OrbitCore",
             dependencies: ["OrbitPostgres", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        // The deterministic bulk data set of `orbitctl dev seed`, `orbit-bench scale` and the tests:
+        // set-based SQL as a superuser, with triggers off, verified against recounts afterwards.
+        .target(
+            name: "OrbitScaleData",
+            dependencies: ["OrbitCore", "OrbitPostgres"],
             swiftSettings: swiftSettings
         ),
         // The HTTP API (`orbitctl serve`): Hummingbird routes over the same service layer, JWT
@@ -104,6 +111,7 @@ let package = Package(
             dependencies: [
                 "OrbitPostgres",
                 "OrbitCore",
+                "OrbitScaleData",
                 "OrbitAPI",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "LocalPostgres",
@@ -118,6 +126,7 @@ let package = Package(
             dependencies: [
                 "OrbitPostgres",
                 "OrbitCore",
+                "OrbitScaleData",
                 "OrbitAPI",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "LocalPostgres",
@@ -176,6 +185,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "OrbitScaleDataTests",
+            dependencies: ["OrbitScaleData", "OrbitCore", "OrbitPostgres", "OrbitTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,31 +1,31 @@
-public import Hummingbird
+package import Hummingbird
 import Logging
 import NIOCore
-public import OrbitCore
+package import OrbitCore
 import Synchronization
 
 /// The per-request context of the API: Hummingbird's core storage, plus who is calling.
-public struct APIContext: RequestContext {
-    public var coreContext: CoreRequestContextStorage
+package struct APIContext: RequestContext {
+    package var coreContext: CoreRequestContextStorage
     /// The signed-in user, set by `AuthenticationMiddleware` on routes that need one.
-    public var user: UserID?
+    package var user: UserID?
     /// The peer's IP address (per-IP rate limits); nil for in-process requests.
-    public var remoteAddress: String?
+    package var remoteAddress: String?
     /// The request id, in logs and in the `X-Request-ID` response header.
-    public var requestID: String
+    package var requestID: String
     /// What inner middleware learn that the request log (outermost) reports.
     let notes = RequestNotes()
 
-    public init(source: ApplicationRequestContextSource) {
+    package init(source: ApplicationRequestContextSource) {
         coreContext = CoreRequestContextStorage(source: source)
         remoteAddress = source.channel.remoteAddress?.ipAddress
         requestID = source.logger[metadataKey: "hb.request.id"]?.description ?? RequestID.next()
     }
 
     /// JSON request bodies above 1 MiB are refused with 413 (media uploads set their own limit).
-    public var maxUploadSize: Int { APIJSON.maximumBodySize }
-    public var requestDecoder: APIJSON.Decoder { APIJSON.Decoder() }
-    public var responseEncoder: APIJSON.Encoder { APIJSON.Encoder() }
+    package var maxUploadSize: Int { APIJSON.maximumBodySize }
+    package var requestDecoder: APIJSON.Decoder { APIJSON.Decoder() }
+    package var responseEncoder: APIJSON.Encoder { APIJSON.Encoder() }
 
     /// The signed-in user; routes behind `AuthenticationMiddleware` always have one.
     func requireUser() throws -> UserID {

@@ -1,27 +1,27 @@
-public import Foundation
-public import Hummingbird
+package import Foundation
+package import Hummingbird
 import NIOCore
 import NIOFoundationCompat
 import OrbitCore
 
 /// The API's JSON: snake_case keys (the models name them), ids as strings, amounts as integer
 /// minor units, timestamps in RFC 3339 UTC with milliseconds (`2026-03-10T22:00:00.000Z`).
-public enum APIJSON {
+package enum APIJSON {
     /// The largest JSON request body accepted.
-    public static let maximumBodySize = 1 << 20
+    package static let maximumBodySize = 1 << 20
 
-    public struct Encoder: ResponseEncoder {
-        public init() {}
+    package struct Encoder: ResponseEncoder {
+        package init() {}
 
-        public func encode(_ value: some Encodable, from request: Request, context: some RequestContext) throws -> Response {
+        package func encode(_ value: some Encodable, from request: Request, context: some RequestContext) throws -> Response {
             try APIJSON.response(value, status: .ok)
         }
     }
 
-    public struct Decoder: RequestDecoder {
-        public init() {}
+    package struct Decoder: RequestDecoder {
+        package init() {}
 
-        public func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
+        package func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
             let buffer = try await request.body.collect(upTo: context.maxUploadSize)
             return try APIJSON.decode(type, from: Data(buffer: buffer))
         }
@@ -32,7 +32,7 @@ public enum APIJSON {
     /// `2026-03-10T22:00:00.000Z`: RFC 3339 in UTC with milliseconds (truncated, as
     /// Foundation's style does), in the proleptic Gregorian calendar. Written by hand: Foundation's
     /// format styles cost microseconds per date, and a feed page has dozens.
-    public static func formatTimestamp(_ date: Date) -> String {
+    package static func formatTimestamp(_ date: Date) -> String {
         // PostgreSQL keeps microseconds: round to them first, so that binary floating point
         // (…123 stored as …122.9999) never loses a millisecond.
         let microseconds = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
@@ -79,7 +79,7 @@ public enum APIJSON {
     }
 
     /// The API's encoding of `value` (what a response body holds).
-    public static func encode(_ value: some Encodable) throws -> Data {
+    package static func encode(_ value: some Encodable) throws -> Data {
         Data(try ResponseJSONEncoder.encode(value))
     }
 

@@ -4,7 +4,7 @@ import Synchronization
 
 /// Prometheus metrics of the API: requests by route, method and status, their latencies by
 /// route, and the connection pool's use. Served at `/metrics`.
-public final class APIMetrics: Sendable {
+package final class APIMetrics: Sendable {
     private let registry = PrometheusCollectorRegistry()
     private static var requests: MetricNameDescriptor {
         MetricNameDescriptor(
@@ -21,7 +21,7 @@ public final class APIMetrics: Sendable {
     private let buckets: [Duration] = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500].map { .milliseconds($0) }
     private let inFlight = Atomic<Int>(0)
 
-    public init() {}
+    package init() {}
 
     /// A request has begun (its head arrived); `requestEnded` when its response is ready.
     func requestStarted() { inFlight.add(1, ordering: .relaxed) }

@@ -10,18 +10,18 @@ import OrbitPostgres
 ///
 /// `type` is stable per kind of error, for apps to switch on; `detail` is one sentence for
 /// people. No problem carries a stack trace, SQL, or anything of another community.
-public struct APIProblem: Error, Sendable, Encodable {
-    public var type: String
-    public var title: String
-    public var status: Int
-    public var detail: String
+package struct APIProblem: Error, Sendable, Encodable {
+    package var type: String
+    package var title: String
+    package var status: Int
+    package var detail: String
     /// The failing field of a validation problem (`name`, `splits.shares`, `cursor`).
-    public var field: String?
+    package var field: String?
     /// The permission rule a forbidden request broke.
-    public var rule: String?
-    public var requestID: String?
+    package var rule: String?
+    package var requestID: String?
     /// Seconds to wait (rate limits), also sent as `Retry-After`.
-    public var retryAfter: Int?
+    package var retryAfter: Int?
 
     enum CodingKeys: String, CodingKey {
         case type, title, status, detail, field, rule, requestID = "request_id", retryAfter = "retry_after"
@@ -163,7 +163,7 @@ struct ProblemMiddleware: RouterMiddleware {
         var response: Response
         do {
             // The client's address reaches the audit log through the service layer.
-            response = try await OrbitServices.$clientAddress.withValue(context.remoteAddress) { try await next(request, context) }
+            response = try await RequestRunner.$clientAddress.withValue(context.remoteAddress) { try await next(request, context) }
         } catch {
             response = problem(for: error, request: request, context: context).response(requestID: context.requestID)
             if response.status == .methodNotAllowed {

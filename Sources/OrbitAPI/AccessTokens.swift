@@ -1,11 +1,11 @@
-public import Foundation
+package import Foundation
 import JWTKit
-public import OrbitCore
+package import OrbitCore
 
 /// Short-lived access tokens: HS256 JWTs naming the user (`sub`), signed with the server's
 /// secret. A token is valid until it expires; signing out revokes the refresh token, and the
 /// access token dies on its own within `lifetime`.
-public struct AccessTokens: Sendable {
+package struct AccessTokens: Sendable {
     struct Payload: JWTPayload {
         var sub: SubjectClaim
         var exp: ExpirationClaim
@@ -22,10 +22,10 @@ public struct AccessTokens: Sendable {
 
     static let issuer = "orbitcove"
     private let keys: JWTKeyCollection
-    public let lifetime: Duration
+    package let lifetime: Duration
 
     /// - Parameter secret: at least 32 bytes; the same secret on every server of a deployment.
-    public init(secret: [UInt8], lifetime: Duration = .seconds(15 * 60)) async throws {
+    package init(secret: [UInt8], lifetime: Duration = .seconds(15 * 60)) async throws {
         guard secret.count >= 32 else {
             throw APIConfigurationError("The access-token secret must be at least 32 bytes.")
         }
@@ -35,12 +35,12 @@ public struct AccessTokens: Sendable {
     }
 
     /// A random secret: tokens stop working when the process ends (development, tests).
-    public static func randomSecret() -> [UInt8] {
+    package static func randomSecret() -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
         return (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
     }
 
-    public func issue(for user: UserID, now: Date = Date()) async throws -> String {
+    package func issue(for user: UserID, now: Date = Date()) async throws -> String {
         let payload = Payload(
             sub: SubjectClaim(value: user.description),
             exp: ExpirationClaim(value: now.addingTimeInterval(TimeInterval(lifetime.components.seconds))),
@@ -51,13 +51,13 @@ public struct AccessTokens: Sendable {
     }
 
     /// The user of a valid token; nil for anything else (malformed, forged, expired).
-    public func verify(_ token: String) async -> UserID? {
+    package func verify(_ token: String) async -> UserID? {
         guard let payload = try? await keys.verify(token, as: Payload.self) else { return nil }
         return UserID(payload.sub.value)
     }
 }
 
-public struct APIConfigurationError: Error, CustomStringConvertible {
-    public var description: String
+package struct APIConfigurationError: Error, CustomStringConvertible {
+    package var description: String
     init(_ description: String) { self.description = description }
 }

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import JWTKit
 import Logging
 import Synchronization
@@ -8,20 +8,20 @@ import Synchronization
 #endif
 
 /// Who a Sign in with Apple identity token says the user is.
-public struct AppleIdentity: Sendable, Equatable {
+package struct AppleIdentity: Sendable, Equatable {
     /// Apple's stable user id (`sub`).
-    public var subject: String
+    package var subject: String
     /// Only on the first sign-in, and possibly a private relay address.
-    public var email: String?
+    package var email: String?
 
-    public init(subject: String, email: String?) {
+    package init(subject: String, email: String?) {
         self.subject = subject
         self.email = email
     }
 }
 
 /// Verifies Sign in with Apple identity tokens.
-public protocol AppleIdentityVerifier: Sendable {
+package protocol AppleIdentityVerifier: Sendable {
     /// The identity in `token`, or throws `ServiceError.unauthenticated`-like errors.
     func verify(_ token: String) async throws -> AppleIdentity
 }
@@ -30,25 +30,25 @@ public protocol AppleIdentityVerifier: Sendable {
 /// (RS256 with the key named by `kid`), `iss` = https://appleid.apple.com, `aud` = the app's
 /// bundle id, and `exp`. The key set is loaded on first use and again when a token names a key
 /// it does not hold (Apple rotates keys), at most once a minute.
-public final class AppleJWKSVerifier: AppleIdentityVerifier {
-    public enum KeySource: Sendable {
+package final class AppleJWKSVerifier: AppleIdentityVerifier {
+    package enum KeySource: Sendable {
         case url(URL)
         case file(String)
         case json(String)
 
-        public static let apple = KeySource.url(URL(string: "https://appleid.apple.com/auth/keys")!)
+        package static let apple = KeySource.url(URL(string: "https://appleid.apple.com/auth/keys")!)
     }
 
     private let source: KeySource
     private let bundleID: String
     private let state = Mutex<(keys: JWTKeyCollection?, loadedAt: ContinuousClock.Instant?)>((nil, nil))
 
-    public init(source: KeySource = .apple, bundleID: String) {
+    package init(source: KeySource = .apple, bundleID: String) {
         self.source = source
         self.bundleID = bundleID
     }
 
-    public func verify(_ token: String) async throws -> AppleIdentity {
+    package func verify(_ token: String) async throws -> AppleIdentity {
         let keys = try await keySet(reload: false)
         let identity: AppleIdentityToken
         do {
@@ -101,7 +101,7 @@ public final class AppleJWKSVerifier: AppleIdentityVerifier {
     }
 }
 
-public enum AppleIdentityError: Error, Sendable {
+package enum AppleIdentityError: Error, Sendable {
     /// The token is malformed, forged, expired, or for another app.
     case invalid
     /// Apple's key set could not be loaded.

@@ -1,23 +1,23 @@
 import Foundation
-public import Logging
+package import Logging
 
 /// One JSON object per line on standard error: time, level, label, message and metadata
 /// (request id, user id, route, status…). Nothing logs headers, bodies or tokens.
-public struct JSONLogHandler: LogHandler {
-    public var metadata: Logger.Metadata = [:]
-    public var logLevel: Logger.Level = .info
+package struct JSONLogHandler: LogHandler {
+    package var metadata: Logger.Metadata = [:]
+    package var logLevel: Logger.Level = .info
     private let label: String
 
-    public init(label: String) {
+    package init(label: String) {
         self.label = label
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         var object: [String: String] = [:]
         for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) {
             object[key] = value.description

@@ -69,7 +69,7 @@ struct IdempotencyMiddleware: RouterMiddleware {
         hasher.update(data: Self.canonical(Data(buffer: body)))
         let hash = hasher.finalize().map { String(format: "%02x", $0) }.joined()
 
-        switch try await services.beginIdempotentRequest(key: key, requestHash: hash, lifetime: lifetime, as: user) {
+        switch try await services.idempotency.begin(key: key, requestHash: hash, lifetime: lifetime, as: user) {
         case .replay(let status, let stored):
             var response = Response(
                 status: HTTPResponse.Status(code: status),
@@ -100,17 +100,17 @@ struct IdempotencyMiddleware: RouterMiddleware {
         } catch let error as ServiceError {
             response = APIProblem(error).response(requestID: context.requestID)
         } catch {
-            try await services.abandonIdempotentRequest(key: key, as: user)
+            try await services.idempotency.abandon(key: key, as: user)
             throw error
         }
         guard response.status.code < 500 else {
-            try await services.abandonIdempotentRequest(key: key, as: user)
+            try await services.idempotency.abandon(key: key, as: user)
             return response
         }
         let collector = BodyCollector()
         try await response.body.write(collector)
         let responseBody = collector.buffer
-        try await services.completeIdempotentRequest(key: key, status: response.status.code, body: Data(buffer: responseBody), as: user)
+        try await services.idempotency.complete(key: key, status: response.status.code, body: Data(buffer: responseBody), as: user)
         response.body = ResponseBody(byteBuffer: responseBody)
         return response
     }

@@ -1,32 +1,32 @@
 import Foundation
-public import Hummingbird
-public import Logging
+package import Hummingbird
+package import Logging
 import NIOCore
-public import OrbitCore
+package import OrbitCore
 import OrbitPostgres
-public import ServiceLifecycle
+package import ServiceLifecycle
 
 /// How `orbitctl serve` runs the API.
-public struct APIConfiguration: Sendable {
-    public var host = "127.0.0.1"
-    public var port = 8080
+package struct APIConfiguration: Sendable {
+    package var host = "127.0.0.1"
+    package var port = 8080
     /// The iOS app's bundle id: the `aud` of its Sign in with Apple identity tokens.
-    public var appleBundleID = "app.orbitcove.ios"
+    package var appleBundleID = "app.orbitcove.ios"
     /// `POST /auth/dev` mints tokens for existing users; only on a loopback address.
-    public var devAuth = false
-    public var authRateLimit = RateLimiter.Limit(perMinute: 30, burst: 10)
-    public var writeRateLimit = RateLimiter.Limit(perMinute: 600, burst: 120)
+    package var devAuth = false
+    package var authRateLimit = RateLimiter.Limit(perMinute: 30, burst: 10)
+    package var writeRateLimit = RateLimiter.Limit(perMinute: 600, burst: 120)
     /// Origins allowed cross-origin requests; none (CORS off) by default.
-    public var corsOrigin: String?
-    public var refreshTokenLifetime: Duration = .seconds(60 * 86_400)
-    public var idempotencyKeyLifetime: Duration = .seconds(86_400)
+    package var corsOrigin: String?
+    package var refreshTokenLifetime: Duration = .seconds(60 * 86_400)
+    package var idempotencyKeyLifetime: Duration = .seconds(86_400)
     /// Uploads above this are refused before they are read (the service's limits by type apply too).
-    public var mediaUploadLimit = 20 << 20
+    package var mediaUploadLimit = 20 << 20
 
-    public init() {}
+    package init() {}
 
     /// Refuses settings that would be unsafe: dev auth reachable from another machine.
-    public func validate() throws {
+    package func validate() throws {
         if devAuth && !Self.isLoopback(host) {
             throw APIConfigurationError(
                 "--dev-auth mints tokens for any user: it is refused unless the server binds to localhost (127.0.0.1 or ::1).")
@@ -41,15 +41,15 @@ public struct APIConfiguration: Sendable {
 
 /// The HTTP API: routes over the service layer, with authentication, problem responses, rate
 /// limits, idempotency, metrics and request logs.
-public struct OrbitAPI: Sendable {
-    public let services: OrbitServices
-    public let configuration: APIConfiguration
-    public let tokens: AccessTokens
-    public let appleVerifier: any AppleIdentityVerifier
-    public let metrics: APIMetrics
+package struct OrbitAPI: Sendable {
+    package let services: OrbitServices
+    package let configuration: APIConfiguration
+    package let tokens: AccessTokens
+    package let appleVerifier: any AppleIdentityVerifier
+    package let metrics: APIMetrics
     let limiter = RateLimiter()
 
-    public init(
+    package init(
         services: OrbitServices, configuration: APIConfiguration, tokens: AccessTokens, appleVerifier: any AppleIdentityVerifier,
         metrics: APIMetrics = APIMetrics()
     ) throws {
@@ -62,7 +62,7 @@ public struct OrbitAPI: Sendable {
     }
 
     /// Every route of the API (the OpenAPI document lists the same ones; a test checks it).
-    public func makeRouter() -> Router<APIContext> {
+    package func makeRouter() -> Router<APIContext> {
         let router = Router(context: APIContext.self)
         let routes = RouteTable()
         router.add(middleware: ProblemMiddleware(metrics: metrics, routes: routes))
@@ -90,7 +90,7 @@ public struct OrbitAPI: Sendable {
 
     /// The server: SIGTERM or SIGINT stops accepting connections, lets requests in flight
     /// finish, then runs `onShutdown` (closing the pool) after the server has stopped.
-    public func makeApplication(
+    package func makeApplication(
         logger: Logger, services extraServices: [any Service] = [], onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         Application(

@@ -3,17 +3,17 @@ import Synchronization
 
 /// Token buckets by key (`auth:<ip>`, `write:<user id>`): `capacity` requests at once, refilled
 /// at `perMinute`. In memory, per process.
-public final class RateLimiter: Sendable {
-    public struct Limit: Sendable {
-        public var perMinute: Double
-        public var burst: Double
+package final class RateLimiter: Sendable {
+    package struct Limit: Sendable {
+        package var perMinute: Double
+        package var burst: Double
 
-        public init(perMinute: Double, burst: Double) {
+        package init(perMinute: Double, burst: Double) {
             self.perMinute = perMinute
             self.burst = burst
         }
         /// No limit (benchmarks, tests of other things).
-        public static let unlimited = Limit(perMinute: .infinity, burst: .infinity)
+        package static let unlimited = Limit(perMinute: .infinity, burst: .infinity)
     }
 
     private struct Bucket {

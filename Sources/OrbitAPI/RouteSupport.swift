@@ -63,16 +63,20 @@ extension Request {
     }
 }
 
-/// Amounts travel as integer minor units; the services take decimal text (as people type it).
+/// Amounts travel as integer minor units of an ISO 4217 currency (USD when none is given).
 enum Amounts {
-    static func decimal(_ minorUnits: Int64, currency code: String, field: String) throws -> String {
-        guard let currency = Currency(code.uppercased()) else {
+    static func currency(_ code: String?) throws -> Currency {
+        guard let currency = Currency(code ?? "USD") else {
             throw APIProblem.validation(field: "currency", "currency must be an ISO 4217 code such as USD or EUR.")
         }
+        return currency
+    }
+
+    static func money(_ minorUnits: Int64, currency: Currency, field: String) throws -> Money {
         guard minorUnits > 0, minorUnits <= Money.maximumMinorUnits else {
             throw APIProblem.validation(field: field, "\(field) must be a positive amount in minor units, at most \(Money.maximumMinorUnits).")
         }
-        return Money(minorUnits: minorUnits, currency: currency).decimalString
+        return Money(minorUnits: minorUnits, currency: currency)
     }
 }
 

@@ -1,11 +1,11 @@
 import Foundation
 import OrbitCore
 
-/// The parsers that take user input, each with the property it must keep for any bytes
-/// (issue 11). libFuzzer drives them through `orbit-fuzz` (scripts/fuzz.sh); the corpus it
-/// keeps in fuzz/corpus/<target>/ is replayed by the tests, so every input that once found new
-/// behaviour stays a regression test.
-public enum FuzzTarget: String, CaseIterable, Sendable {
+/// The parsers that take user input, each with the property it must keep for any bytes.
+/// libFuzzer drives them through `orbit-fuzz` (scripts/fuzz.sh); the corpus it keeps in
+/// fuzz/corpus/<target>/ is replayed by the tests, so every input that once found new behaviour
+/// stays a regression test.
+package enum FuzzTarget: String, CaseIterable, Sendable {
     case amount
     case cursor
     case inviteCode = "invite-code"
@@ -14,7 +14,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
 
     /// Runs one input; returns what went wrong, or nil when the parser kept its property
     /// (parsed into a value that round-trips, or refused with the domain's error).
-    public func check(_ input: [UInt8]) -> String? {
+    package func check(_ input: [UInt8]) -> String? {
         switch self {
         case .amount: Self.amount(input)
         case .cursor: Self.cursor(input)

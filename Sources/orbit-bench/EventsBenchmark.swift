@@ -24,8 +24,8 @@ struct EventsBenchmark: AsyncParsableCommand {
     private func measure(_ server: BenchmarkServer) async throws {
         let pool = ConnectionPool(configuration: server.configuration, options: .init(maxConnections: 2))
         let services = OrbitServices(pool: pool)
-        let admin = try await services.createUser(email: "bench@example.com", displayName: "Bench")
-        let community = try await services.createCommunity(
+        let admin = try await services.users.create(email: "bench@example.com", displayName: "Bench")
+        let community = try await services.communities.create(
             name: "Busy club", settings: CommunitySettings(timezone: "America/New_York"), as: admin.id
         )
         try await fill(community.id, creator: admin.id, server.configuration)
@@ -39,7 +39,7 @@ struct EventsBenchmark: AsyncParsableCommand {
         for _ in 0..<calls {
             let clock = ContinuousClock()
             let start = clock.now
-            entries = try await services.events(in: community.id, from: from, to: to, limit: 20_000, as: admin.id)
+            entries = try await services.events.calendar(of: community.id, from: from, to: to, limit: 20_000, as: admin.id)
             samples.append((clock.now - start).seconds * 1000)
         }
         samples.sort()

@@ -70,16 +70,18 @@ struct FaultBenchmark: AsyncParsableCommand {
         guard let cluster = server.cluster, let tcp = server.tcp else { throw ValidationError("needs its own throwaway cluster") }
         let pool = ConnectionPool(configuration: server.configuration, options: .init(maxConnections: writers, acquireTimeout: .seconds(30)))
         let services = OrbitServices(pool: pool)
-        let admin = try await services.createUser(email: "admin@example.com", displayName: "Admin").id
-        let community = try await services.createCommunity(name: "Fault club", as: admin).id
+        let admin = try await services.users.create(email: "admin@example.com", displayName: "Admin").id
+        let community = try await services.communities.create(name: "Fault club", as: admin).id
         var people = [admin]
         for index in 1..<5 {
-            let user = try await services.createUser(email: "m\(index)@example.com", displayName: "M\(index)").id
-            _ = try await services.addMember(user, to: community, as: admin)
+            let user = try await services.users.create(email: "m\(index)@example.com", displayName: "M\(index)").id
+            _ = try await services.members.add(user, to: community, as: admin)
             people.append(user)
         }
         let members = people
-        let dues = try await services.createDues(in: community, name: "Season", amount: "100000.00", dueDate: "2030-01-01", as: admin).id
+        let dues = try await services.dues.create(
+            in: community, name: "Season", amount: Money(minorUnits: 10_000_000, currency: .usd),
+            dueDate: CivilDate(year: 2030, month: 1, day: 1), as: admin).id
         let ledger = Ledger()
         let clock = ContinuousClock()
 
@@ -96,11 +98,11 @@ struct FaultBenchmark: AsyncParsableCommand {
                             ledger.attempt()
                             do {
                                 if sequence % 3 == 0 {
-                                    _ = try await services.payDues(
-                                        dues, user: members[writer % members.count], amount: "0.01", note: marker, as: admin)
+                                    _ = try await services.dues.recordPayment(
+                                        to: dues, by: members[writer % members.count], amount: Money(minorUnits: 1, currency: .usd), note: marker, as: admin)
                                 } else {
-                                    _ = try await services.addExpense(
-                                        in: community, description: marker, amount: "10.00", paidBy: admin, split: .equal(members), as: admin)
+                                    _ = try await services.finances.addExpense(
+                                        in: community, description: marker, total: Money(minorUnits: 1000, currency: .usd), paidBy: admin, split: .equal(members), as: admin)
                                 }
                                 ledger.acknowledge(marker)
                             } catch {

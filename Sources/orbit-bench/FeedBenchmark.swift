@@ -26,8 +26,8 @@ struct FeedBenchmark: AsyncParsableCommand {
     private func measure(_ server: BenchmarkServer) async throws {
         let pool = ConnectionPool(configuration: server.configuration, options: .init(maxConnections: 2))
         let services = OrbitServices(pool: pool)
-        let reader = try await services.createUser(email: "reader@example.com", displayName: "Reader").id
-        let community = try await services.createCommunity(name: "Huge club", as: reader).id
+        let reader = try await services.users.create(email: "reader@example.com", displayName: "Reader").id
+        let community = try await services.communities.create(name: "Huge club", as: reader).id
         let clock = ContinuousClock()
         let loadStart = clock.now
         try await fill(community, reader: reader, server.configuration)
@@ -38,7 +38,7 @@ struct FeedBenchmark: AsyncParsableCommand {
         var walkSamples: [Double] = []
         for _ in 1..<500 {
             let start = clock.now
-            cursor = try await services.feed(community, limit: 20, cursor: cursor, as: reader).nextCursor
+            cursor = try await services.feed.page(of: community, limit: 20, cursor: cursor, as: reader).nextCursor
             walkSamples.append((clock.now - start).seconds * 1000)
         }
         let deep = cursor
@@ -46,7 +46,7 @@ struct FeedBenchmark: AsyncParsableCommand {
             var samples: [Double] = []
             for _ in 0..<calls {
                 let start = clock.now
-                let page = try await services.feed(community, limit: 20, cursor: cursor, as: reader)
+                let page = try await services.feed.page(of: community, limit: 20, cursor: cursor, as: reader)
                 samples.append((clock.now - start).seconds * 1000)
                 precondition(page.items.count == 20)
             }

@@ -49,23 +49,23 @@ struct HTTPBenchmark: AsyncParsableCommand {
         logger.logLevel = .error
         let pool = ConnectionPool(configuration: server.configuration, options: .init(maxConnections: poolSize))
         let services = OrbitServices(pool: pool)
-        let admin = try await services.createUser(email: "bench@example.com", displayName: "Bench").id
-        let community = try await services.createCommunity(name: "Bench club", as: admin).id
+        let admin = try await services.users.create(email: "bench@example.com", displayName: "Bench").id
+        let community = try await services.communities.create(name: "Bench club", as: admin).id
         var people = [admin]
         for index in 1..<10 {
-            let user = try await services.createUser(email: "member\(index)@example.com", displayName: "Member \(index)").id
-            _ = try await services.addMember(user, to: community, as: admin)
+            let user = try await services.users.create(email: "member\(index)@example.com", displayName: "Member \(index)").id
+            _ = try await services.members.add(user, to: community, as: admin)
             people.append(user)
         }
         for index in 0..<posts {
-            _ = try await services.createPost(in: community, PostDraft(content: "Post \(index)"), as: people[index % people.count])
+            _ = try await services.feed.createPost(in: community, PostDraft(content: "Post \(index)"), as: people[index % people.count])
         }
         let members = people
         // Fresh statistics, as autovacuum would have them on a server that has been running.
         _ = try await pool.query("ANALYZE")
         print("Data: 1 community, 10 members, \(posts) posts. Pool: \(poolSize) connections. \(seconds) s per measurement.")
         // What one page costs to encode, for reading the feed row below.
-        let page = try await services.feed(community, limit: 20, as: admin)
+        let page = try await services.feed.page(of: community, limit: 20, as: admin)
         let encodeClock = ContinuousClock()
         let encodeStart = encodeClock.now
         var bytes = 0
@@ -115,11 +115,11 @@ struct HTTPBenchmark: AsyncParsableCommand {
             for level in levels {
                 let ceiling = try await wrk("\(base)/healthz", connections: level)
                 let feedHTTP = try await wrk("\(base)/communities/\(community)/posts?limit=20", connections: level, script: feedScript)
-                let feedDirect = try await direct(concurrency: level) { _ = try await services.feed(community, limit: 20, as: admin) }
+                let feedDirect = try await direct(concurrency: level) { _ = try await services.feed.page(of: community, limit: 20, as: admin) }
                 let expenseHTTP = try await wrk("\(base)/communities/\(community)/expenses", connections: level, script: expenseScript)
                 let expenseDirect = try await direct(concurrency: level) {
-                    _ = try await services.addExpense(
-                        in: community, description: "Pizza", amount: "100.00", paidBy: admin, split: .equal(members), as: admin)
+                    _ = try await services.finances.addExpense(
+                        in: community, description: "Pizza", total: Money(minorUnits: 10000, currency: .usd), paidBy: admin, split: .equal(members), as: admin)
                 }
                 func row(_ name: String, _ http: Measurement, _ direct: Measurement?) -> String {
                     let ratio = direct.map { format(http.perSecond / $0.perSecond, 2) + "×" } ?? "—"

@@ -32,8 +32,8 @@ struct MoneyBenchmark: AsyncParsableCommand {
     private func measure(_ server: BenchmarkServer) async throws {
         let pool = ConnectionPool(configuration: server.configuration, options: .init(maxConnections: 2))
         let services = OrbitServices(pool: pool)
-        let actor = try await services.createUser(email: "bench@example.com", displayName: "Bench").id
-        let community = try await services.createCommunity(name: "Money club", as: actor).id
+        let actor = try await services.users.create(email: "bench@example.com", displayName: "Bench").id
+        let community = try await services.communities.create(name: "Money club", as: actor).id
         let clock = ContinuousClock()
         let loadStart = clock.now
         let people = try await fill(community, actor: actor, server.configuration)
@@ -64,17 +64,17 @@ struct MoneyBenchmark: AsyncParsableCommand {
             }
         }
         let firstRefresh = clock.now
-        _ = try await services.refreshBalancesSnapshot()
+        _ = try await services.finances.refreshBalancesSnapshot()
         let firstRefreshMs = (clock.now - firstRefresh).seconds * 1000
-        let snapshotOnly = try await median { _ = try await services.balances(in: community, as: actor) }
+        let snapshotOnly = try await median { _ = try await services.finances.balances(in: community, as: actor) }
         // 1,000 expenses (10,000 splits, 20,000 journal rows) since the snapshot.
         for _ in 0..<1000 {
-            _ = try await services.addExpense(
-                in: community, description: "since", amount: "10.00", paidBy: actor, split: .equal(Array(people.prefix(splits)).map(UserID.init)),
+            _ = try await services.finances.addExpense(
+                in: community, description: "since", total: Money(minorUnits: 1000, currency: .usd), paidBy: actor, split: .equal(Array(people.prefix(splits)).map(UserID.init)),
                 as: actor)
         }
-        let withDelta = try await median { _ = try await services.balances(in: community, as: actor) }
-        let refreshConcurrent = try await median { _ = try await services.refreshBalancesSnapshot() }
+        let withDelta = try await median { _ = try await services.finances.balances(in: community, as: actor) }
+        let refreshConcurrent = try await median { _ = try await services.finances.refreshBalancesSnapshot() }
         print("")
         print("| balances of one community (\(transactions) transactions, \(transactions * splits) splits) | median ms |")
         print("|---|---|")
@@ -129,8 +129,8 @@ struct MoneyBenchmark: AsyncParsableCommand {
         var serviceCount = 0
         let serviceStart = clock.now
         while clock.now < serviceStart + .seconds(seconds) {
-            _ = try await services.addExpense(
-                in: community, description: "bench", amount: "10.00", paidBy: actor, split: .equal(between.map(UserID.init)), as: actor
+            _ = try await services.finances.addExpense(
+                in: community, description: "bench", total: Money(minorUnits: 1000, currency: .usd), paidBy: actor, split: .equal(between.map(UserID.init)), as: actor
             )
             serviceCount += 1
         }

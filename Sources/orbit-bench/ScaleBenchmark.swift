@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import OrbitCore
 import OrbitPostgres
+import OrbitScaleData
 import Synchronization
 
 /// `orbit-bench scale` (issue 11): the main reads and writes on the `orbitctl dev seed` data set
@@ -88,8 +89,8 @@ struct ScaleBenchmark: AsyncParsableCommand {
         let timingPool = ConnectionPool(configuration: configuration, options: .init(maxConnections: 1))
         let timing = OrbitServices(pool: timingPool)
         // As the scheduled job does: the journal starts empty (a previous run's writes are in it).
-        _ = try await timing.refreshBalancesSnapshot()
-        for _ in 1..<50 { cast.deepCursor = try await timing.feed(cast.busiest.id, cursor: cast.deepCursor, as: cast.busiest.admin).nextCursor }
+        _ = try await timing.finances.refreshBalancesSnapshot()
+        for _ in 1..<50 { cast.deepCursor = try await timing.feed.page(of: cast.busiest.id, cursor: cast.deepCursor, as: cast.busiest.admin).nextCursor }
         guard cast.deepCursor != nil else {
             throw ValidationError("The busiest community has fewer than 50 feed pages (\(cast.busiest.posts) posts): seed more posts.")
         }
@@ -255,48 +256,48 @@ struct ScaleBenchmark: AsyncParsableCommand {
         func next() -> Int { counter.add(1, ordering: .relaxed).newValue }
         return [
             Operation(name: "feed page 1, busiest community", kind: "read") { services in
-                _ = try await services.feed(cast.busiest.id, as: cast.busiest.admin)
+                _ = try await services.feed.page(of: cast.busiest.id, as: cast.busiest.admin)
             },
             Operation(name: "feed page 50, busiest community", kind: "read") { services in
-                _ = try await services.feed(cast.busiest.id, cursor: cast.deepCursor, as: cast.busiest.admin)
+                _ = try await services.feed.page(of: cast.busiest.id, cursor: cast.deepCursor, as: cast.busiest.admin)
             },
             Operation(name: "feed page 1, typical community", kind: "read") { services in
-                _ = try await services.feed(cast.typical.id, as: cast.typical.member)
+                _ = try await services.feed.page(of: cast.typical.id, as: cast.typical.member)
             },
             Operation(name: "upcoming events (30 days, series expanded)", kind: "read") { services in
-                _ = try await services.events(in: cast.typical.id, from: now, to: now.addingTimeInterval(30 * 86_400), as: cast.typical.member)
+                _ = try await services.events.calendar(of: cast.typical.id, from: now, to: now.addingTimeInterval(30 * 86_400), as: cast.typical.member)
             },
             Operation(name: "balances", kind: "read") { services in
-                _ = try await services.balances(in: cast.typical.id, as: cast.typical.member)
+                _ = try await services.finances.balances(in: cast.typical.id, as: cast.typical.member)
             },
             Operation(name: "dues report", kind: "read") { services in
-                _ = try await services.duesReport(cast.typical.dues, as: cast.typical.admin)
+                _ = try await services.dues.report(cast.typical.dues, as: cast.typical.admin)
             },
             Operation(name: "member list", kind: "read") { services in
-                _ = try await services.members(of: cast.typical.id, as: cast.typical.member)
+                _ = try await services.members.list(of: cast.typical.id, as: cast.typical.member)
             },
             Operation(name: "expense list (50 newest)", kind: "read") { services in
-                _ = try await services.expenses(in: cast.typical.id, as: cast.typical.member)
+                _ = try await services.finances.expenses(in: cast.typical.id, as: cast.typical.member)
             },
             Operation(name: "create post", kind: "write") { services in
-                _ = try await services.createPost(in: cast.writes.id, PostDraft(content: "Scale post \(next())"), as: cast.writes.member)
+                _ = try await services.feed.createPost(in: cast.writes.id, PostDraft(content: "Scale post \(next())"), as: cast.writes.member)
             },
             Operation(name: "react to the newest post", kind: "write") { services in
-                let newest = try await services.feed(cast.writes.id, limit: 1, as: cast.writes.member).items[0].id
-                _ = try await services.react(to: newest, type: ["like", "love"][next() % 2], as: cast.writes.member)
+                let newest = try await services.feed.page(of: cast.writes.id, limit: 1, as: cast.writes.member).items[0].id
+                _ = try await services.feed.react(to: newest, type: [ReactionType.like, .love][next() % 2], as: cast.writes.member)
             },
             Operation(name: "add expense (equal split of 2)", kind: "write") { services in
-                _ = try await services.addExpense(
-                    in: cast.writes.id, description: "Scale expense \(next())", amount: "12.34", paidBy: cast.writes.admin,
+                _ = try await services.finances.addExpense(
+                    in: cast.writes.id, description: "Scale expense \(next())", total: Money(minorUnits: 1234, currency: .usd), paidBy: cast.writes.admin,
                     split: .equal([cast.writes.admin, cast.writes.member]), as: cast.writes.admin
                 )
             },
             Operation(name: "RSVP", kind: "write") { services in
-                _ = try await services.rsvp(cast.writes.event, status: ["yes", "maybe"][next() % 2], as: cast.writes.member)
+                _ = try await services.events.rsvp(cast.writes.event, status: [RSVPStatus.yes, .maybe][next() % 2], as: cast.writes.member)
             },
             Operation(name: "record a dues payment", kind: "write") { services in
-                _ = try await services.payDues(
-                    cast.writes.dues, user: cast.writes.duesPayer, amount: "0.01", note: "scale \(next())", as: cast.writes.admin)
+                _ = try await services.dues.recordPayment(
+                    to: cast.writes.dues, by: cast.writes.duesPayer, amount: Money(minorUnits: 1, currency: .usd), note: "scale \(next())", as: cast.writes.admin)
             },
         ]
     }

@@ -8,8 +8,8 @@ import Testing
     /// expense, read balances and settle-up suggestions.
     @Test func `a member's day: community, post, expense, balances`() async throws {
         try await withAPI(configure: { $0.devAuth = true }) { harness in
-            let ada = try await harness.services.createUser(email: "ada@example.com", displayName: "Ada").id
-            let max = try await harness.services.createUser(email: "max@example.com", displayName: "Max").id
+            let ada = try await harness.services.users.create(email: "ada@example.com", displayName: "Ada").id
+            let max = try await harness.services.users.create(email: "max@example.com", displayName: "Max").id
             let signIn = try await harness.request(.post, "/auth/dev", json: ["email": "ada@example.com"])
             let token = try signIn.string("access_token")
 
@@ -83,7 +83,7 @@ import Testing
 
             // Keys expire: the hourly job removes them, and the key is free again.
             let later = OrbitServices(pool: harness.services.pool, now: { Date().addingTimeInterval(86_400 + 60) })
-            #expect(try await later.purgeExpiredIdempotencyKeys() == 2)
+            #expect(try await later.idempotency.purgeExpired() == 2)
 
             // A refusal is replayed too (it is the answer to that request).
             let refused = try await harness.request(
@@ -223,7 +223,7 @@ import Testing
         try await withAPI { harness in
             let cast = try await APICast.make(harness)
             let services = harness.services
-            _ = try await services.createEvent(
+            _ = try await services.events.create(
                 in: cast.community, EventDraft(title: "Game", startsAt: Date().addingTimeInterval(3 * 3600)), as: cast.admin
             )
             let jobs = ScheduledJobs(services: services, delivery: LoggingDelivery(), logger: .init(label: "test"))

@@ -181,16 +181,26 @@ struct APICast: Sendable {
 
     static func make(_ harness: APIHarness) async throws -> APICast {
         let services = harness.services
-        let admin = try await services.createUser(email: "admin@example.com", displayName: "Ada Admin").id
-        let member = try await services.createUser(email: "member@example.com", displayName: "Max Member").id
-        let outsider = try await services.createUser(email: "outsider@example.com", displayName: "Olga Outsider").id
-        let community = try await services.createCommunity(name: "Tigers U10", as: admin).id
-        _ = try await services.addMember(member, to: community, as: admin)
-        let other = try await services.createCommunity(name: "Other club", as: outsider).id
+        let admin = try await services.users.create(email: "admin@example.com", displayName: "Ada Admin").id
+        let member = try await services.users.create(email: "member@example.com", displayName: "Max Member").id
+        let outsider = try await services.users.create(email: "outsider@example.com", displayName: "Olga Outsider").id
+        let community = try await services.communities.create(name: "Tigers U10", as: admin).id
+        _ = try await services.members.add(member, to: community, as: admin)
+        let other = try await services.communities.create(name: "Other club", as: outsider).id
         return APICast(
             admin: admin, member: member, outsider: outsider, community: community, otherCommunity: other,
             adminToken: try await harness.token(for: admin), memberToken: try await harness.token(for: member),
             outsiderToken: try await harness.token(for: outsider)
         )
     }
+}
+
+/// `text` (a decimal such as "12.50") in US dollars, as a person would type it.
+func dollars(_ text: String) throws -> Money {
+    try Money(parsing: text, currency: .usd)
+}
+
+/// A `YYYY-MM-DD` date.
+func day(_ text: String) throws -> CivilDate {
+    try CivilDate.parse(text, field: "date")
 }

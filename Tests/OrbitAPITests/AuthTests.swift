@@ -98,7 +98,7 @@ import Testing
 
     @Test func `expired, forged and malformed access tokens are 401 with WWW-Authenticate`() async throws {
         try await withAPI { harness in
-            let user = try await harness.services.createUser(email: "t@example.com", displayName: "T").id
+            let user = try await harness.services.users.create(email: "t@example.com", displayName: "T").id
             let expired = try await harness.api.tokens.issue(for: user, now: Date().addingTimeInterval(-3600))
             let forged = try await AccessTokens(secret: AccessTokens.randomSecret()).issue(for: user)
             for token in [expired, forged, "abc"] {
@@ -113,11 +113,11 @@ import Testing
 
     @Test func `dev auth exists only when enabled and only on loopback`() async throws {
         try await withAPI { harness in
-            _ = try await harness.services.createUser(email: "dev@example.com", displayName: "Dev").id
+            _ = try await harness.services.users.create(email: "dev@example.com", displayName: "Dev").id
             #expect(try await harness.request(.post, "/auth/dev", json: ["email": "dev@example.com"]).status == 404)
         }
         try await withAPI(configure: { $0.devAuth = true }) { harness in
-            _ = try await harness.services.createUser(email: "dev@example.com", displayName: "Dev").id
+            _ = try await harness.services.users.create(email: "dev@example.com", displayName: "Dev").id
             let response = try await harness.request(.post, "/auth/dev", json: ["email": "dev@example.com"])
             #expect(response.status == 200)
             #expect(try await harness.request(.get, "/users/me", token: try response.string("access_token")).status == 200)

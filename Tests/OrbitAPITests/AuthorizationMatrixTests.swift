@@ -24,12 +24,12 @@ import Testing
             let services = harness.services
             let start = Date().addingTimeInterval(86_400)
             func resources(in community: CommunityID, admin: UserID, members: [UserID]) async throws -> [String: String] {
-                let event = try await services.createEvent(in: community, EventDraft(title: "Practice", startsAt: start), as: admin).id
-                let post = try await services.createPost(in: community, PostDraft(content: "Hello"), as: admin).id
-                let expense = try await services.addExpense(
-                    in: community, description: "Balls", amount: "30.00", paidBy: admin, split: .equal(members), as: admin
+                let event = try await services.events.create(in: community, EventDraft(title: "Practice", startsAt: start), as: admin).id
+                let post = try await services.feed.createPost(in: community, PostDraft(content: "Hello"), as: admin).id
+                let expense = try await services.finances.addExpense(
+                    in: community, description: "Balls", total: try dollars("30.00"), paidBy: admin, split: .equal(members), as: admin
                 ).id
-                let dues = try await services.createDues(in: community, name: "Season", amount: "50.00", dueDate: "2027-01-31", as: admin).id
+                let dues = try await services.dues.create(in: community, name: "Season", amount: try dollars("50.00"), dueDate: try day("2027-01-31"), as: admin).id
                 return [
                     "{c}": community.description, "{e}": event.description, "{p}": post.description, "{x}": expense.description,
                     "{d}": dues.description,

@@ -21,17 +21,17 @@ import Testing
         try await withAPI { harness in
             let cast = try await APICast.make(harness)
             let services = harness.services
-            let theirEvent = try await services.createEvent(
+            let theirEvent = try await services.events.create(
                 in: cast.otherCommunity, EventDraft(title: "Theirs", startsAt: Date().addingTimeInterval(86_400)), as: cast.outsider
             ).id
-            let theirPost = try await services.createPost(in: cast.otherCommunity, PostDraft(content: "Theirs"), as: cast.outsider).id
-            let theirComment = try await services.addComment(to: theirPost, content: "Theirs", as: cast.outsider).id
-            let theirKid = try await services.addFamilyMember(name: "Their kid", as: cast.outsider).id
-            let myEvent = try await services.createEvent(
+            let theirPost = try await services.feed.createPost(in: cast.otherCommunity, PostDraft(content: "Theirs"), as: cast.outsider).id
+            let theirComment = try await services.feed.addComment(to: theirPost, content: "Theirs", as: cast.outsider).id
+            let theirKid = try await services.family.add(name: "Their kid", as: cast.outsider).id
+            let myEvent = try await services.events.create(
                 in: cast.community, EventDraft(title: "Mine", startsAt: Date().addingTimeInterval(86_400)), as: cast.admin
             ).id
-            let myPost = try await services.createPost(in: cast.community, PostDraft(content: "Mine"), as: cast.admin).id
-            let dues = try await services.createDues(in: cast.community, name: "Season", amount: "10.00", dueDate: "2030-01-01", as: cast.admin).id
+            let myPost = try await services.feed.createPost(in: cast.community, PostDraft(content: "Mine"), as: cast.admin).id
+            let dues = try await services.dues.create(in: cast.community, name: "Season", amount: try dollars("10.00"), dueDate: try day("2030-01-01"), as: cast.admin).id
             let before = try await rowCounts(harness)
 
             let c = cast.community.description
@@ -80,7 +80,7 @@ import Testing
         try await withAPI { harness in
             let cast = try await APICast.make(harness)
             let c = cast.community.description
-            let post = try await harness.services.createPost(in: cast.community, PostDraft(content: "Hello"), as: cast.admin).id
+            let post = try await harness.services.feed.createPost(in: cast.community, PostDraft(content: "Hello"), as: cast.admin).id
             var stored = 0
             for text in Self.corpus {
                 let writes: [(String, [String: Any], String)] = [

@@ -141,7 +141,7 @@ func rawRequest(port: Int, _ method: String, _ path: String, token: String? = ni
                 #expect(edited.hasPrefix("HTTP/1.1 200"), "\(edited)")
                 let refused = try await rawRequest(port: port, "PATCH", "/communities/\(cast.community)", token: cast.memberToken, json: body)
                 #expect(refused.hasPrefix("HTTP/1.1 403"), "\(refused)")
-                let code = try await harness.services.createInvite(to: cast.community, as: cast.admin).code
+                let code = try await harness.services.invites.create(to: cast.community, as: cast.admin).code
                 let redeemed = try await rawRequest(
                     port: port, "POST", "/invites/redeem", token: cast.outsiderToken, json: #"{"code": "\#(code)"}"#)
                 #expect(redeemed.hasPrefix("HTTP/1.1 200") || redeemed.hasPrefix("HTTP/1.1 201"), "\(redeemed)")

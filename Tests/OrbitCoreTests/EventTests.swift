@@ -15,15 +15,15 @@ struct EventTests {
     func createPermissions() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let draft = EventDraft(title: "Practice", startsAt: at("2026-12-01T17:00:00Z"), category: "practice")
-            _ = try await services.createEvent(in: cast.community, draft, as: cast.admin)
-            _ = try await services.createEvent(in: cast.community, draft, as: cast.member)
-            let outsider = await serviceError { try await services.createEvent(in: cast.community, draft, as: cast.outsider) }
+            let draft = EventDraft(title: "Practice", startsAt: at("2026-12-01T17:00:00Z"), category: .practice)
+            _ = try await services.events.create(in: cast.community, draft, as: cast.admin)
+            _ = try await services.events.create(in: cast.community, draft, as: cast.member)
+            let outsider = await serviceError { try await services.events.create(in: cast.community, draft, as: cast.outsider) }
             #expect(outsider?.code == .notFound)
-            _ = try await services.updateCommunity(cast.community, settings: CommunitySettings(allowMemberEvents: false), as: cast.admin)
-            let member = await serviceError { try await services.createEvent(in: cast.community, draft, as: cast.member) }
+            _ = try await services.communities.update(cast.community, settings: CommunitySettings(allowMemberEvents: false), as: cast.admin)
+            let member = await serviceError { try await services.events.create(in: cast.community, draft, as: cast.member) }
             #expect(member?.code == .forbidden)
-            _ = try await services.createEvent(in: cast.community, draft, as: cast.admin)
+            _ = try await services.events.create(in: cast.community, draft, as: cast.admin)
         }
     }
 
@@ -33,32 +33,39 @@ struct EventTests {
             ("location_lat", EventDraft(title: "X", startsAt: at("2026-12-01T17:00:00Z"), locationLat: 91)),
             ("location_lng", EventDraft(title: "X", startsAt: at("2026-12-01T17:00:00Z"), locationLng: -181)),
             ("ends_at", EventDraft(title: "X", startsAt: at("2026-12-01T17:00:00Z"), endsAt: at("2026-12-01T16:00:00Z"))),
-            ("category", EventDraft(title: "X", startsAt: at("2026-12-01T17:00:00Z"), category: "party")),
             ("recurrence_rule.BYDAY", EventDraft(title: "X", startsAt: at("2026-12-01T17:00:00Z"), recurrenceRule: "FREQ=WEEKLY;BYDAY=XX")),
             ("title", EventDraft(title: String(repeating: "t", count: 201), startsAt: at("2026-12-01T17:00:00Z"))),
         ])
     func invalidInput(field: String, draft: EventDraft) async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let error = await serviceError { try await services.createEvent(in: cast.community, draft, as: cast.admin) }
+            let error = await serviceError { try await services.events.create(in: cast.community, draft, as: cast.admin) }
             #expect(error?.code == .invalidInput && error?.field == field)
         }
+    }
+
+    /// The category is an `EventCategory`; text from the API or the CLI is parsed at the edge,
+    /// and an unknown one is refused there, naming the field.
+    @Test("an unknown event category names the field")
+    func unknownCategory() {
+        let error = #expect(throws: ServiceError.self) { try EventCategory.parse("party", field: "category") }
+        #expect(error?.code == .invalidInput && error?.field == "category")
     }
 
     @Test("members edit and delete only their own events; admins any")
     func editPermissions() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let mine = try await services.createEvent(
+            let mine = try await services.events.create(
                 in: cast.community, EventDraft(title: "Mine", startsAt: at("2026-12-01T17:00:00Z")), as: cast.member)
-            let admins = try await services.createEvent(
+            let admins = try await services.events.create(
                 in: cast.community, EventDraft(title: "Admin's", startsAt: at("2026-12-02T17:00:00Z")), as: cast.admin)
-            _ = try await services.updateEvent(mine.id, EventDraft(title: "Mine, renamed"), as: cast.member)
-            let denied = await serviceError { try await services.updateEvent(admins.id, EventDraft(title: "Hijacked"), as: cast.member) }
+            _ = try await services.events.update(mine.id, EventDraft(title: "Mine, renamed"), as: cast.member)
+            let denied = await serviceError { try await services.events.update(admins.id, EventDraft(title: "Hijacked"), as: cast.member) }
             #expect(denied?.code == .forbidden)
-            _ = try await services.updateEvent(mine.id, EventDraft(title: "Tidied by admin"), as: cast.admin)
-            try await services.deleteEvent(mine.id, as: cast.admin)
-            let gone = await serviceError { try await services.event(mine.id, as: cast.member) }
+            _ = try await services.events.update(mine.id, EventDraft(title: "Tidied by admin"), as: cast.admin)
+            try await services.events.delete(mine.id, as: cast.admin)
+            let gone = await serviceError { try await services.events.get(mine.id, as: cast.member) }
             #expect(gone?.code == .notFound)
         }
     }
@@ -67,8 +74,8 @@ struct EventTests {
     func calendarWindow() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            _ = try await services.updateCommunity(cast.community, settings: CommunitySettings(timezone: "America/New_York"), as: cast.admin)
-            let series = try await services.createEvent(
+            _ = try await services.communities.update(cast.community, settings: CommunitySettings(timezone: "America/New_York"), as: cast.admin)
+            let series = try await services.events.create(
                 in: cast.community,
                 EventDraft(
                     title: "Practice", startsAt: at("2026-03-03T23:00:00Z"), endsAt: at("2026-03-04T00:30:00Z"),
@@ -76,9 +83,9 @@ struct EventTests {
                 as: cast.admin
             )
             #expect(series.recurrenceTimezone == "America/New_York")
-            _ = try await services.createEvent(in: cast.community, EventDraft(title: "Game", startsAt: at("2026-03-07T15:00:00Z")), as: cast.admin)
-            let march = try await services.events(
-                in: cast.community, from: at("2026-03-01T00:00:00Z"), to: at("2026-03-18T00:00:00Z"), as: cast.member)
+            _ = try await services.events.create(in: cast.community, EventDraft(title: "Game", startsAt: at("2026-03-07T15:00:00Z")), as: cast.admin)
+            let march = try await services.events.calendar(
+                of: cast.community, from: at("2026-03-01T00:00:00Z"), to: at("2026-03-18T00:00:00Z"), as: cast.member)
             #expect(march.map(\.title) == ["Practice", "Game", "Practice", "Practice"])
             #expect(
                 march.filter { $0.title == "Practice" }.map { $0.startsAt.formatted(.iso8601) } == [
@@ -93,23 +100,23 @@ struct EventTests {
     func occurrences() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let series = try await services.createEvent(
+            let series = try await services.events.create(
                 in: cast.community, EventDraft(title: "Practice", startsAt: at("2026-12-01T17:00:00Z"), recurrenceRule: "FREQ=WEEKLY;COUNT=4"),
                 as: cast.admin
             )
-            try await services.deleteEvent(series.id, occurrence: at("2026-12-08T17:00:00Z"), scope: .occurrence, as: cast.admin)
-            let moved = try await services.updateEvent(
+            try await services.events.delete(series.id, occurrence: at("2026-12-08T17:00:00Z"), scope: .occurrence, as: cast.admin)
+            let moved = try await services.events.update(
                 series.id, occurrence: at("2026-12-15T17:00:00Z"), EventDraft(title: "Practice (gym)", startsAt: at("2026-12-15T18:00:00Z")),
                 as: cast.admin
             )
             #expect(moved.recurrenceParentID == series.id && moved.originalStartsAt == at("2026-12-15T17:00:00Z"))
-            let december = try await services.events(
-                in: cast.community, from: at("2026-12-01T00:00:00Z"), to: at("2026-12-31T00:00:00Z"), as: cast.member)
+            let december = try await services.events.calendar(
+                of: cast.community, from: at("2026-12-01T00:00:00Z"), to: at("2026-12-31T00:00:00Z"), as: cast.member)
             #expect(december.map(\.title) == ["Practice", "Practice (gym)", "Practice"])
             #expect(december.map(\.isComputed) == [true, false, true])
             #expect(december[1].startsAt == at("2026-12-15T18:00:00Z"))
             let bogus = await serviceError {
-                try await services.updateEvent(series.id, occurrence: at("2026-12-16T17:00:00Z"), EventDraft(title: "x"), as: cast.admin)
+                try await services.events.update(series.id, occurrence: at("2026-12-16T17:00:00Z"), EventDraft(title: "x"), as: cast.admin)
             }
             #expect(bogus?.code == .notFound)
         }
@@ -120,22 +127,22 @@ struct EventTests {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
             let start = Date().addingTimeInterval(-15 * 86_400).rounded()
-            let series = try await services.createEvent(
+            let series = try await services.events.create(
                 in: cast.community, EventDraft(title: "Old name", startsAt: start, recurrenceRule: "FREQ=DAILY;COUNT=30"), as: cast.admin
             )
-            let renamed = try await services.updateEvent(series.id, EventDraft(title: "New name"), as: cast.admin)
+            let renamed = try await services.events.update(series.id, EventDraft(title: "New name"), as: cast.admin)
             #expect(renamed.id != series.id && renamed.startsAt > Date())
-            let window = try await services.events(in: cast.community, from: start, to: start.addingTimeInterval(40 * 86_400), as: cast.admin)
+            let window = try await services.events.calendar(of: cast.community, from: start, to: start.addingTimeInterval(40 * 86_400), as: cast.admin)
             #expect(window.count == 30)
             #expect(window.filter { $0.startsAt < Date() }.allSatisfy { $0.title == "Old name" })
             #expect(window.filter { $0.startsAt > Date() }.allSatisfy { $0.title == "New name" })
 
             let cut = try #require(window.first { $0.title == "New name" && $0.startsAt > Date().addingTimeInterval(5 * 86_400) })
-            try await services.deleteEvent(renamed.id, occurrence: cut.startsAt, scope: .following, as: cast.admin)
-            let after = try await services.events(in: cast.community, from: start, to: start.addingTimeInterval(40 * 86_400), as: cast.admin)
+            try await services.events.delete(renamed.id, occurrence: cut.startsAt, scope: .following, as: cast.admin)
+            let after = try await services.events.calendar(of: cast.community, from: start, to: start.addingTimeInterval(40 * 86_400), as: cast.admin)
             #expect(after.count == window.firstIndex { $0.startsAt == cut.startsAt })
-            try await services.deleteEvent(series.id, as: cast.admin)
-            let rest = try await services.events(in: cast.community, from: start, to: start.addingTimeInterval(40 * 86_400), as: cast.admin)
+            try await services.events.delete(series.id, as: cast.admin)
+            let rest = try await services.events.calendar(of: cast.community, from: start, to: start.addingTimeInterval(40 * 86_400), as: cast.admin)
             #expect(rest.allSatisfy { $0.title == "New name" })
         }
     }
@@ -144,34 +151,34 @@ struct EventTests {
     func rsvps() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let event = try await services.createEvent(
+            let event = try await services.events.create(
                 in: cast.community, EventDraft(title: "Game", startsAt: at("2026-12-05T15:00:00Z")), as: cast.admin)
-            let first = try await services.rsvp(event.id, status: "maybe", as: cast.member)
-            let changed = try await services.rsvp(event.id, status: "yes", plusOnes: 2, note: "Bringing grandparents", as: cast.member)
-            #expect(changed.id == first.id && changed.status == "yes")
-            let kid = try await services.addFamilyMember(name: "Tommy", as: cast.member)
-            _ = try await services.rsvp(event.id, status: "yes", familyMember: kid.id, as: cast.member)
-            let notMine = await serviceError { try await services.rsvp(event.id, status: "yes", familyMember: kid.id, as: cast.admin) }
+            let first = try await services.events.rsvp(event.id, status: .maybe, as: cast.member)
+            let changed = try await services.events.rsvp(event.id, status: .yes, plusOnes: 2, note: "Bringing grandparents", as: cast.member)
+            #expect(changed.id == first.id && changed.status == .yes)
+            let kid = try await services.family.add(name: "Tommy", as: cast.member)
+            _ = try await services.events.rsvp(event.id, status: .yes, familyMember: kid.id, as: cast.member)
+            let notMine = await serviceError { try await services.events.rsvp(event.id, status: .yes, familyMember: kid.id, as: cast.admin) }
             #expect(notMine?.code == .notFound)
-            let outsider = await serviceError { try await services.rsvp(event.id, status: "yes", as: cast.outsider) }
+            let outsider = await serviceError { try await services.events.rsvp(event.id, status: .yes, as: cast.outsider) }
             #expect(outsider?.code == .notFound)
-            let tooMany = await serviceError { try await services.rsvp(event.id, status: "yes", plusOnes: 21, as: cast.member) }
+            let tooMany = await serviceError { try await services.events.rsvp(event.id, status: .yes, plusOnes: 21, as: cast.member) }
             #expect(tooMany?.code == .invalidInput)
-            _ = try await services.rsvp(event.id, status: "no", as: cast.admin)
+            _ = try await services.events.rsvp(event.id, status: .no, as: cast.admin)
 
-            let attendance = try await services.attendance(event.id, as: cast.member)
+            let attendance = try await services.events.attendance(event.id, as: cast.member)
             #expect(attendance.yes == Attendance.Tally(responses: 2, people: 4))
             #expect(attendance.no == Attendance.Tally(responses: 1, people: 1))
             #expect(attendance.notAnswered.isEmpty)
 
-            let closed = try await services.createEvent(
+            let closed = try await services.events.create(
                 in: cast.community, EventDraft(title: "Closed", startsAt: at("2026-12-06T15:00:00Z"), rsvpDeadline: Date().addingTimeInterval(-60)),
                 as: cast.admin
             )
-            let late = await serviceError { try await services.rsvp(closed.id, status: "yes", as: cast.member) }
+            let late = await serviceError { try await services.events.rsvp(closed.id, status: .yes, as: cast.member) }
             #expect(late?.code == .forbidden)
-            _ = try await services.rsvp(closed.id, status: "yes", as: cast.admin)
-            let closedAttendance = try await services.attendance(closed.id, as: cast.admin)
+            _ = try await services.events.rsvp(closed.id, status: .yes, as: cast.admin)
+            let closedAttendance = try await services.events.attendance(closed.id, as: cast.admin)
             #expect(closedAttendance.notAnswered == [cast.member])
         }
     }
@@ -180,21 +187,21 @@ struct EventTests {
     func rsvpOnOccurrence() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let series = try await services.createEvent(
+            let series = try await services.events.create(
                 in: cast.community, EventDraft(title: "Practice", startsAt: at("2026-12-01T17:00:00Z"), recurrenceRule: "FREQ=WEEKLY;COUNT=3"),
                 as: cast.admin
             )
-            let needsOccurrence = await serviceError { try await services.rsvp(series.id, status: "yes", as: cast.member) }
+            let needsOccurrence = await serviceError { try await services.events.rsvp(series.id, status: .yes, as: cast.member) }
             #expect(needsOccurrence?.code == .invalidInput)
-            let answer = try await services.rsvp(series.id, occurrence: at("2026-12-08T17:00:00Z"), status: "yes", as: cast.member)
-            let instance = try await services.event(answer.eventID, as: cast.member)
+            let answer = try await services.events.rsvp(series.id, occurrence: at("2026-12-08T17:00:00Z"), status: .yes, as: cast.member)
+            let instance = try await services.events.get(answer.eventID, as: cast.member)
             #expect(instance.recurrenceParentID == series.id && instance.originalStartsAt == at("2026-12-08T17:00:00Z"))
-            let again = try await services.rsvp(series.id, occurrence: at("2026-12-08T17:00:00Z"), status: "no", as: cast.admin)
+            let again = try await services.events.rsvp(series.id, occurrence: at("2026-12-08T17:00:00Z"), status: .no, as: cast.admin)
             #expect(again.eventID == answer.eventID)
-            let listed = try await services.events(
-                in: cast.community, from: at("2026-12-01T00:00:00Z"), to: at("2026-12-31T00:00:00Z"), as: cast.member)
+            let listed = try await services.events.calendar(
+                of: cast.community, from: at("2026-12-01T00:00:00Z"), to: at("2026-12-31T00:00:00Z"), as: cast.member)
             #expect(listed.map(\.isComputed) == [true, false, true])
-            let tally = try await services.attendance(series.id, occurrence: at("2026-12-08T17:00:00Z"), as: cast.member)
+            let tally = try await services.events.attendance(series.id, occurrence: at("2026-12-08T17:00:00Z"), as: cast.member)
             #expect(tally.yes.responses == 1 && tally.no.responses == 1)
         }
     }

@@ -19,10 +19,10 @@ import Testing
 
     @Test func `every acknowledged expense survives terminated backends exactly once, and nothing is half-written`() async throws {
         try await withServices { services, database in
-            let admin = try await services.createUser(email: "admin@example.com", displayName: "Admin").id
-            let member = try await services.createUser(email: "member@example.com", displayName: "Member").id
-            let community = try await services.createCommunity(name: "Club", as: admin).id
-            _ = try await services.addMember(member, to: community, as: admin)
+            let admin = try await services.users.create(email: "admin@example.com", displayName: "Admin").id
+            let member = try await services.users.create(email: "member@example.com", displayName: "Member").id
+            let community = try await services.communities.create(name: "Club", as: admin).id
+            _ = try await services.members.add(member, to: community, as: admin)
             let ledger = Ledger()
             let writers = Task {
                 await withTaskGroup(of: Void.self) { group in
@@ -33,8 +33,8 @@ import Testing
                                 sequence += 1
                                 let marker = "op-\(writer)-\(sequence)"
                                 do {
-                                    _ = try await services.addExpense(
-                                        in: community, description: marker, amount: "10.01", paidBy: admin, split: .equal([admin, member]), as: admin)
+                                    _ = try await services.finances.addExpense(
+                                        in: community, description: marker, total: try dollars("10.01"), paidBy: admin, split: .equal([admin, member]), as: admin)
                                     ledger.acknowledge(marker)
                                 } catch {
                                     ledger.fail()

@@ -10,31 +10,31 @@ struct FeedTests {
     func postPermissions() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let own = try await services.createPost(in: cast.community, PostDraft(content: "Hello"), as: cast.member)
+            let own = try await services.feed.createPost(in: cast.community, PostDraft(content: "Hello"), as: cast.member)
             let announce = await serviceError {
-                try await services.createPost(in: cast.community, PostDraft(type: "announcement", content: "Hear ye"), as: cast.member)
+                try await services.feed.createPost(in: cast.community, PostDraft(type: .announcement, content: "Hear ye"), as: cast.member)
             }
             #expect(announce?.code == .forbidden)
-            _ = try await services.createPost(in: cast.community, PostDraft(type: "announcement", content: "Hear ye"), as: cast.admin)
-            let pin = await serviceError { try await services.setPinned(own.id, true, as: cast.member) }
+            _ = try await services.feed.createPost(in: cast.community, PostDraft(type: .announcement, content: "Hear ye"), as: cast.admin)
+            let pin = await serviceError { try await services.feed.setPinned(own.id, true, as: cast.member) }
             #expect(pin?.code == .forbidden)
-            #expect(try await services.setPinned(own.id, true, as: cast.admin).isPinned)
-            let outsider = await serviceError { try await services.createPost(in: cast.community, PostDraft(content: "Hi"), as: cast.outsider) }
+            #expect(try await services.feed.setPinned(own.id, true, as: cast.admin).isPinned)
+            let outsider = await serviceError { try await services.feed.createPost(in: cast.community, PostDraft(content: "Hi"), as: cast.outsider) }
             #expect(outsider?.code == .notFound)
 
-            _ = try await services.editPost(own.id, content: "Hello, edited", as: cast.member)
+            _ = try await services.feed.editPost(own.id, content: "Hello, edited", as: cast.member)
             var later = services
             later.now = { Date().addingTimeInterval(25 * 3600) }
-            let tooLate = await serviceError { try await later.editPost(own.id, content: "Too late", as: cast.member) }
+            let tooLate = await serviceError { try await later.feed.editPost(own.id, content: "Too late", as: cast.member) }
             #expect(tooLate?.code == .forbidden)
-            let tooLateDelete = await serviceError { try await later.deletePost(own.id, as: cast.member) }
+            let tooLateDelete = await serviceError { try await later.feed.deletePost(own.id, as: cast.member) }
             #expect(tooLateDelete?.code == .forbidden)
-            _ = try await later.editPost(own.id, content: "Moderated", as: cast.admin)
+            _ = try await later.feed.editPost(own.id, content: "Moderated", as: cast.admin)
 
-            _ = try await services.updateCommunity(cast.community, settings: CommunitySettings(allowMemberPosts: false), as: cast.admin)
-            let closed = await serviceError { try await services.createPost(in: cast.community, PostDraft(content: "Hi"), as: cast.member) }
+            _ = try await services.communities.update(cast.community, settings: CommunitySettings(allowMemberPosts: false), as: cast.admin)
+            let closed = await serviceError { try await services.feed.createPost(in: cast.community, PostDraft(content: "Hi"), as: cast.member) }
             #expect(closed?.code == .forbidden)
-            _ = try await services.createPost(in: cast.community, PostDraft(content: "Still me"), as: cast.admin)
+            _ = try await services.feed.createPost(in: cast.community, PostDraft(content: "Still me"), as: cast.admin)
         }
     }
 
@@ -60,10 +60,10 @@ struct FeedTests {
             var seen: [FeedPost] = []
             var cursor: String?
             repeat {
-                let page = try await services.feed(cast.community, limit: 7, cursor: cursor, as: cast.member)
+                let page = try await services.feed.page(of: cast.community, limit: 7, cursor: cursor, as: cast.member)
                 seen += page.items
                 cursor = page.nextCursor
-                _ = try await services.createPost(in: cast.community, PostDraft(content: "arrived meanwhile"), as: cast.admin)
+                _ = try await services.feed.createPost(in: cast.community, PostDraft(content: "arrived meanwhile"), as: cast.admin)
             } while cursor != nil
             let original = seen.filter { $0.content?.hasPrefix("p") == true }
             #expect(original.count == 30)
@@ -72,7 +72,7 @@ struct FeedTests {
             let unpinned = seen.dropFirst(2)
             #expect(zip(unpinned, unpinned.dropFirst()).allSatisfy { $0.createdAt >= $1.createdAt })
 
-            let tampered = await serviceError { try await services.feed(cast.community, cursor: "djEuMC4xMjM0NTY3.garbage", as: cast.member) }
+            let tampered = await serviceError { try await services.feed.page(of: cast.community, cursor: "djEuMC4xMjM0NTY3.garbage", as: cast.member) }
             #expect(tampered?.code == .invalidInput && tampered?.field == "cursor")
         }
     }
@@ -81,25 +81,25 @@ struct FeedTests {
     func counts() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let post = try await services.createPost(in: cast.community, PostDraft(content: "Count me"), as: cast.admin)
-            let first = try await services.addComment(to: post.id, content: "First", as: cast.member)
-            let reply = try await services.addComment(to: post.id, content: "Reply", parent: first.id, as: cast.admin)
-            #expect(try await services.post(post.id, as: cast.admin).commentCount == 2)
-            try await services.deleteComment(first.id, as: cast.member)
-            let listed = try await services.comments(on: post.id, as: cast.admin)
+            let post = try await services.feed.createPost(in: cast.community, PostDraft(content: "Count me"), as: cast.admin)
+            let first = try await services.feed.addComment(to: post.id, content: "First", as: cast.member)
+            let reply = try await services.feed.addComment(to: post.id, content: "Reply", parent: first.id, as: cast.admin)
+            #expect(try await services.feed.post(post.id, as: cast.admin).commentCount == 2)
+            try await services.feed.deleteComment(first.id, as: cast.member)
+            let listed = try await services.feed.comments(on: post.id, as: cast.admin)
             #expect(listed.map(\.id) == [first.id, reply.id] && listed[0].content == nil)
-            try await services.deleteComment(reply.id, as: cast.admin)
-            #expect(try await services.comments(on: post.id, as: cast.admin).isEmpty)
-            #expect(try await services.post(post.id, as: cast.admin).commentCount == 0)
+            try await services.feed.deleteComment(reply.id, as: cast.admin)
+            #expect(try await services.feed.comments(on: post.id, as: cast.admin).isEmpty)
+            #expect(try await services.feed.post(post.id, as: cast.admin).commentCount == 0)
 
-            _ = try await services.react(to: post.id, type: "like", as: cast.member)
-            _ = try await services.react(to: post.id, type: "like", as: cast.admin)
-            let changed = try await services.react(to: post.id, type: "love", as: cast.member)
-            #expect(changed.reactionCounts == ["like": 1, "love": 1] && changed.myReaction == "love")
-            let removed = try await services.removeReaction(from: post.id, as: cast.admin)
+            _ = try await services.feed.react(to: post.id, type: .like, as: cast.member)
+            _ = try await services.feed.react(to: post.id, type: .like, as: cast.admin)
+            let changed = try await services.feed.react(to: post.id, type: .love, as: cast.member)
+            #expect(changed.reactionCounts == ["like": 1, "love": 1] && changed.myReaction == .love)
+            let removed = try await services.feed.removeReaction(from: post.id, as: cast.admin)
             #expect(removed.reactionCounts == ["love": 1] && removed.myReaction == nil)
-            let otherPost = try await services.createPost(in: cast.community, PostDraft(content: "Other"), as: cast.admin)
-            let wrongThread = await serviceError { try await services.addComment(to: otherPost.id, content: "x", parent: first.id, as: cast.admin) }
+            let otherPost = try await services.feed.createPost(in: cast.community, PostDraft(content: "Other"), as: cast.admin)
+            let wrongThread = await serviceError { try await services.feed.addComment(to: otherPost.id, content: "x", parent: first.id, as: cast.admin) }
             #expect(wrongThread?.code == .notFound)
         }
     }
@@ -108,39 +108,39 @@ struct FeedTests {
     func polls() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let single = try await services.createPost(
+            let single = try await services.feed.createPost(
                 in: cast.community,
-                PostDraft(type: "poll", poll: Poll(question: "When?", options: ["Sat", "Sun"], closesAt: Date().addingTimeInterval(3600))),
+                PostDraft(type: .poll, poll: Poll(question: "When?", options: ["Sat", "Sun"], closesAt: Date().addingTimeInterval(3600))),
                 as: cast.admin
             )
-            _ = try await services.vote(on: single.id, option: 0, as: cast.member)
-            #expect(try await services.vote(on: single.id, option: 1, as: cast.member).myVotes == [1])
-            _ = try await services.vote(on: single.id, option: 1, as: cast.admin)
-            #expect(try await services.pollResults(single.id, as: cast.member) == [0, 2])
-            let twice = await serviceError { try await services.vote(on: single.id, option: 1, as: cast.admin) }
+            _ = try await services.feed.vote(on: single.id, option: 0, as: cast.member)
+            #expect(try await services.feed.vote(on: single.id, option: 1, as: cast.member).myVotes == [1])
+            _ = try await services.feed.vote(on: single.id, option: 1, as: cast.admin)
+            #expect(try await services.feed.pollResults(single.id, as: cast.member) == [0, 2])
+            let twice = await serviceError { try await services.feed.vote(on: single.id, option: 1, as: cast.admin) }
             #expect(twice?.code == .conflict)
-            let outOfRange = await serviceError { try await services.vote(on: single.id, option: 2, as: cast.admin) }
+            let outOfRange = await serviceError { try await services.feed.vote(on: single.id, option: 2, as: cast.admin) }
             #expect(outOfRange?.code == .invalidInput)
             var later = services
             later.now = { Date().addingTimeInterval(7200) }
-            let closed = await serviceError { try await later.vote(on: single.id, option: 0, as: cast.member) }
+            let closed = await serviceError { try await later.feed.vote(on: single.id, option: 0, as: cast.member) }
             #expect(closed?.code == .conflict)
 
-            let multiple = try await services.createPost(
+            let multiple = try await services.feed.createPost(
                 in: cast.community,
-                PostDraft(type: "poll", poll: Poll(question: "Bring?", options: ["Balls", "Cones", "Water"], allowMultiple: true)),
+                PostDraft(type: .poll, poll: Poll(question: "Bring?", options: ["Balls", "Cones", "Water"], allowMultiple: true)),
                 as: cast.admin
             )
-            _ = try await services.vote(on: multiple.id, option: 0, as: cast.member)
-            #expect(try await services.vote(on: multiple.id, option: 2, as: cast.member).myVotes == [0, 2])
-            #expect(try await services.retractVote(on: multiple.id, option: 0, as: cast.member).myVotes == [2])
+            _ = try await services.feed.vote(on: multiple.id, option: 0, as: cast.member)
+            #expect(try await services.feed.vote(on: multiple.id, option: 2, as: cast.member).myVotes == [0, 2])
+            #expect(try await services.feed.retractVote(on: multiple.id, option: 0, as: cast.member).myVotes == [2])
 
             for bad in [
                 Poll(question: "Q", options: ["Only"]), Poll(question: "Q", options: ["A", "a"]), Poll(question: "Q", options: ["A", " "]),
                 Poll(question: "Q", options: ["A", "B"], closesAt: Date().addingTimeInterval(-60)),
             ] {
                 let error = await serviceError {
-                    try await services.createPost(in: cast.community, PostDraft(type: "poll", poll: bad), as: cast.admin)
+                    try await services.feed.createPost(in: cast.community, PostDraft(type: .poll, poll: bad), as: cast.admin)
                 }
                 #expect(error?.code == .invalidInput)
             }
@@ -151,16 +151,16 @@ struct FeedTests {
     func otherCommunity() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let poll = try await services.createPost(
-                in: cast.community, PostDraft(type: "poll", poll: Poll(question: "Q", options: ["A", "B"])), as: cast.admin
+            let poll = try await services.feed.createPost(
+                in: cast.community, PostDraft(type: .poll, poll: Poll(question: "Q", options: ["A", "B"])), as: cast.admin
             )
-            _ = try await services.createCommunity(name: "Elsewhere", as: cast.outsider)
+            _ = try await services.communities.create(name: "Elsewhere", as: cast.outsider)
             let attempts: [() async throws -> Void] = [
-                { _ = try await services.post(poll.id, as: cast.outsider) },
-                { _ = try await services.react(to: poll.id, type: "like", as: cast.outsider) },
-                { _ = try await services.addComment(to: poll.id, content: "hi", as: cast.outsider) },
-                { _ = try await services.vote(on: poll.id, option: 0, as: cast.outsider) },
-                { _ = try await services.feed(cast.community, as: cast.outsider) },
+                { _ = try await services.feed.post(poll.id, as: cast.outsider) },
+                { _ = try await services.feed.react(to: poll.id, type: .like, as: cast.outsider) },
+                { _ = try await services.feed.addComment(to: poll.id, content: "hi", as: cast.outsider) },
+                { _ = try await services.feed.vote(on: poll.id, option: 0, as: cast.outsider) },
+                { _ = try await services.feed.page(of: cast.community, as: cast.outsider) },
             ]
             for attempt in attempts {
                 let error = await serviceError(attempt)
@@ -173,11 +173,11 @@ struct FeedTests {
     func mentions() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let post = try await services.createPost(in: cast.community, PostDraft(content: "Thanks @Max Member and @\(cast.admin)!"), as: cast.admin)
+            let post = try await services.feed.createPost(in: cast.community, PostDraft(content: "Thanks @Max Member and @\(cast.admin)!"), as: cast.admin)
             #expect(Set(post.mentionedUserIDs) == [cast.member, cast.admin])
-            let comment = try await services.addComment(to: post.id, content: "@fred former left, so not him", as: cast.member)
+            let comment = try await services.feed.addComment(to: post.id, content: "@fred former left, so not him", as: cast.member)
             _ = comment
-            let plain = try await services.createPost(in: cast.community, PostDraft(content: "No one here"), as: cast.admin)
+            let plain = try await services.feed.createPost(in: cast.community, PostDraft(content: "No one here"), as: cast.admin)
             #expect(plain.mentionedUserIDs.isEmpty)
         }
     }

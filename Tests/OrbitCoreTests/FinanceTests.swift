@@ -10,26 +10,26 @@ struct FinanceTests {
     func expenseAndBalances() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let third = try await services.createUser(email: "t@example.com", displayName: "Third").id
-            _ = try await services.addMember(third, to: cast.community, as: cast.admin)
+            let third = try await services.users.create(email: "t@example.com", displayName: "Third").id
+            _ = try await services.members.add(third, to: cast.community, as: cast.admin)
             let people = [cast.admin, cast.member, third]
-            let expense = try await services.addExpense(
-                in: cast.community, description: "Pizza", amount: "10.01", paidBy: cast.admin, split: .equal(people), as: cast.member
+            let expense = try await services.finances.addExpense(
+                in: cast.community, description: "Pizza", total: try dollars("10.01"), paidBy: cast.admin, split: .equal(people), as: cast.member
             )
             #expect(expense.totalAmount == 1001 && expense.splits.map(\.amount).sorted() == [333, 334, 334])
-            let balances = try await services.balances(in: cast.community, as: cast.member)
+            let balances = try await services.finances.balances(in: cast.community, as: cast.member)
             #expect(balances.map(\.balance).reduce(0, +) == 0)
             let adminShare = expense.splits.first(where: { $0.userID == cast.admin })?.amount ?? 0
             let adminBalance = balances.first(where: { $0.userID == cast.admin })?.balance
             #expect(adminBalance == 1001 - adminShare)
-            let payments = try await services.settleUpSuggestions(in: cast.community, as: cast.member)
+            let payments = try await services.finances.settleUpSuggestions(in: cast.community, as: cast.member)
             for payment in payments {
-                _ = try await services.recordSettlement(
-                    in: cast.community, from: payment.from, to: payment.to, amount: Money(minorUnits: payment.amount, currency: .usd).decimalString,
+                _ = try await services.finances.recordSettlement(
+                    in: cast.community, from: payment.from, to: payment.to, amount: Money(minorUnits: payment.amount, currency: .usd),
                     as: cast.admin
                 )
             }
-            #expect(try await services.balances(in: cast.community, as: cast.member).isEmpty)
+            #expect(try await services.finances.balances(in: cast.community, as: cast.member).isEmpty)
         }
     }
 
@@ -37,48 +37,48 @@ struct FinanceTests {
     func splitTypesAndEdits() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let exact = try await services.addExpense(
-                in: cast.community, description: "Balls", amount: "30.00", paidBy: cast.member,
-                split: .exact([cast.admin: "10.00", cast.member: "20.00"]), as: cast.member
+            let exact = try await services.finances.addExpense(
+                in: cast.community, description: "Balls", total: try dollars("30.00"), paidBy: cast.member,
+                split: .exact([cast.admin: 1000, cast.member: 2000]), as: cast.member
             )
             #expect(exact.splits.map(\.amount).sorted() == [1000, 2000])
-            let percent = try await services.addExpense(
-                in: cast.community, description: "Bus", amount: "10.00", paidBy: cast.admin,
-                split: .percent([cast.admin: "33.33", cast.member: "66.67"]),
+            let percent = try await services.finances.addExpense(
+                in: cast.community, description: "Bus", total: try dollars("10.00"), paidBy: cast.admin,
+                split: .percent([cast.admin: 3333, cast.member: 6667]),
                 as: cast.admin
             )
             #expect(percent.splits.map(\.amount).reduce(0, +) == 1000)
-            let shares = try await services.addExpense(
-                in: cast.community, description: "Kit", amount: "10.00", paidBy: cast.admin, split: .shares([cast.admin: 1, cast.member: 3]),
+            let shares = try await services.finances.addExpense(
+                in: cast.community, description: "Kit", total: try dollars("10.00"), paidBy: cast.admin, split: .shares([cast.admin: 1, cast.member: 3]),
                 as: cast.admin
             )
             #expect(shares.splits.map(\.amount).sorted() == [250, 750])
             let wrong = await serviceError {
-                try await services.addExpense(
-                    in: cast.community, description: "X", amount: "10.00", paidBy: cast.admin, split: .exact([cast.admin: "5.00"]), as: cast.admin
+                try await services.finances.addExpense(
+                    in: cast.community, description: "X", total: try dollars("10.00"), paidBy: cast.admin, split: .exact([cast.admin: 500]), as: cast.admin
                 )
             }
             #expect(wrong?.code == .invalidInput)
             let outsider = await serviceError {
-                try await services.addExpense(
-                    in: cast.community, description: "X", amount: "1.00", paidBy: cast.outsider, split: .equal([cast.outsider]), as: cast.outsider
+                try await services.finances.addExpense(
+                    in: cast.community, description: "X", total: try dollars("1.00"), paidBy: cast.outsider, split: .equal([cast.outsider]), as: cast.outsider
                 )
             }
             #expect(outsider?.code == .notFound)
             let strangerInSplit = await serviceError {
-                try await services.addExpense(
-                    in: cast.community, description: "X", amount: "1.00", paidBy: cast.admin, split: .equal([cast.admin, cast.outsider]),
+                try await services.finances.addExpense(
+                    in: cast.community, description: "X", total: try dollars("1.00"), paidBy: cast.admin, split: .equal([cast.admin, cast.outsider]),
                     as: cast.admin
                 )
             }
             #expect(strangerInSplit?.code == .invalidInput)
 
-            let edited = try await services.updateExpense(exact.id, amount: "31.00", split: .equal([cast.admin, cast.member]), as: cast.member)
+            let edited = try await services.finances.updateExpense(exact.id, total: try dollars("31.00"), split: .equal([cast.admin, cast.member]), as: cast.member)
             #expect(edited.totalAmount == 3100 && edited.splits.map(\.amount) == [1550, 1550])
-            let notYours = await serviceError { try await services.updateExpense(percent.id, description: "mine", as: cast.member) }
+            let notYours = await serviceError { try await services.finances.updateExpense(percent.id, description: "mine", as: cast.member) }
             #expect(notYours?.code == .forbidden)
-            try await services.deleteExpense(exact.id, as: cast.admin)
-            let balances = try await services.balances(in: cast.community, as: cast.admin)
+            try await services.finances.deleteExpense(exact.id, as: cast.admin)
+            let balances = try await services.finances.balances(in: cast.community, as: cast.admin)
             #expect(balances.map(\.balance).reduce(0, +) == 0)
             let adminBalance = balances.first(where: { $0.userID == cast.admin })?.balance
             #expect(adminBalance == Int64((1000 - 333) + (1000 - 250)))
@@ -93,40 +93,40 @@ struct FinanceTests {
             let cast = try await Cast.make(services)
             var people = [cast.admin, cast.member]
             for index in 0..<3 {
-                let user = try await services.createUser(email: "p\(index)@example.com", displayName: "P\(index)").id
-                _ = try await services.addMember(user, to: cast.community, as: cast.admin)
+                let user = try await services.users.create(email: "p\(index)@example.com", displayName: "P\(index)").id
+                _ = try await services.members.add(user, to: cast.community, as: cast.admin)
                 people.append(user)
             }
             var random = SystemRandomNumberGenerator()
             var live: [TransactionID: (currency: String, payer: UserID, splits: [(UserID, Int64)])] = [:]
             for step in 0..<40 {
                 // Refresh the snapshot now and then: balances are snapshot + journal from then on.
-                if step % 13 == 7 { _ = try await services.refreshBalancesSnapshot() }
+                if step % 13 == 7 { _ = try await services.finances.refreshBalancesSnapshot() }
                 let currency = ["USD", "JPY"].randomElement(using: &random)!
                 let code = try #require(Currency(currency))
                 switch Int.random(in: 0..<10, using: &random) {
                 case 0..<6:
                     let payer = people.randomElement(using: &random)!
                     let between = Array(people.shuffled(using: &random).prefix(Int.random(in: 1...people.count, using: &random)))
-                    let amount = Money(minorUnits: Int64.random(in: 1...500_000, using: &random), currency: code).decimalString
-                    let expense = try await services.addExpense(
-                        in: cast.community, description: "E", amount: amount, currency: currency, paidBy: payer, split: .equal(between), as: payer
+                    let amount = Money(minorUnits: Int64.random(in: 1...500_000, using: &random), currency: code)
+                    let expense = try await services.finances.addExpense(
+                        in: cast.community, description: "E", total: amount, paidBy: payer, split: .equal(between), as: payer
                     )
                     live[expense.id] = (currency, payer, expense.splits.map { ($0.userID, $0.amount) })
                 case 6..<8:
                     guard let (id, entry) = live.randomElement(using: &random) else { continue }
                     let amount = Money(minorUnits: Int64.random(in: 1...500_000, using: &random), currency: try #require(Currency(entry.currency)))
-                    let edited = try await services.updateExpense(id, amount: amount.decimalString, as: cast.admin)
+                    let edited = try await services.finances.updateExpense(id, total: amount, as: cast.admin)
                     live[id] = (entry.currency, entry.payer, edited.splits.map { ($0.userID, $0.amount) })
                 case 8:
                     guard let id = live.keys.randomElement(using: &random) else { continue }
-                    try await services.deleteExpense(id, as: cast.admin)
+                    try await services.finances.deleteExpense(id, as: cast.admin)
                     live[id] = nil
                 default:
                     let pair = people.shuffled(using: &random).prefix(2)
                     let amount = Money(minorUnits: Int64.random(in: 1...100_000, using: &random), currency: code)
-                    let settlement = try await services.recordSettlement(
-                        in: cast.community, from: pair.first!, to: pair.last!, amount: amount.decimalString, currency: currency, as: cast.admin
+                    let settlement = try await services.finances.recordSettlement(
+                        in: cast.community, from: pair.first!, to: pair.last!, amount: amount, as: cast.admin
                     )
                     live[settlement.id] = (currency, pair.first!, [(pair.last!, amount.minorUnits)])
                 }
@@ -138,7 +138,7 @@ struct FinanceTests {
                     model["\(user)/\(entry.currency)", default: 0] -= amount
                 }
             }
-            let actual = try await services.balances(in: cast.community, as: cast.member)
+            let actual = try await services.finances.balances(in: cast.community, as: cast.member)
             #expect(Dictionary(uniqueKeysWithValues: actual.map { ("\($0.userID)/\($0.currency)", $0.balance) }) == model.filter { $0.value != 0 })
             for currency in ["USD", "JPY"] {
                 #expect(actual.filter { $0.currency == currency }.map(\.balance).reduce(0, +) == 0)
@@ -151,26 +151,26 @@ struct FinanceTests {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
             let owed = { () async throws -> Int64 in
-                try await services.balances(in: cast.community, as: cast.member).first(where: { $0.userID == cast.admin })?.balance ?? 0
+                try await services.finances.balances(in: cast.community, as: cast.member).first(where: { $0.userID == cast.admin })?.balance ?? 0
             }
-            let first = try await services.addExpense(
-                in: cast.community, description: "A", amount: "10.00", paidBy: cast.admin, split: .exact([cast.member: "10.00"]), as: cast.admin
+            let first = try await services.finances.addExpense(
+                in: cast.community, description: "A", total: try dollars("10.00"), paidBy: cast.admin, split: .exact([cast.member: 1000]), as: cast.admin
             )
-            let second = try await services.addExpense(
-                in: cast.community, description: "B", amount: "4.00", paidBy: cast.admin, split: .exact([cast.member: "4.00"]), as: cast.admin
+            let second = try await services.finances.addExpense(
+                in: cast.community, description: "B", total: try dollars("4.00"), paidBy: cast.admin, split: .exact([cast.member: 400]), as: cast.admin
             )
-            _ = try await services.refreshBalancesSnapshot()
+            _ = try await services.finances.refreshBalancesSnapshot()
             #expect(try await owed() == 1400)
-            try await services.deleteExpense(first.id, as: cast.admin)
+            try await services.finances.deleteExpense(first.id, as: cast.admin)
             #expect(try await owed() == 400)
-            _ = try await services.updateExpense(second.id, amount: "6.00", split: .exact([cast.member: "6.00"]), as: cast.admin)
+            _ = try await services.finances.updateExpense(second.id, total: try dollars("6.00"), split: .exact([cast.member: 600]), as: cast.admin)
             #expect(try await owed() == 600)
-            _ = try await services.refreshBalancesSnapshot()
+            _ = try await services.finances.refreshBalancesSnapshot()
             #expect(try await owed() == 600)
-            let split = try #require(try await services.expense(second.id, as: cast.admin).splits.first)
-            try await services.settleSplit(split.id, via: "cash", as: cast.member)
+            let split = try #require(try await services.finances.expense(second.id, as: cast.admin).splits.first)
+            try await services.finances.settleSplit(split.id, via: "cash", as: cast.member)
             #expect(try await owed() == 0)
-            _ = try await services.refreshBalancesSnapshot()
+            _ = try await services.finances.refreshBalancesSnapshot()
             #expect(try await owed() == 0)
         }
     }
@@ -179,32 +179,32 @@ struct FinanceTests {
     func dues() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let dues = try await services.createDues(in: cast.community, name: "Season", amount: "50.00", dueDate: "2000-01-31", as: cast.admin)
+            let dues = try await services.dues.create(in: cast.community, name: "Season", amount: try dollars("50.00"), dueDate: try day("2000-01-31"), as: cast.admin)
             #expect(dues.amount == 5000 && dues.currency == "USD")
             let byMember = await serviceError {
-                try await services.createDues(in: cast.community, name: "X", amount: "1", dueDate: "2030-01-01", as: cast.member)
+                try await services.dues.create(in: cast.community, name: "X", amount: try dollars("1"), dueDate: try day("2030-01-01"), as: cast.member)
             }
             #expect(byMember?.code == .forbidden)
-            _ = try await services.payDues(dues.id, user: cast.member, amount: "20.00", method: "cash", as: cast.admin)
-            let over = await serviceError { try await services.payDues(dues.id, user: cast.member, amount: "30.01", as: cast.admin) }
+            _ = try await services.dues.recordPayment(to: dues.id, by: cast.member, amount: try dollars("20.00"), method: "cash", as: cast.admin)
+            let over = await serviceError { try await services.dues.recordPayment(to: dues.id, by: cast.member, amount: try dollars("30.01"), as: cast.admin) }
             #expect(over?.code == .conflict)
-            let notAdmin = await serviceError { try await services.payDues(dues.id, user: cast.member, amount: "1.00", as: cast.member) }
+            let notAdmin = await serviceError { try await services.dues.recordPayment(to: dues.id, by: cast.member, amount: try dollars("1.00"), as: cast.member) }
             #expect(notAdmin?.code == .forbidden)
 
             // Two payments of 20.00 against 30.00 outstanding, at the same moment: one is refused.
             let outcomes = await withTaskGroup(of: Bool.self) { group in
                 for _ in 0..<2 {
-                    group.addTask { (try? await services.payDues(dues.id, user: cast.member, amount: "20.00", as: cast.admin)) != nil }
+                    group.addTask { (try? await services.dues.recordPayment(to: dues.id, by: cast.member, amount: try dollars("20.00"), as: cast.admin)) != nil }
                 }
                 return await group.reduce(into: [Bool]()) { $0.append($1) }
             }
             #expect(outcomes.filter { $0 }.count == 1)
 
-            let report = try await services.duesReport(dues.id, as: cast.member)
+            let report = try await services.dues.report(dues.id, as: cast.member)
             let member = try #require(report.first { $0.userID == cast.member })
-            #expect(member.amountPaid == 4000 && member.outstanding == 1000 && member.status == "partial" && member.overdue)
+            #expect(member.amountPaid == 4000 && member.outstanding == 1000 && member.status == .partial && member.overdue)
             let admin = try #require(report.first { $0.userID == cast.admin })
-            #expect(admin.status == "unpaid")
+            #expect(admin.status == .unpaid)
             // The former member left before these dues existed and owes nothing.
             #expect(!report.contains { $0.userID == cast.former })
         }

@@ -20,30 +20,30 @@ struct InviteTests {
     func redeemOutcomes() async throws {
         try await withServices { services, database in
             let cast = try await Cast.make(services)
-            let invite = try await services.createInvite(to: cast.community, maxUses: 1, as: cast.admin)
-            let joined = try await services.redeemInvite(invite.code.lowercased(), as: cast.outsider)
+            let invite = try await services.invites.create(to: cast.community, maxUses: 1, as: cast.admin)
+            let joined = try await services.invites.redeem(try InviteCode.parse(invite.code.lowercased()), as: cast.outsider)
             #expect(joined.communityID == cast.community && !joined.rejoined)
 
-            let again = await serviceError { try await services.redeemInvite(invite.code, as: cast.outsider) }
+            let again = await serviceError { try await services.invites.redeem(try InviteCode.parse(invite.code), as: cast.outsider) }
             #expect(again?.message.contains("already a member") == true)
 
-            let late = try await services.createUser(email: "late@example.com", displayName: "Late").id
-            let usedUp = await serviceError { try await services.redeemInvite(invite.code, as: late) }
+            let late = try await services.users.create(email: "late@example.com", displayName: "Late").id
+            let usedUp = await serviceError { try await services.invites.redeem(try InviteCode.parse(invite.code), as: late) }
             #expect(usedUp?.message.contains("used up") == true)
 
-            let expiring = try await services.createInvite(to: cast.community, expiresAt: Date().addingTimeInterval(3600), as: cast.admin)
+            let expiring = try await services.invites.create(to: cast.community, expiresAt: Date().addingTimeInterval(3600), as: cast.admin)
             try await database.withConnection { connection in
                 try await connection.query("UPDATE invites SET expires_at = now() - interval '1 minute' WHERE id = \(expiring.id)")
             }
-            let expired = await serviceError { try await services.redeemInvite(expiring.code, as: late) }
+            let expired = await serviceError { try await services.invites.redeem(try InviteCode.parse(expiring.code), as: late) }
             #expect(expired?.message.contains("expired") == true)
 
-            let open = try await services.createInvite(to: cast.community, as: cast.admin)
-            try await services.deleteCommunity(cast.community, as: cast.admin)
-            let deleted = await serviceError { try await services.redeemInvite(open.code, as: late) }
+            let open = try await services.invites.create(to: cast.community, as: cast.admin)
+            try await services.communities.delete(cast.community, as: cast.admin)
+            let deleted = await serviceError { try await services.invites.redeem(try InviteCode.parse(open.code), as: late) }
             #expect(deleted?.message.contains("deleted") == true)
 
-            let unknown = await serviceError { try await services.redeemInvite("ZZZZZZ", as: late) }
+            let unknown = await serviceError { try await services.invites.redeem(try InviteCode.parse("ZZZZZZ"), as: late) }
             #expect(unknown?.code == .notFound)
         }
     }
@@ -52,9 +52,9 @@ struct InviteTests {
     func rejoinThroughInvite() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let old = try await services.membersAsOperator(of: cast.community).first { $0.userID == cast.former }
-            let invite = try await services.createInvite(to: cast.community, as: cast.admin)
-            let redemption = try await services.redeemInvite(invite.code, as: cast.former)
+            let old = try await services.members.listAsOperator(of: cast.community).first { $0.userID == cast.former }
+            let invite = try await services.invites.create(to: cast.community, as: cast.admin)
+            let redemption = try await services.invites.redeem(try InviteCode.parse(invite.code), as: cast.former)
             #expect(redemption.rejoined && redemption.memberID == old?.id)
         }
     }
@@ -63,23 +63,23 @@ struct InviteTests {
     func concurrentRedemptions() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let invite = try await services.createInvite(to: cast.community, maxUses: 5, as: cast.admin)
+            let invite = try await services.invites.create(to: cast.community, maxUses: 5, as: cast.admin)
             var users: [UserID] = []
             for index in 0..<20 {
-                users.append(try await services.createUser(email: "u\(index)@example.com", displayName: "User \(index)").id)
+                users.append(try await services.users.create(email: "u\(index)@example.com", displayName: "User \(index)").id)
             }
             let refusals = await withTaskGroup(of: String?.self) { group in
                 for user in users {
-                    group.addTask { await serviceError { try await services.redeemInvite(invite.code, as: user) }?.message }
+                    group.addTask { await serviceError { try await services.invites.redeem(try InviteCode.parse(invite.code), as: user) }?.message }
                 }
                 return await group.reduce(into: [String?]()) { $0.append($1) }
             }
             #expect(refusals.filter { $0 == nil }.count == 5)
             // The other 15 waited for the invite's row lock and were told it is used up.
             #expect(refusals.compactMap { $0 }.filter { $0.contains("used up") }.count == 15)
-            let remaining = try await services.invites(of: cast.community, as: cast.admin).first { $0.id == invite.id }
+            let remaining = try await services.invites.list(of: cast.community, as: cast.admin).first { $0.id == invite.id }
             #expect(remaining?.usesRemaining == 0)
-            let community = try await services.community(cast.community, as: cast.admin)
+            let community = try await services.communities.get(cast.community, as: cast.admin)
             #expect(community.memberCount == 2 + 5)
         }
     }
@@ -88,12 +88,12 @@ struct InviteTests {
     func revoke() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let invite = try await services.createInvite(to: cast.community, as: cast.admin)
-            let byMember = await serviceError { try await services.revokeInvite(invite.id, as: cast.member) }
+            let invite = try await services.invites.create(to: cast.community, as: cast.admin)
+            let byMember = await serviceError { try await services.invites.revoke(invite.id, as: cast.member) }
             #expect(byMember?.code == .notFound)  // members cannot even see invites
-            try await services.revokeInvite(invite.id, as: cast.admin)
-            #expect(try await services.invites(of: cast.community, as: cast.admin).isEmpty)
-            let actions = try await services.auditLog(cast.community, as: cast.admin).map(\.action)
+            try await services.invites.revoke(invite.id, as: cast.admin)
+            #expect(try await services.invites.list(of: cast.community, as: cast.admin).isEmpty)
+            let actions = try await services.communities.auditLog(cast.community, as: cast.admin).map(\.action)
             #expect(actions.prefix(2) == ["invite.revoked", "invite.created"])
         }
     }

@@ -12,12 +12,12 @@ struct LifecycleTests {
     func retentionBoundaries() async throws {
         try await withServices { services, database in
             let cast = try await Cast.make(services)
-            let old = try await services.createPost(in: cast.community, PostDraft(content: "old"), as: cast.member)
-            let recent = try await services.createPost(in: cast.community, PostDraft(content: "recent"), as: cast.member)
-            _ = try await services.addComment(to: old.id, content: "on old", as: cast.admin)
-            _ = try await services.react(to: old.id, type: "like", as: cast.admin)
-            let gone = try await services.createCommunity(name: "Gone", as: cast.outsider)
-            let resting = try await services.createCommunity(name: "Resting", as: cast.outsider)
+            let old = try await services.feed.createPost(in: cast.community, PostDraft(content: "old"), as: cast.member)
+            let recent = try await services.feed.createPost(in: cast.community, PostDraft(content: "recent"), as: cast.member)
+            _ = try await services.feed.addComment(to: old.id, content: "on old", as: cast.admin)
+            _ = try await services.feed.react(to: old.id, type: .like, as: cast.admin)
+            let gone = try await services.communities.create(name: "Gone", as: cast.outsider)
+            let resting = try await services.communities.create(name: "Resting", as: cast.outsider)
             try await database.withConnection { connection in
                 try await connection.query("UPDATE posts SET deleted_at = now() - interval '31 days' WHERE id = \(old.id)")
                 try await connection.query("UPDATE posts SET deleted_at = now() - interval '29 days' WHERE id = \(recent.id)")
@@ -44,16 +44,16 @@ struct LifecycleTests {
                     )
                 }
             }
-            let dry = try await services.runRetention(dryRun: true)
+            let dry = try await services.lifecycle.runRetention(dryRun: true)
             let expected = [
                 "posts": 1, "comments": 1, "reactions": 1, "poll_votes": 0, "notifications": 1, "invites": 1, "refresh_tokens": 1,
                 "audit_log": 1, "communities": 1, "members": 1, "events": 0, "transactions": 0,
             ]
             // posts also counts the posts of the purged community (none here).
             #expect(dry.counts == expected)
-            let run = try await services.runRetention(batchSize: 1)
+            let run = try await services.lifecycle.runRetention(batchSize: 1)
             #expect(run.counts == expected && run.ran)
-            let again = try await services.runRetention()
+            let again = try await services.lifecycle.runRetention()
             #expect(again.counts.values.allSatisfy { $0 == 0 })
             let remaining = try await database.withConnection { connection in
                 try await connection.query(
@@ -77,7 +77,7 @@ struct LifecycleTests {
                     "INSERT INTO notifications (user_id, type, title, body, created_at) SELECT \(cast.admin), 'new_post', 't', 'b', now() - interval '100 days' FROM generate_series(1, 2500)"
                 )
             }
-            let report = try await services.runRetention(batchSize: 1000)
+            let report = try await services.lifecycle.runRetention(batchSize: 1000)
             #expect(report.counts["notifications"] == 2500)
         }
     }
@@ -86,28 +86,28 @@ struct LifecycleTests {
     func accountDeletion() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let refused = await serviceError { try await services.requestAccountDeletion(as: cast.admin) }
+            let refused = await serviceError { try await services.lifecycle.requestAccountDeletion(as: cast.admin) }
             #expect(refused?.code == .conflict)
 
-            _ = try await services.requestAccountDeletion(as: cast.member)
-            try await services.cancelAccountDeletion(as: cast.member)
+            _ = try await services.lifecycle.requestAccountDeletion(as: cast.member)
+            try await services.lifecycle.cancelAccountDeletion(as: cast.member)
             var later = services
             later.now = { Date().addingTimeInterval(8 * 86_400) }
-            #expect(try await later.deleteDueAccounts() == (0, 0))
+            #expect(try await later.lifecycle.deleteDueAccounts() == (0, 0))
 
-            let post = try await services.createPost(in: cast.community, PostDraft(content: "Bye"), as: cast.member)
-            _ = try await services.addFamilyMember(name: "Kid", as: cast.member)
-            _ = try await services.requestAccountDeletion(as: cast.member)
+            let post = try await services.feed.createPost(in: cast.community, PostDraft(content: "Bye"), as: cast.member)
+            _ = try await services.family.add(name: "Kid", as: cast.member)
+            _ = try await services.lifecycle.requestAccountDeletion(as: cast.member)
             var soon = services
             soon.now = { Date().addingTimeInterval(6 * 86_400) }
-            #expect(try await soon.deleteDueAccounts() == (0, 0))
-            #expect(try await later.deleteDueAccounts() == (1, 0))
+            #expect(try await soon.lifecycle.deleteDueAccounts() == (0, 0))
+            #expect(try await later.lifecycle.deleteDueAccounts() == (1, 0))
 
-            let user = try await services.userAsOperator(cast.member)
+            let user = try await services.users.getAsOperator(cast.member)
             #expect(user.displayName == "[Deleted User]" && !user.email.contains("member@"))
-            let members = try await services.members(of: cast.community, as: cast.admin)
+            let members = try await services.members.list(of: cast.community, as: cast.admin)
             #expect(!members.contains { $0.userID == cast.member })
-            #expect(try await services.post(post.id, as: cast.admin).authorID == cast.member)
+            #expect(try await services.feed.post(post.id, as: cast.admin).authorID == cast.member)
         }
     }
 }

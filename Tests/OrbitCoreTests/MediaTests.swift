@@ -21,23 +21,23 @@ struct MediaTests {
     func lifecycle() async throws {
         try await withStorage { services, cast, folder in
             let bytes = Data([0xFF, 0xD8, 0xFF, 0x00, 0x01])
-            let first = try await services.uploadMedia(
+            let first = try await services.media.upload(
                 to: cast.community, filename: "team photo.jpg", mimeType: "image/jpeg", data: bytes, width: 800, height: 600, as: cast.member
             )
-            #expect(first.type == "image" && first.sizeBytes == 5 && first.storagePath.hasSuffix("/team_photo.jpg"))
+            #expect(first.type == .image && first.sizeBytes == 5 && first.storagePath.hasSuffix("/team_photo.jpg"))
             #expect(FileManager.default.contents(atPath: folder.appending(path: first.storagePath).path) == bytes)
-            let second = try await services.uploadMedia(
+            let second = try await services.media.upload(
                 to: cast.community, filename: "rules.pdf", mimeType: "application/pdf", data: bytes, as: cast.admin)
-            #expect(try await services.media(of: cast.community, as: cast.member).map(\.id) == [second.id, first.id])
+            #expect(try await services.media.list(of: cast.community, as: cast.member).map(\.id) == [second.id, first.id])
 
-            let photo = try await services.createPost(in: cast.community, PostDraft(type: "photo", mediaIDs: [first.id]), as: cast.member)
+            let photo = try await services.feed.createPost(in: cast.community, PostDraft(type: .photo, mediaIDs: [first.id]), as: cast.member)
             #expect(photo.mediaURLs == [folder.appending(path: first.storagePath).absoluteString])
 
-            let notYours = await serviceError { try await services.deleteMedia(second.id, as: cast.member) }
+            let notYours = await serviceError { try await services.media.delete(second.id, as: cast.member) }
             #expect(notYours?.code == .forbidden)
-            try await services.deleteMedia(first.id, as: cast.admin)
+            try await services.media.delete(first.id, as: cast.admin)
             #expect(!FileManager.default.fileExists(atPath: folder.appending(path: first.storagePath).path))
-            #expect(try await services.media(of: cast.community, as: cast.member).map(\.id) == [second.id])
+            #expect(try await services.media.list(of: cast.community, as: cast.member).map(\.id) == [second.id])
         }
     }
 
@@ -52,7 +52,7 @@ struct MediaTests {
     func refused(field: String, mime: String, filename: String, size: Int) async throws {
         try await withStorage { services, cast, folder in
             let error = await serviceError {
-                try await services.uploadMedia(to: cast.community, filename: filename, mimeType: mime, data: Data(count: size), as: cast.member)
+                try await services.media.upload(to: cast.community, filename: filename, mimeType: mime, data: Data(count: size), as: cast.member)
             }
             #expect(error?.code == .invalidInput && error?.field == field)
             let files = (try? FileManager.default.subpathsOfDirectory(atPath: folder.path)) ?? []
@@ -64,7 +64,7 @@ struct MediaTests {
     func outsider() async throws {
         try await withStorage { services, cast, folder in
             let error = await serviceError {
-                try await services.uploadMedia(to: cast.community, filename: "a.png", mimeType: "image/png", data: Data([1]), as: cast.outsider)
+                try await services.media.upload(to: cast.community, filename: "a.png", mimeType: "image/png", data: Data([1]), as: cast.outsider)
             }
             #expect(error?.code == .notFound)
             #expect(((try? FileManager.default.subpathsOfDirectory(atPath: folder.path)) ?? []).isEmpty)

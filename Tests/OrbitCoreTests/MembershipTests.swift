@@ -9,12 +9,12 @@ struct MembershipTests {
     @Test("the creator is the first admin and member_count comes from the database")
     func creation() async throws {
         try await withServices { services, _ in
-            let creator = try await services.createUser(email: "c@example.com", displayName: "Cleo").id
-            let community = try await services.createCommunity(name: "Family", description: "Us", as: creator)
+            let creator = try await services.users.create(email: "c@example.com", displayName: "Cleo").id
+            let community = try await services.communities.create(name: "Family", description: "Us", as: creator)
             #expect(community.memberCount == 1 && community.createdBy == creator)
-            let members = try await services.members(of: community.id, as: creator)
+            let members = try await services.members.list(of: community.id, as: creator)
             #expect(members.map(\.role) == [.admin] && members.map(\.userID) == [creator])
-            let log = try await services.auditLog(community.id, as: creator)
+            let log = try await services.communities.auditLog(community.id, as: creator)
             #expect(log.map(\.action) == ["community.created"])
         }
     }
@@ -24,17 +24,17 @@ struct MembershipTests {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
             for attempt in [
-                { try await services.leave(cast.community, as: cast.admin) },
-                { _ = try await services.setRole(.member, of: cast.admin, in: cast.community, as: cast.admin) },
-                { try await services.removeMember(cast.admin, from: cast.community, as: cast.admin) },
+                { try await services.members.leave(cast.community, as: cast.admin) },
+                { _ = try await services.members.setRole(.member, of: cast.admin, in: cast.community, as: cast.admin) },
+                { try await services.members.remove(cast.admin, from: cast.community, as: cast.admin) },
             ] as [() async throws -> Void] {
                 let error = await serviceError(attempt)
                 #expect(error?.code == .conflict)
             }
             // With a second admin, the first may go.
-            _ = try await services.setRole(.admin, of: cast.member, in: cast.community, as: cast.admin)
-            try await services.leave(cast.community, as: cast.admin)
-            let admins = try await services.members(of: cast.community, as: cast.member).filter { $0.role == .admin }
+            _ = try await services.members.setRole(.admin, of: cast.member, in: cast.community, as: cast.admin)
+            try await services.members.leave(cast.community, as: cast.admin)
+            let admins = try await services.members.list(of: cast.community, as: cast.member).filter { $0.role == .admin }
             #expect(admins.map(\.userID) == [cast.member])
         }
     }
@@ -43,12 +43,12 @@ struct MembershipTests {
     func concurrentLeaving() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            _ = try await services.setRole(.admin, of: cast.member, in: cast.community, as: cast.admin)
+            _ = try await services.members.setRole(.admin, of: cast.member, in: cast.community, as: cast.admin)
             let outcomes = await withTaskGroup(of: Bool.self) { group in
                 for user in [cast.admin, cast.member] {
                     group.addTask {
                         do {
-                            try await services.leave(cast.community, as: user)
+                            try await services.members.leave(cast.community, as: user)
                             return true
                         } catch {
                             return false
@@ -58,10 +58,10 @@ struct MembershipTests {
                 return await group.reduce(into: [Bool]()) { $0.append($1) }
             }
             #expect(outcomes.filter { $0 }.count == 1)
-            let remaining = try await services.membersAsOperator(of: cast.community, includeFormer: false)
+            let remaining = try await services.members.listAsOperator(of: cast.community, includeFormer: false)
             #expect(remaining.filter { $0.role == .admin }.count == 1)
             let stayer = try #require(remaining.first { $0.role == .admin }).userID
-            let leftRows = try await services.auditLog(cast.community, as: stayer).filter { $0.action == "member.left" }
+            let leftRows = try await services.communities.auditLog(cast.community, as: stayer).filter { $0.action == "member.left" }
             // The former member's leave (from Cast.make) plus exactly one of the two admins.
             #expect(leftRows.count == 2)
         }
@@ -71,10 +71,10 @@ struct MembershipTests {
     func rejoin() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let before = try await services.membersAsOperator(of: cast.community).first { $0.userID == cast.former }
-            let again = try await services.addMember(cast.former, to: cast.community, as: cast.admin)
+            let before = try await services.members.listAsOperator(of: cast.community).first { $0.userID == cast.former }
+            let again = try await services.members.add(cast.former, to: cast.community, as: cast.admin)
             #expect(again.id == before?.id && again.leftAt == nil)
-            let community = try await services.community(cast.community, as: cast.former)
+            let community = try await services.communities.get(cast.community, as: cast.former)
             #expect(community.memberCount == 3)
         }
     }
@@ -83,21 +83,21 @@ struct MembershipTests {
     func deleteAndRestore() async throws {
         try await withServices { services, database in
             let cast = try await Cast.make(services)
-            try await services.deleteCommunity(cast.community, as: cast.admin)
-            let hidden = await serviceError { try await services.community(cast.community, as: cast.member) }
+            try await services.communities.delete(cast.community, as: cast.admin)
+            let hidden = await serviceError { try await services.communities.get(cast.community, as: cast.member) }
             #expect(hidden?.code == .notFound)
-            #expect(try await services.myCommunities(as: cast.member).isEmpty)
+            #expect(try await services.communities.mine(as: cast.member).isEmpty)
 
-            let restored = try await services.restoreCommunity(cast.community, as: cast.admin)
+            let restored = try await services.communities.restore(cast.community, as: cast.admin)
             #expect(restored.deletedAt == nil)
-            let visible = try await services.community(cast.community, as: cast.member)
+            let visible = try await services.communities.get(cast.community, as: cast.member)
             #expect(visible.id == cast.community)
 
-            try await services.deleteCommunity(cast.community, as: cast.admin)
+            try await services.communities.delete(cast.community, as: cast.admin)
             try await database.withConnection { connection in
                 try await connection.query("UPDATE communities SET deleted_at = now() - interval '31 days' WHERE id = \(cast.community)")
             }
-            let tooLate = await serviceError { try await services.restoreCommunity(cast.community, as: cast.admin) }
+            let tooLate = await serviceError { try await services.communities.restore(cast.community, as: cast.admin) }
             #expect(tooLate?.code == .conflict)
         }
     }
@@ -129,8 +129,8 @@ struct MembershipTests {
         try await withServices { services, _ in
             let error = await serviceError {
                 field == "email"
-                    ? try await services.createUser(email: value, displayName: "Valid")
-                    : try await services.createUser(email: "valid@example.com", displayName: value)
+                    ? try await services.users.create(email: value, displayName: "Valid")
+                    : try await services.users.create(email: "valid@example.com", displayName: value)
             }
             #expect(error?.code == .invalidInput && error?.field == field)
         }
@@ -140,14 +140,14 @@ struct MembershipTests {
     func family() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let kid = try await services.addFamilyMember(name: "Tommy", as: cast.member)
-            _ = try await services.renameFamilyMember(kid.id, to: "Tom", as: cast.member)
-            #expect(try await services.familyMembers(of: cast.member, as: cast.admin).map(\.name) == ["Tom"])
-            #expect(try await services.familyMembers(of: cast.member, as: cast.outsider).isEmpty)
-            let notYours = await serviceError { try await services.removeFamilyMember(kid.id, as: cast.admin) }
+            let kid = try await services.family.add(name: "Tommy", as: cast.member)
+            _ = try await services.family.rename(kid.id, to: "Tom", as: cast.member)
+            #expect(try await services.family.list(of: cast.member, as: cast.admin).map(\.name) == ["Tom"])
+            #expect(try await services.family.list(of: cast.member, as: cast.outsider).isEmpty)
+            let notYours = await serviceError { try await services.family.remove(kid.id, as: cast.admin) }
             #expect(notYours?.code == .notFound)
-            try await services.removeFamilyMember(kid.id, as: cast.member)
-            #expect(try await services.familyMembers(as: cast.member).isEmpty)
+            try await services.family.remove(kid.id, as: cast.member)
+            #expect(try await services.family.list(as: cast.member).isEmpty)
         }
     }
 }

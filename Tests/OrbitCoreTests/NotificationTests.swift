@@ -7,7 +7,7 @@ import Testing
 @Suite("Notifications")
 struct NotificationTests {
     private func types(_ services: OrbitServices, _ user: UserID) async throws -> [String] {
-        try await services.notifications(as: user).map(\.type).sorted()
+        try await services.notifications.list(as: user).map(\.type.rawValue).sorted()
     }
 
     @Test("created with their cause, once, for members only, never for the author, following preferences")
@@ -20,24 +20,24 @@ struct NotificationTests {
                     "UPDATE members SET notification_prefs = '{\"new_post\": false}' WHERE community_id = \(cast.community) AND user_id = \(cast.member)"
                 )
             }
-            _ = try await services.createPost(in: cast.community, PostDraft(content: "Hello @Max Member"), as: cast.admin)
+            _ = try await services.feed.createPost(in: cast.community, PostDraft(content: "Hello @Max Member"), as: cast.admin)
             #expect(try await types(services, cast.member) == ["mention"])
             #expect(try await types(services, cast.admin) == [])
-            _ = try await services.createPost(in: cast.community, PostDraft(content: "From a member"), as: cast.member)
+            _ = try await services.feed.createPost(in: cast.community, PostDraft(content: "From a member"), as: cast.member)
             #expect(try await types(services, cast.admin) == ["new_post"])
-            _ = try await services.createEvent(
+            _ = try await services.events.create(
                 in: cast.community, EventDraft(title: "Game", startsAt: Date().addingTimeInterval(86_400 * 10)), as: cast.admin)
-            _ = try await services.createDues(in: cast.community, name: "Season", amount: "10.00", dueDate: "2099-01-01", as: cast.admin)
+            _ = try await services.dues.create(in: cast.community, name: "Season", amount: try dollars("10.00"), dueDate: try day("2099-01-01"), as: cast.admin)
             #expect(try await types(services, cast.member) == ["mention", "payment_request", "rsvp_request"])
             // Outsiders and former members never hear about the community.
             #expect(try await types(services, cast.outsider).isEmpty)
             #expect(try await types(services, cast.former).isEmpty)
             // A cause that fails leaves no notification.
             let failed = await serviceError {
-                try await services.createEvent(in: cast.community, EventDraft(title: "x", startsAt: Date(), locationLat: 99), as: cast.admin)
+                try await services.events.create(in: cast.community, EventDraft(title: "x", startsAt: Date(), locationLat: 99), as: cast.admin)
             }
             #expect(failed != nil)
-            #expect(try await services.unreadNotificationCount(as: cast.member) == 3)
+            #expect(try await services.notifications.unreadCount(as: cast.member) == 3)
         }
     }
 
@@ -46,18 +46,18 @@ struct NotificationTests {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
             for index in 0..<5 {
-                _ = try await services.createPost(in: cast.community, PostDraft(content: "Post \(index)"), as: cast.admin)
+                _ = try await services.feed.createPost(in: cast.community, PostDraft(content: "Post \(index)"), as: cast.admin)
             }
-            let all = try await services.notifications(as: cast.member)
+            let all = try await services.notifications.list(as: cast.member)
             #expect(all.count == 5 && zip(all, all.dropFirst()).allSatisfy { $0.createdAt >= $1.createdAt })
-            let page = try await services.notifications(limit: 2, before: all[1].id, as: cast.member)
+            let page = try await services.notifications.list(limit: 2, before: all[1].id, as: cast.member)
             #expect(page.map(\.id) == Array(all[2...3]).map(\.id))
-            try await services.markNotificationsRead(all[0].id, as: cast.member)
-            #expect(try await services.unreadNotificationCount(as: cast.member) == 4)
-            let notMine = await serviceError { try await services.markNotificationsRead(all[0].id, as: cast.admin) }
+            try await services.notifications.markRead(all[0].id, as: cast.member)
+            #expect(try await services.notifications.unreadCount(as: cast.member) == 4)
+            let notMine = await serviceError { try await services.notifications.markRead(all[0].id, as: cast.admin) }
             #expect(notMine?.code == .notFound)
-            #expect(try await services.markNotificationsRead(as: cast.member) == 4)
-            #expect(try await services.unreadNotificationCount(as: cast.member) == 0)
+            #expect(try await services.notifications.markRead(as: cast.member) == 4)
+            #expect(try await services.notifications.unreadCount(as: cast.member) == 0)
         }
     }
 
@@ -65,12 +65,12 @@ struct NotificationTests {
     func reminders() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            _ = try await services.updateCommunity(
+            _ = try await services.communities.update(
                 cast.community, settings: CommunitySettings(defaultReminderHours: 24, timezone: "America/New_York"), as: cast.admin
             )
             // Weekly at 6 pm New York from March 3, 2026; DST starts March 8.
             let formatter = ISO8601DateFormatter()
-            let series = try await services.createEvent(
+            let series = try await services.events.create(
                 in: cast.community,
                 EventDraft(title: "Practice", startsAt: formatter.date(from: "2026-03-03T23:00:00Z")!, recurrenceRule: "FREQ=WEEKLY;BYDAY=TU"),
                 as: cast.admin
@@ -78,15 +78,15 @@ struct NotificationTests {
             var clock = services
             let nearly = formatter.date(from: "2026-03-09T23:30:00Z")!
             clock.now = { nearly }  // 22.5 h before March 10, 6 pm EDT (22:00Z)
-            _ = try await services.rsvp(series.id, occurrence: formatter.date(from: "2026-03-10T22:00:00Z")!, status: "no", as: cast.admin)
-            #expect(try await clock.sendReminders() == 1)  // the member; the admin said no
-            #expect(try await clock.sendReminders() == 0)
-            let reminder = try #require(try await services.notifications(as: cast.member).first { $0.type == "event_reminder" })
+            _ = try await services.events.rsvp(series.id, occurrence: formatter.date(from: "2026-03-10T22:00:00Z")!, status: .no, as: cast.admin)
+            #expect(try await clock.notifications.sendReminders() == 1)  // the member; the admin said no
+            #expect(try await clock.notifications.sendReminders() == 0)
+            let reminder = try #require(try await services.notifications.list(as: cast.member).first { $0.type == .eventReminder })
             #expect(reminder.body.contains("2026-03-10T22:00:00Z"))
             var earlier = services
             let tooEarly = formatter.date(from: "2026-03-08T23:30:00Z")!
             earlier.now = { tooEarly }  // more than 24 h before
-            #expect(try await earlier.sendReminders() == 0)
+            #expect(try await earlier.notifications.sendReminders() == 0)
         }
     }
 
@@ -94,16 +94,16 @@ struct NotificationTests {
     func duesReminders() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let dues = try await services.createDues(in: cast.community, name: "Season", amount: "10.00", dueDate: "2030-06-10", as: cast.admin)
-            _ = try await services.payDues(dues.id, user: cast.admin, amount: "10.00", as: cast.admin)
+            let dues = try await services.dues.create(in: cast.community, name: "Season", amount: try dollars("10.00"), dueDate: try day("2030-06-10"), as: cast.admin)
+            _ = try await services.dues.recordPayment(to: dues.id, by: cast.admin, amount: try dollars("10.00"), as: cast.admin)
             var early = services
             early.now = { ISO8601DateFormatter().date(from: "2030-06-01T12:00:00Z")! }
-            #expect(try await early.sendReminders() == 0)
+            #expect(try await early.notifications.sendReminders() == 0)
             var near = services
             near.now = { ISO8601DateFormatter().date(from: "2030-06-08T12:00:00Z")! }
-            #expect(try await near.sendReminders() == 1)
-            #expect(try await near.sendReminders() == 0)
-            let reminders = try await services.notifications(as: cast.member).filter { $0.title.hasPrefix("Reminder") }
+            #expect(try await near.notifications.sendReminders() == 1)
+            #expect(try await near.notifications.sendReminders() == 0)
+            let reminders = try await services.notifications.list(as: cast.member).filter { $0.title.hasPrefix("Reminder") }
             #expect(reminders.count == 1)
         }
     }
@@ -112,10 +112,10 @@ struct NotificationTests {
     func delivery() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            _ = try await services.createPost(in: cast.community, PostDraft(content: "Hi"), as: cast.member)
+            _ = try await services.feed.createPost(in: cast.community, PostDraft(content: "Hi"), as: cast.member)
             let recorder = Recorder()
-            #expect(try await services.deliverPending(using: recorder) == 1)
-            #expect(try await services.deliverPending(using: recorder) == 0)
+            #expect(try await services.notifications.deliverPending(using: recorder) == 1)
+            #expect(try await services.notifications.deliverPending(using: recorder) == 0)
             #expect(await recorder.count == 1)
         }
     }

@@ -8,20 +8,20 @@ import Testing
 struct PermissionTests {
     /// Actions on the cast's community, run as `actor`.
     static let actions: [String: @Sendable (OrbitServices, Cast, UserID) async throws -> Void] = [
-        "view the community": { s, c, a in _ = try await s.community(c.community, as: a) },
-        "list members": { s, c, a in _ = try await s.members(of: c.community, as: a) },
-        "edit settings": { s, c, a in _ = try await s.updateCommunity(c.community, settings: .init(allowMemberPosts: false), as: a) },
+        "view the community": { s, c, a in _ = try await s.communities.get(c.community, as: a) },
+        "list members": { s, c, a in _ = try await s.members.list(of: c.community, as: a) },
+        "edit settings": { s, c, a in _ = try await s.communities.update(c.community, settings: .init(allowMemberPosts: false), as: a) },
         "add a member": { s, c, a in
-            let newcomer = try await s.createUser(email: "new\(UUID().uuidString.prefix(6))@example.com", displayName: "New").id
-            _ = try await s.addMember(newcomer, to: c.community, as: a)
+            let newcomer = try await s.users.create(email: "new\(UUID().uuidString.prefix(6))@example.com", displayName: "New").id
+            _ = try await s.members.add(newcomer, to: c.community, as: a)
         },
-        "remove a member": { s, c, a in try await s.removeMember(c.member, from: c.community, as: a) },
-        "change a role": { s, c, a in _ = try await s.setRole(.admin, of: c.member, in: c.community, as: a) },
-        "create an invite": { s, c, a in _ = try await s.createInvite(to: c.community, as: a) },
-        "list invites": { s, c, a in _ = try await s.invites(of: c.community, as: a) },
-        "read the audit log": { s, c, a in _ = try await s.auditLog(c.community, as: a) },
-        "delete the community": { s, c, a in try await s.deleteCommunity(c.community, as: a) },
-        "manage the subscription": { s, c, a in _ = try await s.setSubscription(c.community, status: "active", expiresAt: nil, as: a) },
+        "remove a member": { s, c, a in try await s.members.remove(c.member, from: c.community, as: a) },
+        "change a role": { s, c, a in _ = try await s.members.setRole(.admin, of: c.member, in: c.community, as: a) },
+        "create an invite": { s, c, a in _ = try await s.invites.create(to: c.community, as: a) },
+        "list invites": { s, c, a in _ = try await s.invites.list(of: c.community, as: a) },
+        "read the audit log": { s, c, a in _ = try await s.communities.auditLog(c.community, as: a) },
+        "delete the community": { s, c, a in try await s.communities.delete(c.community, as: a) },
+        "manage the subscription": { s, c, a in _ = try await s.communities.setSubscription(c.community, status: .active, expiresAt: nil, as: a) },
     ]
 
     /// nil = allowed; otherwise the expected error code.
@@ -77,8 +77,8 @@ struct PermissionTests {
     func onlyCreatorDeletes() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            _ = try await services.setRole(.admin, of: cast.member, in: cast.community, as: cast.admin)
-            let error = await serviceError { try await services.deleteCommunity(cast.community, as: cast.member) }
+            _ = try await services.members.setRole(.admin, of: cast.member, in: cast.community, as: cast.admin)
+            let error = await serviceError { try await services.communities.delete(cast.community, as: cast.member) }
             #expect(error?.code == .forbidden)
             #expect(error?.rule == "only the community's creator can delete it")
         }

@@ -17,13 +17,13 @@ struct PgBouncerTests {
         let pool = ConnectionPool(configuration: configuration, options: .init(maxConnections: 8, acquireTimeout: .seconds(30)))
         let services = OrbitServices(pool: pool)
         let suffix = UUID().uuidString.prefix(8).lowercased()
-        let alice = try await services.createUser(email: "alice-\(suffix)@example.com", displayName: "Alice").id
-        let bob = try await services.createUser(email: "bob-\(suffix)@example.com", displayName: "Bob").id
-        let alices = try await services.createCommunity(name: "Alice's club", as: alice).id
-        let bobs = try await services.createCommunity(name: "Bob's club", as: bob).id
+        let alice = try await services.users.create(email: "alice-\(suffix)@example.com", displayName: "Alice").id
+        let bob = try await services.users.create(email: "bob-\(suffix)@example.com", displayName: "Bob").id
+        let alices = try await services.communities.create(name: "Alice's club", as: alice).id
+        let bobs = try await services.communities.create(name: "Bob's club", as: bob).id
         for index in 0..<3 {
-            _ = try await services.createPost(in: alices, PostDraft(content: "alice \(index)"), as: alice)
-            _ = try await services.createPost(in: bobs, PostDraft(content: "bob \(index)"), as: bob)
+            _ = try await services.feed.createPost(in: alices, PostDraft(content: "alice \(index)"), as: alice)
+            _ = try await services.feed.createPost(in: bobs, PostDraft(content: "bob \(index)"), as: bob)
         }
 
         let rounds = 100
@@ -33,11 +33,11 @@ struct PgBouncerTests {
                     group.addTask {
                         var leaks: [String] = []
                         for _ in 0..<rounds {
-                            let communities = try await services.myCommunities(as: user).map(\.id)
+                            let communities = try await services.communities.mine(as: user).map(\.id)
                             if communities != [own] { leaks.append("\(name) sees communities \(communities)") }
-                            let feed = try await services.feed(own, limit: 10, as: user).items
+                            let feed = try await services.feed.page(of: own, limit: 10, as: user).items
                             if feed.contains(where: { $0.content?.hasPrefix(name) != true }) { leaks.append("\(name) sees another's post") }
-                            if (try? await services.community(other, as: user)) != nil { leaks.append("\(name) reads the other community") }
+                            if (try? await services.communities.get(other, as: user)) != nil { leaks.append("\(name) reads the other community") }
                             // Outside a transaction the session carries neither role nor user.
                             let row = try await pool.query(
                                 "SELECT current_user::text AS role, coalesce(current_setting('app.current_user_id', true), '') AS user_id"

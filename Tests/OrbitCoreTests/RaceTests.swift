@@ -27,18 +27,18 @@ import Testing
 
     @Test func `an invite with 3 uses redeemed by 10 people at once admits exactly 3`() async throws {
         try await withServices { services, database in
-            let admin = try await services.createUser(email: "admin@example.com", displayName: "Admin").id
+            let admin = try await services.users.create(email: "admin@example.com", displayName: "Admin").id
             var people: [UserID] = []
-            for index in 0..<10 { people.append(try await services.createUser(email: "p\(index)@example.com", displayName: "P\(index)").id) }
+            for index in 0..<10 { people.append(try await services.users.create(email: "p\(index)@example.com", displayName: "P\(index)").id) }
             let joiners = people
             for round in 0..<Self.rounds {
-                let community = try await services.createCommunity(name: "Club \(round)", as: admin).id
-                let invite = try await services.createInvite(to: community, maxUses: 3, as: admin)
-                let results = await race(10) { try await services.redeemInvite(invite.code, as: joiners[$0]) }
+                let community = try await services.communities.create(name: "Club \(round)", as: admin).id
+                let invite = try await services.invites.create(to: community, maxUses: 3, as: admin)
+                let results = await race(10) { try await services.invites.redeem(try InviteCode.parse(invite.code), as: joiners[$0]) }
                 let admitted = results.filter { if case .success = $0 { true } else { false } }.count
                 #expect(admitted == 3)
                 for case .failure(let error) in results { #expect(error is ServiceError, "\(error)") }
-                let members = try await services.community(community, as: admin).memberCount
+                let members = try await services.communities.get(community, as: admin).memberCount
                 #expect(members == 4)
                 let active = try await count("SELECT count(*) FROM members WHERE community_id = \(community) AND left_at IS NULL", database)
                 #expect(active == 4)
@@ -48,13 +48,13 @@ import Testing
 
     @Test func `dues payments that together would overpay: the total paid never exceeds what is due`() async throws {
         try await withServices { services, database in
-            let admin = try await services.createUser(email: "admin@example.com", displayName: "Admin").id
-            let payer = try await services.createUser(email: "payer@example.com", displayName: "Payer").id
-            let community = try await services.createCommunity(name: "Club", as: admin).id
-            _ = try await services.addMember(payer, to: community, as: admin)
+            let admin = try await services.users.create(email: "admin@example.com", displayName: "Admin").id
+            let payer = try await services.users.create(email: "payer@example.com", displayName: "Payer").id
+            let community = try await services.communities.create(name: "Club", as: admin).id
+            _ = try await services.members.add(payer, to: community, as: admin)
             for round in 0..<Self.rounds {
-                let dues = try await services.createDues(in: community, name: "Season \(round)", amount: "50.00", dueDate: "2030-01-31", as: admin)
-                let results = await race(5) { _ in try await services.payDues(dues.id, user: payer, amount: "20.00", as: admin) }
+                let dues = try await services.dues.create(in: community, name: "Season \(round)", amount: try dollars("50.00"), dueDate: try day("2030-01-31"), as: admin)
+                let results = await race(5) { _ in try await services.dues.recordPayment(to: dues.id, by: payer, amount: try dollars("20.00"), as: admin) }
                 let accepted = results.filter { if case .success = $0 { true } else { false } }.count
                 #expect(accepted == 2)
                 for case .failure(let error) in results { #expect((error as? ServiceError)?.code == .conflict, "\(error)") }
@@ -66,14 +66,14 @@ import Testing
 
     @Test func `ten RSVPs of one person at once leave one answer`() async throws {
         try await withServices { services, database in
-            let admin = try await services.createUser(email: "admin@example.com", displayName: "Admin").id
-            let community = try await services.createCommunity(name: "Club", as: admin).id
+            let admin = try await services.users.create(email: "admin@example.com", displayName: "Admin").id
+            let community = try await services.communities.create(name: "Club", as: admin).id
             for round in 0..<Self.rounds {
-                let event = try await services.createEvent(
+                let event = try await services.events.create(
                     in: community, EventDraft(title: "Game \(round)", startsAt: Date().addingTimeInterval(86_400)), as: admin
                 ).id
-                let statuses = ["yes", "no", "maybe"]
-                let results = await race(10) { try await services.rsvp(event, status: statuses[$0 % 3], as: admin) }
+                let statuses: [RSVPStatus] = [.yes, .no, .maybe]
+                let results = await race(10) { try await services.events.rsvp(event, status: statuses[$0 % 3], as: admin) }
                 for case .failure(let error) in results { Issue.record(error, "an RSVP failed") }
                 let rows = try await count("SELECT count(*) FROM rsvps WHERE event_id = \(event)", database)
                 #expect(rows == 1)
@@ -83,15 +83,15 @@ import Testing
 
     @Test func `two admins demoting each other at once leave an admin`() async throws {
         try await withServices { services, database in
-            let first = try await services.createUser(email: "first@example.com", displayName: "First").id
-            let second = try await services.createUser(email: "second@example.com", displayName: "Second").id
+            let first = try await services.users.create(email: "first@example.com", displayName: "First").id
+            let second = try await services.users.create(email: "second@example.com", displayName: "Second").id
             for round in 0..<Self.rounds {
-                let community = try await services.createCommunity(name: "Club \(round)", as: first).id
-                _ = try await services.addMember(second, to: community, role: .admin, as: first)
+                let community = try await services.communities.create(name: "Club \(round)", as: first).id
+                _ = try await services.members.add(second, to: community, role: .admin, as: first)
                 let results = await race(2) { index in
                     index == 0
-                        ? try await services.setRole(.member, of: second, in: community, as: first)
-                        : try await services.setRole(.member, of: first, in: community, as: second)
+                        ? try await services.members.setRole(.member, of: second, in: community, as: first)
+                        : try await services.members.setRole(.member, of: first, in: community, as: second)
                 }
                 for case .failure(let error) in results {
                     #expect([.conflict, .forbidden].contains((error as? ServiceError)?.code), "\(error)")
@@ -106,26 +106,26 @@ import Testing
 
     @Test func `concurrent edits of one expense: both apply in some order and the splits add up to the total`() async throws {
         try await withServices { services, database in
-            let admin = try await services.createUser(email: "admin@example.com", displayName: "Admin").id
-            let member = try await services.createUser(email: "member@example.com", displayName: "Member").id
-            let community = try await services.createCommunity(name: "Club", as: admin).id
-            _ = try await services.addMember(member, to: community, as: admin)
+            let admin = try await services.users.create(email: "admin@example.com", displayName: "Admin").id
+            let member = try await services.users.create(email: "member@example.com", displayName: "Member").id
+            let community = try await services.communities.create(name: "Club", as: admin).id
+            _ = try await services.members.add(member, to: community, as: admin)
             for round in 0..<Self.rounds {
-                let expense = try await services.addExpense(
-                    in: community, description: "Balls \(round)", amount: "30.00", paidBy: admin, split: .equal([admin, member]), as: admin
+                let expense = try await services.finances.addExpense(
+                    in: community, description: "Balls \(round)", total: try dollars("30.00"), paidBy: admin, split: .equal([admin, member]), as: admin
                 ).id
                 let results = await race(4) { index in
                     switch index {
-                    case 0: try await services.updateExpense(expense, amount: "40.00", as: admin)
-                    case 1: try await services.updateExpense(expense, category: "food", as: admin)
-                    case 2: try await services.updateExpense(expense, description: "Balls and pumps", as: admin)
-                    default: try await services.updateExpense(expense, split: .shares([admin: 1, member: 2]), as: admin)
+                    case 0: try await services.finances.updateExpense(expense, total: try dollars("40.00"), as: admin)
+                    case 1: try await services.finances.updateExpense(expense, category: .food, as: admin)
+                    case 2: try await services.finances.updateExpense(expense, description: "Balls and pumps", as: admin)
+                    default: try await services.finances.updateExpense(expense, split: .shares([admin: 1, member: 2]), as: admin)
                     }
                 }
                 for case .failure(let error) in results { Issue.record(error, "an edit failed") }
-                let final = try await services.expense(expense, as: admin)
+                let final = try await services.finances.expense(expense, as: admin)
                 #expect(final.splits.map(\.amount).reduce(0, +) == final.totalAmount)
-                #expect(final.category == "food")
+                #expect(final.category == .food)
                 #expect(final.description == "Balls and pumps")
                 #expect(final.totalAmount == 4000)
                 let sums = try await count(

@@ -10,9 +10,9 @@ import Testing
 
     @Test func `a transaction aborted by a serialization failure or a deadlock runs again, from the start`() async throws {
         try await withServices { services, database in
-            let user = try await services.createUser(email: "u@example.com", displayName: "U").id
+            let user = try await services.users.create(email: "u@example.com", displayName: "U").id
             var attempts = 0
-            let result = try await services.asUser(user) { connection in
+            let result = try await services.runner.asUser(user) { connection in
                 attempts += 1
                 try await connection.query("INSERT INTO family_members (user_id, name) VALUES (\(user), \("Kid \(attempts)"))")
                 if attempts == 1 { try await connection.executeScript(Self.abort40001) }
@@ -30,10 +30,10 @@ import Testing
 
     @Test func `other errors are not retried, and retries stop after four attempts`() async throws {
         try await withServices { services, _ in
-            let user = try await services.createUser(email: "u@example.com", displayName: "U").id
+            let user = try await services.users.create(email: "u@example.com", displayName: "U").id
             var attempts = 0
             await #expect(throws: PostgresError.self) {
-                try await services.asUser(user) { connection in
+                try await services.runner.asUser(user) { connection in
                     attempts += 1
                     try await connection.executeScript(Self.abort40001)
                 }
@@ -41,7 +41,7 @@ import Testing
             #expect(attempts == 4)
             attempts = 0
             await #expect(throws: (any Error).self) {
-                try await services.asUser(user) { connection in
+                try await services.runner.asUser(user) { connection in
                     attempts += 1
                     try await connection.executeScript("DO $$ BEGIN RAISE EXCEPTION 'no' USING ERRCODE = '22023'; END $$")
                 }

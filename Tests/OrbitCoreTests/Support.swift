@@ -31,14 +31,14 @@ struct Cast {
     var community: CommunityID
 
     static func make(_ services: OrbitServices) async throws -> Cast {
-        let admin = try await services.createUser(email: "admin@example.com", displayName: "Ada Admin").id
-        let member = try await services.createUser(email: "member@example.com", displayName: "Max Member").id
-        let outsider = try await services.createUser(email: "outsider@example.com", displayName: "Olga Outsider").id
-        let former = try await services.createUser(email: "former@example.com", displayName: "Fred Former").id
-        let community = try await services.createCommunity(name: "Tigers U10", as: admin).id
-        _ = try await services.addMember(member, to: community, as: admin)
-        _ = try await services.addMember(former, to: community, as: admin)
-        try await services.leave(community, as: former)
+        let admin = try await services.users.create(email: "admin@example.com", displayName: "Ada Admin").id
+        let member = try await services.users.create(email: "member@example.com", displayName: "Max Member").id
+        let outsider = try await services.users.create(email: "outsider@example.com", displayName: "Olga Outsider").id
+        let former = try await services.users.create(email: "former@example.com", displayName: "Fred Former").id
+        let community = try await services.communities.create(name: "Tigers U10", as: admin).id
+        _ = try await services.members.add(member, to: community, as: admin)
+        _ = try await services.members.add(former, to: community, as: admin)
+        try await services.members.leave(community, as: former)
         return Cast(admin: admin, member: member, outsider: outsider, former: former, community: community)
     }
 
@@ -63,4 +63,14 @@ func serviceError(_ body: () async throws -> some Any) async -> ServiceError? {
         Issue.record(error, "expected a ServiceError")
         return nil
     }
+}
+
+/// `text` (a decimal such as "12.50") in US dollars, as a person would type it.
+func dollars(_ text: String) throws -> Money {
+    try Money(parsing: text, currency: .usd)
+}
+
+/// A `YYYY-MM-DD` date.
+func day(_ text: String) throws -> CivilDate {
+    try CivilDate.parse(text, field: "date")
 }

@@ -42,7 +42,7 @@ extension OrbitAPI {
             } catch {
                 throw APIProblem.unauthenticated("The Sign in with Apple identity token is not valid for this app.")
             }
-            let (user, grant) = try await services.signIn(
+            let (user, grant) = try await services.sessions.signIn(
                 appleID: identity.subject, email: identity.email ?? body.email, displayName: body.displayName,
                 device: body.deviceName, refreshLifetime: configuration.refreshTokenLifetime
             )
@@ -55,13 +55,13 @@ extension OrbitAPI {
         }
         auth.post("refresh") { request, context in
             let body = try await request.decodeJSON(Refresh.self, context: context)
-            let grant = try await services.rotateRefreshToken(body.refreshToken, lifetime: configuration.refreshTokenLifetime)
+            let grant = try await services.sessions.rotate(body.refreshToken, lifetime: configuration.refreshTokenLifetime)
             context.notes.user = grant.userID
             return JSON(try await tokenResponse(grant))
         }
         auth.post("logout") { request, context in
             let body = try await request.decodeJSON(Refresh.self, context: context)
-            try await services.revokeRefreshToken(body.refreshToken)
+            try await services.sessions.revoke(body.refreshToken)
             return NoContent()
         }
 
@@ -77,11 +77,11 @@ extension OrbitAPI {
                 guard body.email.contains("@") else { throw APIProblem.validation(field: "email", "email must be an email address.") }
                 let user: UserID
                 do {
-                    user = try await services.resolveUser(body.email)
+                    user = try await services.users.resolve(body.email)
                 } catch let error as ServiceError where error.code == .notFound {
                     throw APIProblem.notFound("No user has that email.")
                 }
-                let grant = try await services.startSession(
+                let grant = try await services.sessions.start(
                     for: user, device: body.deviceName ?? "dev-auth", lifetime: configuration.refreshTokenLifetime
                 )
                 context.notes.user = user

@@ -12,13 +12,13 @@ extension OrbitAPI {
         }
         router.get("communities") { _, context in
             let user = try context.requireUser()
-            return JSON(Items(try await services.myCommunities(as: user)))
+            return JSON(Items(try await services.communities.mine(as: user)))
         }
         router.post("communities") { request, context in
             let body = try await request.decodeJSON(CommunityBody.self, context: context)
             guard let name = body.name else { throw APIProblem.validation(field: "name", "name is required.") }
             return Created(
-                try await services.createCommunity(
+                try await services.communities.create(
                     name: name, description: body.description, iconURL: body.iconUrl, settings: body.settings ?? CommunitySettings(),
                     as: try context.requireUser()
                 )
@@ -27,26 +27,26 @@ extension OrbitAPI {
 
         let community = router.group("communities/:community_id")
         community.get { _, context in
-            JSON(try await services.community(try context.id("community_id"), as: try context.requireUser()))
+            JSON(try await services.communities.get(try context.id("community_id"), as: try context.requireUser()))
         }
         community.patch { request, context in
             let body = try await request.decodeJSON(CommunityBody.self, context: context)
             return JSON(
-                try await services.updateCommunity(
+                try await services.communities.update(
                     try context.id("community_id"), name: body.name, description: body.description, iconURL: body.iconUrl,
                     settings: body.settings, as: try context.requireUser()
                 )
             )
         }
         community.delete { _, context in
-            try await services.deleteCommunity(try context.id("community_id"), as: try context.requireUser())
+            try await services.communities.delete(try context.id("community_id"), as: try context.requireUser())
             return NoContent()
         }
 
         // Members and roles.
         community.get("members") { request, context in
             let former = try request.queryBool("include_former")
-            return JSON(Items(try await services.members(of: try context.id("community_id"), includeFormer: former, as: try context.requireUser())))
+            return JSON(Items(try await services.members.list(of: try context.id("community_id"), includeFormer: former, as: try context.requireUser())))
         }
         struct NewMember: Decodable {
             var userId: UserID
@@ -55,12 +55,12 @@ extension OrbitAPI {
         community.post("members") { request, context in
             let body = try await request.decodeJSON(NewMember.self, context: context)
             return Created(
-                try await services.addMember(
+                try await services.members.add(
                     body.userId, to: try context.id("community_id"), role: body.role ?? .member, as: try context.requireUser())
             )
         }
         community.delete("members/:user_id") { _, context in
-            try await services.removeMember(try context.id("user_id"), from: try context.id("community_id"), as: try context.requireUser())
+            try await services.members.remove(try context.id("user_id"), from: try context.id("community_id"), as: try context.requireUser())
             return NoContent()
         }
         struct RoleChange: Decodable {
@@ -69,18 +69,18 @@ extension OrbitAPI {
         community.put("members/:user_id/role") { request, context in
             let body = try await request.decodeJSON(RoleChange.self, context: context)
             return JSON(
-                try await services.setRole(
+                try await services.members.setRole(
                     body.role, of: try context.id("user_id"), in: try context.id("community_id"), as: try context.requireUser())
             )
         }
         community.post("leave") { _, context in
-            try await services.leave(try context.id("community_id"), as: try context.requireUser())
+            try await services.members.leave(try context.id("community_id"), as: try context.requireUser())
             return NoContent()
         }
 
         // Invites and joining by code.
         community.get("invites") { _, context in
-            JSON(Items(try await services.invites(of: try context.id("community_id"), as: try context.requireUser())))
+            JSON(Items(try await services.invites.list(of: try context.id("community_id"), as: try context.requireUser())))
         }
         struct NewInvite: Decodable {
             var maxUses: Int?
@@ -89,13 +89,13 @@ extension OrbitAPI {
         community.post("invites") { request, context in
             let body = try await request.decodeJSON(NewInvite.self, context: context)
             return Created(
-                try await services.createInvite(
+                try await services.invites.create(
                     to: try context.id("community_id"), maxUses: body.maxUses, expiresAt: body.expiresAt, as: try context.requireUser()
                 )
             )
         }
         community.delete("invites/:invite_id") { _, context in
-            try await services.revokeInvite(try context.id("invite_id", as: InviteID.self), as: try context.requireUser())
+            try await services.invites.revoke(try context.id("invite_id", as: InviteID.self), as: try context.requireUser())
             return NoContent()
         }
         struct JoinByCode: Decodable {
@@ -103,12 +103,12 @@ extension OrbitAPI {
         }
         router.post("invites/redeem") { request, context in
             let body = try await request.decodeJSON(JoinByCode.self, context: context)
-            return JSON(try await services.redeemInvite(body.code, as: try context.requireUser()))
+            return JSON(try await services.invites.redeem(try InviteCode.parse(body.code), as: try context.requireUser()))
         }
 
         community.get("audit-log") { request, context in
             let limit = try request.queryInt("limit", default: 50, range: 1...200)
-            return JSON(Items(try await services.auditLog(try context.id("community_id"), limit: limit, as: try context.requireUser())))
+            return JSON(Items(try await services.communities.auditLog(try context.id("community_id"), limit: limit, as: try context.requireUser())))
         }
     }
 }

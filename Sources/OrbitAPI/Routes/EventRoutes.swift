@@ -21,11 +21,12 @@ extension OrbitAPI {
             /// For PATCH of a series: the occurrence (its original start) to change.
             var occurrence: Date?
 
-            var draft: EventDraft {
+            func draft() throws -> EventDraft {
                 EventDraft(
                     title: title, description: description, startsAt: startsAt, endsAt: endsAt, allDay: allDay, locationName: locationName,
-                    locationLat: locationLat, locationLng: locationLng, locationAddress: locationAddress, category: category,
-                    recurrenceRule: recurrenceRule, attachments: attachments, rsvpDeadline: rsvpDeadline
+                    locationLat: locationLat, locationLng: locationLng, locationAddress: locationAddress,
+                    category: try category.map { try EventCategory.parse($0, field: "category") }, recurrenceRule: recurrenceRule,
+                    attachments: attachments, rsvpDeadline: rsvpDeadline
                 )
             }
         }
@@ -37,28 +38,28 @@ extension OrbitAPI {
             }
             let limit = try request.queryInt("limit", default: 500, range: 1...2000)
             return JSON(
-                Items(try await services.events(in: try context.id("community_id"), from: from, to: to, limit: limit, as: try context.requireUser())))
+                Items(try await services.events.calendar(of: try context.id("community_id"), from: from, to: to, limit: limit, as: try context.requireUser())))
         }
         router.post("communities/:community_id/events") { request, context in
             let body = try await request.decodeJSON(EventBody.self, context: context)
-            return Created(try await services.createEvent(in: try context.id("community_id"), body.draft, as: try context.requireUser()))
+            return Created(try await services.events.create(in: try context.id("community_id"), try body.draft(), as: try context.requireUser()))
         }
 
         let event = router.group("events/:event_id")
         event.get { _, context in
-            JSON(try await services.event(try context.id("event_id"), as: try context.requireUser()))
+            JSON(try await services.events.get(try context.id("event_id"), as: try context.requireUser()))
         }
         event.patch { request, context in
             let body = try await request.decodeJSON(EventBody.self, context: context)
             return JSON(
-                try await services.updateEvent(try context.id("event_id"), occurrence: body.occurrence, body.draft, as: try context.requireUser()))
+                try await services.events.update(try context.id("event_id"), occurrence: body.occurrence, try body.draft(), as: try context.requireUser()))
         }
         event.delete { request, context in
             let scopeText = request.query("scope") ?? "all"
             guard let scope = EventDeletionScope(rawValue: scopeText) else {
                 throw APIProblem.validation(field: "scope", "scope must be all, occurrence or following.")
             }
-            try await services.deleteEvent(
+            try await services.events.delete(
                 try context.id("event_id"), occurrence: try request.queryDate("occurrence"), scope: scope, as: try context.requireUser()
             )
             return NoContent()
@@ -74,15 +75,15 @@ extension OrbitAPI {
         event.put("rsvp") { request, context in
             let body = try await request.decodeJSON(RSVPBody.self, context: context)
             return JSON(
-                try await services.rsvp(
-                    try context.id("event_id"), occurrence: body.occurrence, status: body.status, familyMember: body.familyMemberId,
+                try await services.events.rsvp(
+                    try context.id("event_id"), occurrence: body.occurrence, status: try RSVPStatus.parse(body.status, field: "status"), familyMember: body.familyMemberId,
                     plusOnes: body.plusOnes ?? 0, note: body.note, as: try context.requireUser()
                 )
             )
         }
         event.get("attendance") { request, context in
             JSON(
-                try await services.attendance(
+                try await services.events.attendance(
                     try context.id("event_id"), occurrence: try request.queryDate("occurrence"), as: try context.requireUser()))
         }
     }

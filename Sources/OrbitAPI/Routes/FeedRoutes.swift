@@ -24,34 +24,34 @@ extension OrbitAPI {
         router.get("communities/:community_id/posts") { request, context in
             let limit = try request.queryInt("limit", default: 20, range: 1...100)
             return JSON(
-                try await services.feed(try context.id("community_id"), limit: limit, cursor: request.query("cursor"), as: try context.requireUser()))
+                try await services.feed.page(of: try context.id("community_id"), limit: limit, cursor: request.query("cursor"), as: try context.requireUser()))
         }
         router.post("communities/:community_id/posts") { request, context in
             let body = try await request.decodeJSON(PostBody.self, context: context)
             let draft = PostDraft(
-                type: body.type ?? (body.poll == nil ? "text" : "poll"), content: body.content, mediaURLs: body.mediaUrls ?? [],
+                type: try PostType.parse(body.type ?? (body.poll == nil ? "text" : "poll"), field: "type"), content: body.content, mediaURLs: body.mediaUrls ?? [],
                 mediaIDs: body.mediaIds ?? [],
                 poll: body.poll.map {
                     Poll(question: $0.question, options: $0.options, allowMultiple: $0.allowMultiple ?? false, closesAt: $0.closesAt)
                 },
                 linkedEventID: body.linkedEventId, isAnnouncement: body.isAnnouncement ?? false
             )
-            return Created(try await services.createPost(in: try context.id("community_id"), draft, as: try context.requireUser()))
+            return Created(try await services.feed.createPost(in: try context.id("community_id"), draft, as: try context.requireUser()))
         }
 
         let post = router.group("posts/:post_id")
         post.get { _, context in
-            JSON(try await services.post(try context.id("post_id"), as: try context.requireUser()))
+            JSON(try await services.feed.post(try context.id("post_id"), as: try context.requireUser()))
         }
         struct Edit: Decodable {
             var content: String
         }
         post.patch { request, context in
             let body = try await request.decodeJSON(Edit.self, context: context)
-            return JSON(try await services.editPost(try context.id("post_id"), content: body.content, as: try context.requireUser()))
+            return JSON(try await services.feed.editPost(try context.id("post_id"), content: body.content, as: try context.requireUser()))
         }
         post.delete { _, context in
-            try await services.deletePost(try context.id("post_id"), as: try context.requireUser())
+            try await services.feed.deletePost(try context.id("post_id"), as: try context.requireUser())
             return NoContent()
         }
         struct Pin: Decodable {
@@ -59,7 +59,7 @@ extension OrbitAPI {
         }
         post.put("pin") { request, context in
             let body = try await request.decodeJSON(Pin.self, context: context)
-            return JSON(try await services.setPinned(try context.id("post_id"), body.pinned, as: try context.requireUser()))
+            return JSON(try await services.feed.setPinned(try context.id("post_id"), body.pinned, as: try context.requireUser()))
         }
 
         struct Reaction: Decodable {
@@ -67,10 +67,10 @@ extension OrbitAPI {
         }
         post.put("reaction") { request, context in
             let body = try await request.decodeJSON(Reaction.self, context: context)
-            return JSON(try await services.react(to: try context.id("post_id"), type: body.type, as: try context.requireUser()))
+            return JSON(try await services.feed.react(to: try context.id("post_id"), type: try ReactionType.parse(body.type, field: "type"), as: try context.requireUser()))
         }
         post.delete("reaction") { _, context in
-            JSON(try await services.removeReaction(from: try context.id("post_id"), as: try context.requireUser()))
+            JSON(try await services.feed.removeReaction(from: try context.id("post_id"), as: try context.requireUser()))
         }
 
         struct Vote: Decodable {
@@ -78,17 +78,17 @@ extension OrbitAPI {
         }
         post.post("votes") { request, context in
             let body = try await request.decodeJSON(Vote.self, context: context)
-            return JSON(try await services.vote(on: try context.id("post_id"), option: body.option, as: try context.requireUser()))
+            return JSON(try await services.feed.vote(on: try context.id("post_id"), option: body.option, as: try context.requireUser()))
         }
         post.delete("votes") { request, context in
             let option: Int? = request.query("option") == nil ? nil : try request.queryInt("option", default: 0, range: 0...9)
-            return JSON(try await services.retractVote(on: try context.id("post_id"), option: option, as: try context.requireUser()))
+            return JSON(try await services.feed.retractVote(on: try context.id("post_id"), option: option, as: try context.requireUser()))
         }
 
         post.get("comments") { request, context in
             let limit = try request.queryInt("limit", default: 50, range: 1...200)
             let after = try request.queryID("after", as: CommentID.self)
-            return JSON(Items(try await services.comments(on: try context.id("post_id"), limit: limit, after: after, as: try context.requireUser())))
+            return JSON(Items(try await services.feed.comments(on: try context.id("post_id"), limit: limit, after: after, as: try context.requireUser())))
         }
         struct NewComment: Decodable {
             var content: String
@@ -97,16 +97,16 @@ extension OrbitAPI {
         post.post("comments") { request, context in
             let body = try await request.decodeJSON(NewComment.self, context: context)
             return Created(
-                try await services.addComment(
+                try await services.feed.addComment(
                     to: try context.id("post_id"), content: body.content, parent: body.parentId, as: try context.requireUser())
             )
         }
         router.patch("comments/:comment_id") { request, context in
             let body = try await request.decodeJSON(Edit.self, context: context)
-            return JSON(try await services.editComment(try context.id("comment_id"), content: body.content, as: try context.requireUser()))
+            return JSON(try await services.feed.editComment(try context.id("comment_id"), content: body.content, as: try context.requireUser()))
         }
         router.delete("comments/:comment_id") { _, context in
-            try await services.deleteComment(try context.id("comment_id", as: CommentID.self), as: try context.requireUser())
+            try await services.feed.deleteComment(try context.id("comment_id", as: CommentID.self), as: try context.requireUser())
             return NoContent()
         }
     }

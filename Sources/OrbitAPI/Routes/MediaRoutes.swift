@@ -27,7 +27,7 @@ extension OrbitAPI {
             let width = request.query("width") == nil ? nil : try request.queryInt("width", default: 0, range: 1...100_000)
             let height = request.query("height") == nil ? nil : try request.queryInt("height", default: 0, range: 1...100_000)
             return Created(
-                try await services.uploadMedia(
+                try await services.media.upload(
                     to: community, filename: filename, mimeType: mimeType, data: Data(buffer: buffer), width: width, height: height,
                     as: try context.requireUser()
                 )
@@ -35,10 +35,10 @@ extension OrbitAPI {
         }
         router.get("communities/:community_id/media") { request, context in
             let limit = try request.queryInt("limit", default: 50, range: 1...200)
-            return JSON(Items(try await services.media(of: try context.id("community_id"), limit: limit, as: try context.requireUser())))
+            return JSON(Items(try await services.media.list(of: try context.id("community_id"), limit: limit, as: try context.requireUser())))
         }
         router.delete("media/:media_id") { _, context in
-            try await services.deleteMedia(try context.id("media_id", as: MediaID.self), as: try context.requireUser())
+            try await services.media.delete(try context.id("media_id", as: MediaID.self), as: try context.requireUser())
             return NoContent()
         }
     }

@@ -15,7 +15,7 @@ struct SplitBody: Decodable {
     /// For `shares`: positive weights.
     var shares: [String: Int64]?
 
-    func request(currency code: String) throws -> SplitRequest {
+    func method(currency: Currency) throws -> SplitMethod {
         func keyed(_ values: [String: Int64]?, field: String) throws -> [UserID: Int64] {
             guard let values, !values.isEmpty else {
                 throw APIProblem.validation(field: "split.\(field)", "split.\(field) is required for method \(method).")
@@ -34,7 +34,7 @@ struct SplitBody: Decodable {
             }
             return .equal(userIds)
         case "exact":
-            return .exact(try keyed(amounts, field: "amounts").mapValues { try Amounts.decimal($0, currency: code, field: "split.amounts") })
+            return .exact(try keyed(amounts, field: "amounts").mapValues { try Amounts.money($0, currency: currency, field: "split.amounts").minorUnits })
         case "percent":
             return .percent(
                 try keyed(basisPoints, field: "basis_points").mapValues { points in
@@ -42,7 +42,7 @@ struct SplitBody: Decodable {
                         throw APIProblem.validation(
                             field: "split.basis_points", "split.basis_points must be from 1 to 10000 (hundredths of a percent).")
                     }
-                    return "\(points / 100).\(String(format: "%02d", points % 100))"
+                    return points
                 }
             )
         case "shares":
@@ -68,26 +68,28 @@ extension OrbitAPI {
         }
         router.get("communities/:community_id/expenses") { request, context in
             let limit = try request.queryInt("limit", default: 50, range: 1...200)
-            return JSON(Items(try await services.expenses(in: try context.id("community_id"), limit: limit, as: try context.requireUser())))
+            return JSON(Items(try await services.finances.expenses(in: try context.id("community_id"), limit: limit, as: try context.requireUser())))
         }
         router.post("communities/:community_id/expenses") { request, context in
             let body = try await request.decodeJSON(ExpenseBody.self, context: context)
             let user = try context.requireUser()
-            let currency = body.currency ?? "USD"
+            let currency = try Amounts.currency(body.currency)
             return Created(
-                try await services.addExpense(
+                try await services.finances.addExpense(
                     in: try context.id("community_id"), description: body.description,
-                    amount: try Amounts.decimal(body.amount, currency: currency, field: "amount"), currency: currency,
-                    paidBy: body.paidBy ?? user, split: try body.split.request(currency: currency), date: body.transactionDate,
-                    category: body.category ?? "other", receiptURL: body.receiptUrl, linkedEvent: body.linkedEventId, as: user
+                    total: try Amounts.money(body.amount, currency: currency, field: "amount"), paidBy: body.paidBy ?? user,
+                    split: try body.split.method(currency: currency),
+                    date: try body.transactionDate.map { try CivilDate.parse($0, field: "transaction_date") },
+                    category: try ExpenseCategory.parse(body.category ?? "other", field: "category"), receiptURL: body.receiptUrl,
+                    linkedEvent: body.linkedEventId, as: user
                 )
             )
         }
         router.get("expenses/:expense_id") { _, context in
-            JSON(try await services.expense(try context.id("expense_id", as: TransactionID.self), as: try context.requireUser()))
+            JSON(try await services.finances.expense(try context.id("expense_id", as: TransactionID.self), as: try context.requireUser()))
         }
         router.delete("expenses/:expense_id") { _, context in
-            try await services.deleteExpense(try context.id("expense_id", as: TransactionID.self), as: try context.requireUser())
+            try await services.finances.deleteExpense(try context.id("expense_id", as: TransactionID.self), as: try context.requireUser())
             return NoContent()
         }
 
@@ -100,20 +102,20 @@ extension OrbitAPI {
         }
         router.post("communities/:community_id/settlements") { request, context in
             let body = try await request.decodeJSON(SettlementBody.self, context: context)
-            let currency = body.currency ?? "USD"
+            let currency = try Amounts.currency(body.currency)
             return Created(
-                try await services.recordSettlement(
+                try await services.finances.recordSettlement(
                     in: try context.id("community_id"), from: body.fromUserId, to: body.toUserId,
-                    amount: try Amounts.decimal(body.amount, currency: currency, field: "amount"), currency: currency, method: body.method,
+                    amount: try Amounts.money(body.amount, currency: currency, field: "amount"), method: body.method,
                     as: try context.requireUser()
                 )
             )
         }
         router.get("communities/:community_id/balances") { _, context in
-            JSON(Items(try await services.balances(in: try context.id("community_id"), as: try context.requireUser())))
+            JSON(Items(try await services.finances.balances(in: try context.id("community_id"), as: try context.requireUser())))
         }
         router.get("communities/:community_id/settle-up") { _, context in
-            JSON(Items(try await services.settleUpSuggestions(in: try context.id("community_id"), as: try context.requireUser())))
+            JSON(Items(try await services.finances.settleUpSuggestions(in: try context.id("community_id"), as: try context.requireUser())))
         }
 
         // Dues.
@@ -124,16 +126,16 @@ extension OrbitAPI {
             var dueDate: String
         }
         router.get("communities/:community_id/dues") { _, context in
-            JSON(Items(try await services.dues(in: try context.id("community_id"), as: try context.requireUser())))
+            JSON(Items(try await services.dues.list(in: try context.id("community_id"), as: try context.requireUser())))
         }
         router.post("communities/:community_id/dues") { request, context in
             let body = try await request.decodeJSON(DuesBody.self, context: context)
-            let currency = body.currency ?? "USD"
+            let currency = try Amounts.currency(body.currency)
             return Created(
-                try await services.createDues(
+                try await services.dues.create(
                     in: try context.id("community_id"), name: body.name,
-                    amount: try Amounts.decimal(body.amount, currency: currency, field: "amount"),
-                    currency: currency, dueDate: body.dueDate, as: try context.requireUser()
+                    amount: try Amounts.money(body.amount, currency: currency, field: "amount"),
+                    dueDate: try CivilDate.parse(body.dueDate, field: "due_date"), as: try context.requireUser()
                 )
             )
         }
@@ -147,16 +149,16 @@ extension OrbitAPI {
             let body = try await request.decodeJSON(PaymentBody.self, context: context)
             let id: DuesID = try context.id("dues_id")
             let user = try context.requireUser()
-            let dues = try await services.dues(id, as: user)
+            let dues = try await services.dues.get(id, as: user)
             return Created(
-                try await services.payDues(
-                    id, user: body.userId, amount: try Amounts.decimal(body.amount, currency: dues.currency, field: "amount"),
+                try await services.dues.recordPayment(
+                    to: id, by: body.userId, amount: try Amounts.money(body.amount, currency: try Amounts.currency(dues.currency), field: "amount"),
                     method: body.paymentMethod, note: body.notes, as: user
                 )
             )
         }
         router.get("dues/:dues_id/report") { _, context in
-            JSON(Items(try await services.duesReport(try context.id("dues_id"), as: try context.requireUser())))
+            JSON(Items(try await services.dues.report(try context.id("dues_id"), as: try context.requireUser())))
         }
     }
 }

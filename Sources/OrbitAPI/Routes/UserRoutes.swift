@@ -7,7 +7,7 @@ extension OrbitAPI {
         let me = router.group("users/me")
         me.get { _, context in
             let user = try context.requireUser()
-            return JSON(try await services.user(user, as: user))
+            return JSON(try await services.users.get(user, as: user))
         }
         struct ProfileChange: Decodable {
             var displayName: String?
@@ -17,7 +17,7 @@ extension OrbitAPI {
         me.patch { request, context in
             let body = try await request.decodeJSON(ProfileChange.self, context: context)
             let user = try context.requireUser()
-            return JSON(try await services.updateProfile(displayName: body.displayName, email: body.email, avatarURL: body.avatarUrl, as: user))
+            return JSON(try await services.users.updateProfile(displayName: body.displayName, email: body.email, avatarURL: body.avatarUrl, as: user))
         }
 
         // Family members: dependents a parent manages.
@@ -26,19 +26,19 @@ extension OrbitAPI {
         }
         me.get("family") { _, context in
             let user = try context.requireUser()
-            return JSON(Items(try await services.familyMembers(as: user)))
+            return JSON(Items(try await services.family.list(as: user)))
         }
         me.post("family") { request, context in
             let body = try await request.decodeJSON(FamilyMemberBody.self, context: context)
-            return Created(try await services.addFamilyMember(name: body.name, as: try context.requireUser()))
+            return Created(try await services.family.add(name: body.name, as: try context.requireUser()))
         }
         me.patch("family/:family_member_id") { request, context in
             let id = try context.id("family_member_id", as: FamilyMemberID.self)
             let body = try await request.decodeJSON(FamilyMemberBody.self, context: context)
-            return JSON(try await services.renameFamilyMember(id, to: body.name, as: try context.requireUser()))
+            return JSON(try await services.family.rename(id, to: body.name, as: try context.requireUser()))
         }
         me.delete("family/:family_member_id") { _, context in
-            try await services.removeFamilyMember(try context.id("family_member_id", as: FamilyMemberID.self), as: try context.requireUser())
+            try await services.family.remove(try context.id("family_member_id", as: FamilyMemberID.self), as: try context.requireUser())
             return NoContent()
         }
     }

@@ -1,51 +1,51 @@
-public import Foundation
+package import Foundation
 
 /// Why a recurrence rule was refused: the part (`BYDAY`, `FREQ`, …) and what is wrong with it.
-public struct RecurrenceError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var part: String
-    public var reason: String
+package struct RecurrenceError: Error, Sendable, Equatable, CustomStringConvertible {
+    package var part: String
+    package var reason: String
 
-    public var description: String { "\(part) \(reason)" }
+    package var description: String { "\(part) \(reason)" }
 }
 
 /// An iCalendar recurrence rule (RFC 5545 §3.3.10), the subset OrbitCove supports:
 /// FREQ=DAILY/WEEKLY/MONTHLY/YEARLY, INTERVAL, COUNT, UNTIL, BYDAY (with ordinals such as
 /// `2MO`, `-1FR` for monthly and yearly rules), BYMONTHDAY (negative counts from the month's
 /// end), BYMONTH, BYSETPOS and WKST. Anything else is refused with an error naming the part.
-public struct RecurrenceRule: Sendable, Equatable, CustomStringConvertible {
-    public enum Frequency: String, Sendable, CaseIterable {
+package struct RecurrenceRule: Sendable, Equatable, CustomStringConvertible {
+    package enum Frequency: String, Sendable, CaseIterable {
         case daily = "DAILY", weekly = "WEEKLY", monthly = "MONTHLY", yearly = "YEARLY"
     }
 
     /// 0 = Monday … 6 = Sunday, as `CivilDate.weekday`.
-    public static let weekdayCodes = ["MO", "TU", "WE", "TH", "FR", "SA", "SU"]
+    package static let weekdayCodes = ["MO", "TU", "WE", "TH", "FR", "SA", "SU"]
 
-    public struct WeekdayNumber: Sendable, Equatable {
-        public var weekday: Int
+    package struct WeekdayNumber: Sendable, Equatable {
+        package var weekday: Int
         /// 1 = the first in the month (or year), -1 = the last; nil = every one.
-        public var ordinal: Int?
+        package var ordinal: Int?
     }
 
-    public enum Until: Sendable, Equatable {
+    package enum Until: Sendable, Equatable {
         /// `UNTIL=20261224T000000Z`: an instant.
         case instant(Date)
         /// `UNTIL=20261224`: through the end of that local day.
         case date(CivilDate)
     }
 
-    public var frequency: Frequency
-    public var interval = 1
-    public var count: Int?
-    public var until: Until?
-    public var byDay: [WeekdayNumber] = []
-    public var byMonthDay: [Int] = []
-    public var byMonth: [Int] = []
-    public var bySetPosition: [Int] = []
-    public var weekStart = 0
+    package var frequency: Frequency
+    package var interval = 1
+    package var count: Int?
+    package var until: Until?
+    package var byDay: [WeekdayNumber] = []
+    package var byMonthDay: [Int] = []
+    package var byMonth: [Int] = []
+    package var bySetPosition: [Int] = []
+    package var weekStart = 0
 
     /// Parses `FREQ=WEEKLY;BYDAY=TU` (an `RRULE:` prefix is accepted).
     /// - Throws: `RecurrenceError` naming the offending part.
-    public init(parsing text: String) throws {
+    package init(parsing text: String) throws {
         var body = text.trimmingCharacters(in: .whitespacesAndNewlines)
         if body.uppercased().hasPrefix("RRULE:") { body = String(body.dropFirst(6)) }
         guard !body.isEmpty else { throw RecurrenceError(part: "RRULE", reason: "is empty") }
@@ -95,7 +95,7 @@ public struct RecurrenceRule: Sendable, Equatable, CustomStringConvertible {
         self = rule
     }
 
-    public init(frequency: Frequency) {
+    package init(frequency: Frequency) {
         self.frequency = frequency
     }
 
@@ -171,7 +171,7 @@ public struct RecurrenceRule: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The rule in canonical form (upper-case, fixed part order), as stored.
-    public var description: String {
+    package var description: String {
         var parts = ["FREQ=\(frequency.rawValue)"]
         if interval != 1 { parts.append("INTERVAL=\(interval)") }
         if let count { parts.append("COUNT=\(count)") }

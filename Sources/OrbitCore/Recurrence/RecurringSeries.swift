@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// A recurrence rule anchored at a local start time in a time zone: the occurrences of a
 /// recurring event.
@@ -9,14 +9,14 @@ public import Foundation
 /// twice (fall back) is the first of the two (RFC 5545 §3.3.5). The start itself is the first
 /// occurrence only if the rule produces it (as python-dateutil does). Expansion is always
 /// bounded by a count limit and, for rules that produce nothing, by a horizon of periods.
-public struct RecurringSeries: Sendable {
-    public var rule: RecurrenceRule
-    public var start: LocalDateTime
-    public var timeZone: TimeZone
+package struct RecurringSeries: Sendable {
+    package var rule: RecurrenceRule
+    package var start: LocalDateTime
+    package var timeZone: TimeZone
     /// Occurrences to leave out (EXDATE), as instants. They still count towards COUNT.
-    public var exceptions: Set<Date>
+    package var exceptions: Set<Date>
 
-    public init(rule: RecurrenceRule, start: LocalDateTime, timeZone: TimeZone, exceptions: Set<Date> = []) {
+    package init(rule: RecurrenceRule, start: LocalDateTime, timeZone: TimeZone, exceptions: Set<Date> = []) {
         self.rule = rule
         self.start = start
         self.timeZone = timeZone
@@ -24,7 +24,7 @@ public struct RecurringSeries: Sendable {
     }
 
     /// Occurrences from `from` (inclusive) to `to` (inclusive), at most `limit` of them.
-    public func occurrences(from: Date? = nil, to: Date? = nil, limit: Int) -> [Date] {
+    package func occurrences(from: Date? = nil, to: Date? = nil, limit: Int) -> [Date] {
         guard limit > 0 else { return [] }
         let startInstant = Self.instant(for: start, in: timeZone)
         let matcher = DayMatcher(rule: rule, start: start.date)
@@ -81,7 +81,7 @@ public struct RecurringSeries: Sendable {
 
     /// The instant of a wall-clock time in `zone`: in a gap, with the offset before the gap; in
     /// an overlap, the first (earlier) of the two instants.
-    public static func instant(for local: LocalDateTime, in zone: TimeZone) -> Date {
+    package static func instant(for local: LocalDateTime, in zone: TimeZone) -> Date {
         let wall = local.secondsAsIfUTC
         func offset(at seconds: Int) -> Int { zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(seconds))) }
         let before = offset(at: wall - 86_400)

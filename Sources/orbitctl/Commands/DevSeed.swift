@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import OrbitCore
+import OrbitScaleData
 import OrbitPostgres
 
 /// `orbitctl dev seed`: the deterministic scale data set (issue 11) in the dev database.

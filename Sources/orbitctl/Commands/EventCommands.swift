@@ -17,7 +17,7 @@ struct EventCommand: AsyncParsableCommand {
         @Option(help: "Start, RFC 3339 (2026-12-01T17:00:00Z or with an offset).") var startsAt: Timestamp?
         @Option(help: "End, RFC 3339.") var endsAt: Timestamp?
         @Flag(inversion: .prefixedNo, help: "An all-day event.") var allDay: Bool?
-        @Option(help: "practice, game, meeting, social or other.") var category: String?
+        @Option(help: "practice, game, meeting, social or other.") var category: EventCategory?
         @Option(help: "Where, in words.") var locationName: String?
         @Option(help: "Latitude (-90 to 90).") var lat: Double?
         @Option(help: "Longitude (-180 to 180).") var lng: Double?
@@ -45,7 +45,7 @@ struct EventCommand: AsyncParsableCommand {
 
         func run() async throws {
             let event = try await withServices(database) { services in
-                try await services.createEvent(in: community, fields.draft, as: try await services.resolveUser(actor.actor))
+                try await services.events.create(in: community, fields.draft, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(event) }
             print("Created event \(event.id) (\(event.title), \(show(event.startsAt))\(event.recurrenceRule.map { ", repeats \($0)" } ?? "")).")
@@ -63,13 +63,13 @@ struct EventCommand: AsyncParsableCommand {
 
         func run() async throws {
             let entries = try await withServices(database) { services in
-                let acting = try await actor.actor.asyncMap { try await services.resolveUser($0) }
-                return try await services.events(in: community, from: from.date, to: to.date, as: acting)
+                let acting = try await actor.actor.asyncMap { try await services.users.resolve($0) }
+                return try await services.events.calendar(of: community, from: from.date, to: to.date, as: acting)
             }
             if output.json { return try printJSON(entries) }
             printTable(
                 ["STARTS", "TITLE", "CATEGORY", "EVENT", "OCCURRENCE"],
-                entries.map { [show($0.startsAt), $0.title, $0.category, $0.eventID.description, show($0.occurrenceStartsAt)] }
+                entries.map { [show($0.startsAt), $0.title, $0.category.rawValue, $0.eventID.description, show($0.occurrenceStartsAt)] }
             )
         }
     }
@@ -83,15 +83,15 @@ struct EventCommand: AsyncParsableCommand {
 
         func run() async throws {
             let found = try await withServices(database) { services in
-                if let reference = actor.actor { return try await services.event(event, as: try await services.resolveUser(reference)) }
-                return try await services.eventAsOperator(event)
+                if let reference = actor.actor { return try await services.events.get(event, as: try await services.users.resolve(reference)) }
+                return try await services.events.getAsOperator(event)
             }
             if output.json { return try printJSON(found) }
             printTable(
                 ["ID", "TITLE", "STARTS", "ENDS", "CATEGORY", "REPEATS", "SERIES"],
                 [
                     [
-                        found.id.description, found.title, show(found.startsAt), show(found.endsAt), found.category, found.recurrenceRule ?? "",
+                        found.id.description, found.title, show(found.startsAt), show(found.endsAt), found.category.rawValue, found.recurrenceRule ?? "",
                         found.recurrenceParentID?.description ?? "",
                     ]
                 ]
@@ -113,7 +113,7 @@ struct EventCommand: AsyncParsableCommand {
 
         func run() async throws {
             let updated = try await withServices(database) { services in
-                try await services.updateEvent(event, occurrence: occurrence?.date, fields.draft, as: try await services.resolveUser(actor.actor))
+                try await services.events.update(event, occurrence: occurrence?.date, fields.draft, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(updated) }
             print("Updated event \(updated.id) (\(updated.title)).")
@@ -137,7 +137,7 @@ struct EventCommand: AsyncParsableCommand {
         func run() async throws {
             let scope: EventDeletionScope = occurrence == nil ? .all : (following ? .following : .occurrence)
             try await withServices(database) { services in
-                try await services.deleteEvent(event, occurrence: occurrence?.date, scope: scope, as: try await services.resolveUser(actor.actor))
+                try await services.events.delete(event, occurrence: occurrence?.date, scope: scope, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(DoneOutput(id: event.description, deleted: true)) }
             print(
@@ -151,7 +151,7 @@ struct EventCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
         @Argument(help: "Event id.") var event: EventID
         @Option(help: "For a recurring event: the occurrence's original start (RFC 3339).") var occurrence: Timestamp?
-        @Option(help: "yes, no or maybe.") var status: String
+        @Option(help: "yes, no or maybe.") var status: RSVPStatus
         @Option(help: "Answer for this family member of yours.") var familyMember: FamilyMemberID?
         @Option(help: "Additional guests (0 to 20).") var plusOnes = 0
         @Option(help: "A note, e.g. 'Arriving 10 min late'.") var note: String?
@@ -160,9 +160,9 @@ struct EventCommand: AsyncParsableCommand {
 
         func run() async throws {
             let answer = try await withServices(database) { services in
-                try await services.rsvp(
+                try await services.events.rsvp(
                     event, occurrence: occurrence?.date, status: status, familyMember: familyMember, plusOnes: plusOnes, note: note,
-                    as: try await services.resolveUser(actor.actor)
+                    as: try await services.users.resolve(actor.actor)
                 )
             }
             if output.json { return try printJSON(answer) }
@@ -181,7 +181,7 @@ struct EventCommand: AsyncParsableCommand {
 
         func run() async throws {
             let attendance = try await withServices(database) { services in
-                try await services.attendance(event, occurrence: occurrence?.date, as: try await services.resolveUser(actor.actor))
+                try await services.events.attendance(event, occurrence: occurrence?.date, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(attendance) }
             printTable(

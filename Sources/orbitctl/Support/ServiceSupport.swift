@@ -1,6 +1,6 @@
-public import ArgumentParser
+import ArgumentParser
 import Foundation
-public import OrbitCore
+import OrbitCore
 import OrbitPostgres
 
 /// The acting user of a command: `--as <user id or email>`.
@@ -24,12 +24,24 @@ struct JSONOption: ParsableArguments {
 }
 
 extension Identifier: ExpressibleByArgument {
-    public init?(argument: String) {
+    package init?(argument: String) {
         self.init(argument)
     }
 }
 
 extension MemberRole: ExpressibleByArgument {}
+extension PostType: ExpressibleByArgument {}
+extension ReactionType: ExpressibleByArgument {}
+extension RSVPStatus: ExpressibleByArgument {}
+extension EventCategory: ExpressibleByArgument {}
+extension ExpenseCategory: ExpressibleByArgument {}
+extension SubscriptionStatus: ExpressibleByArgument {}
+
+extension Currency: ExpressibleByArgument {
+    package init?(argument: String) {
+        self.init(argument)
+    }
+}
 
 /// An RFC 3339 timestamp argument (`2026-12-31T18:00:00Z`).
 struct Timestamp: ExpressibleByArgument {

@@ -26,8 +26,8 @@ struct CommunityCommand: AsyncParsableCommand {
         func run() async throws {
             let parsed = try settings.map(CommunitySettings.parse(json:)) ?? CommunitySettings()
             let community = try await withServices(database) { services in
-                try await services.createCommunity(
-                    name: name, description: description, iconURL: iconURL, settings: parsed, as: try await services.resolveUser(actor.actor)
+                try await services.communities.create(
+                    name: name, description: description, iconURL: iconURL, settings: parsed, as: try await services.users.resolve(actor.actor)
                 )
             }
             if output.json { return try printJSON(community) }
@@ -44,14 +44,14 @@ struct CommunityCommand: AsyncParsableCommand {
         func run() async throws {
             let communities = try await withServices(database) { services in
                 if let reference = actor.actor {
-                    return try await services.myCommunities(as: try await services.resolveUser(reference))
+                    return try await services.communities.mine(as: try await services.users.resolve(reference))
                 }
-                return try await services.allCommunities()
+                return try await services.communities.all()
             }
             if output.json { return try printJSON(communities) }
             printTable(
                 ["ID", "NAME", "MEMBERS", "SUBSCRIPTION", "DELETED"],
-                communities.map { [$0.id.description, $0.name, String($0.memberCount), $0.subscriptionStatus, show($0.deletedAt)] }
+                communities.map { [$0.id.description, $0.name, String($0.memberCount), $0.subscriptionStatus.rawValue, show($0.deletedAt)] }
             )
         }
     }
@@ -66,9 +66,9 @@ struct CommunityCommand: AsyncParsableCommand {
         func run() async throws {
             let found = try await withServices(database) { services in
                 if let reference = actor.actor {
-                    return try await services.community(community, as: try await services.resolveUser(reference))
+                    return try await services.communities.get(community, as: try await services.users.resolve(reference))
                 }
-                return try await services.communityAsOperator(community)
+                return try await services.communities.getAsOperator(community)
             }
             if output.json { return try printJSON(found) }
             let settings = (try? String(decoding: JSONEncoder.sorted.encode(found.settings), as: UTF8.self)) ?? "{}"
@@ -76,7 +76,7 @@ struct CommunityCommand: AsyncParsableCommand {
                 ["ID", "NAME", "MEMBERS", "CREATED BY", "SUBSCRIPTION", "SETTINGS", "DELETED"],
                 [
                     [
-                        found.id.description, found.name, String(found.memberCount), found.createdBy.description, found.subscriptionStatus, settings,
+                        found.id.description, found.name, String(found.memberCount), found.createdBy.description, found.subscriptionStatus.rawValue, settings,
                         show(found.deletedAt),
                     ]
                 ]
@@ -104,9 +104,9 @@ struct CommunityCommand: AsyncParsableCommand {
         func run() async throws {
             let parsed = try settings.map(CommunitySettings.parse(json:))
             let updated = try await withServices(database) { services in
-                try await services.updateCommunity(
+                try await services.communities.update(
                     community, name: name, description: description, iconURL: iconURL, settings: parsed,
-                    as: try await services.resolveUser(actor.actor)
+                    as: try await services.users.resolve(actor.actor)
                 )
             }
             if output.json { return try printJSON(updated) }
@@ -123,7 +123,7 @@ struct CommunityCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await withServices(database) { services in
-                try await services.deleteCommunity(community, as: try await services.resolveUser(actor.actor))
+                try await services.communities.delete(community, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(DoneOutput(id: community.description, deleted: true)) }
             print("Deleted community \(community); an operator can restore it within 30 days.")
@@ -139,7 +139,7 @@ struct CommunityCommand: AsyncParsableCommand {
 
         func run() async throws {
             let restored = try await withServices(database) { services in
-                try await services.restoreCommunity(community, as: try await services.resolveUser(actor.actor))
+                try await services.communities.restore(community, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(restored) }
             print("Restored community \(restored.id) (\(restored.name)).")
@@ -157,9 +157,9 @@ struct CommunityCommand: AsyncParsableCommand {
         func run() async throws {
             let members = try await withServices(database) { services in
                 if let reference = actor.actor {
-                    return try await services.members(of: community, includeFormer: all, as: try await services.resolveUser(reference))
+                    return try await services.members.list(of: community, includeFormer: all, as: try await services.users.resolve(reference))
                 }
-                return try await services.membersAsOperator(of: community, includeFormer: all)
+                return try await services.members.listAsOperator(of: community, includeFormer: all)
             }
             if output.json { return try printJSON(members) }
             printTable(
@@ -182,8 +182,8 @@ struct CommunityCommand: AsyncParsableCommand {
 
         func run() async throws {
             let member = try await withServices(database) { services in
-                let acting = try await services.resolveUser(actor.actor)
-                return try await services.addMember(try await services.resolveUser(user), to: community, role: role, as: acting)
+                let acting = try await services.users.resolve(actor.actor)
+                return try await services.members.add(try await services.users.resolve(user), to: community, role: role, as: acting)
             }
             if output.json { return try printJSON(member) }
             print("Added \(member.displayName ?? member.userID.description) to community \(community) as \(member.role.rawValue).")
@@ -200,9 +200,9 @@ struct CommunityCommand: AsyncParsableCommand {
 
         func run() async throws {
             let removed = try await withServices(database) { services in
-                let acting = try await services.resolveUser(actor.actor)
-                let member = try await services.resolveUser(user)
-                try await services.removeMember(member, from: community, as: acting)
+                let acting = try await services.users.resolve(actor.actor)
+                let member = try await services.users.resolve(user)
+                try await services.members.remove(member, from: community, as: acting)
                 return member
             }
             if output.json { return try printJSON(DoneOutput(communityId: community.description, userId: removed.description, removed: true)) }
@@ -221,8 +221,8 @@ struct CommunityCommand: AsyncParsableCommand {
 
         func run() async throws {
             let member = try await withServices(database) { services in
-                let acting = try await services.resolveUser(actor.actor)
-                return try await services.setRole(role, of: try await services.resolveUser(user), in: community, as: acting)
+                let acting = try await services.users.resolve(actor.actor)
+                return try await services.members.setRole(role, of: try await services.users.resolve(user), in: community, as: acting)
             }
             if output.json { return try printJSON(member) }
             print("\(member.displayName ?? member.userID.description) is now \(member.role.rawValue) of community \(community).")
@@ -238,7 +238,7 @@ struct CommunityCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await withServices(database) { services in
-                try await services.leave(community, as: try await services.resolveUser(actor.actor))
+                try await services.members.leave(community, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(DoneOutput(communityId: community.description, left: true)) }
             print("Left community \(community).")
@@ -249,15 +249,15 @@ struct CommunityCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Set the subscription status (the community's creator).")
         @OptionGroup var database: DatabaseOptions
         @Argument(help: "Community id.") var community: CommunityID
-        @Option(help: "free, active, past_due or canceled.") var status: String
+        @Option(help: "free, active, past_due or canceled.") var status: SubscriptionStatus
         @Option(help: "When the paid subscription ends (RFC 3339).") var expiresAt: Timestamp?
         @OptionGroup var actor: ActorOptions
         @OptionGroup var output: JSONOption
 
         func run() async throws {
             let updated = try await withServices(database) { services in
-                try await services.setSubscription(
-                    community, status: status, expiresAt: expiresAt?.date, as: try await services.resolveUser(actor.actor))
+                try await services.communities.setSubscription(
+                    community, status: status, expiresAt: expiresAt?.date, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(updated) }
             print(
@@ -276,7 +276,7 @@ struct CommunityCommand: AsyncParsableCommand {
 
         func run() async throws {
             let entries = try await withServices(database) { services in
-                try await services.auditLog(community, limit: limit, as: try await services.resolveUser(actor.actor))
+                try await services.communities.auditLog(community, limit: limit, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(entries) }
             printTable(

@@ -6,7 +6,7 @@ import OrbitCore
 private func resolveUsers(_ list: String, _ services: OrbitServices) async throws -> [UserID] {
     var users: [UserID] = []
     for reference in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !reference.isEmpty {
-        users.append(try await services.resolveUser(reference))
+        users.append(try await services.users.resolve(reference))
     }
     return users
 }
@@ -16,7 +16,7 @@ private func resolveParts(_ list: String, _ services: OrbitServices) async throw
     for item in list.split(separator: ",") {
         let pair = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
         guard pair.count == 2 else { throw CommandFailure("--parts takes USER=VALUE pairs separated by commas (got \"\(item)\").") }
-        parts[try await services.resolveUser(pair[0])] = pair[1]
+        parts[try await services.users.resolve(pair[0])] = pair[1]
     }
     return parts
 }
@@ -35,17 +35,24 @@ struct ExpenseCommand: AsyncParsableCommand {
         @Option(help: "exact/percent/shares: USER=VALUE,… (amounts like 12.50, percentages like 33.33, whole-number shares).")
         var parts: String?
 
-        func request(_ services: OrbitServices, community: CommunityID, as actor: UserID) async throws -> SplitRequest? {
+        /// The split of an expense in `currency`: exact amounts are typed as decimals in it,
+        /// percentages with up to two decimals.
+        func method(_ services: OrbitServices, community: CommunityID, currency: Currency, as actor: UserID) async throws -> SplitMethod? {
             switch split {
             case nil: return nil
             case "equal":
                 if let between { return .equal(try await resolveUsers(between, services)) }
-                return .equal(try await services.members(of: community, as: actor).map(\.userID))
+                return .equal(try await services.members.list(of: community, as: actor).map(\.userID))
             case "exact", "percent", "shares":
                 guard let parts else { throw CommandFailure("--split \(split ?? "") needs --parts USER=VALUE,….") }
                 let resolved = try await resolveParts(parts, services)
-                if split == "exact" { return .exact(resolved) }
-                if split == "percent" { return .percent(resolved) }
+                if split == "exact" {
+                    return .exact(try resolved.mapValues { try Money(parsing: $0, currency: currency, field: "parts", allowZero: true).minorUnits })
+                }
+                if split == "percent" {
+                    // Hundredths of a percent: "33.33" is 3333, parsed exactly like an amount with two decimals.
+                    return .percent(try resolved.mapValues { try Money(parsing: $0, currency: .usd, field: "parts", allowZero: true).minorUnits })
+                }
                 var weights: [UserID: Int64] = [:]
                 for (user, text) in resolved {
                     guard let weight = Int64(text) else { throw CommandFailure("Shares must be whole numbers (got \(text)).") }
@@ -64,23 +71,25 @@ struct ExpenseCommand: AsyncParsableCommand {
         @Option(help: "Community id.") var community: CommunityID
         @Option(help: "What it was for.") var description: String
         @Option(help: "Total, in the currency's units (30.00).") var amount: String
-        @Option(help: "ISO 4217 code.") var currency = "USD"
+        @Option(help: "ISO 4217 code.") var currency: Currency = .usd
         @Option(help: "Who paid (id or email).") var paidBy: String
         @OptionGroup var split: SplitOptions
-        @Option(help: "equipment, food, travel, dues or other.") var category = "other"
+        @Option(help: "equipment, food, travel, dues or other.") var category: ExpenseCategory = .other
         @Option(help: "When it was spent (YYYY-MM-DD; default today).") var date: String?
         @Option(help: "Receipt image URL.") var receiptURL: String?
         @OptionGroup var actor: ActorOptions
         @OptionGroup var output: JSONOption
 
         func run() async throws {
+            let total = try Money(parsing: amount, currency: currency)
+            let day = try date.map { try CivilDate.parse($0, field: "transaction_date") }
             let expense = try await withServices(database) { services in
-                let acting = try await services.resolveUser(actor.actor)
-                var request = try await split.request(services, community: community, as: acting)
-                if request == nil { request = .equal(try await services.members(of: community, as: acting).map(\.userID)) }
-                return try await services.addExpense(
-                    in: community, description: description, amount: amount, currency: currency, paidBy: try await services.resolveUser(paidBy),
-                    split: request ?? .equal([]), date: date, category: category, receiptURL: receiptURL, as: acting
+                let acting = try await services.users.resolve(actor.actor)
+                var method = try await split.method(services, community: community, currency: currency, as: acting)
+                if method == nil { method = .equal(try await services.members.list(of: community, as: acting).map(\.userID)) }
+                return try await services.finances.addExpense(
+                    in: community, description: description, total: total, paidBy: try await services.users.resolve(paidBy),
+                    split: method ?? .equal([]), date: day, category: category, receiptURL: receiptURL, as: acting
                 )
             }
             if output.json { return try printJSON(expense) }
@@ -100,14 +109,14 @@ struct ExpenseCommand: AsyncParsableCommand {
 
         func run() async throws {
             let expenses = try await withServices(database) { services in
-                try await services.expenses(in: community, limit: limit, as: try await services.resolveUser(actor.actor))
+                try await services.finances.expenses(in: community, limit: limit, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(expenses) }
             printTable(
                 ["ID", "DATE", "TYPE", "DESCRIPTION", "AMOUNT", "PAID BY"],
                 expenses.map {
                     [
-                        $0.id.description, $0.transactionDate, $0.type, $0.description,
+                        $0.id.description, $0.transactionDate.description, $0.type.rawValue, $0.description,
                         Money(minorUnits: $0.totalAmount, currency: Currency($0.currency) ?? .usd).description, $0.paidBy.description,
                     ]
                 }
@@ -124,7 +133,7 @@ struct ExpenseCommand: AsyncParsableCommand {
 
         func run() async throws {
             let found = try await withServices(database) { services in
-                try await services.expense(expense, as: try await services.resolveUser(actor.actor))
+                try await services.finances.expense(expense, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(found) }
             let currency = Currency(found.currency) ?? .usd
@@ -146,19 +155,21 @@ struct ExpenseCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
         @Argument(help: "Expense id.") var expense: TransactionID
         @Option(help: "New description.") var description: String?
-        @Option(help: "New total.") var amount: String?
-        @Option(help: "New category.") var category: String?
+        @Option(help: "New total, in the expense's currency.") var amount: String?
+        @Option(help: "New category.") var category: ExpenseCategory?
         @OptionGroup var split: SplitOptions
         @OptionGroup var actor: ActorOptions
         @OptionGroup var output: JSONOption
 
         func run() async throws {
             let updated = try await withServices(database) { services in
-                let acting = try await services.resolveUser(actor.actor)
-                let current = try await services.expense(expense, as: acting)
-                let request = try await split.request(services, community: current.communityID, as: acting)
-                return try await services.updateExpense(
-                    expense, description: description, amount: amount, split: request, category: category, as: acting)
+                let acting = try await services.users.resolve(actor.actor)
+                let current = try await services.finances.expense(expense, as: acting)
+                let currency = try Currency.parse(current.currency)
+                let total = try amount.map { try Money(parsing: $0, currency: currency) }
+                let method = try await split.method(services, community: current.communityID, currency: currency, as: acting)
+                return try await services.finances.updateExpense(
+                    expense, description: description, total: total, split: method, category: category, as: acting)
             }
             if output.json { return try printJSON(updated) }
             print("Updated expense \(updated.id).")
@@ -173,7 +184,7 @@ struct ExpenseCommand: AsyncParsableCommand {
         @OptionGroup var output: JSONOption
 
         func run() async throws {
-            try await withServices(database) { services in try await services.deleteExpense(expense, as: try await services.resolveUser(actor.actor))
+            try await withServices(database) { services in try await services.finances.deleteExpense(expense, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(DoneOutput(id: expense.description, deleted: true)) }
             print("Deleted expense \(expense).")
@@ -196,16 +207,17 @@ struct SettleCommand: AsyncParsableCommand {
         @Option(help: "Who paid (id or email).") var from: String
         @Option(help: "Who was paid (id or email).") var to: String
         @Option(help: "Amount (20.00).") var amount: String
-        @Option(help: "ISO 4217 code.") var currency = "USD"
+        @Option(help: "ISO 4217 code.") var currency: Currency = .usd
         @Option(help: "How (cash, venmo, …).") var method: String?
         @OptionGroup var actor: ActorOptions
         @OptionGroup var output: JSONOption
 
         func run() async throws {
+            let money = try Money(parsing: amount, currency: currency)
             let settlement = try await withServices(database) { services in
-                try await services.recordSettlement(
-                    in: community, from: try await services.resolveUser(from), to: try await services.resolveUser(to), amount: amount,
-                    currency: currency, method: method, as: try await services.resolveUser(actor.actor)
+                try await services.finances.recordSettlement(
+                    in: community, from: try await services.users.resolve(from), to: try await services.users.resolve(to), amount: money,
+                    method: method, as: try await services.users.resolve(actor.actor)
                 )
             }
             if output.json { return try printJSON(settlement) }
@@ -222,7 +234,7 @@ struct SettleCommand: AsyncParsableCommand {
 
         func run() async throws {
             let payments = try await withServices(database) { services in
-                try await services.settleUpSuggestions(in: community, as: try await services.resolveUser(actor.actor))
+                try await services.finances.settleUpSuggestions(in: community, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(payments) }
             printTable(
@@ -252,7 +264,7 @@ struct BalancesCommand: AsyncParsableCommand {
 
         func run() async throws {
             let balances = try await withServices(database) { services in
-                try await services.balances(in: community, as: try await services.resolveUser(actor.actor))
+                try await services.finances.balances(in: community, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(balances) }
             printTable(
@@ -267,7 +279,7 @@ struct BalancesCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
-            let duration = try await withServices(database) { try await $0.refreshBalancesSnapshot() }
+            let duration = try await withServices(database) { try await $0.finances.refreshBalancesSnapshot() }
             print("Refreshed the balances snapshot in \(duration.wholeMilliseconds) ms.")
         }
     }
@@ -287,16 +299,16 @@ struct DuesCommand: AsyncParsableCommand {
         @Option(help: "Community id.") var community: CommunityID
         @Option(help: "Name, e.g. \"2026 Season Dues\".") var name: String
         @Option(help: "Amount per member (50.00).") var amount: String
-        @Option(help: "ISO 4217 code.") var currency = "USD"
+        @Option(help: "ISO 4217 code.") var currency: Currency = .usd
         @Option(help: "Due date, YYYY-MM-DD.") var dueDate: String
         @OptionGroup var actor: ActorOptions
         @OptionGroup var output: JSONOption
 
         func run() async throws {
+            let money = try Money(parsing: amount, currency: currency)
+            let day = try CivilDate.parse(dueDate, field: "due_date")
             let dues = try await withServices(database) { services in
-                try await services.createDues(
-                    in: community, name: name, amount: amount, currency: currency, dueDate: dueDate, as: try await services.resolveUser(actor.actor)
-                )
+                try await services.dues.create(in: community, name: name, amount: money, dueDate: day, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(dues) }
             print("Created dues \(dues.id): \(Money(minorUnits: dues.amount, currency: Currency(dues.currency) ?? .usd)) due \(dues.dueDate).")
@@ -312,14 +324,15 @@ struct DuesCommand: AsyncParsableCommand {
 
         func run() async throws {
             let list = try await withServices(database) { services in
-                try await services.dues(in: community, as: try await services.resolveUser(actor.actor))
+                try await services.dues.list(in: community, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(list) }
             printTable(
                 ["ID", "NAME", "AMOUNT", "DUE", "ACTIVE"],
                 list.map {
                     [
-                        $0.id.description, $0.name, Money(minorUnits: $0.amount, currency: Currency($0.currency) ?? .usd).description, $0.dueDate,
+                        $0.id.description, $0.name, Money(minorUnits: $0.amount, currency: Currency($0.currency) ?? .usd).description,
+                        $0.dueDate.description,
                         $0.isActive ? "yes" : "no",
                     ]
                 }
@@ -335,7 +348,7 @@ struct DuesCommand: AsyncParsableCommand {
         @OptionGroup var output: JSONOption
 
         func run() async throws {
-            let found = try await withServices(database) { services in try await services.dues(dues, as: try await services.resolveUser(actor.actor))
+            let found = try await withServices(database) { services in try await services.dues.get(dues, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(found) }
             print(
@@ -357,9 +370,11 @@ struct DuesCommand: AsyncParsableCommand {
 
         func run() async throws {
             let payment = try await withServices(database) { services in
-                try await services.payDues(
-                    dues, user: try await services.resolveUser(user), amount: amount, method: method, note: note,
-                    as: try await services.resolveUser(actor.actor)
+                let acting = try await services.users.resolve(actor.actor)
+                let currency = try Currency.parse(try await services.dues.get(dues, as: acting).currency)
+                return try await services.dues.recordPayment(
+                    to: dues, by: try await services.users.resolve(user), amount: try Money(parsing: amount, currency: currency), method: method,
+                    note: note, as: acting
                 )
             }
             if output.json { return try printJSON(payment) }
@@ -376,7 +391,7 @@ struct DuesCommand: AsyncParsableCommand {
 
         func run() async throws {
             let report = try await withServices(database) { services in
-                try await services.duesReport(dues, as: try await actor.actor.asyncMap { try await services.resolveUser($0) })
+                try await services.dues.report(dues, as: try await actor.actor.asyncMap { try await services.users.resolve($0) })
             }
             if output.json { return try printJSON(report) }
             printTable(
@@ -387,7 +402,7 @@ struct DuesCommand: AsyncParsableCommand {
                         $0.userID.description, Money(minorUnits: $0.amountDue, currency: currency).decimalString,
                         Money(minorUnits: $0.amountPaid, currency: currency).decimalString,
                         Money(minorUnits: $0.outstanding, currency: currency).decimalString,
-                        $0.status, $0.overdue ? "yes" : "",
+                        $0.status.rawValue, $0.overdue ? "yes" : "",
                     ]
                 }
             )
@@ -403,7 +418,7 @@ struct DuesCommand: AsyncParsableCommand {
 
         func run() async throws {
             let updated = try await withServices(database) { services in
-                try await services.deactivateDues(dues, as: try await services.resolveUser(actor.actor))
+                try await services.dues.deactivate(dues, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(updated) }
             print("Dues \(updated.id) no longer active.")

@@ -21,8 +21,8 @@ struct InviteCommand: AsyncParsableCommand {
 
         func run() async throws {
             let invite = try await withServices(database) { services in
-                try await services.createInvite(
-                    to: community, maxUses: maxUses, expiresAt: expiresAt?.date, as: try await services.resolveUser(actor.actor)
+                try await services.invites.create(
+                    to: community, maxUses: maxUses, expiresAt: expiresAt?.date, as: try await services.users.resolve(actor.actor)
                 )
             }
             if output.json { return try printJSON(invite) }
@@ -41,7 +41,7 @@ struct InviteCommand: AsyncParsableCommand {
 
         func run() async throws {
             let invites = try await withServices(database) { services in
-                try await services.invites(of: community, as: try await services.resolveUser(actor.actor))
+                try await services.invites.list(of: community, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(invites) }
             printTable(
@@ -62,7 +62,7 @@ struct InviteCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await withServices(database) { services in
-                try await services.revokeInvite(invite, as: try await services.resolveUser(actor.actor))
+                try await services.invites.revoke(invite, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(DoneOutput(id: invite.description, revoked: true)) }
             print("Revoked invite \(invite).")
@@ -78,7 +78,7 @@ struct InviteCommand: AsyncParsableCommand {
 
         func run() async throws {
             let redemption = try await withServices(database) { services in
-                try await services.redeemInvite(code, as: try await services.resolveUser(actor.actor))
+                try await services.invites.redeem(try InviteCode.parse(code), as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(redemption) }
             print("\(redemption.rejoined ? "Rejoined" : "Joined") community \(redemption.communityID).")

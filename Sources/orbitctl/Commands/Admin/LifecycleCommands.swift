@@ -39,7 +39,7 @@ struct RetentionCommand: AsyncParsableCommand {
         @OptionGroup var output: JSONOption
 
         func run() async throws {
-            let report = try await withServices(database) { try await clock.apply(to: $0).runRetention(dryRun: dryRun, batchSize: batchSize) }
+            let report = try await withServices(database) { try await clock.apply(to: $0).lifecycle.runRetention(dryRun: dryRun, batchSize: batchSize) }
             if output.json { return try printJSON(report) }
             guard report.ran else { return print("Another retention run is in progress; nothing done.") }
             print(dryRun ? "Would delete:" : "Deleted:")
@@ -66,10 +66,10 @@ struct JobsCommand: AsyncParsableCommand {
         func run() async throws {
             let (reminders, accounts, retention, delivered) = try await withServices(database) { services in
                 let services = clock.apply(to: services)
-                let reminders = try await services.sendReminders()
-                let accounts = try await services.deleteDueAccounts()
-                let retention = try await services.runRetention()
-                return (reminders, accounts, retention, try await services.deliverPending(using: LoggingDelivery()))
+                let reminders = try await services.notifications.sendReminders()
+                let accounts = try await services.lifecycle.deleteDueAccounts()
+                let retention = try await services.lifecycle.runRetention()
+                return (reminders, accounts, retention, try await services.notifications.deliverPending(using: LoggingDelivery()))
             }
             print("Reminders created: \(reminders).")
             print("Accounts deleted: \(accounts.deleted)\(accounts.skipped > 0 ? ", skipped (now last admin somewhere): \(accounts.skipped)" : "").")
@@ -96,7 +96,7 @@ struct AccountCommand: AsyncParsableCommand {
 
         func run() async throws {
             let effective = try await withServices(database) { services in
-                try await services.requestAccountDeletion(as: try await services.resolveUser(actor.actor))
+                try await services.lifecycle.requestAccountDeletion(as: try await services.users.resolve(actor.actor))
             }
             print("The account will be deleted after \(show(effective)) unless the request is cancelled.")
         }
@@ -109,7 +109,7 @@ struct AccountCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await withServices(database) { services in
-                try await services.cancelAccountDeletion(as: try await services.resolveUser(actor.actor))
+                try await services.lifecycle.cancelAccountDeletion(as: try await services.users.resolve(actor.actor))
             }
             print("Account deletion cancelled.")
         }
@@ -135,16 +135,16 @@ struct NotificationsCommand: AsyncParsableCommand {
 
         func run() async throws {
             let (items, count) = try await withServices(database) { services in
-                let acting = try await services.resolveUser(actor.actor)
+                let acting = try await services.users.resolve(actor.actor)
                 return (
-                    try await services.notifications(limit: limit, before: before, unreadOnly: unread, as: acting),
-                    try await services.unreadNotificationCount(as: acting)
+                    try await services.notifications.list(limit: limit, before: before, unreadOnly: unread, as: acting),
+                    try await services.notifications.unreadCount(as: acting)
                 )
             }
             if output.json { return try printJSON(items) }
             printTable(
                 ["WHEN", "TYPE", "TITLE", "READ", "ID"],
-                items.map { [show($0.createdAt), $0.type, $0.title, $0.readAt == nil ? "" : "yes", $0.id.description] }
+                items.map { [show($0.createdAt), $0.type.rawValue, $0.title, $0.readAt == nil ? "" : "yes", $0.id.description] }
             )
             print("Unread: \(count)")
         }
@@ -163,7 +163,7 @@ struct NotificationsCommand: AsyncParsableCommand {
 
         func run() async throws {
             let count = try await withServices(database) { services in
-                try await services.markNotificationsRead(notification, as: try await services.resolveUser(actor.actor))
+                try await services.notifications.markRead(notification, as: try await services.users.resolve(actor.actor))
             }
             print("Marked \(count) notification(s) read.")
         }

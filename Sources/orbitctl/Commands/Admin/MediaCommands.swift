@@ -49,9 +49,9 @@ struct MediaCommand: AsyncParsableCommand {
             let media = try await withServices(database) { services in
                 var services = services
                 services.storage = storage.storage
-                return try await services.uploadMedia(
+                return try await services.media.upload(
                     to: community, filename: url.lastPathComponent, mimeType: mime, data: data, width: width, height: height,
-                    as: try await services.resolveUser(actor.actor)
+                    as: try await services.users.resolve(actor.actor)
                 )
             }
             if output.json { return try printJSON(media) }
@@ -69,12 +69,12 @@ struct MediaCommand: AsyncParsableCommand {
 
         func run() async throws {
             let items = try await withServices(database) { services in
-                try await services.media(of: community, limit: limit, as: try await services.resolveUser(actor.actor))
+                try await services.media.list(of: community, limit: limit, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(items) }
             printTable(
                 ["ID", "TYPE", "FILE", "BYTES", "UPLOADED BY", "WHEN"],
-                items.map { [$0.id.description, $0.type, $0.filename, String($0.sizeBytes), $0.uploadedBy.description, show($0.createdAt)] }
+                items.map { [$0.id.description, $0.type.rawValue, $0.filename, String($0.sizeBytes), $0.uploadedBy.description, show($0.createdAt)] }
             )
         }
     }
@@ -91,7 +91,7 @@ struct MediaCommand: AsyncParsableCommand {
             try await withServices(database) { services in
                 var services = services
                 services.storage = storage.storage
-                try await services.deleteMedia(media, as: try await services.resolveUser(actor.actor))
+                try await services.media.delete(media, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(DoneOutput(id: media.description, deleted: true)) }
             print("Deleted media \(media).")

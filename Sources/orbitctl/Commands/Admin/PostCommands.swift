@@ -16,7 +16,7 @@ struct PostCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Post to a community's feed.")
         @OptionGroup var database: DatabaseOptions
         @Option(help: "Community id.") var community: CommunityID
-        @Option(help: "text, photo, announcement, poll or event_share.") var type = "text"
+        @Option(help: "text, photo, announcement, poll or event_share.") var type: PostType = .text
         @Option(help: "The text (for a poll: the question).") var content: String?
         @Option(help: "A poll option; repeat for each (2 to 20).") var option: [String] = []
         @Flag(help: "Poll: allow choosing several options.") var multiple = false
@@ -30,14 +30,14 @@ struct PostCommand: AsyncParsableCommand {
 
         func run() async throws {
             var draft = PostDraft(type: type, content: content, mediaURLs: media, mediaIDs: mediaID, linkedEventID: event)
-            if type == "poll" {
+            if type == .poll {
                 guard let content else { throw ValidationError("A poll needs its question in --content.") }
                 draft.poll = Poll(question: content, options: option, allowMultiple: multiple, closesAt: closesAt?.date)
             }
             let post = try await withServices(database) { services in
                 var services = services
                 services.storage = storage.storage
-                return try await services.createPost(in: community, draft, as: try await services.resolveUser(actor.actor))
+                return try await services.feed.createPost(in: community, draft, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(post) }
             print("Posted \(post.id) (\(post.type)); editable until \(show(post.editableUntil)).")
@@ -55,14 +55,14 @@ struct PostCommand: AsyncParsableCommand {
 
         func run() async throws {
             let page = try await withServices(database) { services in
-                try await services.feed(community, limit: limit, cursor: cursor, as: try await services.resolveUser(actor.actor))
+                try await services.feed.page(of: community, limit: limit, cursor: cursor, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(page) }
             printTable(
                 ["ID", "TYPE", "PINNED", "AUTHOR", "COMMENTS", "REACTIONS", "CONTENT"],
                 page.items.map {
                     [
-                        $0.id.description, $0.type, $0.isPinned ? "yes" : "", $0.authorID.description, String($0.commentCount),
+                        $0.id.description, $0.type.rawValue, $0.isPinned ? "yes" : "", $0.authorID.description, String($0.commentCount),
                         $0.reactionCounts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "),
                         String(($0.content ?? "").prefix(40)),
                     ]
@@ -81,9 +81,9 @@ struct PostCommand: AsyncParsableCommand {
 
         func run() async throws {
             let (found, results) = try await withServices(database) { services in
-                let acting = try await services.resolveUser(actor.actor)
-                let found = try await services.post(post, as: acting)
-                return (found, found.pollData == nil ? nil : try await services.pollResults(post, as: acting))
+                let acting = try await services.users.resolve(actor.actor)
+                let found = try await services.feed.post(post, as: acting)
+                return (found, found.pollData == nil ? nil : try await services.feed.pollResults(post, as: acting))
             }
             if output.json { return try printJSON(found) }
             print("\(found.type) by \(found.authorID) at \(show(found.createdAt)): \(found.content ?? "")")
@@ -103,7 +103,7 @@ struct PostCommand: AsyncParsableCommand {
 
         func run() async throws {
             let edited = try await withServices(database) { services in
-                try await services.editPost(post, content: content, as: try await services.resolveUser(actor.actor))
+                try await services.feed.editPost(post, content: content, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(edited) }
             print("Edited post \(edited.id).")
@@ -118,7 +118,7 @@ struct PostCommand: AsyncParsableCommand {
         @OptionGroup var output: JSONOption
 
         func run() async throws {
-            try await withServices(database) { services in try await services.deletePost(post, as: try await services.resolveUser(actor.actor)) }
+            try await withServices(database) { services in try await services.feed.deletePost(post, as: try await services.users.resolve(actor.actor)) }
             if output.json { return try printJSON(DoneOutput(id: post.description, deleted: true)) }
             print("Deleted post \(post).")
         }
@@ -133,7 +133,7 @@ struct PostCommand: AsyncParsableCommand {
 
         func set(_ pinned: Bool) async throws {
             let updated = try await withServices(database) { services in
-                try await services.setPinned(post, pinned, as: try await services.resolveUser(actor.actor))
+                try await services.feed.setPinned(post, pinned, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(updated) }
             print("\(pinned ? "Pinned" : "Unpinned") post \(post).")
@@ -165,7 +165,7 @@ struct PostCommand: AsyncParsableCommand {
 
         func run() async throws {
             let comment = try await withServices(database) { services in
-                try await services.addComment(to: post, content: content, parent: parent, as: try await services.resolveUser(actor.actor))
+                try await services.feed.addComment(to: post, content: content, parent: parent, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(comment) }
             print("Commented \(comment.id) on post \(post).")
@@ -183,7 +183,7 @@ struct PostCommand: AsyncParsableCommand {
 
         func run() async throws {
             let comments = try await withServices(database) { services in
-                try await services.comments(on: post, limit: limit, after: after, as: try await services.resolveUser(actor.actor))
+                try await services.feed.comments(on: post, limit: limit, after: after, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(comments) }
             printTable(
@@ -199,7 +199,7 @@ struct PostCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "React to a post (one reaction per user; --remove takes it back).")
         @OptionGroup var database: DatabaseOptions
         @Argument(help: "Post id.") var post: PostID
-        @Option(help: "like, love, laugh or celebrate.") var type: String?
+        @Option(help: "like, love, laugh or celebrate.") var type: ReactionType?
         @Flag(help: "Take one's reaction back.") var remove = false
         @OptionGroup var actor: ActorOptions
         @OptionGroup var output: JSONOption
@@ -210,9 +210,9 @@ struct PostCommand: AsyncParsableCommand {
 
         func run() async throws {
             let updated = try await withServices(database) { services in
-                let acting = try await services.resolveUser(actor.actor)
-                if let type { return try await services.react(to: post, type: type, as: acting) }
-                return try await services.removeReaction(from: post, as: acting)
+                let acting = try await services.users.resolve(actor.actor)
+                if let type { return try await services.feed.react(to: post, type: type, as: acting) }
+                return try await services.feed.removeReaction(from: post, as: acting)
             }
             if output.json { return try printJSON(updated) }
             print(
@@ -236,9 +236,9 @@ struct PostCommand: AsyncParsableCommand {
 
         func run() async throws {
             let updated = try await withServices(database) { services in
-                let acting = try await services.resolveUser(actor.actor)
-                if retract { return try await services.retractVote(on: post, option: option, as: acting) }
-                return try await services.vote(on: post, option: option ?? 0, as: acting)
+                let acting = try await services.users.resolve(actor.actor)
+                if retract { return try await services.feed.retractVote(on: post, option: option, as: acting) }
+                return try await services.feed.vote(on: post, option: option ?? 0, as: acting)
             }
             if output.json { return try printJSON(updated) }
             print("Your votes on post \(post): \(updated.myVotes.map(String.init).joined(separator: ", ")).")

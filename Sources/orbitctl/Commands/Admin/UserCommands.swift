@@ -19,7 +19,7 @@ struct UserCommand: AsyncParsableCommand {
         @OptionGroup var output: JSONOption
 
         func run() async throws {
-            let user = try await withServices(database) { try await $0.createUser(email: email, displayName: name, appleID: appleID) }
+            let user = try await withServices(database) { try await $0.users.create(email: email, displayName: name, appleID: appleID) }
             if output.json { return try printJSON(user) }
             print("Created user \(user.id) (\(user.displayName) <\(user.email)>).")
         }
@@ -31,7 +31,7 @@ struct UserCommand: AsyncParsableCommand {
         @OptionGroup var output: JSONOption
 
         func run() async throws {
-            let users = try await withServices(database) { try await $0.listUsers() }
+            let users = try await withServices(database) { try await $0.users.list() }
             if output.json { return try printJSON(users) }
             printTable(["ID", "NAME", "EMAIL", "CREATED"], users.map { [$0.id.description, $0.displayName, $0.email, show($0.createdAt)] })
         }
@@ -45,7 +45,7 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             let found = try await withServices(database) { services in
-                try await services.userAsOperator(try await services.resolveUser(user))
+                try await services.users.getAsOperator(try await services.users.resolve(user))
             }
             if output.json { return try printJSON(found) }
             printTable(
@@ -72,7 +72,7 @@ struct FamilyCommand: AsyncParsableCommand {
 
         func run() async throws {
             let member = try await withServices(database) { services in
-                try await services.addFamilyMember(name: name, as: try await services.resolveUser(actor.actor))
+                try await services.family.add(name: name, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(member) }
             print("Added family member \(member.id) (\(member.name)).")
@@ -88,9 +88,9 @@ struct FamilyCommand: AsyncParsableCommand {
 
         func run() async throws {
             let members = try await withServices(database) { services in
-                let actor = try await services.resolveUser(actor.actor)
-                let owner = try await user.asyncMap { try await services.resolveUser($0) }
-                return try await services.familyMembers(of: owner, as: actor)
+                let actor = try await services.users.resolve(actor.actor)
+                let owner = try await user.asyncMap { try await services.users.resolve($0) }
+                return try await services.family.list(of: owner, as: actor)
             }
             if output.json { return try printJSON(members) }
             printTable(["ID", "NAME", "USER", "CREATED"], members.map { [$0.id.description, $0.name, $0.userID.description, show($0.createdAt)] })
@@ -107,7 +107,7 @@ struct FamilyCommand: AsyncParsableCommand {
 
         func run() async throws {
             let member = try await withServices(database) { services in
-                try await services.renameFamilyMember(familyMember, to: name, as: try await services.resolveUser(actor.actor))
+                try await services.family.rename(familyMember, to: name, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(member) }
             print("Renamed family member \(member.id) to \(member.name).")
@@ -123,7 +123,7 @@ struct FamilyCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await withServices(database) { services in
-                try await services.removeFamilyMember(familyMember, as: try await services.resolveUser(actor.actor))
+                try await services.family.remove(familyMember, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(DoneOutput(id: familyMember.description, removed: true)) }
             print("Removed family member \(familyMember).")

@@ -1,0 +1,164 @@
+package import Foundation
+import OrbitPostgres
+
+/// A private group space (spec: Communities).
+package struct Community: Sendable, Codable, Equatable {
+    package var id: CommunityID
+    package var name: String
+    package var description: String?
+    package var iconURL: String?
+    package var createdBy: UserID
+    package var memberCount: Int
+    package var subscriptionStatus: SubscriptionStatus
+    package var subscriptionExpiresAt: Date?
+    package var settings: CommunitySettings
+    package var createdAt: Date
+    package var updatedAt: Date
+    package var deletedAt: Date?
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, description, iconURL = "icon_url", createdBy = "created_by", memberCount = "member_count"
+        case subscriptionStatus = "subscription_status", subscriptionExpiresAt = "subscription_expires_at"
+        case settings, createdAt = "created_at", updatedAt = "updated_at", deletedAt = "deleted_at"
+    }
+
+    /// Encodes every column, `null` included (synthesized Codable would leave nil keys out).
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(name, forKey: .name)
+        try container.encode(description, forKey: .description)
+        try container.encode(iconURL, forKey: .iconURL)
+        try container.encode(createdBy, forKey: .createdBy)
+        try container.encode(memberCount, forKey: .memberCount)
+        try container.encode(subscriptionStatus, forKey: .subscriptionStatus)
+        try container.encode(subscriptionExpiresAt, forKey: .subscriptionExpiresAt)
+        try container.encode(settings, forKey: .settings)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(updatedAt, forKey: .updatedAt)
+        try container.encode(deletedAt, forKey: .deletedAt)
+    }
+
+    static let columns = """
+        id, name, description, icon_url, created_by, member_count, subscription_status::text AS subscription_status,
+        subscription_expires_at, settings, created_at, updated_at, deleted_at
+        """
+
+    init(row: PostgresRow) throws {
+        id = try row.decode("id")
+        name = try row.decode("name")
+        description = try row.decode("description")
+        iconURL = try row.decode("icon_url")
+        createdBy = try row.decode("created_by")
+        memberCount = Int(try row.decode("member_count", as: Int32.self))
+        subscriptionStatus = try row.decode("subscription_status")
+        subscriptionExpiresAt = try row.decode("subscription_expires_at")
+        settings = try row.decode("settings", as: PostgresJSON.self).decode(CommunitySettings.self)
+        createdAt = try row.decode("created_at")
+        updatedAt = try row.decode("updated_at")
+        deletedAt = try row.decode("deleted_at")
+    }
+}
+
+/// Where a community's subscription stands (spec: subscription_status). Billing itself is out of
+/// scope; the creator records it.
+package enum SubscriptionStatus: String, DatabaseEnum {
+    case free, active, pastDue = "past_due", canceled
+}
+
+/// `communities.settings` (spec: "Settings JSONB Structure"). Absent keys take the defaults of
+/// the spec's example: members may create events and posts.
+package struct CommunitySettings: Sendable, Codable, Equatable {
+    package var allowMemberEvents: Bool?
+    package var allowMemberPosts: Bool?
+    /// 0 to 168 hours.
+    package var defaultReminderHours: Int?
+    /// An IANA time zone name, such as "America/New_York".
+    package var timezone: String?
+
+    package init(allowMemberEvents: Bool? = nil, allowMemberPosts: Bool? = nil, defaultReminderHours: Int? = nil, timezone: String? = nil) {
+        self.allowMemberEvents = allowMemberEvents
+        self.allowMemberPosts = allowMemberPosts
+        self.defaultReminderHours = defaultReminderHours
+        self.timezone = timezone
+    }
+
+    static let knownKeys: Set<String> = ["allowMemberEvents", "allowMemberPosts", "defaultReminderHours", "timezone"]
+
+    /// Parses settings from JSON text: an object with only the known keys, each of its type.
+    /// - Throws: `ServiceError.invalidInput` naming the offending key.
+    package static func parse(json: String) throws -> CommunitySettings {
+        let data = Data(json.utf8)
+        let object: [String: JSONValue]
+        do {
+            object = try JSONDecoder().decode([String: JSONValue].self, from: data)
+        } catch {
+            throw ServiceError.invalidInput(field: "settings", reason: "must be a JSON object")
+        }
+        if let unknown = object.keys.sorted().first(where: { !knownKeys.contains($0) }) {
+            throw ServiceError.invalidInput(
+                field: "settings.\(unknown)",
+                reason: "is not a setting (known: allowMemberEvents, allowMemberPosts, defaultReminderHours, timezone)"
+            )
+        }
+        var settings = CommunitySettings()
+        for (key, value) in object {
+            switch (key, value) {
+            case ("allowMemberEvents", .bool(let flag)): settings.allowMemberEvents = flag
+            case ("allowMemberPosts", .bool(let flag)): settings.allowMemberPosts = flag
+            case ("defaultReminderHours", .integer(let hours)): settings.defaultReminderHours = hours
+            case ("timezone", .string(let zone)): settings.timezone = zone
+            case ("allowMemberEvents", _), ("allowMemberPosts", _):
+                throw ServiceError.invalidInput(field: "settings.\(key)", reason: "must be true or false")
+            case ("defaultReminderHours", _):
+                throw ServiceError.invalidInput(field: "settings.\(key)", reason: "must be a whole number of hours")
+            default:
+                throw ServiceError.invalidInput(field: "settings.\(key)", reason: "must be a string")
+            }
+        }
+        try settings.validate()
+        return settings
+    }
+
+    /// Checks ranges: reminder hours 0–168, a time zone this system knows.
+    package func validate() throws {
+        if let hours = defaultReminderHours, !(0...168).contains(hours) {
+            throw ServiceError.invalidInput(field: "settings.defaultReminderHours", reason: "must be between 0 and 168")
+        }
+        if let timezone, TimeZone(identifier: timezone) == nil || !timezone.contains("/") && timezone != "UTC" {
+            throw ServiceError.invalidInput(field: "settings.timezone", reason: "is not an IANA time zone name such as America/New_York")
+        }
+    }
+
+    /// These settings with `other`'s keys laid over them.
+    package func merging(_ other: CommunitySettings) -> CommunitySettings {
+        CommunitySettings(
+            allowMemberEvents: other.allowMemberEvents ?? allowMemberEvents,
+            allowMemberPosts: other.allowMemberPosts ?? allowMemberPosts,
+            defaultReminderHours: other.defaultReminderHours ?? defaultReminderHours,
+            timezone: other.timezone ?? timezone
+        )
+    }
+}
+
+/// Just enough JSON to validate settings strictly (a Bool is not a number, 1.5 is not an Int).
+enum JSONValue: Decodable {
+    case bool(Bool), integer(Int), number(Double), string(String), null, other
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let flag = try? container.decode(Bool.self) {
+            self = .bool(flag)
+        } else if let integer = try? container.decode(Int.self) {
+            self = .integer(integer)
+        } else if let number = try? container.decode(Double.self) {
+            self = .number(number)
+        } else if let text = try? container.decode(String.self) {
+            self = .string(text)
+        } else {
+            self = .other
+        }
+    }
+}

@@ -1,0 +1,173 @@
+package import Foundation
+import OrbitPostgres
+
+/// Communities (spec: Communities): creating, settings, soft deletion and restore, the
+/// subscription, and the audit log admins read.
+package struct CommunityService: Sendable {
+    let runner: RequestRunner
+
+    init(_ runner: RequestRunner) {
+        self.runner = runner
+    }
+
+    /// How long a soft-deleted community can be restored (spec: "Community Deletion Flow").
+    package static let restoreWindow: TimeInterval = 30 * 24 * 3600
+
+    /// Creates a community; its creator becomes its first admin in the same transaction.
+    package func create(
+        name: String, description: String? = nil, iconURL: String? = nil, settings: CommunitySettings = CommunitySettings(),
+        as actor: UserID
+    ) async throws -> Community {
+        let name = try Validate.text(name, field: "name", limit: 100)
+        let description = try description.map { try Validate.text($0, field: "description", limit: 2000, multiline: true) }
+        let iconURL = try Validate.url(iconURL, field: "icon_url")
+        try settings.validate()
+        let settingsJSON = try PostgresJSON(encoding: settings)
+        // The id is made here: the new row is invisible to its creator (RLS) until the
+        // membership exists, so INSERT … RETURNING cannot return it.
+        let id = CommunityID.random()
+        return try await runner.asUser(actor) { connection in
+            try await connection.query(
+                """
+                INSERT INTO communities (id, name, description, icon_url, created_by, settings)
+                VALUES (\(id), \(name), \(description), \(iconURL), \(actor), \(settingsJSON))
+                """
+            )
+            try await connection.query("INSERT INTO members (community_id, user_id, role) VALUES (\(id), \(actor), 'admin')")
+            try await runner.audit("community.created", by: actor, community: id, target: ("community", id.uuid), on: connection)
+            return try await Self.community(id, on: connection)
+        }
+    }
+
+    static func community(_ id: CommunityID, on connection: PostgresConnection) async throws -> Community {
+        guard let row = try await connection.query("SELECT \(unescaped: Community.columns) FROM communities WHERE id = \(id)").first else {
+            throw ServiceError.notFound("Community \(id)")
+        }
+        return try Community(row: row)
+    }
+
+    /// A community the acting user is an active member of.
+    package func get(_ id: CommunityID, as actor: UserID) async throws -> Community {
+        try await runner.asUser(actor) { try await Self.community(id, on: $0) }
+    }
+
+    /// Operator: any community, deleted ones included.
+    package func getAsOperator(_ id: CommunityID) async throws -> Community {
+        try await runner.asOperator { try await Self.community(id, on: $0) }
+    }
+
+    /// The acting user's communities, by name.
+    package func mine(as actor: UserID) async throws -> [Community] {
+        try await runner.asUser(actor) { connection in
+            try await connection.query("SELECT \(unescaped: Community.columns) FROM communities ORDER BY name, id").map(Community.init(row:))
+        }
+    }
+
+    /// Operator: every community, deleted ones included, by name.
+    package func all() async throws -> [Community] {
+        try await runner.asOperator { connection in
+            try await connection.query("SELECT \(unescaped: Community.columns) FROM communities ORDER BY name, id").map(Community.init(row:))
+        }
+    }
+
+    /// Changes name, description, icon or settings (admins). `settings` keys are laid over the
+    /// current ones. Audit-logged as `community.updated` with the changed fields.
+    package func update(
+        _ id: CommunityID, name: String? = nil, description: String? = nil, iconURL: String? = nil, settings: CommunitySettings? = nil,
+        as actor: UserID
+    ) async throws -> Community {
+        let name = try name.map { try Validate.text($0, field: "name", limit: 100) }
+        let description = try description.map { try Validate.text($0, field: "description", limit: 2000, multiline: true) }
+        let iconURL = try Validate.url(iconURL, field: "icon_url")
+        try settings?.validate()
+        return try await runner.asUser(actor, auditingRefusal: RequestRunner.RefusalAudit(action: "community.updated", community: id, target: ("community", id.uuid))) {
+            connection in
+            try await runner.requireAdmin(actor, of: id, rule: "only admins can edit community settings", on: connection)
+            let current = try await Self.community(id, on: connection)
+            let merged = settings.map { current.settings.merging($0) } ?? current.settings
+            try await connection.query(
+                """
+                UPDATE communities SET name = coalesce(\(name), name), description = coalesce(\(description), description),
+                    icon_url = coalesce(\(iconURL), icon_url), settings = \(try PostgresJSON(encoding: merged))
+                WHERE id = \(id)
+                """
+            )
+            var changed: [String] = []
+            if name != nil { changed.append("name") }
+            if description != nil { changed.append("description") }
+            if iconURL != nil { changed.append("icon_url") }
+            if settings != nil { changed.append("settings") }
+            try await runner.audit(
+                "community.updated", by: actor, community: id, target: ("community", id.uuid),
+                metadata: ["fields": changed.joined(separator: ",")], on: connection
+            )
+            return try await Self.community(id, on: connection)
+        }
+    }
+
+    /// Soft-deletes a community: it disappears for every member at once. Only its creator
+    /// (while an admin) may (spec: "Delete community … Only creator initially").
+    package func delete(_ id: CommunityID, as actor: UserID) async throws {
+        try await runner.asUser(actor, auditingRefusal: RequestRunner.RefusalAudit(action: "community.deleted", community: id, target: ("community", id.uuid))) {
+            connection in
+            try await runner.requireAdmin(actor, of: id, rule: "only the community's creator can delete it", on: connection)
+            let current = try await Self.community(id, on: connection)
+            guard current.createdBy == actor else { throw ServiceError.forbidden(rule: "only the community's creator can delete it") }
+            try await runner.audit("community.deleted", by: actor, community: id, target: ("community", id.uuid), on: connection)
+            try await connection.query("UPDATE communities SET deleted_at = now() WHERE id = \(id)")
+        }
+    }
+
+    /// Operator: restores a community deleted less than 30 days ago, on behalf of `actor`.
+    package func restore(_ id: CommunityID, as actor: UserID) async throws -> Community {
+        try await runner.asOperator(actor) { connection in
+            let current = try await Self.community(id, on: connection)
+            guard let deletedAt = current.deletedAt else { throw ServiceError.conflict("Community \(id) is not deleted.") }
+            guard runner.now().timeIntervalSince(deletedAt) < Self.restoreWindow else {
+                throw ServiceError.conflict("Community \(id) was deleted more than 30 days ago and can no longer be restored.")
+            }
+            try await connection.query("UPDATE communities SET deleted_at = NULL WHERE id = \(id)")
+            try await runner.audit("community.restored", by: actor, community: id, target: ("community", id.uuid), on: connection)
+            return try await Self.community(id, on: connection)
+        }
+    }
+
+    /// Sets the subscription (billing itself is out of scope). Only the creator manages it.
+    package func setSubscription(_ id: CommunityID, status: SubscriptionStatus, expiresAt: Date?, as actor: UserID) async throws -> Community {
+        try await runner.asUser(actor) { connection in
+            try await runner.requireAdmin(actor, of: id, rule: "only the community's creator can manage its subscription", on: connection)
+            let current = try await Self.community(id, on: connection)
+            guard current.createdBy == actor else {
+                throw ServiceError.forbidden(rule: "only the community's creator can manage its subscription")
+            }
+            try await connection.query(
+                """
+                UPDATE communities SET subscription_status = \(status)::subscription_status, subscription_expires_at = \(expiresAt)
+                WHERE id = \(id)
+                """
+            )
+            try await runner.audit(
+                "subscription.changed", by: actor, community: id, target: ("community", id.uuid),
+                metadata: ["from": current.subscriptionStatus.rawValue, "to": status.rawValue], on: connection
+            )
+            return try await Self.community(id, on: connection)
+        }
+    }
+
+    /// A community's audit log, newest first (admins). `before` continues from the last entry
+    /// of the previous page.
+    package func auditLog(_ id: CommunityID, limit: Int = 50, before: AuditEntry? = nil, as actor: UserID) async throws -> [AuditEntry] {
+        try Validate.limit(limit, in: 1...500)
+        return try await runner.asUser(actor) { connection in
+            try await runner.requireAdmin(actor, of: id, rule: "only admins can read the audit log", on: connection)
+            return try await connection.query(
+                """
+                SELECT \(unescaped: AuditEntry.columns) FROM audit_log
+                WHERE community_id = \(id)
+                  AND (\(before?.createdAt)::timestamptz IS NULL OR (created_at, id) < (\(before?.createdAt), \(before?.id)))
+                ORDER BY created_at DESC, id DESC LIMIT \(limit)
+                """
+            ).map(AuditEntry.init(row:))
+        }
+    }
+}

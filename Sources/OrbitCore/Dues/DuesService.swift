@@ -1,0 +1,148 @@
+import Foundation
+import OrbitPostgres
+
+/// Dues (spec: Dues, Dues Payments).
+///
+/// Who owes: every member active now, and every member who left after the dues were created
+/// (they owe what they owed when they left: the full amount, less what they paid). People who
+/// join later owe it too, as active members. Members who left before the dues existed owe
+/// nothing.
+package struct DuesService: Sendable {
+    let runner: RequestRunner
+
+    init(_ runner: RequestRunner) {
+        self.runner = runner
+    }
+
+    /// Creates dues (admins). Audit-logged.
+    package func create(in community: CommunityID, name: String, amount money: Money, dueDate: CivilDate, as actor: UserID) async throws -> Dues {
+        let name = try Validate.text(name, field: "name", limit: 200)
+        try money.requirePositive()
+        let currency = money.currency
+        return try await runner.asUser(actor) { connection in
+            try await runner.requireAdmin(actor, of: community, rule: "only admins can set up dues", on: connection)
+            let row = try await connection.query(
+                """
+                INSERT INTO dues (community_id, name, amount, currency, due_date, created_by)
+                VALUES (\(community), \(name), \(Int32(money.minorUnits)), \(currency.code), \(dueDate), \(actor))
+                RETURNING \(unescaped: Dues.columns)
+                """
+            ).single()
+            let dues = try Dues(row: row)
+            try await runner.audit(
+                "dues.created", by: actor, community: community, target: ("dues", dues.id.uuid),
+                metadata: ["name": name, "amount": String(money.minorUnits), "currency": currency.code], on: connection
+            )
+            try await NotificationService.notifyMembers(
+                of: community, type: .paymentRequest, title: "Dues: \(name)", body: "\(money) due \(dueDate)",
+                data: ["dues_id": dues.id.description, "community_id": community.description], on: connection
+            )
+            return dues
+        }
+    }
+
+    package func list(in community: CommunityID, as actor: UserID) async throws -> [Dues] {
+        try await runner.asUser(actor) { connection in
+            try await runner.requireMember(actor, of: community, on: connection)
+            return try await connection.query(
+                "SELECT \(unescaped: Dues.columns) FROM dues WHERE community_id = \(community) ORDER BY due_date DESC, created_at DESC"
+            ).map(Dues.init(row:))
+        }
+    }
+
+    package func get(_ id: DuesID, as actor: UserID) async throws -> Dues {
+        try await runner.asUser(actor) { try await Self.dues(id, on: $0) }
+    }
+
+    static func dues(_ id: DuesID, on connection: PostgresConnection, lock: Bool = false) async throws -> Dues {
+        let rows =
+            lock
+            ? try await connection.query("SELECT \(unescaped: Dues.columns) FROM dues WHERE id = \(id) FOR UPDATE")
+            : try await connection.query("SELECT \(unescaped: Dues.columns) FROM dues WHERE id = \(id)")
+        guard let row = rows.first else { throw ServiceError.notFound("Dues \(id)") }
+        return try Dues(row: row)
+    }
+
+    /// Records a payment (admins), partial ones included. A payment beyond what the member still
+    /// owes is refused; the dues row is locked while checking, so two payments recorded at the
+    /// same moment cannot together exceed it. Audit-logged.
+    /// - Parameter amount: in the dues' currency.
+    package func recordPayment(
+        to id: DuesID, by user: UserID, amount money: Money, method: String? = nil, note: String? = nil, as actor: UserID
+    ) async throws -> DuesPayment {
+        let method = try method.map { try Validate.text($0, field: "payment_method", limit: 50) }
+        let note = try note.map { try Validate.text($0, field: "notes", limit: 1000, multiline: true) }
+        return try await runner.asUser(actor) { connection in
+            let unlocked = try await Self.dues(id, on: connection)
+            try await runner.requireAdmin(actor, of: unlocked.communityID, rule: "only admins can record dues payments", on: connection)
+            let dues = try await Self.dues(id, on: connection, lock: true)
+            try money.requirePositive()
+            try money.requireCurrency(try Currency.parse(dues.currency))
+            guard let line = try await Self.report(for: dues, today: runner.today(), on: connection).first(where: { $0.userID == user }) else {
+                throw ServiceError.invalidInput(field: "user", reason: "\(user) does not owe these dues")
+            }
+            guard money.minorUnits <= line.outstanding else {
+                throw ServiceError.conflict(
+                    "The payment of \(money) is more than the \(Money(minorUnits: line.outstanding, currency: money.currency)) still owed."
+                )
+            }
+            let row = try await connection.query(
+                """
+                INSERT INTO dues_payments (dues_id, user_id, amount_paid, recorded_by, payment_method, notes)
+                VALUES (\(id), \(user), \(Int32(money.minorUnits)), \(actor), \(method), \(note))
+                RETURNING id, paid_at
+                """
+            ).single()
+            let (paymentID, paidAt) = try row.decode((DuesPaymentID, Date).self)
+            try await runner.audit(
+                "dues.payment_recorded", by: actor, community: dues.communityID, target: ("dues_payment", paymentID.uuid),
+                metadata: ["dues_id": id.description, "user_id": user.description, "amount": String(money.minorUnits)], on: connection
+            )
+            return DuesPayment(
+                id: paymentID, duesID: id, userID: user, amountPaid: money.minorUnits, currency: dues.currency, paidAt: paidAt, recordedBy: actor,
+                paymentMethod: method, notes: note
+            )
+        }
+    }
+
+    /// Each member who owes the dues: due, paid, outstanding, status and whether it is overdue.
+    package func report(_ id: DuesID, as actor: UserID?) async throws -> [DuesStatus] {
+        try await runner.asUserOrOperator(actor) { connection in
+            let dues = try await Self.dues(id, on: connection)
+            if let actor { try await runner.requireMember(actor, of: dues.communityID, on: connection) }
+            return try await Self.report(for: dues, today: runner.today(), on: connection)
+        }
+    }
+
+    /// - Parameter today: what decides whether the due date has passed.
+    static func report(for dues: Dues, today: CivilDate, on connection: PostgresConnection) async throws -> [DuesStatus] {
+        let overdue = dues.dueDate < today
+        return try await connection.query(
+            """
+            SELECT m.user_id, coalesce((SELECT sum(p.amount_paid) FROM dues_payments p WHERE p.dues_id = \(dues.id) AND p.user_id = m.user_id), 0)::bigint AS paid
+            FROM members m
+            WHERE m.community_id = \(dues.communityID) AND (m.left_at IS NULL OR m.left_at >= \(dues.createdAt))
+            ORDER BY m.joined_at, m.user_id
+            """
+        ).map { row in
+            let (user, paid) = try row.decode((UserID, Int64).self)
+            let outstanding = max(dues.amount - paid, 0)
+            let status: DuesStatus.State = outstanding == 0 ? .paid : paid > 0 ? .partial : .unpaid
+            return DuesStatus(
+                userID: user, amountDue: dues.amount, amountPaid: paid, outstanding: outstanding, status: status,
+                overdue: outstanding > 0 && overdue, currency: dues.currency
+            )
+        }
+    }
+
+    /// Stops collecting (admins). Audit-logged.
+    package func deactivate(_ id: DuesID, as actor: UserID) async throws -> Dues {
+        try await runner.asUser(actor) { connection in
+            let current = try await Self.dues(id, on: connection)
+            try await runner.requireAdmin(actor, of: current.communityID, rule: "only admins can change dues", on: connection)
+            try await connection.query("UPDATE dues SET is_active = false WHERE id = \(id)")
+            try await runner.audit("dues.deactivated", by: actor, community: current.communityID, target: ("dues", id.uuid), on: connection)
+            return try await Self.dues(id, on: connection)
+        }
+    }
+}

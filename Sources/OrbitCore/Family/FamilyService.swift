@@ -1,0 +1,54 @@
+import OrbitPostgres
+
+/// Dependents a parent manages (spec: Family Members): children and others without a login,
+/// who can be answered for (RSVPs) by their parent.
+package struct FamilyService: Sendable {
+    let runner: RequestRunner
+
+    init(_ runner: RequestRunner) {
+        self.runner = runner
+    }
+
+    /// Adds a dependent the acting user manages.
+    package func add(name: String, as actor: UserID) async throws -> FamilyMember {
+        let name = try Validate.text(name, field: "name", limit: 100)
+        return try await runner.asUser(actor) { connection in
+            try FamilyMember(
+                row: try await connection.query(
+                    "INSERT INTO family_members (user_id, name) VALUES (\(actor), \(name)) RETURNING \(unescaped: FamilyMember.columns)"
+                ).single()
+            )
+        }
+    }
+
+    /// Renames one of the acting user's dependents.
+    package func rename(_ id: FamilyMemberID, to name: String, as actor: UserID) async throws -> FamilyMember {
+        let name = try Validate.text(name, field: "name", limit: 100)
+        return try await runner.asUser(actor) { connection in
+            guard
+                let row = try await connection.query(
+                    "UPDATE family_members SET name = \(name) WHERE id = \(id) AND user_id = \(actor) RETURNING \(unescaped: FamilyMember.columns)"
+                ).first
+            else { throw ServiceError.notFound("Family member \(id)") }
+            return try FamilyMember(row: row)
+        }
+    }
+
+    /// Removes one of the acting user's dependents (and their RSVPs).
+    package func remove(_ id: FamilyMemberID, as actor: UserID) async throws {
+        try await runner.asUser(actor) { connection in
+            let deleted = try await connection.query("DELETE FROM family_members WHERE id = \(id) AND user_id = \(actor)").affectedRows
+            guard deleted == 1 else { throw ServiceError.notFound("Family member \(id)") }
+        }
+    }
+
+    /// The dependents of `user` the acting user may see: their own, or those of people they
+    /// share a community with.
+    package func list(of user: UserID? = nil, as actor: UserID) async throws -> [FamilyMember] {
+        try await runner.asUser(actor) { connection in
+            try await connection.query(
+                "SELECT \(unescaped: FamilyMember.columns) FROM family_members WHERE user_id = \(user ?? actor) ORDER BY created_at, id"
+            ).map(FamilyMember.init(row:))
+        }
+    }
+}

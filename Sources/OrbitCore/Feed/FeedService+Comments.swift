@@ -1,0 +1,91 @@
+import Foundation
+import OrbitPostgres
+
+/// Comments on posts, threaded one level deep or more (a reply names its parent).
+extension FeedService {
+    // MARK: - Comments
+
+    /// Comments on a post, or replies to a comment of the same post (`parent`).
+    package func addComment(to post: PostID, content: String, parent: CommentID? = nil, as actor: UserID) async throws -> Comment {
+        let content = try Validate.text(content, field: "content", limit: 5000, multiline: true)
+        return try await runner.asUser(actor) { connection in
+            // Row-level security shows a post to members of its community only.
+            let current = try await self.post(post, reader: actor, on: connection)
+            if let parent {
+                let onPost = try await connection.query("SELECT 1 FROM comments WHERE id = \(parent) AND post_id = \(post)")
+                guard !onPost.isEmpty else { throw ServiceError.notFound("Comment \(parent) on post \(post)") }
+            }
+            let mentions = try await Self.mentionedMembers(in: content, community: current.communityID, on: connection)
+            let row = try await connection.query(
+                """
+                INSERT INTO comments AS c (post_id, author_id, parent_id, content, mentioned_user_ids)
+                VALUES (\(post), \(actor), \(parent), \(content), \(mentions.map(\.uuid)))
+                RETURNING \(unescaped: Comment.columns)
+                """
+            ).single()
+            let comment = try Comment(row: row)
+            let mentioned = mentions.filter { $0 != actor }
+            if !mentioned.isEmpty {
+                try await NotificationService.notifyMembers(
+                    of: current.communityID, type: .mention, title: "You were mentioned", body: String(content.prefix(140)),
+                    data: ["post_id": post.description, "comment_id": comment.id.description], only: mentioned, on: connection
+                )
+            }
+            return comment
+        }
+    }
+
+    /// Edits one's own comment.
+    package func editComment(_ id: CommentID, content: String, as actor: UserID) async throws -> Comment {
+        let content = try Validate.text(content, field: "content", limit: 5000, multiline: true)
+        return try await runner.asUser(actor) { connection in
+            guard
+                let row = try await connection.query(
+                    "SELECT c.author_id, p.community_id FROM comments c JOIN posts p ON p.id = c.post_id WHERE c.id = \(id) AND c.deleted_at IS NULL"
+                ).first
+            else { throw ServiceError.notFound("Comment \(id)") }
+            let (author, community) = try row.decode((UserID, CommunityID).self)
+            guard author == actor else { throw ServiceError.forbidden(rule: "members can edit only their own comments") }
+            let mentions = try await Self.mentionedMembers(in: content, community: community, on: connection)
+            return try Comment(
+                row: try await connection.query(
+                    "UPDATE comments AS c SET content = \(content), mentioned_user_ids = \(mentions.map(\.uuid)) WHERE c.id = \(id) RETURNING \(unescaped: Comment.columns)"
+                ).single()
+            )
+        }
+    }
+
+    /// Soft-deletes a comment: one's own, or any as an admin. Its replies stay.
+    package func deleteComment(_ id: CommentID, as actor: UserID) async throws {
+        try await runner.asUser(actor) { connection in
+            guard
+                let row = try await connection.query(
+                    "SELECT c.author_id, p.community_id FROM comments c JOIN posts p ON p.id = c.post_id WHERE c.id = \(id) AND c.deleted_at IS NULL"
+                ).first
+            else { throw ServiceError.notFound("Comment \(id)") }
+            let (author, community) = try row.decode((UserID, CommunityID).self)
+            if author != actor {
+                try await runner.requireAdmin(actor, of: community, rule: "members can delete only their own comments", on: connection)
+            }
+            try await connection.query("UPDATE comments SET deleted_at = now() WHERE id = \(id)")
+        }
+    }
+
+    /// A post's comments, oldest first, `limit` at a time after `after` (the last comment id of
+    /// the previous page). Deleted comments appear (without content) only while they have replies.
+    package func comments(on post: PostID, limit: Int = 50, after: CommentID? = nil, as actor: UserID) async throws -> [Comment] {
+        try Validate.limit(limit, in: 1...200)
+        return try await runner.asUser(actor) { connection in
+            _ = try await self.post(post, reader: actor, on: connection)
+            return try await connection.query(
+                """
+                SELECT \(unescaped: Comment.columns) FROM comments c
+                WHERE c.post_id = \(post)
+                  AND (c.deleted_at IS NULL OR EXISTS (SELECT FROM comments r WHERE r.parent_id = c.id AND r.deleted_at IS NULL))
+                  AND (\(after)::uuid IS NULL OR (c.created_at, c.id) > (SELECT a.created_at, a.id FROM comments a WHERE a.id = \(after)))
+                ORDER BY c.created_at, c.id LIMIT \(limit)
+                """
+            ).map(Comment.init(row:))
+        }
+    }
+}

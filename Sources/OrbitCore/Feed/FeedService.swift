@@ -1,0 +1,205 @@
+import Foundation
+import OrbitPostgres
+
+/// A community's feed (spec: Posts, Comments, Reactions, Poll Votes): posts with pinning and
+/// announcements, reactions, polls, threaded comments, and the notifications they cause.
+package struct FeedService: Sendable {
+    let runner: RequestRunner
+
+    init(_ runner: RequestRunner) {
+        self.runner = runner
+    }
+
+    // MARK: - Posts
+
+    /// Posts to a community: admins always; members when `allowMemberPosts` is not false, and
+    /// never announcements.
+    package func createPost(in community: CommunityID, _ draft: PostDraft, as actor: UserID) async throws -> FeedPost {
+        let content = try draft.content.map { try Validate.text($0, field: "content", limit: 10_000, multiline: true) }
+        let media = try draft.mediaURLs.map { try Validate.url($0, field: "media_urls") ?? "" }
+        let poll = try draft.poll.map { try $0.validated(now: runner.now()) }
+        switch draft.type {
+        case .poll where poll == nil: throw ServiceError.invalidInput(field: "poll_data", reason: "is required for a poll")
+        case .photo where media.isEmpty && draft.mediaIDs.isEmpty:
+            throw ServiceError.invalidInput(field: "media_urls", reason: "must hold the photo's URL")
+        case .eventShare where draft.linkedEventID == nil:
+            throw ServiceError.invalidInput(field: "linked_event_id", reason: "is required to share an event")
+        case .text where content == nil, .announcement where content == nil:
+            throw ServiceError.invalidInput(field: "content", reason: "must not be empty")
+        default: break
+        }
+        if draft.type != .poll && poll != nil { throw ServiceError.invalidInput(field: "poll_data", reason: "belongs to poll posts only") }
+        let pollJSON = try poll.map { PostgresJSON(text: String(decoding: try Poll.encoder.encode($0), as: UTF8.self)) }
+        let isAnnouncement = draft.isAnnouncement || draft.type == .announcement
+        return try await runner.asUser(actor) { connection in
+            let role = try await runner.requireMember(actor, of: community, on: connection)
+            if role != .admin {
+                if isAnnouncement { throw ServiceError.forbidden(rule: "only admins can post announcements") }
+                if try await CommunityService.community(community, on: connection).settings.allowMemberPosts == false {
+                    throw ServiceError.forbidden(rule: "members cannot post in this community (settings.allowMemberPosts is false)")
+                }
+            }
+            if let linked = draft.linkedEventID {
+                let event = try await EventService.event(linked, on: connection)
+                guard event.communityID == community else { throw ServiceError.notFound("Event \(linked) in this community") }
+            }
+            let mentions = try await Self.mentionedMembers(in: content, community: community, on: connection)
+            let media = media + (try await MediaService(runner).urls(of: draft.mediaIDs, in: community, on: connection))
+            let id = PostID.random()
+            try await connection.query(
+                """
+                INSERT INTO posts (id, community_id, author_id, type, content, media_urls, is_announcement, linked_event_id, poll_data, mentioned_user_ids)
+                VALUES (\(id), \(community), \(actor), \(draft.type)::post_type, \(content), \(try PostgresJSON(encoding: media)), \(isAnnouncement),
+                    \(draft.linkedEventID), \(pollJSON), \(mentions.map(\.uuid)))
+                """
+            )
+            let link = ["post_id": id.description, "community_id": community.description]
+            let summary = String((content ?? poll?.question ?? draft.type.rawValue).prefix(140))
+            try await NotificationService.notifyMembers(
+                of: community, type: .newPost, title: isAnnouncement ? "Announcement" : "New post", body: summary, data: link, except: actor,
+                on: connection
+            )
+            let mentioned = mentions.filter { $0 != actor }
+            if !mentioned.isEmpty {
+                try await NotificationService.notifyMembers(
+                    of: community, type: .mention, title: "You were mentioned", body: summary, data: link, only: mentioned, on: connection)
+            }
+            return try await post(id, reader: actor, on: connection)
+        }
+    }
+
+    /// One post as `reader` sees it.
+    package func post(_ id: PostID, as actor: UserID) async throws -> FeedPost {
+        try await runner.asUser(actor) { try await post(id, reader: actor, on: $0) }
+    }
+
+    func post(_ id: PostID, reader: UserID, on connection: PostgresConnection) async throws -> FeedPost {
+        guard
+            let row = try await connection.query(
+                """
+                SELECT \(unescaped: Self.feedColumns),
+                    (SELECT r.type::text FROM reactions r WHERE r.post_id = p.id AND r.user_id = \(reader)) AS my_reaction,
+                    ARRAY(SELECT v.option_index FROM poll_votes v WHERE v.post_id = p.id AND v.user_id = \(reader) ORDER BY v.option_index) AS my_votes
+                FROM posts p WHERE p.id = \(id) AND p.deleted_at IS NULL
+                """
+            ).first
+        else { throw ServiceError.notFound("Post \(id)") }
+        return try FeedPost(row: row)
+    }
+
+    static let feedColumns = """
+        p.id, p.community_id, p.author_id, p.type::text AS type, p.content, p.media_urls, p.is_pinned, p.is_announcement,
+        p.linked_event_id, p.poll_data, p.editable_until, p.reaction_counts, p.comment_count, p.created_at, p.updated_at,
+        p.mentioned_user_ids, (extract(epoch FROM p.created_at) * 1000000)::bigint AS created_us
+        """
+
+    /// A community's feed: pinned posts first, then newest first, `limit` at a time. Pass the
+    /// previous page's `next_cursor` for the next; new posts never shift later pages.
+    package func page(of community: CommunityID, limit: Int = 20, cursor: String? = nil, as actor: UserID) async throws -> FeedPage {
+        try Validate.limit(limit, in: 1...100)
+        let after = try cursor.map(FeedCursor.init(decoding:))
+        return try await runner.asUser(actor) { connection in
+            try await runner.requireMember(actor, of: community, on: connection)
+            let rows: PostgresRows
+            if let after {
+                rows = try await connection.query(
+                    """
+                    SELECT \(unescaped: Self.feedColumns),
+                        (SELECT r.type::text FROM reactions r WHERE r.post_id = p.id AND r.user_id = \(actor)) AS my_reaction,
+                        ARRAY(SELECT v.option_index FROM poll_votes v WHERE v.post_id = p.id AND v.user_id = \(actor) ORDER BY v.option_index) AS my_votes
+                    FROM posts p
+                    WHERE p.community_id = \(community) AND p.deleted_at IS NULL
+                      AND (p.is_pinned, p.created_at, p.id) < (\(after.pinned), timestamptz 'epoch' + \(after.createdMicroseconds) * interval '1 microsecond', \(after.id))
+                    ORDER BY p.is_pinned DESC, p.created_at DESC, p.id DESC
+                    LIMIT \(limit + 1)
+                    """
+                )
+            } else {
+                rows = try await connection.query(
+                    """
+                    SELECT \(unescaped: Self.feedColumns),
+                        (SELECT r.type::text FROM reactions r WHERE r.post_id = p.id AND r.user_id = \(actor)) AS my_reaction,
+                        ARRAY(SELECT v.option_index FROM poll_votes v WHERE v.post_id = p.id AND v.user_id = \(actor) ORDER BY v.option_index) AS my_votes
+                    FROM posts p
+                    WHERE p.community_id = \(community) AND p.deleted_at IS NULL
+                    ORDER BY p.is_pinned DESC, p.created_at DESC, p.id DESC
+                    LIMIT \(limit + 1)
+                    """
+                )
+            }
+            var items: [FeedPost] = []
+            var next: String?
+            for (index, row) in rows.enumerated() {
+                if index == limit {
+                    let last = rows[limit - 1]
+                    next =
+                        FeedCursor(
+                            pinned: try last.decode("is_pinned"), createdMicroseconds: try last.decode("created_us"), id: try last.decode("id")
+                        ).encoded
+                    break
+                }
+                items.append(try FeedPost(row: row))
+            }
+            return FeedPage(items: items, nextCursor: next)
+        }
+    }
+
+    /// Posts of one's own can be edited and deleted for 24 hours (`editable_until`); admins
+    /// any post at any time.
+    func requirePostEditor(_ post: FeedPost, _ actor: UserID, rule: String, on connection: PostgresConnection) async throws {
+        let role = try await runner.requireMember(actor, of: post.communityID, on: connection)
+        if role == .admin { return }
+        guard post.authorID == actor else { throw ServiceError.forbidden(rule: "members can \(rule) only their own posts") }
+        guard runner.now() <= post.editableUntil else {
+            throw ServiceError.forbidden(rule: "posts can be changed only within 24 hours (editable until \(post.editableUntil.formatted(.iso8601)))")
+        }
+    }
+
+    /// Changes a post's text (and its mentions).
+    package func editPost(_ id: PostID, content: String, as actor: UserID) async throws -> FeedPost {
+        let content = try Validate.text(content, field: "content", limit: 10_000, multiline: true)
+        return try await runner.asUser(actor) { connection in
+            let current = try await post(id, reader: actor, on: connection)
+            try await requirePostEditor(current, actor, rule: "edit", on: connection)
+            let mentions = try await Self.mentionedMembers(in: content, community: current.communityID, on: connection)
+            try await connection.query("UPDATE posts SET content = \(content), mentioned_user_ids = \(mentions.map(\.uuid)) WHERE id = \(id)")
+            return try await post(id, reader: actor, on: connection)
+        }
+    }
+
+    /// Soft-deletes a post.
+    package func deletePost(_ id: PostID, as actor: UserID) async throws {
+        try await runner.asUser(actor) { connection in
+            let current = try await post(id, reader: actor, on: connection)
+            try await requirePostEditor(current, actor, rule: "delete", on: connection)
+            try await connection.query("UPDATE posts SET deleted_at = now() WHERE id = \(id)")
+        }
+    }
+
+    /// Pins or unpins a post (admins).
+    package func setPinned(_ id: PostID, _ pinned: Bool, as actor: UserID) async throws -> FeedPost {
+        try await runner.asUser(actor) { connection in
+            let current = try await post(id, reader: actor, on: connection)
+            try await runner.requireAdmin(actor, of: current.communityID, rule: "only admins can pin posts", on: connection)
+            try await connection.query("UPDATE posts SET is_pinned = \(pinned) WHERE id = \(id)")
+            return try await post(id, reader: actor, on: connection)
+        }
+    }
+
+    // MARK: - Mentions
+
+    /// Active members mentioned in `text` as `@<user id>` or `@<display name>` (longest names
+    /// first, case-insensitive).
+    static func mentionedMembers(in text: String?, community: CommunityID, on connection: PostgresConnection) async throws -> [UserID] {
+        guard let text, text.contains("@") else { return [] }
+        let members = try await connection.query(
+            "SELECT m.user_id, u.display_name FROM members m JOIN users u ON u.id = m.user_id WHERE m.community_id = \(community) AND m.left_at IS NULL"
+        ).map { try $0.decode((UserID, String).self) }
+        let lowered = text.lowercased()
+        var found: [UserID] = []
+        for (user, name) in members.sorted(by: { $0.1.count > $1.1.count }) {
+            if lowered.contains("@" + user.description) || lowered.contains("@" + name.lowercased()) { found.append(user) }
+        }
+        return found.sorted()
+    }
+}

@@ -1,0 +1,200 @@
+package import Foundation
+import OrbitPostgres
+
+package enum TransactionTag {}
+package enum SplitTag {}
+package enum DuesTag {}
+package enum DuesPaymentTag {}
+package typealias TransactionID = Identifier<TransactionTag>
+package typealias SplitID = Identifier<SplitTag>
+package typealias DuesID = Identifier<DuesTag>
+package typealias DuesPaymentID = Identifier<DuesPaymentTag>
+
+/// One person's part of a transaction (spec: Splits). Amounts are minor units.
+package struct Split: Sendable, Codable, Equatable {
+    package var id: SplitID
+    package var userID: UserID
+    package var amount: Int64
+    package var isSettled: Bool
+    package var settledAt: Date?
+    package var settledVia: String?
+
+    enum CodingKeys: String, CodingKey {
+        case id, userID = "user_id", amount, isSettled = "is_settled", settledAt = "settled_at", settledVia = "settled_via"
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(userID, forKey: .userID)
+        try container.encode(amount, forKey: .amount)
+        try container.encode(isSettled, forKey: .isSettled)
+        try container.encode(settledAt, forKey: .settledAt)
+        try container.encode(settledVia, forKey: .settledVia)
+    }
+}
+
+/// An expense or a settlement (spec: Transactions) with its splits.
+package struct Expense: Sendable, Codable, Equatable {
+    package var id: TransactionID
+    package var communityID: CommunityID
+    package var createdBy: UserID
+    package var type: TransactionType
+    package var description: String
+    package var totalAmount: Int64
+    package var currency: String
+    package var paidBy: UserID
+    package var category: ExpenseCategory
+    package var receiptURL: String?
+    package var linkedEventID: EventID?
+    package var transactionDate: CivilDate
+    package var createdAt: Date
+    package var updatedAt: Date
+    package var splits: [Split]
+
+    enum CodingKeys: String, CodingKey {
+        case id, communityID = "community_id", createdBy = "created_by", type, description, totalAmount = "total_amount", currency
+        case paidBy = "paid_by", category, receiptURL = "receipt_url", linkedEventID = "linked_event_id", transactionDate = "transaction_date"
+        case createdAt = "created_at", updatedAt = "updated_at", splits
+    }
+
+    static let columns = """
+        id, community_id, created_by, type::text AS type, description, total_amount, currency, paid_by, category::text AS category,
+        receipt_url, linked_event_id, transaction_date::text AS transaction_date, created_at, updated_at
+        """
+
+    init(row: PostgresRow, splits: [Split]) throws {
+        id = try row.decode("id")
+        communityID = try row.decode("community_id")
+        createdBy = try row.decode("created_by")
+        type = try row.decode("type")
+        description = try row.decode("description")
+        totalAmount = Int64(try row.decode("total_amount", as: Int32.self))
+        currency = try row.decode("currency")
+        paidBy = try row.decode("paid_by")
+        category = try row.decode("category")
+        receiptURL = try row.decode("receipt_url")
+        linkedEventID = try row.decode("linked_event_id")
+        transactionDate = try row.decode("transaction_date")
+        createdAt = try row.decode("created_at")
+        updatedAt = try row.decode("updated_at")
+        self.splits = splits
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(communityID, forKey: .communityID)
+        try container.encode(createdBy, forKey: .createdBy)
+        try container.encode(type, forKey: .type)
+        try container.encode(description, forKey: .description)
+        try container.encode(totalAmount, forKey: .totalAmount)
+        try container.encode(currency, forKey: .currency)
+        try container.encode(paidBy, forKey: .paidBy)
+        try container.encode(category, forKey: .category)
+        try container.encode(receiptURL, forKey: .receiptURL)
+        try container.encode(linkedEventID, forKey: .linkedEventID)
+        try container.encode(transactionDate, forKey: .transactionDate)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(updatedAt, forKey: .updatedAt)
+        try container.encode(splits, forKey: .splits)
+    }
+}
+
+/// What a transaction records (spec: transaction_type).
+package enum TransactionType: String, DatabaseEnum {
+    case expense, settlement, dues
+}
+
+/// What an expense was for (spec: expense_category).
+package enum ExpenseCategory: String, DatabaseEnum {
+    case equipment, food, travel, dues, other
+}
+
+/// A balance (positive = is owed), in minor units.
+package struct Balance: Sendable, Codable, Equatable {
+    package var userID: UserID
+    package var currency: String
+    package var balance: Int64
+
+    enum CodingKeys: String, CodingKey { case userID = "user_id", currency, balance }
+}
+
+/// Dues a community collects (spec: Dues).
+package struct Dues: Sendable, Codable, Equatable {
+    package var id: DuesID
+    package var communityID: CommunityID
+    package var name: String
+    package var amount: Int64
+    package var currency: String
+    package var dueDate: CivilDate
+    package var isActive: Bool
+    package var createdBy: UserID
+    package var createdAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case id, communityID = "community_id", name, amount, currency, dueDate = "due_date", isActive = "is_active", createdBy = "created_by"
+        case createdAt = "created_at"
+    }
+
+    static let columns = "id, community_id, name, amount, currency, due_date::text AS due_date, is_active, created_by, created_at"
+
+    init(row: PostgresRow) throws {
+        let amount: Int32
+        (id, communityID, name, amount, currency, dueDate, isActive, createdBy, createdAt) = try row.decode(
+            (DuesID, CommunityID, String, Int32, String, CivilDate, Bool, UserID, Date).self
+        )
+        self.amount = Int64(amount)
+    }
+}
+
+/// A recorded dues payment (spec: Dues Payments).
+package struct DuesPayment: Sendable, Codable, Equatable {
+    package var id: DuesPaymentID
+    package var duesID: DuesID
+    package var userID: UserID
+    package var amountPaid: Int64
+    package var currency: String
+    package var paidAt: Date
+    package var recordedBy: UserID
+    package var paymentMethod: String?
+    package var notes: String?
+
+    enum CodingKeys: String, CodingKey {
+        case id, duesID = "dues_id", userID = "user_id", amountPaid = "amount_paid", currency, paidAt = "paid_at", recordedBy = "recorded_by"
+        case paymentMethod = "payment_method", notes
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(duesID, forKey: .duesID)
+        try container.encode(userID, forKey: .userID)
+        try container.encode(amountPaid, forKey: .amountPaid)
+        try container.encode(currency, forKey: .currency)
+        try container.encode(paidAt, forKey: .paidAt)
+        try container.encode(recordedBy, forKey: .recordedBy)
+        try container.encode(paymentMethod, forKey: .paymentMethod)
+        try container.encode(notes, forKey: .notes)
+    }
+}
+
+/// One line of a dues report.
+package struct DuesStatus: Sendable, Codable, Equatable {
+    /// How much of what they owe a member has paid.
+    package enum State: String, DatabaseEnum {
+        case paid, partial, unpaid
+    }
+
+    package var userID: UserID
+    package var amountDue: Int64
+    package var amountPaid: Int64
+    package var outstanding: Int64
+    package var status: State
+    package var overdue: Bool
+    package var currency: String
+
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id", amountDue = "amount_due", amountPaid = "amount_paid", outstanding, status, overdue, currency
+    }
+}

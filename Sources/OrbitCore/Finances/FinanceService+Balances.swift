@@ -1,0 +1,110 @@
+import Foundation
+import OrbitPostgres
+
+/// Settlements, balances and the payments that clear them.
+extension FinanceService {
+    /// Records "`from` paid `to` `amount`" (a settlement): it moves both balances toward zero.
+    /// Either party or an admin may record it.
+    package func recordSettlement(
+        in community: CommunityID, from: UserID, to: UserID, amount total: Money, method: String? = nil, as actor: UserID
+    ) async throws -> Expense {
+        guard from != to else { throw ServiceError.invalidInput(field: "to", reason: "must be someone else than the payer") }
+        try total.requirePositive()
+        let method = try method.map { try Validate.text($0, field: "method", limit: 40) }
+        return try await runner.asUser(actor) { connection in
+            let role = try await runner.requireMember(actor, of: community, on: connection)
+            guard role == .admin || actor == from || actor == to else {
+                throw ServiceError.forbidden(rule: "only the two people concerned or an admin can record a settlement")
+            }
+            try await runner.requireActiveMembers([from, to], of: community, on: connection)
+            let id = TransactionID.random()
+            try await connection.query(
+                """
+                INSERT INTO transactions (id, community_id, created_by, type, description, total_amount, currency, paid_by, category, transaction_date)
+                VALUES (\(id), \(community), \(actor), 'settlement', \("Settlement" + (method.map { " (\($0))" } ?? "")), \(Int32(total.minorUnits)),
+                    \(total.currency.code), \(from), 'other', \(runner.today()))
+                """
+            )
+            try await insertSplits([(to, total.minorUnits)], of: id, on: connection)
+            return try await expense(id, on: connection)
+        }
+    }
+
+    /// Marks one split settled (the split's user, the payer, or an admin).
+    package func settleSplit(_ id: SplitID, via: String?, as actor: UserID) async throws {
+        let via = try via.map { try Validate.text($0, field: "settled_via", limit: 50) }
+        try await runner.asUser(actor) { connection in
+            guard
+                let row = try await connection.query(
+                    "SELECT s.user_id, t.paid_by, t.community_id FROM splits s JOIN transactions t ON t.id = s.transaction_id WHERE s.id = \(id)"
+                ).first
+            else { throw ServiceError.notFound("Split \(id)") }
+            let (user, payer, community) = try row.decode((UserID, UserID, CommunityID).self)
+            let role = try await runner.requireMember(actor, of: community, on: connection)
+            guard role == .admin || actor == user || actor == payer else {
+                throw ServiceError.forbidden(rule: "only the split's debtor, the payer or an admin can mark it settled")
+            }
+            try await connection.query("UPDATE splits SET is_settled = true, settled_at = now(), settled_via = \(via) WHERE id = \(id)")
+        }
+    }
+
+    /// Balances of a community, per member and currency (positive = is owed), exact at this moment.
+    package func balances(in community: CommunityID, as actor: UserID) async throws -> [Balance] {
+        try await runner.asUser(actor) { connection in
+            try await runner.requireMember(actor, of: community, on: connection)
+            return try await connection.query(
+                "SELECT user_id, currency, balance FROM balances WHERE community_id = \(community) AND balance <> 0 ORDER BY currency, balance DESC, user_id"
+            ).map { row in
+                let (user, currency, balance) = try row.decode((UserID, String, Int64).self)
+                return Balance(userID: user, currency: currency, balance: balance)
+            }
+        }
+    }
+
+    /// The fewest payments that clear the community's balances, per currency.
+    package func settleUpSuggestions(in community: CommunityID, as actor: UserID) async throws -> [SettleUp.Payment] {
+        let balances = try await balances(in: community, as: actor)
+        return SettleUp.payments(balances.map { (user: $0.userID, currency: $0.currency, balance: $0.balance) })
+    }
+
+    /// Operator: refreshes the materialized balances snapshot without blocking readers, records
+    /// the MVCC snapshot it was computed with, and prunes the journal entries it now contains.
+    /// Refreshes run one at a time (an advisory lock taken before the snapshot).
+    package func refreshBalancesSnapshot() async throws -> Duration {
+        let clock = ContinuousClock()
+        let start = clock.now
+        try await runner.pool.withConnection { connection in
+            try await connection.query("SELECT pg_advisory_lock(\(Self.refreshLockKey))")
+            do {
+                try await connection.withTransaction(TransactionOptions(isolation: .repeatableRead, localSettings: ["role": "orbit_admin"])) {
+                    connection in
+                    // The first statement fixes the transaction's snapshot; REFRESH computes with it.
+                    let snapshot: String = try await connection.query("SELECT pg_current_snapshot()::text AS s").single().decode("s")
+                    try await connection.executeScript("REFRESH MATERIALIZED VIEW CONCURRENTLY orbit_private.balances_snapshot")
+                    try await connection.query(
+                        """
+                        INSERT INTO orbit_private.balance_snapshot_state (singleton, snapshot, refreshed_at) VALUES (true, \(snapshot)::pg_snapshot, now())
+                        ON CONFLICT (singleton) DO UPDATE SET snapshot = excluded.snapshot, refreshed_at = excluded.refreshed_at
+                        """
+                    )
+                }
+                try await connection.withTransaction(TransactionOptions(localSettings: ["role": "orbit_admin"])) { connection in
+                    try await connection.query(
+                        """
+                        DELETE FROM orbit_private.balance_journal j USING orbit_private.balance_snapshot_state state
+                        WHERE pg_visible_in_snapshot(j.xid, state.snapshot)
+                        """
+                    )
+                }
+                try await connection.query("SELECT pg_advisory_unlock(\(Self.refreshLockKey))")
+            } catch {
+                // Closing the session would release it too; do not leave it to that.
+                _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.refreshLockKey))")
+                throw error
+            }
+        }
+        return clock.now - start
+    }
+
+    static let refreshLockKey: Int64 = 0x6F72_6269_7462_616C
+}

@@ -1,0 +1,104 @@
+/// How an expense is divided (prior art: One By Two, Settle Up).
+package enum SplitMethod: Sendable, Equatable {
+    /// The same share for each participant.
+    case equal([UserID])
+    /// Given amounts that must add up to the total exactly.
+    case exact([UserID: Int64])
+    /// Percentages in hundredths of a percent (`33.33%` is 3333) that must add up to 100%.
+    case percent([UserID: Int64])
+    /// Positive weights: a participant gets total × weight / sum of weights.
+    case shares([UserID: Int64])
+}
+
+/// Divides a total into splits that always add up to it exactly.
+///
+/// Rounding rule: each participant first gets the exact share rounded down; the minor units left
+/// over go one each to the participants with the largest remainders, and among equal remainders
+/// to the smallest user ids (byte order), so the result never depends on the order in which
+/// participants were given. For an equal split that means: the first `total mod n` participants by
+/// user id pay one unit more.
+package enum SplitCalculator {
+    package static func splits(of total: Int64, _ method: SplitMethod) throws -> [(user: UserID, amount: Int64)] {
+        guard total > 0 else { throw ServiceError.invalidInput(field: "amount", reason: "must be more than zero") }
+        let weights: [(UserID, Int64)]
+        let denominator: Int64
+        switch method {
+        case .equal(let users):
+            let unique = Set(users)
+            guard !unique.isEmpty else { throw ServiceError.invalidInput(field: "between", reason: "must name at least one member") }
+            guard unique.count == users.count else { throw ServiceError.invalidInput(field: "between", reason: "names a member twice") }
+            weights = unique.map { ($0, 1) }
+            denominator = Int64(unique.count)
+        case .exact(let amounts):
+            guard !amounts.isEmpty else { throw ServiceError.invalidInput(field: "parts", reason: "must name at least one member") }
+            guard amounts.values.allSatisfy({ $0 >= 0 }) else { throw ServiceError.invalidInput(field: "parts", reason: "cannot be negative") }
+            let sum = amounts.values.reduce(0, +)
+            guard sum == total else {
+                throw ServiceError.invalidInput(field: "parts", reason: "add up to \(sum) minor units, not the total \(total)")
+            }
+            return amounts.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        case .percent(let parts):
+            guard !parts.isEmpty else { throw ServiceError.invalidInput(field: "parts", reason: "must name at least one member") }
+            guard parts.values.allSatisfy({ $0 >= 0 }) else { throw ServiceError.invalidInput(field: "parts", reason: "cannot be negative") }
+            let sum = parts.values.reduce(0, +)
+            guard sum == 10_000 else {
+                throw ServiceError.invalidInput(field: "parts", reason: "percentages add up to \(Double(sum) / 100)%, not 100%")
+            }
+            weights = parts.map { ($0.key, $0.value) }
+            denominator = 10_000
+        case .shares(let parts):
+            guard !parts.isEmpty else { throw ServiceError.invalidInput(field: "parts", reason: "must name at least one member") }
+            guard parts.values.allSatisfy({ $0 > 0 && $0 <= 1_000_000 }) else {
+                throw ServiceError.invalidInput(field: "parts", reason: "shares must be whole numbers from 1 to 1000000")
+            }
+            weights = parts.map { ($0.key, $0.value) }
+            denominator = parts.values.reduce(0, +)
+        }
+        // total ≤ 2^31 and weights ≤ 10^6 × members: products stay far below Int64.max.
+        var result = weights.map { (user: $0.0, amount: total * $0.1 / denominator, remainder: total * $0.1 % denominator) }
+        result.sort { $0.user < $1.user }
+        var left = total - result.reduce(0) { $0 + $1.amount }
+        let order = result.indices.sorted { result[$0].remainder != result[$1].remainder ? result[$0].remainder > result[$1].remainder : $0 < $1 }
+        for index in order where left > 0 {
+            result[index].amount += 1
+            left -= 1
+        }
+        return result.map { ($0.user, $0.amount) }
+    }
+}
+
+/// The fewest payments (at most n − 1 per currency) that bring every balance to zero: the
+/// largest creditor is paid by the largest debtor, repeatedly. Ties are broken by user id, so the
+/// suggestion is deterministic; no pair of people ever appears in both directions.
+package enum SettleUp {
+    package struct Payment: Sendable, Equatable, Codable {
+        package var from: UserID
+        package var to: UserID
+        package var amount: Int64
+        package var currency: String
+
+        enum CodingKeys: String, CodingKey { case from = "from_user_id", to = "to_user_id", amount, currency }
+    }
+
+    /// - Parameter balances: per user and currency; positive = is owed. Each currency must sum to zero.
+    package static func payments(_ balances: [(user: UserID, currency: String, balance: Int64)]) -> [Payment] {
+        var payments: [Payment] = []
+        for currency in Set(balances.map(\.currency)).sorted() {
+            var creditors = balances.filter { $0.currency == currency && $0.balance > 0 }.map { ($0.user, $0.balance) }
+            var debtors = balances.filter { $0.currency == currency && $0.balance < 0 }.map { ($0.user, -$0.balance) }
+            while let creditorIndex = largest(creditors), let debtorIndex = largest(debtors) {
+                let amount = min(creditors[creditorIndex].1, debtors[debtorIndex].1)
+                payments.append(Payment(from: debtors[debtorIndex].0, to: creditors[creditorIndex].0, amount: amount, currency: currency))
+                creditors[creditorIndex].1 -= amount
+                debtors[debtorIndex].1 -= amount
+                creditors.removeAll { $0.1 == 0 }
+                debtors.removeAll { $0.1 == 0 }
+            }
+        }
+        return payments
+    }
+
+    private static func largest(_ entries: [(UserID, Int64)]) -> Int? {
+        entries.indices.max { entries[$0].1 != entries[$1].1 ? entries[$0].1 < entries[$1].1 : entries[$0].0 > entries[$1].0 }
+    }
+}

@@ -1,0 +1,102 @@
+package import Foundation
+import OrbitPostgres
+
+/// A 6-character invite code from an alphabet without look-alikes (no 0/O, 1/I/L), stored
+/// upper-case and matched case-insensitively.
+package struct InviteCode: Sendable, Hashable, Codable, CustomStringConvertible {
+    package static let alphabet = Array("ABCDEFGHJKMNPQRSTUVWXYZ23456789")
+    package static let length = 6
+
+    package let value: String
+
+    /// Normalizes user input (case, surrounding spaces); nil if it cannot be a code.
+    package init?(_ text: String) {
+        let upper = text.trimmingCharacters(in: .whitespaces).uppercased()
+        guard upper.count == Self.length, upper.allSatisfy({ Self.alphabet.contains($0) }) else { return nil }
+        value = upper
+    }
+
+    /// The code a person typed, or a refusal saying what a code looks like.
+    /// - Throws: `ServiceError.invalidInput(field: "code")`.
+    package static func parse(_ text: String) throws -> InviteCode {
+        guard let code = InviteCode(text) else {
+            throw ServiceError.invalidInput(field: "code", reason: "must be 6 letters or digits from the invite")
+        }
+        return code
+    }
+
+    /// A random code.
+    package static func random() -> InviteCode {
+        var generator = SystemRandomNumberGenerator()
+        return random(using: &generator)
+    }
+
+    static func random(using generator: inout some RandomNumberGenerator) -> InviteCode {
+        let text = String((0..<length).map { _ in alphabet.randomElement(using: &generator)! })
+        return InviteCode(text)!
+    }
+
+    package var description: String { value }
+
+    package init(from decoder: any Decoder) throws {
+        let text = try String(from: decoder)
+        guard let code = InviteCode(text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not an invite code"))
+        }
+        self = code
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        try value.encode(to: encoder)
+    }
+}
+
+/// An invitation to join a community (spec: Invites).
+package struct Invite: Sendable, Codable, Equatable {
+    package var id: InviteID
+    package var communityID: CommunityID
+    package var code: String
+    package var createdBy: UserID
+    package var usesRemaining: Int?
+    package var expiresAt: Date?
+    package var createdAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case id, communityID = "community_id", code, createdBy = "created_by", usesRemaining = "uses_remaining"
+        case expiresAt = "expires_at", createdAt = "created_at"
+    }
+
+    /// Encodes every column, `null` included (synthesized Codable would leave nil keys out).
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(communityID, forKey: .communityID)
+        try container.encode(code, forKey: .code)
+        try container.encode(createdBy, forKey: .createdBy)
+        try container.encode(usesRemaining, forKey: .usesRemaining)
+        try container.encode(expiresAt, forKey: .expiresAt)
+        try container.encode(createdAt, forKey: .createdAt)
+    }
+
+    static let columns = "id, community_id, code, created_by, uses_remaining, expires_at, created_at"
+
+    init(row: PostgresRow) throws {
+        let uses: Int32?
+        (id, communityID, code, createdBy, uses, expiresAt, createdAt) = try row.decode(
+            (InviteID, CommunityID, String, UserID, Int32?, Date?, Date).self
+        )
+        usesRemaining = uses.map(Int.init)
+    }
+}
+
+/// What redeeming an invite did.
+package struct Redemption: Sendable, Codable, Equatable {
+    package var communityID: CommunityID
+    package var memberID: MemberID
+    /// True when an earlier membership (the user had left) was reactivated.
+    package var rejoined: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case communityID = "community_id", memberID = "member_id", rejoined
+    }
+}

@@ -1,0 +1,102 @@
+package import Foundation
+import OrbitPostgres
+
+/// Invites (spec: Invites): codes admins hand out, and joining a community with one. Redeeming is
+/// one SQL function (`orbit.redeem_invite`), so uses and expiry hold under concurrent redemptions.
+package struct InviteService: Sendable {
+    let runner: RequestRunner
+
+    init(_ runner: RequestRunner) {
+        self.runner = runner
+    }
+
+    /// Creates an invite (admins) with an optional number of uses and expiry.
+    package func create(to community: CommunityID, maxUses: Int? = nil, expiresAt: Date? = nil, as actor: UserID) async throws -> Invite {
+        if let maxUses, !(1...10_000).contains(maxUses) {
+            throw ServiceError.invalidInput(field: "uses_remaining", reason: "must be between 1 and 10000")
+        }
+        if let expiresAt, expiresAt <= runner.now() {
+            throw ServiceError.invalidInput(field: "expires_at", reason: "must be in the future")
+        }
+        return try await runner.asUser(actor) { connection in
+            try await runner.requireAdmin(actor, of: community, rule: "only admins can invite members", on: connection)
+            // 31^6 ≈ 887 million codes: a collision is rare; retry it inside a savepoint.
+            for attempt in 1...5 {
+                let code = InviteCode.random()
+                do {
+                    let invite = try await connection.withTransaction { connection in
+                        try Invite(
+                            row: try await connection.query(
+                                """
+                                INSERT INTO invites (community_id, code, created_by, uses_remaining, expires_at)
+                                VALUES (\(community), \(code.value), \(actor), \(maxUses), \(expiresAt))
+                                RETURNING \(unescaped: Invite.columns)
+                                """
+                            ).single()
+                        )
+                    }
+                    try await runner.audit(
+                        "invite.created", by: actor, community: community, target: ("invite", invite.id.uuid),
+                        metadata: ["code": invite.code], on: connection
+                    )
+                    return invite
+                } catch let error as PostgresError where error.isUniqueViolation && attempt < 5 {
+                    continue
+                }
+            }
+            throw ServiceError.conflict("Could not find a free invite code; try again.")
+        }
+    }
+
+    /// A community's invites, newest first (admins).
+    package func list(of community: CommunityID, as actor: UserID) async throws -> [Invite] {
+        try await runner.asUser(actor) { connection in
+            try await runner.requireAdmin(actor, of: community, rule: "only admins can see invites", on: connection)
+            return try await connection.query(
+                "SELECT \(unescaped: Invite.columns) FROM invites WHERE community_id = \(community) ORDER BY created_at DESC, id"
+            ).map(Invite.init(row:))
+        }
+    }
+
+    /// Revokes (deletes) an invite (admins of its community).
+    package func revoke(_ id: InviteID, as actor: UserID) async throws {
+        try await runner.asUser(actor) { connection in
+            // Invites are visible to admins only, so "not found" covers "not yours" too.
+            guard let row = try await connection.query("SELECT community_id, code FROM invites WHERE id = \(id)").first else {
+                throw ServiceError.notFound("Invite \(id)")
+            }
+            let community = try row.decode("community_id", as: CommunityID.self)
+            try await runner.requireAdmin(actor, of: community, rule: "only admins can revoke invites", on: connection)
+            try await connection.query("DELETE FROM invites WHERE id = \(id)")
+            try await runner.audit(
+                "invite.revoked", by: actor, community: community, target: ("invite", id.uuid),
+                metadata: ["code": try row.decode("code", as: String.self)], on: connection
+            )
+        }
+    }
+
+    /// Joins the community of an invite code (any case). Each refusal has its own error:
+    /// unknown code, deleted community, expired, already a member, used up.
+    package func redeem(_ code: InviteCode, as actor: UserID) async throws -> Redemption {
+        try await runner.asUser(actor) { connection in
+            let row = try await connection.query("SELECT outcome, community_id, member_id FROM orbit.redeem_invite(\(code.value))").single()
+            let (outcome, community, member) = try row.decode((String, CommunityID?, MemberID?).self)
+            switch (outcome, community, member) {
+            case ("joined", let community?, let member?), ("rejoined", let community?, let member?):
+                return Redemption(communityID: community, memberID: member, rejoined: outcome == "rejoined")
+            case ("not_found", _, _):
+                throw ServiceError.notFound("Invite code \(code)")
+            case ("community_deleted", _, _):
+                throw ServiceError.conflict("The community of invite \(code) has been deleted.")
+            case ("expired", _, _):
+                throw ServiceError.conflict("Invite \(code) has expired.")
+            case ("already_member", let community?, _):
+                throw ServiceError.conflict("You are already a member of community \(community).")
+            case ("used_up", _, _):
+                throw ServiceError.conflict("Invite \(code) has been used up.")
+            default:
+                throw ServiceError.conflict("Invite \(code) could not be redeemed (\(outcome)).")
+            }
+        }
+    }
+}

@@ -1,0 +1,74 @@
+package import Foundation
+import OrbitPostgres
+
+package enum MediaTag {}
+package typealias MediaID = Identifier<MediaTag>
+
+/// What an upload is (spec: media_type).
+package enum MediaType: String, DatabaseEnum {
+    case image, video, document
+}
+
+/// An uploaded file's metadata (spec: Media).
+package struct Media: Sendable, Codable, Equatable {
+    package var id: MediaID
+    package var communityID: CommunityID
+    package var uploadedBy: UserID
+    package var type: MediaType
+    package var filename: String
+    package var mimeType: String
+    package var sizeBytes: Int
+    package var storagePath: String
+    package var thumbnailPath: String?
+    package var width: Int?
+    package var height: Int?
+    package var createdAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case id, communityID = "community_id", uploadedBy = "uploaded_by", type, filename, mimeType = "mime_type", sizeBytes = "size_bytes"
+        case storagePath = "storage_path", thumbnailPath = "thumbnail_path", width, height, createdAt = "created_at"
+    }
+
+    static let columns = """
+        id, community_id, uploaded_by, type::text AS type, filename, mime_type, size_bytes, storage_path, thumbnail_path, width, height, created_at
+        """
+
+    init(row: PostgresRow) throws {
+        id = try row.decode("id")
+        communityID = try row.decode("community_id")
+        uploadedBy = try row.decode("uploaded_by")
+        type = try row.decode("type")
+        filename = try row.decode("filename")
+        mimeType = try row.decode("mime_type")
+        sizeBytes = Int(try row.decode("size_bytes", as: Int32.self))
+        storagePath = try row.decode("storage_path")
+        thumbnailPath = try row.decode("thumbnail_path")
+        width = try row.decode("width", as: Int32?.self).map(Int.init)
+        height = try row.decode("height", as: Int32?.self).map(Int.init)
+        createdAt = try row.decode("created_at")
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(communityID, forKey: .communityID)
+        try container.encode(uploadedBy, forKey: .uploadedBy)
+        try container.encode(type, forKey: .type)
+        try container.encode(filename, forKey: .filename)
+        try container.encode(mimeType, forKey: .mimeType)
+        try container.encode(sizeBytes, forKey: .sizeBytes)
+        try container.encode(storagePath, forKey: .storagePath)
+        try container.encode(thumbnailPath, forKey: .thumbnailPath)
+        try container.encode(width, forKey: .width)
+        try container.encode(height, forKey: .height)
+        try container.encode(createdAt, forKey: .createdAt)
+    }
+
+    /// The MIME types accepted, with their media type and size limit in bytes.
+    package static let allowedTypes: [String: (type: MediaType, limit: Int)] = [
+        "image/jpeg": (.image, 20 << 20), "image/png": (.image, 20 << 20), "image/heic": (.image, 20 << 20),
+        "image/gif": (.image, 20 << 20), "image/webp": (.image, 20 << 20),
+        "video/mp4": (.video, 200 << 20), "video/quicktime": (.video, 200 << 20),
+        "application/pdf": (.document, 20 << 20),
+    ]
+}

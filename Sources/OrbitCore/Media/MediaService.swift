@@ -1,0 +1,104 @@
+package import Foundation
+import OrbitPostgres
+
+/// Uploads (spec: Media): files kept in `MediaStorage` with their metadata in the database, in
+/// step (a failed insert removes the file).
+package struct MediaService: Sendable {
+    let runner: RequestRunner
+
+    init(_ runner: RequestRunner) {
+        self.runner = runner
+    }
+
+    /// Stores an upload and records its metadata (members of the community). The file is written
+    /// inside the transaction that inserts the row and removed again if that transaction fails.
+    package func upload(
+        to community: CommunityID, filename: String, mimeType: String, data: Data, width: Int? = nil, height: Int? = nil, as actor: UserID
+    ) async throws -> Media {
+        let storage = try runner.requireStorage()
+        let filename = try Validate.text(filename, field: "filename", limit: 255)
+        guard !filename.contains("/"), filename != ".", filename != ".." else {
+            throw ServiceError.invalidInput(field: "filename", reason: "must be a file name, not a path")
+        }
+        let mime = mimeType.lowercased().trimmingCharacters(in: .whitespaces)
+        guard let allowed = Media.allowedTypes[mime] else {
+            throw ServiceError.invalidInput(field: "mime_type", reason: "must be one of \(Media.allowedTypes.keys.sorted().joined(separator: ", "))")
+        }
+        guard !data.isEmpty, data.count <= allowed.limit else {
+            throw ServiceError.invalidInput(field: "size_bytes", reason: "must be between 1 byte and \(allowed.limit >> 20) MB for \(mime)")
+        }
+        for (field, value) in [("width", width), ("height", height)] {
+            if let value, !(1...100_000).contains(value) { throw ServiceError.invalidInput(field: field, reason: "must be between 1 and 100000") }
+        }
+        let id = MediaID.random()
+        let safeName = String(
+            filename.unicodeScalars.map {
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || ".-_".unicodeScalars.contains($0)) ? Character($0) : "_"
+            })
+        let path = "\(community)/\(id)/\(safeName)"
+        var stored = false
+        do {
+            return try await runner.asUser(actor) { connection in
+                try await runner.requireMember(actor, of: community, on: connection)
+                let row = try await connection.query(
+                    """
+                    INSERT INTO media (id, community_id, uploaded_by, type, filename, mime_type, size_bytes, storage_path, width, height)
+                    VALUES (\(id), \(community), \(actor), \(allowed.type)::media_type, \(filename), \(mime), \(Int32(data.count)), \(path),
+                        \(width.map(Int32.init)), \(height.map(Int32.init)))
+                    RETURNING \(unescaped: Media.columns)
+                    """
+                ).single()
+                try await storage.store(data, at: path)
+                stored = true
+                return try Media(row: row)
+            }
+        } catch {
+            if stored { try? await storage.remove(at: path) }
+            throw error
+        }
+    }
+
+    /// A community's media, newest first.
+    package func list(of community: CommunityID, limit: Int = 50, as actor: UserID) async throws -> [Media] {
+        try Validate.limit(limit, in: 1...200)
+        return try await runner.asUser(actor) { connection in
+            try await runner.requireMember(actor, of: community, on: connection)
+            return try await connection.query(
+                "SELECT \(unescaped: Media.columns) FROM media WHERE community_id = \(community) ORDER BY created_at DESC, id DESC LIMIT \(limit)"
+            ).map(Media.init(row:))
+        }
+    }
+
+    /// Deletes an upload (its uploader or an admin): the row, then the file.
+    package func delete(_ id: MediaID, as actor: UserID) async throws {
+        let storage = try runner.requireStorage()
+        let path: String = try await runner.asUser(actor) { connection in
+            guard let row = try await connection.query("SELECT \(unescaped: Media.columns) FROM media WHERE id = \(id)").first else {
+                throw ServiceError.notFound("Media \(id)")
+            }
+            let media = try Media(row: row)
+            if media.uploadedBy != actor {
+                try await runner.requireAdmin(actor, of: media.communityID, rule: "members can delete only their own uploads", on: connection)
+            }
+            try await connection.query("DELETE FROM media WHERE id = \(id)")
+            return media.storagePath
+        }
+        try await storage.remove(at: path)
+    }
+
+    /// The URLs of a community's media, for a photo post; every id must be an upload of it.
+    func urls(of ids: [MediaID], in community: CommunityID, on connection: PostgresConnection) async throws -> [String] {
+        guard !ids.isEmpty else { return [] }
+        let storage = try runner.requireStorage()
+        var paths: [MediaID: String] = [:]
+        for row in try await connection.query(
+            "SELECT id, storage_path FROM media WHERE community_id = \(community) AND id = ANY(\(ids.map(\.uuid)))"
+        ) {
+            paths[try row.decode("id", as: MediaID.self)] = try row.decode("storage_path", as: String.self)
+        }
+        return try ids.map { id in
+            guard let path = paths[id] else { throw ServiceError.notFound("Media \(id) in this community") }
+            return storage.url(for: path)
+        }
+    }
+}

@@ -1,0 +1,39 @@
+package import Foundation
+
+/// Where uploaded bytes live. `orbitctl dev` and the tests use a local directory; object
+/// storage comes later behind the same protocol.
+package protocol MediaStorage: Sendable {
+    /// Stores `data` at `path` (relative, made of safe characters), replacing nothing.
+    func store(_ data: Data, at path: String) async throws
+    /// Removes the file at `path`; removing a missing file is not an error.
+    func remove(at path: String) async throws
+    /// The URL a client fetches the file from.
+    func url(for path: String) -> String
+}
+
+/// Media in a folder of the local file system.
+package struct LocalDirectoryStorage: MediaStorage {
+    package let root: URL
+
+    package init(root: URL) {
+        self.root = root
+    }
+
+    package func store(_ data: Data, at path: String) async throws {
+        let file = root.appending(path: path)
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try data.write(to: file, options: [.withoutOverwriting])
+    }
+
+    package func remove(at path: String) async throws {
+        let file = root.appending(path: path)
+        guard FileManager.default.fileExists(atPath: file.path) else { return }
+        try FileManager.default.removeItem(at: file)
+        // The per-media folder is empty now.
+        try? FileManager.default.removeItem(at: file.deletingLastPathComponent())
+    }
+
+    package func url(for path: String) -> String {
+        root.appending(path: path).absoluteString
+    }
+}

@@ -1,0 +1,55 @@
+package import Foundation
+import OrbitPostgres
+
+/// A role in a community (spec: member_role).
+package enum MemberRole: String, DatabaseEnum {
+    case admin, member
+}
+
+/// A membership (spec: Members), with the member's display name for listings.
+package struct Member: Sendable, Codable, Equatable {
+    package var id: MemberID
+    package var communityID: CommunityID
+    package var userID: UserID
+    package var displayName: String?
+    package var role: MemberRole
+    package var nickname: String?
+    package var joinedAt: Date
+    package var invitedBy: UserID?
+    package var leftAt: Date?
+
+    enum CodingKeys: String, CodingKey {
+        case id, communityID = "community_id", userID = "user_id", displayName = "display_name", role, nickname
+        case joinedAt = "joined_at", invitedBy = "invited_by", leftAt = "left_at"
+    }
+
+    /// Encodes every column, `null` included (synthesized Codable would leave nil keys out).
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(communityID, forKey: .communityID)
+        try container.encode(userID, forKey: .userID)
+        try container.encode(displayName, forKey: .displayName)
+        try container.encode(role, forKey: .role)
+        try container.encode(nickname, forKey: .nickname)
+        try container.encode(joinedAt, forKey: .joinedAt)
+        try container.encode(invitedBy, forKey: .invitedBy)
+        try container.encode(leftAt, forKey: .leftAt)
+    }
+
+    static let columns = """
+        m.id, m.community_id, m.user_id, u.display_name, m.role::text AS role, m.nickname, m.joined_at, m.invited_by, m.left_at
+        """
+
+    init(row: PostgresRow) throws {
+        id = try row.decode("id")
+        communityID = try row.decode("community_id")
+        userID = try row.decode("user_id")
+        displayName = try row.decode("display_name")
+        role = try row.decode("role")
+        nickname = try row.decode("nickname")
+        joinedAt = try row.decode("joined_at")
+        invitedBy = try row.decode("invited_by")
+        leftAt = try row.decode("left_at")
+    }
+}

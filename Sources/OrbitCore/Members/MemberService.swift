@@ -1,0 +1,152 @@
+import Foundation
+import OrbitPostgres
+
+/// Memberships (spec: Members): who is in a community and with which role. The last admin can
+/// neither leave, be removed, nor be demoted (also a database rule: `members_last_admin`).
+package struct MemberService: Sendable {
+    let runner: RequestRunner
+
+    init(_ runner: RequestRunner) {
+        self.runner = runner
+    }
+
+    /// Members of a community, active ones first (the acting user must be a member).
+    /// - Parameter includeFormer: also list people who left.
+    package func list(of community: CommunityID, includeFormer: Bool = false, as actor: UserID) async throws -> [Member] {
+        try await runner.asUser(actor) { connection in
+            try await runner.requireMember(actor, of: community, on: connection)
+            return try await Self.list(of: community, includeFormer: includeFormer, on: connection)
+        }
+    }
+
+    /// Operator: members of any community.
+    package func listAsOperator(of community: CommunityID, includeFormer: Bool = true) async throws -> [Member] {
+        try await runner.asOperator { connection in
+            _ = try await CommunityService.community(community, on: connection)
+            return try await Self.list(of: community, includeFormer: includeFormer, on: connection)
+        }
+    }
+
+    static func list(of community: CommunityID, includeFormer: Bool, on connection: PostgresConnection) async throws -> [Member] {
+        try await connection.query(
+            """
+            SELECT \(unescaped: Member.columns) FROM members m JOIN users u ON u.id = m.user_id
+            WHERE m.community_id = \(community) AND (\(includeFormer) OR m.left_at IS NULL)
+            ORDER BY m.left_at IS NOT NULL, m.role, m.joined_at, m.id
+            """
+        ).map(Member.init(row:))
+    }
+
+    /// Adds `user` to a community (admins). Someone who left is reactivated in their old row.
+    package func add(_ user: UserID, to community: CommunityID, role: MemberRole = .member, as actor: UserID) async throws -> Member {
+        try await runner.asUser(actor, auditingRefusal: RequestRunner.RefusalAudit(action: "member.added", community: community, target: ("user", user.uuid))) {
+            connection in
+            try await runner.requireAdmin(actor, of: community, rule: "only admins can add members", on: connection)
+            let existing = try await connection.query(
+                "SELECT id, left_at FROM members WHERE community_id = \(community) AND user_id = \(user)"
+            ).first
+            if let existing {
+                guard try existing.decode("left_at", as: Date?.self) != nil else {
+                    throw ServiceError.conflict("User \(user) is already a member of community \(community).")
+                }
+                try await connection.query(
+                    """
+                    UPDATE members SET left_at = NULL, role = \(role.rawValue)::member_role, joined_at = now(), invited_by = \(actor)
+                    WHERE id = \(try existing.decode("id", as: MemberID.self))
+                    """
+                )
+            } else {
+                do {
+                    try await connection.query(
+                        """
+                        INSERT INTO members (community_id, user_id, role, invited_by)
+                        VALUES (\(community), \(user), \(role.rawValue)::member_role, \(actor))
+                        """
+                    )
+                } catch let error as PostgresError where error.constraint == "members_user_id_fkey" {
+                    throw ServiceError.notFound("User \(user)")
+                }
+            }
+            let member = try await self.member(user, of: community, on: connection)
+            try await runner.audit(
+                "member.added", by: actor, community: community, target: ("member", member.id.uuid),
+                metadata: ["user_id": user.description, "role": role.rawValue, "rejoined": existing == nil ? "false" : "true"],
+                on: connection
+            )
+            return member
+        }
+    }
+
+    /// Removes a member (admins). The last admin cannot be removed.
+    package func remove(_ user: UserID, from community: CommunityID, as actor: UserID) async throws {
+        try await runner.asUser(actor, auditingRefusal: RequestRunner.RefusalAudit(action: "member.removed", community: community, target: ("user", user.uuid))) {
+            connection in
+            try await runner.requireAdmin(actor, of: community, rule: "only admins can remove members", on: connection)
+            let member = try await activeMember(user, of: community, on: connection)
+            try await requireAnotherAdmin(besides: member, on: connection)
+            try await connection.query("UPDATE members SET left_at = now() WHERE id = \(member.id)")
+            try await runner.audit(
+                "member.removed", by: actor, community: community, target: ("member", member.id.uuid),
+                metadata: ["user_id": user.description], on: connection
+            )
+        }
+    }
+
+    /// The acting user leaves a community. The last admin cannot leave.
+    package func leave(_ community: CommunityID, as actor: UserID) async throws {
+        try await runner.asUser(actor) { connection in
+            let member = try await activeMember(actor, of: community, on: connection)
+            try await requireAnotherAdmin(besides: member, on: connection)
+            // Logged first: once the row says left, the community is no longer the actor's.
+            try await runner.audit("member.left", by: actor, community: community, target: ("member", member.id.uuid), on: connection)
+            try await connection.query("UPDATE members SET left_at = now() WHERE id = \(member.id)")
+        }
+    }
+
+    /// Changes a member's role (admins). The last admin cannot be demoted.
+    package func setRole(_ role: MemberRole, of user: UserID, in community: CommunityID, as actor: UserID) async throws -> Member {
+        try await runner.asUser(actor, auditingRefusal: RequestRunner.RefusalAudit(action: "member.role_changed", community: community, target: ("user", user.uuid))) {
+            connection in
+            try await runner.requireAdmin(actor, of: community, rule: "only admins can change member roles", on: connection)
+            let member = try await activeMember(user, of: community, on: connection)
+            guard member.role != role else { return member }
+            if role == .member { try await requireAnotherAdmin(besides: member, on: connection) }
+            try await connection.query("UPDATE members SET role = \(role.rawValue)::member_role WHERE id = \(member.id)")
+            try await runner.audit(
+                "member.role_changed", by: actor, community: community, target: ("member", member.id.uuid),
+                metadata: ["user_id": user.description, "from": member.role.rawValue, "to": role.rawValue], on: connection
+            )
+            return try await self.member(user, of: community, on: connection)
+        }
+    }
+
+    func member(_ user: UserID, of community: CommunityID, on connection: PostgresConnection) async throws -> Member {
+        guard
+            let row = try await connection.query(
+                "SELECT \(unescaped: Member.columns) FROM members m JOIN users u ON u.id = m.user_id WHERE m.community_id = \(community) AND m.user_id = \(user)"
+            ).first
+        else { throw ServiceError.notFound("Member \(user) of community \(community)") }
+        return try Member(row: row)
+    }
+
+    func activeMember(_ user: UserID, of community: CommunityID, on connection: PostgresConnection) async throws -> Member {
+        let member = try await member(user, of: community, on: connection)
+        guard member.leftAt == nil else { throw ServiceError.notFound("Member \(user) of community \(community)") }
+        return member
+    }
+
+    /// A clear error before the database's own check (`members_last_admin`), which also holds
+    /// against concurrent changes.
+    func requireAnotherAdmin(besides member: Member, on connection: PostgresConnection) async throws {
+        guard member.role == .admin else { return }
+        let others: Int64 = try await connection.query(
+            """
+            SELECT count(*) AS n FROM members
+            WHERE community_id = \(member.communityID) AND role = 'admin' AND left_at IS NULL AND id <> \(member.id)
+            """
+        ).single().decode("n")
+        guard others > 0 else {
+            throw ServiceError.conflict("A community needs at least one admin: make another member an admin first.")
+        }
+    }
+}

@@ -1,0 +1,49 @@
+package import Foundation
+import OrbitPostgres
+
+package enum NotificationTag {}
+package typealias NotificationID = Identifier<NotificationTag>
+
+/// What a notification is about (spec: notification_type); members switch types off in their
+/// `notification_prefs`.
+package enum NotificationType: String, DatabaseEnum {
+    case eventReminder = "event_reminder", newPost = "new_post", mention, rsvpRequest = "rsvp_request", paymentRequest = "payment_request"
+}
+
+/// A notification (spec: Notifications); `data` is the deep link (JSON object text).
+package struct AppNotification: Sendable, Codable, Equatable {
+    package var id: NotificationID
+    package var userID: UserID
+    package var communityID: CommunityID?
+    package var type: NotificationType
+    package var title: String
+    package var body: String
+    package var data: String
+    package var readAt: Date?
+    package var createdAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case id, userID = "user_id", communityID = "community_id", type, title, body, data, readAt = "read_at", createdAt = "created_at"
+    }
+
+    static let columns = "id, user_id, community_id, type::text AS type, title, body, data::text AS data, read_at, created_at"
+
+    init(row: PostgresRow) throws {
+        (id, userID, communityID, type, title, body, data, readAt, createdAt) = try row.decode(
+            (NotificationID, UserID, CommunityID?, NotificationType, String, String, String, Date?, Date).self
+        )
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(userID, forKey: .userID)
+        try container.encode(communityID, forKey: .communityID)
+        try container.encode(type, forKey: .type)
+        try container.encode(title, forKey: .title)
+        try container.encode(body, forKey: .body)
+        try container.encode(data, forKey: .data)
+        try container.encode(readAt, forKey: .readAt)
+        try container.encode(createdAt, forKey: .createdAt)
+    }
+}

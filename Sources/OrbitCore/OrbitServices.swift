@@ -1,0 +1,43 @@
+package import Foundation
+package import OrbitPostgres
+
+/// Every domain of OrbitCove, each a service of its own (one folder per domain) over one shared
+/// `RequestRunner`. `orbitctl` and the HTTP API are thin adapters over these.
+///
+/// Adding a domain means adding its folder and one line here.
+package struct OrbitServices: Sendable {
+    package var runner: RequestRunner
+
+    package init(pool: ConnectionPool, storage: (any MediaStorage)? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
+        runner = RequestRunner(pool: pool, storage: storage, now: now)
+    }
+
+    package var pool: ConnectionPool { runner.pool }
+
+    /// The services' clock; tests move it.
+    package var now: @Sendable () -> Date {
+        get { runner.now }
+        set { runner.now = newValue }
+    }
+
+    /// Where uploads are kept.
+    package var storage: (any MediaStorage)? {
+        get { runner.storage }
+        set { runner.storage = newValue }
+    }
+
+    package var users: UserService { UserService(runner) }
+    package var family: FamilyService { FamilyService(runner) }
+    package var communities: CommunityService { CommunityService(runner) }
+    package var members: MemberService { MemberService(runner) }
+    package var invites: InviteService { InviteService(runner) }
+    package var events: EventService { EventService(runner) }
+    package var feed: FeedService { FeedService(runner) }
+    package var media: MediaService { MediaService(runner) }
+    package var finances: FinanceService { FinanceService(runner) }
+    package var dues: DuesService { DuesService(runner) }
+    package var notifications: NotificationService { NotificationService(runner) }
+    package var sessions: SessionService { SessionService(runner) }
+    package var idempotency: IdempotencyService { IdempotencyService(runner) }
+    package var lifecycle: LifecycleService { LifecycleService(runner) }
+}

@@ -1,0 +1,116 @@
+package import Foundation
+import Logging
+package import OrbitPostgres
+
+/// What every domain service runs its requests on (DESIGN.md, "Tenancy and security").
+///
+/// A request on behalf of a user is one transaction as `orbit_app` with `app.current_user_id`
+/// set, so row-level security applies to it exactly as to an app request; the services check
+/// the permission matrix first, to fail with a `forbidden` error that names the rule. Operator
+/// requests (listing everything, restoring a deleted community, the scheduled jobs) run as
+/// `orbit_admin` and still name the acting user for the audit log. Either kind is retried
+/// whole after a serialization failure or a deadlock, and the database's refusals come out as
+/// `ServiceError`s.
+package struct RequestRunner: Sendable {
+    package let pool: ConnectionPool
+    /// The services' clock (edit windows, expiries, what "today" is); tests set it.
+    package var now: @Sendable () -> Date
+    /// Where uploads are kept; media operations need it.
+    package var storage: (any MediaStorage)?
+
+    package init(pool: ConnectionPool, storage: (any MediaStorage)? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.pool = pool
+        self.storage = storage
+        self.now = now
+    }
+
+    static let logger = Logger(label: "orbit.services")
+
+    /// The IP address of the client the current request came from, for the audit log's
+    /// `ip_address`. The HTTP API binds it around each request; the CLI leaves it nil.
+    @TaskLocal package static var clientAddress: String?
+
+    /// Runs `body` as one request of `user`.
+    package func asUser<Result: Sendable>(_ user: UserID, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+        var settings = ["role": "orbit_app", "app.current_user_id": user.description]
+        settings["app.client_address"] = Self.clientAddress
+        return try await transaction(settings, body)
+    }
+
+    /// Runs `body` as an operator (`orbit_admin`, which bypasses row-level security); `user`,
+    /// when given, is recorded as the acting user.
+    package func asOperator<Result: Sendable>(_ user: UserID? = nil, _ body: (PostgresConnection) async throws -> Result) async throws
+        -> Result
+    {
+        var settings = ["role": "orbit_admin"]
+        settings["app.current_user_id"] = user?.description
+        settings["app.client_address"] = Self.clientAddress
+        return try await transaction(settings, body)
+    }
+
+    /// `asUser` when there is an acting user, an operator request otherwise (reads that the CLI
+    /// offers both ways).
+    func asUserOrOperator<Result: Sendable>(_ user: UserID?, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+        if let user { return try await asUser(user, body) }
+        return try await asOperator(nil, body)
+    }
+
+    private func transaction<Result: Sendable>(
+        _ settings: [String: String], _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await mappingErrors {
+            try await retryingTransientFailures {
+                try await pool.withTransaction(TransactionOptions(localSettings: settings), body)
+            }
+        }
+    }
+
+    /// Runs a whole transaction again when PostgreSQL aborted it for a serialization failure or
+    /// a deadlock (40001, 40P01), up to `attempts` times with a short random pause. Safe for
+    /// every service operation: each is one transaction whose body only talks to the database
+    /// (an upload writes its file to the same new path again), so an aborted attempt leaves
+    /// nothing behind.
+    func retryingTransientFailures<Result>(attempts: Int = 4, _ transaction: () async throws -> Result) async throws -> Result {
+        var attempt = 1
+        while true {
+            do {
+                return try await transaction()
+            } catch let error as PostgresError where (error.isSerializationFailure || error.isDeadlock) && attempt < attempts {
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(Int.random(in: 1...(10 << attempt))))
+            }
+        }
+    }
+
+    /// Turns the database's refusals into domain errors; the database is the last word on the
+    /// rules it holds (row-level security, constraints).
+    private func mappingErrors<Result>(_ body: () async throws -> Result) async throws -> Result {
+        do {
+            return try await body()
+        } catch let error as PostgresError where error.code == .server {
+            switch error.sqlState {
+            case "42501":
+                throw ServiceError.forbidden(rule: "the database refused it (\(error.message))")
+            case "23505":
+                throw ServiceError.conflict("That already exists (\(error.constraint ?? "unique constraint")).")
+            case "23514" where error.constraint == "members_last_admin":
+                throw ServiceError.conflict("A community needs at least one admin: make another member an admin first.")
+            case "23514", "23503", "23502", "23001", "22001":
+                throw ServiceError(code: .invalidInput, field: error.column, message: "The database refused the change: \(error.message).")
+            default:
+                throw error
+            }
+        }
+    }
+
+    /// Today's date in UTC, by the services' clock.
+    func today() -> CivilDate {
+        CivilDate(containing: now())
+    }
+
+    /// The configured media storage, or a clear refusal when this server has none.
+    func requireStorage() throws -> any MediaStorage {
+        guard let storage else { throw ServiceError.conflict("Media storage is not configured on this server.") }
+        return storage
+    }
+}

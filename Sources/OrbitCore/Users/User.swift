@@ -1,0 +1,38 @@
+package import Foundation
+import OrbitPostgres
+
+/// An account (spec: Users).
+package struct User: Sendable, Codable, Equatable {
+    package var id: UserID
+    package var appleID: String
+    package var email: String
+    package var displayName: String
+    package var avatarURL: String?
+    package var createdAt: Date
+    package var updatedAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case id, appleID = "apple_id", email, displayName = "display_name", avatarURL = "avatar_url"
+        case createdAt = "created_at", updatedAt = "updated_at"
+    }
+
+    /// Encodes every column, `null` included (synthesized Codable would leave nil keys out).
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(appleID, forKey: .appleID)
+        try container.encode(email, forKey: .email)
+        try container.encode(displayName, forKey: .displayName)
+        try container.encode(avatarURL, forKey: .avatarURL)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(updatedAt, forKey: .updatedAt)
+    }
+
+    static let columns = "id, apple_id, email, display_name, avatar_url, created_at, updated_at"
+
+    init(row: PostgresRow) throws {
+        (id, appleID, email, displayName, avatarURL, createdAt, updatedAt) = try row.decode(
+            (UserID, String, String, String, String?, Date, Date).self
+        )
+    }
+}

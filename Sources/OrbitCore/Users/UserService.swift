@@ -1,0 +1,94 @@
+import Foundation
+import OrbitPostgres
+
+/// Accounts (spec: Users): sign-up, profiles, and finding a user for `--as`.
+package struct UserService: Sendable {
+    let runner: RequestRunner
+
+    init(_ runner: RequestRunner) {
+        self.runner = runner
+    }
+
+    /// Creates an account (sign-up: the new user is the acting user).
+    /// - Parameter appleID: Sign in with Apple's stable id; a local id is generated when nil.
+    package func create(email: String, displayName: String, appleID: String? = nil) async throws -> User {
+        let email = try Validate.email(email)
+        let displayName = try Validate.text(displayName, field: "display_name", limit: 100)
+        let appleID = try Validate.text(appleID ?? "local.\(UUID().uuidString.lowercased())", field: "apple_id", limit: 255)
+        let id = UserID.random()
+        return try await runner.asUser(id) { connection in
+            try await connection.query(
+                "INSERT INTO users (id, apple_id, email, display_name) VALUES (\(id), \(appleID), \(email), \(displayName))"
+            )
+            return try User(row: try await connection.query("SELECT \(unescaped: User.columns) FROM users WHERE id = \(id)").single())
+        }
+    }
+
+    /// A user the acting user may see (themselves, or someone they share a community with).
+    package func get(_ id: UserID, as actor: UserID) async throws -> User {
+        try await runner.asUser(actor) { connection in
+            guard let row = try await connection.query("SELECT \(unescaped: User.columns) FROM users WHERE id = \(id) AND deleted_at IS NULL").first
+            else { throw ServiceError.notFound("User \(id)") }
+            return try User(row: row)
+        }
+    }
+
+    /// Changes the acting user's own profile; nil leaves a field as it is.
+    package func updateProfile(displayName: String? = nil, email: String? = nil, avatarURL: String? = nil, as actor: UserID) async throws -> User {
+        let displayName = try displayName.map { try Validate.text($0, field: "display_name", limit: 100) }
+        let email = try email.map(Validate.email)
+        let avatarURL = try Validate.url(avatarURL, field: "avatar_url")
+        return try await runner.asUser(actor) { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE users SET display_name = coalesce(\(displayName), display_name), email = coalesce(\(email), email),
+                    avatar_url = coalesce(\(avatarURL), avatar_url)
+                WHERE id = \(actor) AND deleted_at IS NULL RETURNING \(unescaped: User.columns)
+                """
+            )
+            guard let row = rows.first else { throw ServiceError.notFound("User \(actor)") }
+            return try User(row: row)
+        }
+    }
+
+    /// Operator: a user by id.
+    package func getAsOperator(_ id: UserID) async throws -> User {
+        try await runner.asOperator { connection in
+            guard let row = try await connection.query("SELECT \(unescaped: User.columns) FROM users WHERE id = \(id)").first else {
+                throw ServiceError.notFound("User \(id)")
+            }
+            return try User(row: row)
+        }
+    }
+
+    /// Operator: every user that is not deleted, oldest first.
+    package func list(limit: Int = 1000) async throws -> [User] {
+        try await runner.asOperator { connection in
+            try await connection.query(
+                "SELECT \(unescaped: User.columns) FROM users WHERE deleted_at IS NULL ORDER BY created_at, id LIMIT \(limit)"
+            ).map(User.init(row:))
+        }
+    }
+
+    /// Operator: finds a user by id or email (case-insensitive), for `--as` and `--user`.
+    package func resolve(_ reference: String) async throws -> UserID {
+        let reference = reference.trimmingCharacters(in: .whitespaces)
+        return try await runner.asOperator { connection in
+            let rows: PostgresRows
+            if let id = UserID(reference) {
+                rows = try await connection.query("SELECT id FROM users WHERE id = \(id) AND deleted_at IS NULL")
+            } else if reference.contains("@") {
+                rows = try await connection.query(
+                    "SELECT id FROM users WHERE lower(email) = lower(\(reference)) AND deleted_at IS NULL ORDER BY created_at LIMIT 2"
+                )
+                if rows.count > 1 {
+                    throw ServiceError.conflict("Several users have the email \(reference); name one by id.")
+                }
+            } else {
+                throw ServiceError.invalidInput(field: "user", reason: "must be a user id (UUID) or an email address")
+            }
+            guard let row = rows.first else { throw ServiceError.notFound("User \(reference)") }
+            return try row.decode("id", as: UserID.self)
+        }
+    }
+}

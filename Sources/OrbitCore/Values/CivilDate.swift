@@ -1,0 +1,172 @@
+package import Foundation
+package import OrbitPostgres
+
+/// A day of the proleptic Gregorian calendar, with the arithmetic recurrence needs (days since
+/// 1970-01-01, weekdays, month lengths), free of time zones: a due date, an expense's date.
+/// In JSON and in PostgreSQL's text form it is `YYYY-MM-DD`.
+package struct CivilDate: Hashable, Comparable, Sendable, CustomStringConvertible, Codable {
+    package var year: Int
+    package var month: Int
+    package var day: Int
+
+    package init(year: Int, month: Int, day: Int) {
+        self.year = year
+        self.month = month
+        self.day = day
+    }
+
+    /// Days since 1970-01-01 (Howard Hinnant's days_from_civil).
+    package var dayNumber: Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    package init(dayNumber: Int) {
+        let z = dayNumber + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        day = dayOfYear - (153 * mp + 2) / 5 + 1
+        month = mp < 10 ? mp + 3 : mp - 9
+        year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+    }
+
+    /// 0 = Monday … 6 = Sunday (1970-01-01 was a Thursday).
+    package var weekday: Int { ((dayNumber % 7) + 7 + 3) % 7 }
+
+    package func adding(days: Int) -> CivilDate { CivilDate(dayNumber: dayNumber + days) }
+
+    package static func isLeap(_ year: Int) -> Bool { year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) }
+
+    package static func daysIn(year: Int, month: Int) -> Int {
+        switch month {
+        case 2: isLeap(year) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// Parses `YYYY-MM-DD` exactly (four-digit year, two-digit month and day, a real day).
+    package init?(parsing text: String) {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+            parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } }),
+            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2])
+        else { return nil }
+        self.init(year: year, month: month, day: day)
+        guard isValid else { return nil }
+    }
+
+    /// Parses `YYYY-MM-DD`, or refuses it as the value of `field`.
+    /// - Throws: `ServiceError.invalidInput(field:)`.
+    package static func parse(_ text: String, field: String) throws -> CivilDate {
+        guard let date = CivilDate(parsing: text) else {
+            throw ServiceError.invalidInput(field: field, reason: "must be a date such as 2026-12-31")
+        }
+        return date
+    }
+
+    /// The UTC day `instant` falls on.
+    package init(containing instant: Date) {
+        self.init(dayNumber: Int((instant.timeIntervalSince1970 / 86_400).rounded(.down)))
+    }
+
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard let date = CivilDate(parsing: text) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "must be a date such as 2026-12-31")
+        }
+        self = date
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+
+    package var isValid: Bool { (1...12).contains(month) && day >= 1 && day <= Self.daysIn(year: year, month: month) }
+
+    package static func < (lhs: CivilDate, rhs: CivilDate) -> Bool { lhs.dayNumber < rhs.dayNumber }
+
+    package var description: String {
+        let y = String(year).leftPadded(4, "0")
+        return "\(y)-\(String(month).leftPadded(2, "0"))-\(String(day).leftPadded(2, "0"))"
+    }
+}
+
+/// A wall-clock date and time with no zone: `2026-03-03T18:00` in the community's time zone.
+package struct LocalDateTime: Hashable, Comparable, Sendable, CustomStringConvertible {
+    package var date: CivilDate
+    package var hour: Int
+    package var minute: Int
+    package var second: Int
+
+    package init(date: CivilDate, hour: Int, minute: Int, second: Int = 0) {
+        self.date = date
+        self.hour = hour
+        self.minute = minute
+        self.second = second
+    }
+
+    /// Parses `YYYY-MM-DDTHH:MM[:SS]` (also with a space for the `T`).
+    package init?(parsing text: String) {
+        let parts = text.split(whereSeparator: { $0 == "T" || $0 == " " })
+        guard parts.count == 2 else { return nil }
+        let dateParts = parts[0].split(separator: "-", omittingEmptySubsequences: false).map { Int($0) }
+        let timeParts = parts[1].split(separator: ":", omittingEmptySubsequences: false).map { Int($0) }
+        guard dateParts.count == 3, (2...3).contains(timeParts.count),
+            let year = dateParts[0], let month = dateParts[1], let day = dateParts[2],
+            let hour = timeParts[0], let minute = timeParts[1]
+        else { return nil }
+        let second = timeParts.count == 3 ? timeParts[2] : 0
+        let date = CivilDate(year: year, month: month, day: day)
+        guard let second, date.isValid, (0...23).contains(hour), (0...59).contains(minute), (0...59).contains(second) else { return nil }
+        self.init(date: date, hour: hour, minute: minute, second: second)
+    }
+
+    /// Seconds since 1970-01-01T00:00 as if this wall-clock time were UTC.
+    var secondsAsIfUTC: Int { date.dayNumber * 86_400 + hour * 3600 + minute * 60 + second }
+
+    init(secondsAsIfUTC seconds: Int) {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let rest = seconds - days * 86_400
+        self.init(date: CivilDate(dayNumber: days), hour: rest / 3600, minute: rest % 3600 / 60, second: rest % 60)
+    }
+
+    package static func < (lhs: LocalDateTime, rhs: LocalDateTime) -> Bool { lhs.secondsAsIfUTC < rhs.secondsAsIfUTC }
+
+    package var description: String {
+        "\(date)T\(String(hour).leftPadded(2, "0")):\(String(minute).leftPadded(2, "0")):\(String(second).leftPadded(2, "0"))"
+    }
+}
+
+extension String {
+    func leftPadded(_ width: Int, _ pad: Character) -> String {
+        count >= width ? self : String(repeating: pad, count: width - count) + self
+    }
+}
+
+extension CivilDate: PostgresEncodable, PostgresDecodable {
+    /// Sent as `YYYY-MM-DD`, which PostgreSQL reads the same under every `DateStyle`.
+    package static var postgresType: PostgresType { .date }
+
+    package func encode(into buffer: inout PostgresEncodingBuffer) throws {
+        buffer.append(description)
+    }
+
+    /// Reads a `date` column in the ISO text form the connection asks for.
+    package init(from value: PostgresValue) throws {
+        try value.expect(.date, .text, .varchar)
+        guard let date = CivilDate(parsing: value.string) else {
+            throw PostgresDecodingFailure("\(value.string) is not a YYYY-MM-DD date")
+        }
+        self = date
+    }
+}
