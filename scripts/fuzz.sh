@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes the input parsers with libFuzzer (issue 11): amounts, feed cursors, invite codes,
+# Fuzzes the input parsers with libFuzzer: amounts, feed cursors, invite codes,
 # community settings JSON and recurrence rules, each for a bounded time.
 #
 #   bash scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET…]     (default: 60 s, every target)

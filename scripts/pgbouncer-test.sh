@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs PgBouncerTests through pgbouncer in transaction mode (issue 11): a throwaway cluster
+# Runs PgBouncerTests through pgbouncer in transaction mode: a throwaway cluster
 # (`orbitctl dev` on 127.0.0.1), pgbouncer in front of it with 2 server connections, and the
 # service layer's users interleaving over it. Installs pgbouncer with apt-get when missing (root).
 set -euo pipefail

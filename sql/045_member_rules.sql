@@ -1,4 +1,4 @@
--- A community always keeps at least one admin (issue 5; spec: admins manage members, roles
+-- A community always keeps at least one admin (spec: admins manage members, roles
 -- and settings, so a community without one could never be managed again).
 --
 -- The check runs after a change that takes an active admin away (demotion, leaving, removal,

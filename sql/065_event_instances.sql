@@ -1,4 +1,4 @@
--- Materializing one occurrence of a recurring event (issue 6): the first time an occurrence is
+-- Materializing one occurrence of a recurring event: the first time an occurrence is
 -- modified, answered (RSVP) or cancelled, it becomes an events row of its own, with
 -- recurrence_parent_id and original_starts_at, copied from its series.
 --

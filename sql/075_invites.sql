@@ -1,4 +1,4 @@
--- Redeeming an invite (issue 5). The person redeeming is not a member yet, so row-level
+-- Redeeming an invite. The person redeeming is not a member yet, so row-level
 -- security hides the invite and forbids the membership insert; this SECURITY DEFINER function
 -- does the whole redemption for the current user, in the caller's transaction:
 --

@@ -2,7 +2,7 @@ package import Logging
 package import OrbitCore
 package import ServiceLifecycle
 
-/// The scheduled jobs of `orbitctl serve` (issue 10): reminders and delivery every minute, the
+/// The scheduled jobs of `orbitctl serve`: reminders and delivery every minute, the
 /// balances snapshot every five, account deletions, retention and expired idempotency keys
 /// every hour. Each job is safe
 /// to run on several servers at once (dedupe keys, advisory locks), and a failing run is

@@ -5,7 +5,7 @@ import OrbitCore
 import OrbitMigrations
 import OrbitPostgres
 
-/// `orbit-bench events`: listing a month of a busy community's calendar (issue 6).
+/// `orbit-bench events`: listing a month of a busy community's calendar.
 struct EventsBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "events",

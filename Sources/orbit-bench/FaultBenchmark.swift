@@ -11,7 +11,7 @@ import Synchronization
     import FoundationNetworking
 #endif
 
-/// `orbit-bench faults` (issue 11): writes under faults, then an audit of what survived.
+/// `orbit-bench faults`: writes under faults, then an audit of what survived.
 ///
 /// While writers add expenses and record dues payments through the service layer, every
 /// backend is terminated, then PostgreSQL is restarted. Then writers post expenses over HTTP to

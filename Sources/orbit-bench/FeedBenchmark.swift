@@ -6,7 +6,7 @@ import OrbitMigrations
 import OrbitPostgres
 
 /// `orbit-bench feed`: a feed page at depth 1 and depth 500 of a community with 100,000 posts
-/// and 1,000,000 reactions (issue 7). Cursor pages cost the same at any depth; OFFSET would not.
+/// and 1,000,000 reactions. Cursor pages cost the same at any depth; OFFSET would not.
 struct FeedBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "feed",

@@ -7,7 +7,7 @@ import OrbitCore
 import OrbitPostgres
 import ServiceLifecycle
 
-/// `orbit-bench http`: the HTTP API under wrk on loopback (issue 9). A feed page and an
+/// `orbit-bench http`: the HTTP API under wrk on loopback. A feed page and an
 /// expense with 10 splits, at 16 and 64 connections, each beside the same operation called
 /// straight through the service layer with as many concurrent tasks (the API's overhead), and
 /// beside `GET /healthz` (the framework's ceiling on this machine). One run, same pool size.

@@ -7,7 +7,7 @@ import OrbitPostgres
 
 /// `orbit-bench money`: balances of a community with 100,000 transactions and 1,000,000 splits
 /// (live view vs materialized snapshot, and the refresh), and adding an expense with 10 splits,
-/// against pgbench running the same SQL (issue 8).
+/// against pgbench running the same SQL.
 struct MoneyBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "money",

@@ -6,7 +6,7 @@ import OrbitPostgres
 import OrbitScaleData
 import Synchronization
 
-/// `orbit-bench scale` (issue 11): the main reads and writes on the `orbitctl dev seed` data set
+/// `orbit-bench scale`: the main reads and writes on the `orbitctl dev seed` data set
 /// (10,000 communities, 1M posts, 5M reactions, 1M transactions by default), timed through the
 /// service layer, with the plan of every statement they run, as orbit_app with RLS on.
 ///
@@ -334,10 +334,19 @@ struct LoggedPlan {
 }
 
 /// A log handler that keeps the server's LOG messages (auto_explain's plans).
-final class PlanCollector: LogHandler, @unchecked Sendable {
+final class PlanCollector: LogHandler, Sendable {
     private let plans = Mutex<[LoggedPlan]>([])
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .debug
+    private let settings = Mutex<(metadata: Logger.Metadata, level: Logger.Level)>(([:], .debug))
+
+    var metadata: Logger.Metadata {
+        get { settings.withLock { $0.metadata } }
+        set { settings.withLock { $0.metadata = newValue } }
+    }
+
+    var logLevel: Logger.Level {
+        get { settings.withLock { $0.level } }
+        set { settings.withLock { $0.level = newValue } }
+    }
 
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }

@@ -1,7 +1,7 @@
 import Foundation
 import OrbitFuzzTargets
 
-// `orbit-fuzz`: libFuzzer over the input parsers (issue 11). scripts/fuzz.sh builds it with
+// `orbit-fuzz`: libFuzzer over the input parsers. scripts/fuzz.sh builds it with
 // `-sanitize=fuzzer -DFUZZING` and runs each target for a bounded time; ORBIT_FUZZ_TARGET
 // names the target. A broken property prints what broke and aborts, which libFuzzer reports
 // as a crash and saves as an input to replay. Built without FUZZING (as `swift build` does),

@@ -2,7 +2,7 @@ import Foundation
 import OrbitCore
 import Testing
 
-/// Attacks through the API (issue 11): another community's ids in bodies, and an injection
+/// Attacks through the API: another community's ids in bodies, and an injection
 /// corpus in every kind of field. Refusals are 4xx; nothing else changes; nothing is a 5xx.
 @Suite struct HostileInputTests {
     func rowCounts(_ harness: APIHarness) async throws -> [String: Int] {

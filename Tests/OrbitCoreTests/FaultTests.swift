@@ -5,7 +5,7 @@ import OrbitTestSupport
 import Synchronization
 import Testing
 
-/// The short, in-CI version of `orbit-bench faults` (issue 11): expenses written while every
+/// The short, in-CI version of `orbit-bench faults`: expenses written while every
 /// backend of the database is terminated, twice.
 @Suite struct FaultTests {
     final class Ledger: Sendable {

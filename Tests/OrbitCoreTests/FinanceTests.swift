@@ -191,14 +191,20 @@ struct FinanceTests {
             let notAdmin = await serviceError { try await services.dues.recordPayment(to: dues.id, by: cast.member, amount: try dollars("1.00"), as: cast.member) }
             #expect(notAdmin?.code == .forbidden)
 
-            // Two payments of 20.00 against 30.00 outstanding, at the same moment: one is refused.
-            let outcomes = await withTaskGroup(of: Bool.self) { group in
+            // Two payments of 20.00 against 30.00 outstanding, at the same moment: one is refused,
+            // as a conflict (a pool timeout or any other failure would not count).
+            let refusals = await withTaskGroup(of: ServiceError.Code?.self) { group in
                 for _ in 0..<2 {
-                    group.addTask { (try? await services.dues.recordPayment(to: dues.id, by: cast.member, amount: try dollars("20.00"), as: cast.admin)) != nil }
+                    group.addTask {
+                        await serviceError {
+                            try await services.dues.recordPayment(to: dues.id, by: cast.member, amount: try dollars("20.00"), as: cast.admin)
+                        }?.code
+                    }
                 }
-                return await group.reduce(into: [Bool]()) { $0.append($1) }
+                return await group.reduce(into: [ServiceError.Code?]()) { $0.append($1) }
             }
-            #expect(outcomes.filter { $0 }.count == 1)
+            #expect(refusals.filter { $0 == nil }.count == 1)
+            #expect(refusals.filter { $0 == .conflict }.count == 1)
 
             let report = try await services.dues.report(dues.id, as: cast.member)
             let member = try #require(report.first { $0.userID == cast.member })

@@ -44,20 +44,15 @@ struct MembershipTests {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
             _ = try await services.members.setRole(.admin, of: cast.member, in: cast.community, as: cast.admin)
-            let outcomes = await withTaskGroup(of: Bool.self) { group in
+            // The one refused is refused as the last-admin conflict, not by any other failure.
+            let refusals = await withTaskGroup(of: ServiceError.Code?.self) { group in
                 for user in [cast.admin, cast.member] {
-                    group.addTask {
-                        do {
-                            try await services.members.leave(cast.community, as: user)
-                            return true
-                        } catch {
-                            return false
-                        }
-                    }
+                    group.addTask { await serviceError { try await services.members.leave(cast.community, as: user) }?.code }
                 }
-                return await group.reduce(into: [Bool]()) { $0.append($1) }
+                return await group.reduce(into: [ServiceError.Code?]()) { $0.append($1) }
             }
-            #expect(outcomes.filter { $0 }.count == 1)
+            #expect(refusals.filter { $0 == nil }.count == 1)
+            #expect(refusals.filter { $0 == .conflict }.count == 1)
             let remaining = try await services.members.listAsOperator(of: cast.community, includeFormer: false)
             #expect(remaining.filter { $0.role == .admin }.count == 1)
             let stayer = try #require(remaining.first { $0.role == .admin }).userID

@@ -2,7 +2,7 @@ import Foundation
 import OrbitCore
 import Testing
 
-/// Property tests of the parsers that take user input (issue 11): random and mutated input,
+/// Property tests of the parsers that take user input: random and mutated input,
 /// seeded so that a failure can be replayed. Each either parses into a value that round-trips,
 /// or refuses with the domain's error; none crashes or hangs.
 @Suite struct ParserPropertyTests {

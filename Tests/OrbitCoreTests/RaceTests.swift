@@ -4,7 +4,7 @@ import OrbitPostgres
 import OrbitTestSupport
 import Testing
 
-/// Real concurrency against the invariants money and memberships rely on (issue 11). Each race
+/// Real concurrency against the invariants money and memberships rely on. Each race
 /// runs several rounds; every round checks the invariant.
 @Suite struct RaceTests {
     static let rounds = 5

@@ -4,7 +4,7 @@ import OrbitPostgres
 import OrbitTestSupport
 import Testing
 
-/// The injection corpus through orbitctl's options (issue 11): each run either succeeds and
+/// The injection corpus through orbitctl's options: each run either succeeds and
 /// stores the text literally, or fails with one sentence on stderr and a non-zero exit;
 /// never a crash, never a change to another community.
 ///

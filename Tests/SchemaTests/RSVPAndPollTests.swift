@@ -113,21 +113,26 @@ struct RSVPAndPollTests {
                 return (user, try await seed.poll(community, by: user))
             }
             let pool = database.makePool(maxConnections: 3)
-            let outcomes = await withTaskGroup(of: Bool.self) { group in
+            // nil: the vote was kept; otherwise the SQLSTATE it was refused with.
+            let outcomes = await withTaskGroup(of: String?.self) { group in
                 for option in 0..<3 {
                     group.addTask {
                         do {
                             try await pool.query("INSERT INTO poll_votes (post_id, user_id, option_index) VALUES (\(poll), \(user), \(option))")
-                            return true
+                            return nil
+                        } catch let error as PostgresError {
+                            return error.sqlState ?? "\(error.code)"
                         } catch {
-                            return false
+                            return "\(error)"
                         }
                     }
                 }
-                return await group.reduce(into: [Bool]()) { $0.append($1) }
+                return await group.reduce(into: [String?]()) { $0.append($1) }
             }
             await pool.close()
-            #expect(outcomes.filter { $0 }.count == 1)
+            #expect(outcomes.filter { $0 == nil }.count == 1)
+            // The others hit the single-choice unique index (23505), not a timeout or another error.
+            #expect(outcomes.compactMap { $0 } == ["23505", "23505"], "\(outcomes)")
         }
     }
 }

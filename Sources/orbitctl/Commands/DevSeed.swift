@@ -4,7 +4,7 @@ import OrbitCore
 import OrbitScaleData
 import OrbitPostgres
 
-/// `orbitctl dev seed`: the deterministic scale data set (issue 11) in the dev database.
+/// `orbitctl dev seed`: the deterministic scale data set (`ScaleDataSet`) in the dev database.
 struct DevSeed: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "seed",
