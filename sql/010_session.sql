@@ -1,4 +1,4 @@
--- Who is asking, and which communities they belong to (DESIGN.md, "Tenancy and security").
+-- Who is asking, and which communities they belong to (docs/architecture.md, "Tenancy and security").
 --
 -- A request runs as orbit_app with `set_config('app.current_user_id', <uuid>, true)`.
 -- current_setting(..., true) returns NULL when the setting was never made and '' after a

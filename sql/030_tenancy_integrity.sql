@@ -1,4 +1,4 @@
--- Rows that hang off a community (DESIGN.md, "Data integrity").
+-- Rows that hang off a community (docs/architecture.md, "Data integrity").
 --
 -- rsvps, reactions, comments, poll_votes, splits and dues_payments carry the community_id of
 -- their parent for row-level security and its indexes. An INSERT that names only the spec's

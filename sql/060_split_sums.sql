@@ -1,5 +1,5 @@
 -- The sum of a transaction's splits equals its total_amount (spec: Splits, "Sum of split
--- amounts should equal transaction total"; DESIGN.md: "checked by PostgreSQL at commit").
+-- amounts should equal transaction total"), checked by PostgreSQL at commit.
 --
 -- A deferred constraint trigger checks each touched transaction when the database transaction
 -- commits, so the service can insert a transaction and its splits, or replace splits, in any

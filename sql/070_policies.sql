@@ -1,4 +1,4 @@
--- Row-level security policies (DESIGN.md, "Tenancy and security"). They apply to orbit_app;
+-- Row-level security policies (docs/architecture.md, "Tenancy and security"). They apply to orbit_app;
 -- orbit_admin bypasses them, and any other role has no table rights at all (sql/090).
 --
 -- For user U (orbit.app_user_id()):

@@ -2,8 +2,8 @@
 -- (The migrator runs this file in one REPEATABLE READ transaction: the snapshot below is
 -- computed with, and recorded as, that transaction's MVCC snapshot.)
 --
--- Balances per (community, user, currency) (spec: "Balances (Materialized View)"; DESIGN.md:
--- the relation `balances`, positive = is owed).
+-- Balances per (community, user, currency) (spec: "Balances (Materialized View)"):
+-- the relation `balances`, positive = is owed.
 --
 -- For each non-deleted transaction with payer P and each unsettled split (user u, amount m):
 -- P += m and u -= m. Every split adds +m and -m, so a community's balances in one currency

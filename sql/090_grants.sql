@@ -1,4 +1,4 @@
--- What each role may touch (DESIGN.md, "Tenancy and security"). This file owns orbit_app's
+-- What each role may touch (docs/architecture.md, "Tenancy and security"). This file owns orbit_app's
 -- and orbit_admin's table rights: it revokes everything and grants exactly this list.
 --
 -- orbit_app gets what the service layer needs and nothing more: no DELETE where the spec soft

@@ -2,7 +2,7 @@ public import Foundation
 public import Logging
 public import OrbitPostgres
 
-/// Applies a `MigrationCatalog` to a database (DESIGN.md, "Migrations").
+/// Applies a `MigrationCatalog` to a database (docs/schema.md).
 ///
 /// Versioned migrations apply once, in order, each in its own transaction, and are recorded in
 /// `schema_migrations`. Repeatable files are then re-applied, in name order and each in its own

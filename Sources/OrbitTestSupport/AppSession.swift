@@ -2,7 +2,7 @@ public import Foundation
 public import OrbitPostgres
 
 extension PostgresConnection {
-    /// Runs `body` in one transaction the way a service request runs (DESIGN.md): as
+    /// Runs `body` in one transaction the way a service request runs (docs/architecture.md): as
     /// `orbit_app`, with `app.current_user_id` set to `user` (not set at all for nil, or set to
     /// `rawSetting` verbatim, such as "").
     @discardableResult

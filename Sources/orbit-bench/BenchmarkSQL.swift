@@ -1,4 +1,4 @@
-/// The benchmark's tables and pgbench scripts: the same SQL the peers in ../shared/peers run,
+/// The benchmark's tables and pgbench scripts: the same SQL the peer benchmarks (raw libpq, postgres-nio) run,
 /// so that OrbitCove, raw libpq, postgres-nio and pgbench measure the same statements.
 enum BenchmarkSQL {
     static let schema = """

@@ -5,7 +5,7 @@ import OrbitPostgres
 
 /// `orbit-bench client`: OrbitPostgres against pgbench on the same SQL, in one run.
 ///
-/// Workloads on one connection, as in ../shared/peers:
+/// Workloads on one connection, as in the peer benchmarks (docs/benchmarks.md):
 /// - W1 point select, unnamed statement (statement cache off, as behind pgbouncer);
 /// - W2 the same through the prepared-statement cache;
 /// - W3 write transaction: BEGIN, 1 parent + 10 child INSERTs, COMMIT (13 round trips);
@@ -36,7 +36,7 @@ struct ClientBenchmark: AsyncParsableCommand {
     @Option(help: "Comma-separated workloads: w1,w2,w3,w4.")
     var workloads = "w1,w2,w3,w4"
 
-    @Flag(help: "Hold /dev/cpu_dma_latency at 0 (root) so idle vCPUs poll instead of halting; see ../shared/peers/README.md.")
+    @Flag(help: "Hold /dev/cpu_dma_latency at 0 (root) so idle vCPUs poll instead of halting; see docs/benchmarks.md.")
     var pollIdle = false
 
     @Option(help: "Path of the peers' libpq-bench binary, to run in the same rounds.")

@@ -81,7 +81,8 @@ struct FaultBenchmark: AsyncParsableCommand {
         let members = people
         let dues = try await services.dues.create(
             in: community, name: "Season", amount: Money(minorUnits: 10_000_000, currency: .usd),
-            dueDate: CivilDate(year: 2030, month: 1, day: 1), as: admin).id
+            dueDate: CivilDate(year: 2030, month: 1, day: 1), as: admin
+        ).id
         let ledger = Ledger()
         let clock = ContinuousClock()
 
@@ -99,10 +100,12 @@ struct FaultBenchmark: AsyncParsableCommand {
                             do {
                                 if sequence % 3 == 0 {
                                     _ = try await services.dues.recordPayment(
-                                        to: dues, by: members[writer % members.count], amount: Money(minorUnits: 1, currency: .usd), note: marker, as: admin)
+                                        to: dues, by: members[writer % members.count], amount: Money(minorUnits: 1, currency: .usd), note: marker,
+                                        as: admin)
                                 } else {
                                     _ = try await services.finances.addExpense(
-                                        in: community, description: marker, total: Money(minorUnits: 1000, currency: .usd), paidBy: admin, split: .equal(members), as: admin)
+                                        in: community, description: marker, total: Money(minorUnits: 1000, currency: .usd), paidBy: admin,
+                                        split: .equal(members), as: admin)
                                 }
                                 ledger.acknowledge(marker)
                             } catch {

@@ -23,7 +23,7 @@ struct HTTPBenchmark: AsyncParsableCommand {
     @Option(help: "Database connections of the API's pool (orbitctl serve's default).") var poolSize = 10
     @Option(help: "Posts in the community (the feed page reads the newest 20).") var posts = 1000
     @Option(help: "wrk threads.") var threads = 2
-    @Flag(help: "Hold /dev/cpu_dma_latency at 0 (root) so idle vCPUs poll instead of halting; see ../shared/peers/README.md.")
+    @Flag(help: "Hold /dev/cpu_dma_latency at 0 (root) so idle vCPUs poll instead of halting; see docs/benchmarks.md.")
     var pollIdle = false
 
     func validate() throws {
@@ -119,7 +119,8 @@ struct HTTPBenchmark: AsyncParsableCommand {
                 let expenseHTTP = try await wrk("\(base)/communities/\(community)/expenses", connections: level, script: expenseScript)
                 let expenseDirect = try await direct(concurrency: level) {
                     _ = try await services.finances.addExpense(
-                        in: community, description: "Pizza", total: Money(minorUnits: 10000, currency: .usd), paidBy: admin, split: .equal(members), as: admin)
+                        in: community, description: "Pizza", total: Money(minorUnits: 10000, currency: .usd), paidBy: admin, split: .equal(members),
+                        as: admin)
                 }
                 func row(_ name: String, _ http: Measurement, _ direct: Measurement?) -> String {
                     let ratio = direct.map { format(http.perSecond / $0.perSecond, 2) + "×" } ?? "—"

@@ -20,7 +20,7 @@ struct MoneyBenchmark: AsyncParsableCommand {
     @Option(help: "Members of the community.") var members = 50
     @Option(help: "Balance reads to time.") var reads = 20
     @Option(help: "Seconds per insert run (ours and pgbench's).") var seconds = 10
-    @Flag(help: "Hold /dev/cpu_dma_latency at 0 (root) so idle vCPUs poll instead of halting; see ../shared/peers/README.md.")
+    @Flag(help: "Hold /dev/cpu_dma_latency at 0 (root) so idle vCPUs poll instead of halting; see docs/benchmarks.md.")
     var pollIdle = false
 
     func run() async throws {
@@ -70,7 +70,8 @@ struct MoneyBenchmark: AsyncParsableCommand {
         // 1,000 expenses (10,000 splits, 20,000 journal rows) since the snapshot.
         for _ in 0..<1000 {
             _ = try await services.finances.addExpense(
-                in: community, description: "since", total: Money(minorUnits: 1000, currency: .usd), paidBy: actor, split: .equal(Array(people.prefix(splits)).map(UserID.init)),
+                in: community, description: "since", total: Money(minorUnits: 1000, currency: .usd), paidBy: actor,
+                split: .equal(Array(people.prefix(splits)).map(UserID.init)),
                 as: actor)
         }
         let withDelta = try await median { _ = try await services.finances.balances(in: community, as: actor) }
@@ -130,7 +131,8 @@ struct MoneyBenchmark: AsyncParsableCommand {
         let serviceStart = clock.now
         while clock.now < serviceStart + .seconds(seconds) {
             _ = try await services.finances.addExpense(
-                in: community, description: "bench", total: Money(minorUnits: 1000, currency: .usd), paidBy: actor, split: .equal(between.map(UserID.init)), as: actor
+                in: community, description: "bench", total: Money(minorUnits: 1000, currency: .usd), paidBy: actor,
+                split: .equal(between.map(UserID.init)), as: actor
             )
             serviceCount += 1
         }

@@ -90,7 +90,9 @@ struct ScaleBenchmark: AsyncParsableCommand {
         let timing = OrbitServices(pool: timingPool)
         // As the scheduled job does: the journal starts empty (a previous run's writes are in it).
         _ = try await timing.finances.refreshBalancesSnapshot()
-        for _ in 1..<50 { cast.deepCursor = try await timing.feed.page(of: cast.busiest.id, cursor: cast.deepCursor, as: cast.busiest.admin).nextCursor }
+        for _ in 1..<50 {
+            cast.deepCursor = try await timing.feed.page(of: cast.busiest.id, cursor: cast.deepCursor, as: cast.busiest.admin).nextCursor
+        }
         guard cast.deepCursor != nil else {
             throw ValidationError("The busiest community has fewer than 50 feed pages (\(cast.busiest.posts) posts): seed more posts.")
         }
@@ -265,7 +267,8 @@ struct ScaleBenchmark: AsyncParsableCommand {
                 _ = try await services.feed.page(of: cast.typical.id, as: cast.typical.member)
             },
             Operation(name: "upcoming events (30 days, series expanded)", kind: "read") { services in
-                _ = try await services.events.calendar(of: cast.typical.id, from: now, to: now.addingTimeInterval(30 * 86_400), as: cast.typical.member)
+                _ = try await services.events.calendar(
+                    of: cast.typical.id, from: now, to: now.addingTimeInterval(30 * 86_400), as: cast.typical.member)
             },
             Operation(name: "balances", kind: "read") { services in
                 _ = try await services.finances.balances(in: cast.typical.id, as: cast.typical.member)
@@ -288,7 +291,8 @@ struct ScaleBenchmark: AsyncParsableCommand {
             },
             Operation(name: "add expense (equal split of 2)", kind: "write") { services in
                 _ = try await services.finances.addExpense(
-                    in: cast.writes.id, description: "Scale expense \(next())", total: Money(minorUnits: 1234, currency: .usd), paidBy: cast.writes.admin,
+                    in: cast.writes.id, description: "Scale expense \(next())", total: Money(minorUnits: 1234, currency: .usd),
+                    paidBy: cast.writes.admin,
                     split: .equal([cast.writes.admin, cast.writes.member]), as: cast.writes.admin
                 )
             },
@@ -297,7 +301,8 @@ struct ScaleBenchmark: AsyncParsableCommand {
             },
             Operation(name: "record a dues payment", kind: "write") { services in
                 _ = try await services.dues.recordPayment(
-                    to: cast.writes.dues, by: cast.writes.duesPayer, amount: Money(minorUnits: 1, currency: .usd), note: "scale \(next())", as: cast.writes.admin)
+                    to: cast.writes.dues, by: cast.writes.duesPayer, amount: Money(minorUnits: 1, currency: .usd), note: "scale \(next())",
+                    as: cast.writes.admin)
             },
         ]
     }

@@ -3,10 +3,12 @@ import OrbitAPI
 import OrbitCore
 import Testing
 
-@Suite struct APIBehaviourTests {
+@Suite("The HTTP API: flows, idempotency, problems, limits, health")
+struct APIBehaviourTests {
     /// The session of the note, in process: sign in, create a community, post, add an
     /// expense, read balances and settle-up suggestions.
-    @Test func `a member's day: community, post, expense, balances`() async throws {
+    @Test("a member's day: community, post, expense, balances")
+    func aMembersDayCommunityPostExpenseBalances() async throws {
         try await withAPI(configure: { $0.devAuth = true }) { harness in
             let ada = try await harness.services.users.create(email: "ada@example.com", displayName: "Ada").id
             let max = try await harness.services.users.create(email: "max@example.com", displayName: "Max").id
@@ -53,7 +55,8 @@ import Testing
         }
     }
 
-    @Test func `a retried POST with the same Idempotency-Key returns the first response and creates one expense`() async throws {
+    @Test("a retried POST with the same Idempotency-Key returns the first response and creates one expense")
+    func aRetriedPOSTWithTheSameIdempotency() async throws {
         try await withAPI { harness in
             let cast = try await APICast.make(harness)
             let body: [String: Any] = [
@@ -98,7 +101,8 @@ import Testing
         }
     }
 
-    @Test func `concurrent requests with one Idempotency-Key create one expense`() async throws {
+    @Test("concurrent requests with one Idempotency-Key create one expense")
+    func concurrentRequestsWithOneIdempotencyKeyCreate() async throws {
         try await withAPI { harness in
             let cast = try await APICast.make(harness)
             let body: [String: Any] = ["description": "Balls", "amount": 3000, "split": ["method": "equal", "user_ids": [cast.admin.description]]]
@@ -125,7 +129,8 @@ import Testing
         }
     }
 
-    @Test func `problems name the field, the rule and the request id, and never carry SQL`() async throws {
+    @Test("problems name the field, the rule and the request id, and never carry SQL")
+    func problemsNameTheFieldTheRuleAnd() async throws {
         try await withAPI { harness in
             let cast = try await APICast.make(harness)
             let missing = try await harness.request(.post, "/communities", token: cast.adminToken, json: ["description": "x"])
@@ -165,7 +170,8 @@ import Testing
         }
     }
 
-    @Test func `unknown paths are 404, known paths with another method 405 with Allow, big bodies 413`() async throws {
+    @Test("unknown paths are 404, known paths with another method 405 with Allow, big bodies 413")
+    func unknownPathsAre404KnownPathsWith() async throws {
         try await withAPI { harness in
             let cast = try await APICast.make(harness)
             let unknown = try await harness.request(.get, "/nope", token: cast.adminToken)
@@ -181,7 +187,8 @@ import Testing
         }
     }
 
-    @Test func `writes are rate limited per user, reads are not`() async throws {
+    @Test("writes are rate limited per user, reads are not")
+    func writesAreRateLimitedPerUserReads() async throws {
         try await withAPI(configure: { $0.writeRateLimit = .init(perMinute: 2, burst: 2) }) { harness in
             let cast = try await APICast.make(harness)
             var statuses: [Int] = []
@@ -194,7 +201,8 @@ import Testing
         }
     }
 
-    @Test func `healthz, readyz and metrics`() async throws {
+    @Test("healthz, readyz and metrics")
+    func healthzReadyzAndMetrics() async throws {
         try await withAPI { harness in
             let cast = try await APICast.make(harness)
             #expect(try await harness.request(.get, "/healthz").status == 200)
@@ -219,7 +227,8 @@ import Testing
         }
     }
 
-    @Test func `the scheduled jobs of orbitctl serve create reminders once however often they run`() async throws {
+    @Test("the scheduled jobs of orbitctl serve create reminders once however often they run")
+    func theScheduledJobsOfOrbitctlServeCreate() async throws {
         try await withAPI { harness in
             let cast = try await APICast.make(harness)
             let services = harness.services
@@ -241,17 +250,21 @@ import Testing
     }
 }
 
-@Suite struct TimestampFormatTests {
-    @Test(arguments: [
-        (0.0, "1970-01-01T00:00:00.000Z"), (0.25, "1970-01-01T00:00:00.250Z"), (951_782_400.0, "2000-02-29T00:00:00.000Z"),
-        (951_868_799.5, "2000-02-29T23:59:59.500Z"), (1_709_210_096.123, "2024-02-29T12:34:56.123Z"), (-1.0, "1969-12-31T23:59:59.000Z"),
-        (-86_400.5, "1969-12-30T23:59:59.500Z"), (4_102_444_799.75, "2099-12-31T23:59:59.750Z"), (253_402_300_799.0, "9999-12-31T23:59:59.000Z"),
-    ])
-    func `timestamps are RFC 3339 in UTC with milliseconds`(_ seconds: Double, _ expected: String) {
+@Suite("Timestamps in responses")
+struct TimestampFormatTests {
+    @Test(
+        "timestamps are RFC 3339 in UTC with milliseconds",
+        arguments: [
+            (0.0, "1970-01-01T00:00:00.000Z"), (0.25, "1970-01-01T00:00:00.250Z"), (951_782_400.0, "2000-02-29T00:00:00.000Z"),
+            (951_868_799.5, "2000-02-29T23:59:59.500Z"), (1_709_210_096.123, "2024-02-29T12:34:56.123Z"), (-1.0, "1969-12-31T23:59:59.000Z"),
+            (-86_400.5, "1969-12-30T23:59:59.500Z"), (4_102_444_799.75, "2099-12-31T23:59:59.750Z"), (253_402_300_799.0, "9999-12-31T23:59:59.000Z"),
+        ])
+    func timestampsAreRFC3339InUTCWith(_ seconds: Double, _ expected: String) {
         #expect(APIJSON.formatTimestamp(Date(timeIntervalSince1970: seconds)) == expected)
     }
 
-    @Test func `random dates from 1900 to 2200 read back as the same millisecond`() throws {
+    @Test("random dates from 1900 to 2200 read back as the same millisecond")
+    func randomDatesFrom1900To2200Read() throws {
         var generator = SystemRandomNumberGenerator()
         let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt)
         for _ in 0..<10_000 {

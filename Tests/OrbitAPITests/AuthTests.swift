@@ -3,8 +3,10 @@ import OrbitAPI
 import OrbitCore
 import Testing
 
-@Suite struct AuthTests {
-    @Test func `Sign in with Apple creates the account once, then signs the same user in`() async throws {
+@Suite("Sign-in, tokens and sessions")
+struct AuthTests {
+    @Test("Sign in with Apple creates the account once, then signs the same user in")
+    func signInWithAppleCreatesTheAccount() async throws {
         try await withAPI { harness in
             let token = try await harness.apple.identityToken(subject: "001234.apple", email: "new@example.com")
             let first = try await harness.request(
@@ -33,8 +35,10 @@ import Testing
         }
     }
 
-    @Test(arguments: ["wrong audience", "wrong issuer", "expired", "other key", "garbage"])
-    func `an identity token that is not Apple's for this app is refused with 401`(_ defect: String) async throws {
+    @Test(
+        "an identity token that is not Apple's for this app is refused with 401",
+        arguments: ["wrong audience", "wrong issuer", "expired", "other key", "garbage"])
+    func anIdentityTokenThatIsNotApples(_ defect: String) async throws {
         try await withAPI { harness in
             let apple = harness.apple
             let token: String
@@ -56,7 +60,8 @@ import Testing
         }
     }
 
-    @Test func `a refresh token works once; presenting it again revokes the whole sign-in`() async throws {
+    @Test("a refresh token works once; presenting it again revokes the whole sign-in")
+    func aRefreshTokenWorksOncePresentingIt() async throws {
         try await withAPI { harness in
             let signIn = try await harness.request(
                 .post, "/auth/apple", json: ["identity_token": try await harness.apple.identityToken(subject: "s1", email: "r@example.com")]
@@ -84,7 +89,8 @@ import Testing
         }
     }
 
-    @Test func `logout revokes the refresh token; an unknown token is not an error`() async throws {
+    @Test("logout revokes the refresh token; an unknown token is not an error")
+    func logoutRevokesTheRefreshTokenAnUnknown() async throws {
         try await withAPI { harness in
             let signIn = try await harness.request(
                 .post, "/auth/apple", json: ["identity_token": try await harness.apple.identityToken(subject: "s2", email: "l@example.com")]
@@ -96,7 +102,8 @@ import Testing
         }
     }
 
-    @Test func `expired, forged and malformed access tokens are 401 with WWW-Authenticate`() async throws {
+    @Test("expired, forged and malformed access tokens are 401 with WWW-Authenticate")
+    func expiredForgedAndMalformedAccessTokensAre() async throws {
         try await withAPI { harness in
             let user = try await harness.services.users.create(email: "t@example.com", displayName: "T").id
             let expired = try await harness.api.tokens.issue(for: user, now: Date().addingTimeInterval(-3600))
@@ -111,7 +118,8 @@ import Testing
         }
     }
 
-    @Test func `dev auth exists only when enabled and only on loopback`() async throws {
+    @Test("dev auth exists only when enabled and only on loopback")
+    func devAuthExistsOnlyWhenEnabledAnd() async throws {
         try await withAPI { harness in
             _ = try await harness.services.users.create(email: "dev@example.com", displayName: "Dev").id
             #expect(try await harness.request(.post, "/auth/dev", json: ["email": "dev@example.com"]).status == 404)
@@ -129,7 +137,8 @@ import Testing
         #expect(throws: APIConfigurationError.self) { try configuration.validate() }
     }
 
-    @Test func `sign-in is rate limited per IP with Retry-After`() async throws {
+    @Test("sign-in is rate limited per IP with Retry-After")
+    func signInIsRateLimitedPerIP() async throws {
         try await withAPI(configure: { $0.authRateLimit = .init(perMinute: 3, burst: 3) }) { harness in
             var statuses: [Int] = []
             for _ in 0..<5 {

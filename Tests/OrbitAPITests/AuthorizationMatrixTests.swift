@@ -7,7 +7,8 @@ import Testing
 /// each must get: no token and an expired token 401; a non-member 404 (never 403: the
 /// community's existence is not disclosed); the admin naming another community's resource 404;
 /// a member 403 where the rule is admins-only.
-@Suite struct AuthorizationMatrixTests {
+@Suite("The authorization matrix of the API")
+struct AuthorizationMatrixTests {
     struct Case {
         var method: HTTPRequest.Method
         var path: String
@@ -16,7 +17,8 @@ import Testing
         var expected: [Int]
     }
 
-    @Test func `status codes of every community endpoint for admin, member, non-member, no token, expired token and another community's id`()
+    @Test("status codes of every community endpoint for admin, member, non-member, no token, expired token and another community's id")
+    func statusCodesOfEveryCommunityEndpointFor()
         async throws
     {
         try await withAPI { harness in
@@ -29,7 +31,9 @@ import Testing
                 let expense = try await services.finances.addExpense(
                     in: community, description: "Balls", total: try dollars("30.00"), paidBy: admin, split: .equal(members), as: admin
                 ).id
-                let dues = try await services.dues.create(in: community, name: "Season", amount: try dollars("50.00"), dueDate: try day("2027-01-31"), as: admin).id
+                let dues = try await services.dues.create(
+                    in: community, name: "Season", amount: try dollars("50.00"), dueDate: try day("2027-01-31"), as: admin
+                ).id
                 return [
                     "{c}": community.description, "{e}": event.description, "{p}": post.description, "{x}": expense.description,
                     "{d}": dues.description,
@@ -117,7 +121,8 @@ import Testing
     /// A member's attempts at admin actions the spec audit-logs are refused, change nothing and
     /// appear in the community's audit log with the rule that refused them; a non-member's
     /// attempts are 404 and leave no trace in a log that is not theirs.
-    @Test func `refused admin actions are in the audit log, and change nothing`() async throws {
+    @Test("refused admin actions are in the audit log, and change nothing")
+    func refusedAdminActionsAreInTheAudit() async throws {
         try await withAPI { harness in
             let cast = try await APICast.make(harness)
             let c = cast.community.description

@@ -4,7 +4,8 @@ import Testing
 
 /// Attacks through the API: another community's ids in bodies, and an injection
 /// corpus in every kind of field. Refusals are 4xx; nothing else changes; nothing is a 5xx.
-@Suite struct HostileInputTests {
+@Suite("Hostile input through the API")
+struct HostileInputTests {
     func rowCounts(_ harness: APIHarness) async throws -> [String: Int] {
         try await harness.database.withConnection { connection in
             var counts: [String: Int] = [:]
@@ -17,7 +18,8 @@ import Testing
         }
     }
 
-    @Test func `another community's ids in body fields are refused and change nothing`() async throws {
+    @Test("another community's ids in body fields are refused and change nothing")
+    func anotherCommunitysIdsInBodyFieldsAre() async throws {
         try await withAPI { harness in
             let cast = try await APICast.make(harness)
             let services = harness.services
@@ -31,7 +33,9 @@ import Testing
                 in: cast.community, EventDraft(title: "Mine", startsAt: Date().addingTimeInterval(86_400)), as: cast.admin
             ).id
             let myPost = try await services.feed.createPost(in: cast.community, PostDraft(content: "Mine"), as: cast.admin).id
-            let dues = try await services.dues.create(in: cast.community, name: "Season", amount: try dollars("10.00"), dueDate: try day("2030-01-01"), as: cast.admin).id
+            let dues = try await services.dues.create(
+                in: cast.community, name: "Season", amount: try dollars("10.00"), dueDate: try day("2030-01-01"), as: cast.admin
+            ).id
             let before = try await rowCounts(harness)
 
             let c = cast.community.description
@@ -76,7 +80,8 @@ import Testing
         String(repeating: "x", count: 1 << 20),
     ]
 
-    @Test func `an injection corpus in text fields is stored literally or refused, never a server error`() async throws {
+    @Test("an injection corpus in text fields is stored literally or refused, never a server error")
+    func anInjectionCorpusInTextFieldsIs() async throws {
         try await withAPI { harness in
             let cast = try await APICast.make(harness)
             let c = cast.community.description
@@ -123,7 +128,8 @@ import Testing
         }
     }
 
-    @Test func `hostile numbers and bodies: huge, negative zero, fractions, wrong types, invalid UTF-8`() async throws {
+    @Test("hostile numbers and bodies: huge, negative zero, fractions, wrong types, invalid UTF-8")
+    func hostileNumbersAndBodiesHugeNegativeZero() async throws {
         try await withAPI { harness in
             let cast = try await APICast.make(harness)
             let path = "/communities/\(cast.community)/expenses"

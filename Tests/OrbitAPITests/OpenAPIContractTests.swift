@@ -5,7 +5,8 @@ import Testing
 
 /// The server and openapi.yaml describe the same API: every route is documented and every
 /// documented operation is served.
-@Suite struct OpenAPIContractTests {
+@Suite("The OpenAPI document and the server agree")
+struct OpenAPIContractTests {
     static let documentPath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appending(path: "openapi.yaml").path
 
@@ -32,7 +33,8 @@ import Testing
         return operations
     }
 
-    @Test func `every route of the server is in openapi.yaml and every documented operation is served`() async throws {
+    @Test("every route of the server is in openapi.yaml and every documented operation is served")
+    func everyRouteOfTheServerIsIn() async throws {
         try await withAPI(configure: { $0.devAuth = true }) { harness in
             let yaml = try String(contentsOfFile: Self.documentPath, encoding: .utf8)
             let documented = Self.documentedOperations(yaml)
@@ -43,7 +45,8 @@ import Testing
         }
     }
 
-    @Test func `GET /openapi.yaml serves the document of the repository`() async throws {
+    @Test("GET /openapi.yaml serves the document of the repository")
+    func getOpenapiYamlServesTheDocumentOf() async throws {
         try await withAPI { harness in
             let response = try await harness.request(.get, "/openapi.yaml")
             #expect(response.status == 200)

@@ -3,7 +3,8 @@ import OrbitAPI
 import OrbitCore
 import Testing
 
-@Suite struct ResponseJSONEncoderTests {
+@Suite("The streaming JSON encoder of responses")
+struct ResponseJSONEncoderTests {
     struct Inner: Codable, Equatable {
         var name: String
         var tags: [String]
@@ -43,7 +44,8 @@ import Testing
         when: Date(timeIntervalSince1970: 1_709_210_096.5)
     )
 
-    @Test func `the streaming encoder writes what JSONEncoder writes, as JSON values`() throws {
+    @Test("the streaming encoder writes what JSONEncoder writes, as JSON values")
+    func theStreamingEncoderWritesWhatJSONEncoderWrites() throws {
         let ours = try APIJSON.encode(Self.sample)
         let foundation = JSONEncoder()
         foundation.dateEncodingStrategy = .custom { date, encoder in
@@ -64,7 +66,8 @@ import Testing
         #expect(try decoder.decode(Sample.self, from: ours) == Self.sample)
     }
 
-    @Test func `control characters are escaped, ids are lower-case, nil optionals are left out like JSONEncoder does`() throws {
+    @Test("control characters are escaped, ids are lower-case, nil optionals are left out like JSONEncoder does")
+    func controlCharactersAreEscapedIdsAreLower() throws {
         let text = String(decoding: try APIJSON.encode(Self.sample), as: UTF8.self)
         #expect(text.contains(#"\u0007"#))
         #expect(text.contains(#""controls":"line\nbreak\u0001end""#))
@@ -75,7 +78,8 @@ import Testing
         #expect(text.contains(#""when":"2024-02-29T12:34:56.500Z""#))
     }
 
-    @Test func `infinity is refused`() {
+    @Test("infinity is refused")
+    func infinityIsRefused() {
         #expect(throws: EncodingError.self) { try APIJSON.encode([Double.infinity]) }
     }
 }

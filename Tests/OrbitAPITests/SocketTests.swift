@@ -94,7 +94,8 @@ func rawRequest(port: Int, _ method: String, _ path: String, token: String? = ni
     }
 }
 
-@Suite struct SocketTests {
+@Suite("The API over a real socket")
+struct SocketTests {
     /// Runs the real server on a free port of 127.0.0.1 until `body` returns, then shuts it
     /// down gracefully.
     func withServer(_ harness: APIHarness, _ body: @Sendable (Int, ServiceGroup) async throws -> Void) async throws {
@@ -117,7 +118,8 @@ func rawRequest(port: Int, _ method: String, _ path: String, token: String? = ni
         }
     }
 
-    @Test func `requests over a real socket: health, an authenticated read, a problem`() async throws {
+    @Test("requests over a real socket: health, an authenticated read, a problem")
+    func requestsOverARealSocketHealthAn() async throws {
         try await withAPI { harness in
             let cast = try await APICast.make(harness)
             // The server closes the pool at shutdown; this harness's pool is closed again after, harmlessly.
@@ -160,7 +162,8 @@ func rawRequest(port: Int, _ method: String, _ path: String, token: String? = ni
         }
     }
 
-    @Test func `graceful shutdown finishes the request in flight`() async throws {
+    @Test("graceful shutdown finishes the request in flight")
+    func gracefulShutdownFinishesTheRequestInFlight() async throws {
         try await withAPI { harness in
             let cast = try await APICast.make(harness)
             let body = #"{"name": "Kid"}"#

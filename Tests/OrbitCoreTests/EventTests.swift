@@ -132,7 +132,8 @@ struct EventTests {
             )
             let renamed = try await services.events.update(series.id, EventDraft(title: "New name"), as: cast.admin)
             #expect(renamed.id != series.id && renamed.startsAt > Date())
-            let window = try await services.events.calendar(of: cast.community, from: start, to: start.addingTimeInterval(40 * 86_400), as: cast.admin)
+            let window = try await services.events.calendar(
+                of: cast.community, from: start, to: start.addingTimeInterval(40 * 86_400), as: cast.admin)
             #expect(window.count == 30)
             #expect(window.filter { $0.startsAt < Date() }.allSatisfy { $0.title == "Old name" })
             #expect(window.filter { $0.startsAt > Date() }.allSatisfy { $0.title == "New name" })

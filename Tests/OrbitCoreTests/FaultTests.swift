@@ -7,7 +7,8 @@ import Testing
 
 /// The short, in-CI version of `orbit-bench faults`: expenses written while every
 /// backend of the database is terminated, twice.
-@Suite struct FaultTests {
+@Suite("Writes survive terminated backends")
+struct FaultTests {
     final class Ledger: Sendable {
         private let state = Mutex<(acknowledged: [String], failed: Int, stop: Bool)>(([], 0, false))
         func acknowledge(_ marker: String) { state.withLock { $0.acknowledged.append(marker) } }
@@ -17,7 +18,8 @@ import Testing
         var acknowledged: [String] { state.withLock { $0.acknowledged } }
     }
 
-    @Test func `every acknowledged expense survives terminated backends exactly once, and nothing is half-written`() async throws {
+    @Test("every acknowledged expense survives terminated backends exactly once, and nothing is half-written")
+    func everyAcknowledgedExpenseSurvivesTerminatedBackendsExactly() async throws {
         try await withServices { services, database in
             let admin = try await services.users.create(email: "admin@example.com", displayName: "Admin").id
             let member = try await services.users.create(email: "member@example.com", displayName: "Member").id
@@ -34,7 +36,8 @@ import Testing
                                 let marker = "op-\(writer)-\(sequence)"
                                 do {
                                     _ = try await services.finances.addExpense(
-                                        in: community, description: marker, total: try dollars("10.01"), paidBy: admin, split: .equal([admin, member]), as: admin)
+                                        in: community, description: marker, total: try dollars("10.01"), paidBy: admin,
+                                        split: .equal([admin, member]), as: admin)
                                     ledger.acknowledge(marker)
                                 } catch {
                                     ledger.fail()

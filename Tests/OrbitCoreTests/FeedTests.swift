@@ -72,7 +72,9 @@ struct FeedTests {
             let unpinned = seen.dropFirst(2)
             #expect(zip(unpinned, unpinned.dropFirst()).allSatisfy { $0.createdAt >= $1.createdAt })
 
-            let tampered = await serviceError { try await services.feed.page(of: cast.community, cursor: "djEuMC4xMjM0NTY3.garbage", as: cast.member) }
+            let tampered = await serviceError {
+                try await services.feed.page(of: cast.community, cursor: "djEuMC4xMjM0NTY3.garbage", as: cast.member)
+            }
             #expect(tampered?.code == .invalidInput && tampered?.field == "cursor")
         }
     }
@@ -99,7 +101,9 @@ struct FeedTests {
             let removed = try await services.feed.removeReaction(from: post.id, as: cast.admin)
             #expect(removed.reactionCounts == ["love": 1] && removed.myReaction == nil)
             let otherPost = try await services.feed.createPost(in: cast.community, PostDraft(content: "Other"), as: cast.admin)
-            let wrongThread = await serviceError { try await services.feed.addComment(to: otherPost.id, content: "x", parent: first.id, as: cast.admin) }
+            let wrongThread = await serviceError {
+                try await services.feed.addComment(to: otherPost.id, content: "x", parent: first.id, as: cast.admin)
+            }
             #expect(wrongThread?.code == .notFound)
         }
     }
@@ -173,7 +177,8 @@ struct FeedTests {
     func mentions() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let post = try await services.feed.createPost(in: cast.community, PostDraft(content: "Thanks @Max Member and @\(cast.admin)!"), as: cast.admin)
+            let post = try await services.feed.createPost(
+                in: cast.community, PostDraft(content: "Thanks @Max Member and @\(cast.admin)!"), as: cast.admin)
             #expect(Set(post.mentionedUserIDs) == [cast.member, cast.admin])
             let comment = try await services.feed.addComment(to: post.id, content: "@fred former left, so not him", as: cast.member)
             _ = comment

@@ -49,19 +49,22 @@ struct FinanceTests {
             )
             #expect(percent.splits.map(\.amount).reduce(0, +) == 1000)
             let shares = try await services.finances.addExpense(
-                in: cast.community, description: "Kit", total: try dollars("10.00"), paidBy: cast.admin, split: .shares([cast.admin: 1, cast.member: 3]),
+                in: cast.community, description: "Kit", total: try dollars("10.00"), paidBy: cast.admin,
+                split: .shares([cast.admin: 1, cast.member: 3]),
                 as: cast.admin
             )
             #expect(shares.splits.map(\.amount).sorted() == [250, 750])
             let wrong = await serviceError {
                 try await services.finances.addExpense(
-                    in: cast.community, description: "X", total: try dollars("10.00"), paidBy: cast.admin, split: .exact([cast.admin: 500]), as: cast.admin
+                    in: cast.community, description: "X", total: try dollars("10.00"), paidBy: cast.admin, split: .exact([cast.admin: 500]),
+                    as: cast.admin
                 )
             }
             #expect(wrong?.code == .invalidInput)
             let outsider = await serviceError {
                 try await services.finances.addExpense(
-                    in: cast.community, description: "X", total: try dollars("1.00"), paidBy: cast.outsider, split: .equal([cast.outsider]), as: cast.outsider
+                    in: cast.community, description: "X", total: try dollars("1.00"), paidBy: cast.outsider, split: .equal([cast.outsider]),
+                    as: cast.outsider
                 )
             }
             #expect(outsider?.code == .notFound)
@@ -73,7 +76,8 @@ struct FinanceTests {
             }
             #expect(strangerInSplit?.code == .invalidInput)
 
-            let edited = try await services.finances.updateExpense(exact.id, total: try dollars("31.00"), split: .equal([cast.admin, cast.member]), as: cast.member)
+            let edited = try await services.finances.updateExpense(
+                exact.id, total: try dollars("31.00"), split: .equal([cast.admin, cast.member]), as: cast.member)
             #expect(edited.totalAmount == 3100 && edited.splits.map(\.amount) == [1550, 1550])
             let notYours = await serviceError { try await services.finances.updateExpense(percent.id, description: "mine", as: cast.member) }
             #expect(notYours?.code == .forbidden)
@@ -154,10 +158,12 @@ struct FinanceTests {
                 try await services.finances.balances(in: cast.community, as: cast.member).first(where: { $0.userID == cast.admin })?.balance ?? 0
             }
             let first = try await services.finances.addExpense(
-                in: cast.community, description: "A", total: try dollars("10.00"), paidBy: cast.admin, split: .exact([cast.member: 1000]), as: cast.admin
+                in: cast.community, description: "A", total: try dollars("10.00"), paidBy: cast.admin, split: .exact([cast.member: 1000]),
+                as: cast.admin
             )
             let second = try await services.finances.addExpense(
-                in: cast.community, description: "B", total: try dollars("4.00"), paidBy: cast.admin, split: .exact([cast.member: 400]), as: cast.admin
+                in: cast.community, description: "B", total: try dollars("4.00"), paidBy: cast.admin, split: .exact([cast.member: 400]),
+                as: cast.admin
             )
             _ = try await services.finances.refreshBalancesSnapshot()
             #expect(try await owed() == 1400)
@@ -179,16 +185,22 @@ struct FinanceTests {
     func dues() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let dues = try await services.dues.create(in: cast.community, name: "Season", amount: try dollars("50.00"), dueDate: try day("2000-01-31"), as: cast.admin)
+            let dues = try await services.dues.create(
+                in: cast.community, name: "Season", amount: try dollars("50.00"), dueDate: try day("2000-01-31"), as: cast.admin)
             #expect(dues.amount == 5000 && dues.currency == "USD")
             let byMember = await serviceError {
-                try await services.dues.create(in: cast.community, name: "X", amount: try dollars("1"), dueDate: try day("2030-01-01"), as: cast.member)
+                try await services.dues.create(
+                    in: cast.community, name: "X", amount: try dollars("1"), dueDate: try day("2030-01-01"), as: cast.member)
             }
             #expect(byMember?.code == .forbidden)
             _ = try await services.dues.recordPayment(to: dues.id, by: cast.member, amount: try dollars("20.00"), method: "cash", as: cast.admin)
-            let over = await serviceError { try await services.dues.recordPayment(to: dues.id, by: cast.member, amount: try dollars("30.01"), as: cast.admin) }
+            let over = await serviceError {
+                try await services.dues.recordPayment(to: dues.id, by: cast.member, amount: try dollars("30.01"), as: cast.admin)
+            }
             #expect(over?.code == .conflict)
-            let notAdmin = await serviceError { try await services.dues.recordPayment(to: dues.id, by: cast.member, amount: try dollars("1.00"), as: cast.member) }
+            let notAdmin = await serviceError {
+                try await services.dues.recordPayment(to: dues.id, by: cast.member, amount: try dollars("1.00"), as: cast.member)
+            }
             #expect(notAdmin?.code == .forbidden)
 
             // Two payments of 20.00 against 30.00 outstanding, at the same moment: one is refused,

@@ -27,7 +27,8 @@ struct NotificationTests {
             #expect(try await types(services, cast.admin) == ["new_post"])
             _ = try await services.events.create(
                 in: cast.community, EventDraft(title: "Game", startsAt: Date().addingTimeInterval(86_400 * 10)), as: cast.admin)
-            _ = try await services.dues.create(in: cast.community, name: "Season", amount: try dollars("10.00"), dueDate: try day("2099-01-01"), as: cast.admin)
+            _ = try await services.dues.create(
+                in: cast.community, name: "Season", amount: try dollars("10.00"), dueDate: try day("2099-01-01"), as: cast.admin)
             #expect(try await types(services, cast.member) == ["mention", "payment_request", "rsvp_request"])
             // Outsiders and former members never hear about the community.
             #expect(try await types(services, cast.outsider).isEmpty)
@@ -94,7 +95,8 @@ struct NotificationTests {
     func duesReminders() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let dues = try await services.dues.create(in: cast.community, name: "Season", amount: try dollars("10.00"), dueDate: try day("2030-06-10"), as: cast.admin)
+            let dues = try await services.dues.create(
+                in: cast.community, name: "Season", amount: try dollars("10.00"), dueDate: try day("2030-06-10"), as: cast.admin)
             _ = try await services.dues.recordPayment(to: dues.id, by: cast.admin, amount: try dollars("10.00"), as: cast.admin)
             var early = services
             early.now = { ISO8601DateFormatter().date(from: "2030-06-01T12:00:00Z")! }

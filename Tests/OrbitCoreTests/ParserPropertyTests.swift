@@ -5,7 +5,8 @@ import Testing
 /// Property tests of the parsers that take user input: random and mutated input,
 /// seeded so that a failure can be replayed. Each either parses into a value that round-trips,
 /// or refuses with the domain's error; none crashes or hangs.
-@Suite struct ParserPropertyTests {
+@Suite("Properties of the input parsers over random and mutated input")
+struct ParserPropertyTests {
     /// A deterministic generator (SplitMix64), so a failing seed can be rerun.
     struct SeededGenerator: RandomNumberGenerator {
         var state: UInt64
@@ -26,7 +27,8 @@ import Testing
         (0..<count).map { _ in tokens[Int.random(in: 0..<tokens.count, using: &generator)] }.joined()
     }
 
-    @Test func `amounts: any text parses to a positive amount that round-trips, or is refused as invalid input`() throws {
+    @Test("amounts: any text parses to a positive amount that round-trips, or is refused as invalid input")
+    func amountsAnyTextParsesToAPositive() throws {
         var generator = SeededGenerator(state: Self.seed)
         let currencies = ["USD", "JPY", "BHD", "EUR"].compactMap(Currency.init)
         let tokens = ["0", "1", "5", "9", "00", ".", ".", ",", "-", "+", " ", "e", "E", "١", "²", "999999999", "\u{0}", "½", "0x", "∞"]
@@ -52,7 +54,8 @@ import Testing
         }
     }
 
-    @Test func `feed cursors: every cursor round-trips; edited, truncated or random ones are refused`() {
+    @Test("feed cursors: every cursor round-trips; edited, truncated or random ones are refused")
+    func feedCursorsEveryCursorRoundTripsEdited() {
         var generator = SeededGenerator(state: Self.seed)
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_=.+/")
         var accepted = 0
@@ -82,7 +85,8 @@ import Testing
         #expect(accepted < Self.iterations / 100)
     }
 
-    @Test func `invite codes: six letters or digits of the alphabet in any case, nothing else`() {
+    @Test("invite codes: six letters or digits of the alphabet in any case, nothing else")
+    func inviteCodesSixLettersOrDigitsOf() {
         var generator = SeededGenerator(state: Self.seed)
         let tokens = ["A", "b", "C", "2", "9", "0", "O", "1", "I", "l", " ", "-", "é", "\u{0}", "ab", "XYZ"]
         for _ in 0..<Self.iterations {
@@ -99,7 +103,8 @@ import Testing
         }
     }
 
-    @Test func `community settings: JSON soup parses into settings that validate, or names the offending key`() {
+    @Test("community settings: JSON soup parses into settings that validate, or names the offending key")
+    func communitySettingsJSONSoupParsesIntoSettings() {
         var generator = SeededGenerator(state: Self.seed)
         let tokens = [
             "{", "}", "[", "]", ",", ":", "\"timezone\"", "\"allowMemberEvents\"", "\"allowMemberPosts\"", "\"defaultReminderHours\"", "\"x\"",
@@ -125,7 +130,8 @@ import Testing
         #expect(parsed > 0)
     }
 
-    @Test func `recurrence rules: token soup parses or names the part, and parsed rules expand within bounds`() throws {
+    @Test("recurrence rules: token soup parses or names the part, and parsed rules expand within bounds")
+    func recurrenceRulesTokenSoupParsesOrNames() throws {
         var generator = SeededGenerator(state: Self.seed)
         let tokens = [
             "FREQ=", "DAILY", "WEEKLY", "MONTHLY", "YEARLY", "HOURLY", ";", ";", "BYDAY=", "MO", "TU", "-1FR", "+2SA", "53MO", ",", "BYMONTHDAY=",

@@ -7,9 +7,13 @@ import Testing
 /// connections and sets ORBIT_PGBOUNCER_URL): two users' requests interleave on the same server
 /// connections, and neither ever sees the other's rows, because the role and the acting user
 /// are set per transaction (`SET LOCAL`), never per session. Skipped without the variable.
-@Suite(.enabled(if: ProcessInfo.processInfo.environment["ORBIT_PGBOUNCER_URL"] != nil, "needs scripts/pgbouncer-test.sh"))
+@Suite(
+    "The service layer through pgbouncer in transaction mode",
+    .enabled(if: ProcessInfo.processInfo.environment["ORBIT_PGBOUNCER_URL"] != nil, "needs scripts/pgbouncer-test.sh")
+)
 struct PgBouncerTests {
-    @Test func `two users interleaving requests through pgbouncer in transaction mode never see each other's rows`() async throws {
+    @Test("two users interleaving requests through pgbouncer in transaction mode never see each other's rows")
+    func twoUsersInterleavingRequestsThroughPgbouncerIn() async throws {
         let url = try #require(ProcessInfo.processInfo.environment["ORBIT_PGBOUNCER_URL"])
         var configuration = try PostgresConfiguration(connectionString: url)
         // Named prepared statements do not survive a transaction behind the pooler.

@@ -6,7 +6,8 @@ import Testing
 
 /// Real concurrency against the invariants money and memberships rely on. Each race
 /// runs several rounds; every round checks the invariant.
-@Suite struct RaceTests {
+@Suite("Races against the invariants of money and memberships")
+struct RaceTests {
     static let rounds = 5
 
     /// Runs `body` for each index concurrently and collects what each returned or threw.
@@ -25,7 +26,8 @@ import Testing
         Int(try await database.withConnection { try await $0.query(sql).single().decode(0, as: Int64.self) })
     }
 
-    @Test func `an invite with 3 uses redeemed by 10 people at once admits exactly 3`() async throws {
+    @Test("an invite with 3 uses redeemed by 10 people at once admits exactly 3")
+    func anInviteWith3UsesRedeemedBy() async throws {
         try await withServices { services, database in
             let admin = try await services.users.create(email: "admin@example.com", displayName: "Admin").id
             var people: [UserID] = []
@@ -46,15 +48,19 @@ import Testing
         }
     }
 
-    @Test func `dues payments that together would overpay: the total paid never exceeds what is due`() async throws {
+    @Test("dues payments that together would overpay: the total paid never exceeds what is due")
+    func duesPaymentsThatTogetherWouldOverpayThe() async throws {
         try await withServices { services, database in
             let admin = try await services.users.create(email: "admin@example.com", displayName: "Admin").id
             let payer = try await services.users.create(email: "payer@example.com", displayName: "Payer").id
             let community = try await services.communities.create(name: "Club", as: admin).id
             _ = try await services.members.add(payer, to: community, as: admin)
             for round in 0..<Self.rounds {
-                let dues = try await services.dues.create(in: community, name: "Season \(round)", amount: try dollars("50.00"), dueDate: try day("2030-01-31"), as: admin)
-                let results = await race(5) { _ in try await services.dues.recordPayment(to: dues.id, by: payer, amount: try dollars("20.00"), as: admin) }
+                let dues = try await services.dues.create(
+                    in: community, name: "Season \(round)", amount: try dollars("50.00"), dueDate: try day("2030-01-31"), as: admin)
+                let results = await race(5) { _ in
+                    try await services.dues.recordPayment(to: dues.id, by: payer, amount: try dollars("20.00"), as: admin)
+                }
                 let accepted = results.filter { if case .success = $0 { true } else { false } }.count
                 #expect(accepted == 2)
                 for case .failure(let error) in results { #expect((error as? ServiceError)?.code == .conflict, "\(error)") }
@@ -64,7 +70,8 @@ import Testing
         }
     }
 
-    @Test func `ten RSVPs of one person at once leave one answer`() async throws {
+    @Test("ten RSVPs of one person at once leave one answer")
+    func tenRSVPsOfOnePersonAtOnce() async throws {
         try await withServices { services, database in
             let admin = try await services.users.create(email: "admin@example.com", displayName: "Admin").id
             let community = try await services.communities.create(name: "Club", as: admin).id
@@ -81,7 +88,8 @@ import Testing
         }
     }
 
-    @Test func `two admins demoting each other at once leave an admin`() async throws {
+    @Test("two admins demoting each other at once leave an admin")
+    func twoAdminsDemotingEachOtherAtOnce() async throws {
         try await withServices { services, database in
             let first = try await services.users.create(email: "first@example.com", displayName: "First").id
             let second = try await services.users.create(email: "second@example.com", displayName: "Second").id
@@ -104,7 +112,8 @@ import Testing
         }
     }
 
-    @Test func `concurrent edits of one expense: both apply in some order and the splits add up to the total`() async throws {
+    @Test("concurrent edits of one expense: both apply in some order and the splits add up to the total")
+    func concurrentEditsOfOneExpenseBothApply() async throws {
         try await withServices { services, database in
             let admin = try await services.users.create(email: "admin@example.com", displayName: "Admin").id
             let member = try await services.users.create(email: "member@example.com", displayName: "Member").id
@@ -112,7 +121,8 @@ import Testing
             _ = try await services.members.add(member, to: community, as: admin)
             for round in 0..<Self.rounds {
                 let expense = try await services.finances.addExpense(
-                    in: community, description: "Balls \(round)", total: try dollars("30.00"), paidBy: admin, split: .equal([admin, member]), as: admin
+                    in: community, description: "Balls \(round)", total: try dollars("30.00"), paidBy: admin, split: .equal([admin, member]),
+                    as: admin
                 ).id
                 let results = await race(4) { index in
                     switch index {

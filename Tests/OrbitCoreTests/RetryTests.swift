@@ -4,11 +4,13 @@ import Testing
 
 @testable import OrbitCore
 
-@Suite struct RetryTests {
+@Suite("Transactions aborted by serialization failures and deadlocks are retried")
+struct RetryTests {
     static let abort40001 = "DO $$ BEGIN RAISE EXCEPTION 'simulated' USING ERRCODE = '40001'; END $$"
     static let abort40P01 = "DO $$ BEGIN RAISE EXCEPTION 'simulated' USING ERRCODE = '40P01'; END $$"
 
-    @Test func `a transaction aborted by a serialization failure or a deadlock runs again, from the start`() async throws {
+    @Test("a transaction aborted by a serialization failure or a deadlock runs again, from the start")
+    func aTransactionAbortedByASerializationFailure() async throws {
         try await withServices { services, database in
             let user = try await services.users.create(email: "u@example.com", displayName: "U").id
             var attempts = 0
@@ -28,7 +30,8 @@ import Testing
         }
     }
 
-    @Test func `other errors are not retried, and retries stop after four attempts`() async throws {
+    @Test("other errors are not retried, and retries stop after four attempts")
+    func otherErrorsAreNotRetriedAndRetries() async throws {
         try await withServices { services, _ in
             let user = try await services.users.create(email: "u@example.com", displayName: "U").id
             var attempts = 0

@@ -6,7 +6,8 @@ import OrbitTestSupport
 import Testing
 
 /// The scale data generator (`orbitctl dev seed`), at a size CI can afford.
-@Suite struct ScaleDataSetTests {
+@Suite("The scale data set (orbitctl dev seed)")
+struct ScaleDataSetTests {
     static let small = ScaleDataSet(
         seed: 7, communities: 12, members: 6, posts: 900, reactions: 2500, comments: 400, transactions: 300,
         eventsPerCommunity: 4, rsvpsPerEvent: 2, duesPerCommunity: 2,
@@ -31,7 +32,8 @@ import Testing
         try await set.install(into: database.configuration)
     }
 
-    @Test func theSameSeedLoadsTheSameRowsAndKeepsEveryInvariant() async throws {
+    @Test("the same seed loads the same rows and keeps every invariant")
+    func theSameSeedLoadsTheSameRowsAndKeepsEveryInvariant() async throws {
         let first = try await withTestDatabase { database in
             let counts = try await Self.load(Self.small, into: database)
             let sizes = Dictionary(uniqueKeysWithValues: counts.rows.map { ($0.table, $0.count) })
@@ -61,7 +63,8 @@ import Testing
         }
     }
 
-    @Test func verifyCountsWhatBreaksAnInvariant() async throws {
+    @Test("verify counts what breaks an invariant, row by row")
+    func verifyCountsWhatBreaksAnInvariant() async throws {
         try await withTestDatabase { database in
             _ = try await Self.load(Self.small, into: database)
             // One row breaks each invariant (triggers off, as during a load).
@@ -116,7 +119,8 @@ import Testing
     }
 
     /// The service layer reads the seeded rows as orbit_app, as it reads its own.
-    @Test func theServiceLayerReadsTheSeededCommunities() async throws {
+    @Test("the service layer reads the seeded communities as orbit_app")
+    func theServiceLayerReadsTheSeededCommunities() async throws {
         try await withTestDatabase { database in
             _ = try await Self.load(Self.small, into: database)
             let pool = database.makePool(maxConnections: 2)

@@ -12,7 +12,8 @@ import Testing
 /// end at NUL) and a 1 MB string (Linux refuses a single argument over 128 KiB with E2BIG
 /// before orbitctl starts). The corpus has a 100,000-character string instead, and invalid
 /// UTF-8 goes through `sh -c` so that the raw bytes reach argv.
-@Suite struct HostileCLITests {
+@Suite("Hostile input through orbitctl's options")
+struct HostileCLITests {
     static let texts: [String] = [
         "'; DROP TABLE users; --", "\" OR \"1\"=\"1", "Robert'); DELETE FROM communities; --", "/* c */ SELECT 1", "-- comment",
         "$1 $2 :name ?", "\u{202E}gnp.exe", "𝕬𝖉𝖆 ＡＤＭＩＮ", "admin\u{200B}", "%00%27", "\\x00\\'", "{\"timezone\": \"UTC'; --\"}",
@@ -66,7 +67,8 @@ import Testing
         return false
     }
 
-    @Test func `the injection corpus through every kind of option: stored literally or one clear error, never a crash`() async throws {
+    @Test("the injection corpus through every kind of option: stored literally or one clear error, never a crash")
+    func theInjectionCorpusThroughEveryKindOf() async throws {
         try await withTestDatabase { database in
             let cli = Orbitctl(database: database)
             let ada = "ada@example.com"

@@ -9,7 +9,8 @@ import Testing
 
 @Suite("orbitctl serve")
 struct ServeTests {
-    @Test func `serve answers on the port it prints, logs JSON lines, and exits 0 on SIGTERM`() async throws {
+    @Test("serve answers on the port it prints, logs JSON lines, and exits 0 on SIGTERM")
+    func serveAnswersOnThePortItPrints() async throws {
         try await withTestDatabase { database in
             let process = Process()
             process.executableURL = URL(fileURLWithPath: Orbitctl.path)
@@ -59,7 +60,8 @@ struct ServeTests {
         }
     }
 
-    @Test func `dev auth on a public address is refused in one sentence`() async throws {
+    @Test("dev auth on a public address is refused in one sentence")
+    func devAuthOnAPublicAddressIs() async throws {
         let result = try await Subprocess.run(
             Orbitctl.path, ["serve", "--host", "0.0.0.0", "--dev-auth", "--database-url", "postgresql://localhost/none"], separateErrors: true
         )

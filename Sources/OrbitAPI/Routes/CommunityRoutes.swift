@@ -46,7 +46,8 @@ extension OrbitAPI {
         // Members and roles.
         community.get("members") { request, context in
             let former = try request.queryBool("include_former")
-            return JSON(Items(try await services.members.list(of: try context.id("community_id"), includeFormer: former, as: try context.requireUser())))
+            return JSON(
+                Items(try await services.members.list(of: try context.id("community_id"), includeFormer: former, as: try context.requireUser())))
         }
         struct NewMember: Decodable {
             var userId: UserID

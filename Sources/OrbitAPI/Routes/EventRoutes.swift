@@ -38,7 +38,9 @@ extension OrbitAPI {
             }
             let limit = try request.queryInt("limit", default: 500, range: 1...2000)
             return JSON(
-                Items(try await services.events.calendar(of: try context.id("community_id"), from: from, to: to, limit: limit, as: try context.requireUser())))
+                Items(
+                    try await services.events.calendar(
+                        of: try context.id("community_id"), from: from, to: to, limit: limit, as: try context.requireUser())))
         }
         router.post("communities/:community_id/events") { request, context in
             let body = try await request.decodeJSON(EventBody.self, context: context)
@@ -52,7 +54,8 @@ extension OrbitAPI {
         event.patch { request, context in
             let body = try await request.decodeJSON(EventBody.self, context: context)
             return JSON(
-                try await services.events.update(try context.id("event_id"), occurrence: body.occurrence, try body.draft(), as: try context.requireUser()))
+                try await services.events.update(
+                    try context.id("event_id"), occurrence: body.occurrence, try body.draft(), as: try context.requireUser()))
         }
         event.delete { request, context in
             let scopeText = request.query("scope") ?? "all"
@@ -76,7 +79,8 @@ extension OrbitAPI {
             let body = try await request.decodeJSON(RSVPBody.self, context: context)
             return JSON(
                 try await services.events.rsvp(
-                    try context.id("event_id"), occurrence: body.occurrence, status: try RSVPStatus.parse(body.status, field: "status"), familyMember: body.familyMemberId,
+                    try context.id("event_id"), occurrence: body.occurrence, status: try RSVPStatus.parse(body.status, field: "status"),
+                    familyMember: body.familyMemberId,
                     plusOnes: body.plusOnes ?? 0, note: body.note, as: try context.requireUser()
                 )
             )

@@ -24,12 +24,14 @@ extension OrbitAPI {
         router.get("communities/:community_id/posts") { request, context in
             let limit = try request.queryInt("limit", default: 20, range: 1...100)
             return JSON(
-                try await services.feed.page(of: try context.id("community_id"), limit: limit, cursor: request.query("cursor"), as: try context.requireUser()))
+                try await services.feed.page(
+                    of: try context.id("community_id"), limit: limit, cursor: request.query("cursor"), as: try context.requireUser()))
         }
         router.post("communities/:community_id/posts") { request, context in
             let body = try await request.decodeJSON(PostBody.self, context: context)
             let draft = PostDraft(
-                type: try PostType.parse(body.type ?? (body.poll == nil ? "text" : "poll"), field: "type"), content: body.content, mediaURLs: body.mediaUrls ?? [],
+                type: try PostType.parse(body.type ?? (body.poll == nil ? "text" : "poll"), field: "type"), content: body.content,
+                mediaURLs: body.mediaUrls ?? [],
                 mediaIDs: body.mediaIds ?? [],
                 poll: body.poll.map {
                     Poll(question: $0.question, options: $0.options, allowMultiple: $0.allowMultiple ?? false, closesAt: $0.closesAt)
@@ -67,7 +69,9 @@ extension OrbitAPI {
         }
         post.put("reaction") { request, context in
             let body = try await request.decodeJSON(Reaction.self, context: context)
-            return JSON(try await services.feed.react(to: try context.id("post_id"), type: try ReactionType.parse(body.type, field: "type"), as: try context.requireUser()))
+            return JSON(
+                try await services.feed.react(
+                    to: try context.id("post_id"), type: try ReactionType.parse(body.type, field: "type"), as: try context.requireUser()))
         }
         post.delete("reaction") { _, context in
             JSON(try await services.feed.removeReaction(from: try context.id("post_id"), as: try context.requireUser()))
@@ -88,7 +92,8 @@ extension OrbitAPI {
         post.get("comments") { request, context in
             let limit = try request.queryInt("limit", default: 50, range: 1...200)
             let after = try request.queryID("after", as: CommentID.self)
-            return JSON(Items(try await services.feed.comments(on: try context.id("post_id"), limit: limit, after: after, as: try context.requireUser())))
+            return JSON(
+                Items(try await services.feed.comments(on: try context.id("post_id"), limit: limit, after: after, as: try context.requireUser())))
         }
         struct NewComment: Decodable {
             var content: String

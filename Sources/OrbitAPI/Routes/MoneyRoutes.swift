@@ -34,7 +34,8 @@ struct SplitBody: Decodable {
             }
             return .equal(userIds)
         case "exact":
-            return .exact(try keyed(amounts, field: "amounts").mapValues { try Amounts.money($0, currency: currency, field: "split.amounts").minorUnits })
+            return .exact(
+                try keyed(amounts, field: "amounts").mapValues { try Amounts.money($0, currency: currency, field: "split.amounts").minorUnits })
         case "percent":
             return .percent(
                 try keyed(basisPoints, field: "basis_points").mapValues { points in

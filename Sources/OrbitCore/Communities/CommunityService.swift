@@ -80,7 +80,9 @@ package struct CommunityService: Sendable {
         let description = try description.map { try Validate.text($0, field: "description", limit: 2000, multiline: true) }
         let iconURL = try Validate.url(iconURL, field: "icon_url")
         try settings?.validate()
-        return try await runner.asUser(actor, auditingRefusal: RequestRunner.RefusalAudit(action: "community.updated", community: id, target: ("community", id.uuid))) {
+        return try await runner.asUser(
+            actor, auditingRefusal: .init(action: "community.updated", community: id, target: ("community", id.uuid))
+        ) {
             connection in
             try await runner.requireAdmin(actor, of: id, rule: "only admins can edit community settings", on: connection)
             let current = try await Self.community(id, on: connection)
@@ -108,7 +110,9 @@ package struct CommunityService: Sendable {
     /// Soft-deletes a community: it disappears for every member at once. Only its creator
     /// (while an admin) may (spec: "Delete community … Only creator initially").
     package func delete(_ id: CommunityID, as actor: UserID) async throws {
-        try await runner.asUser(actor, auditingRefusal: RequestRunner.RefusalAudit(action: "community.deleted", community: id, target: ("community", id.uuid))) {
+        try await runner.asUser(
+            actor, auditingRefusal: .init(action: "community.deleted", community: id, target: ("community", id.uuid))
+        ) {
             connection in
             try await runner.requireAdmin(actor, of: id, rule: "only the community's creator can delete it", on: connection)
             let current = try await Self.community(id, on: connection)

@@ -39,7 +39,9 @@ package struct MemberService: Sendable {
 
     /// Adds `user` to a community (admins). Someone who left is reactivated in their old row.
     package func add(_ user: UserID, to community: CommunityID, role: MemberRole = .member, as actor: UserID) async throws -> Member {
-        try await runner.asUser(actor, auditingRefusal: RequestRunner.RefusalAudit(action: "member.added", community: community, target: ("user", user.uuid))) {
+        try await runner.asUser(
+            actor, auditingRefusal: .init(action: "member.added", community: community, target: ("user", user.uuid))
+        ) {
             connection in
             try await runner.requireAdmin(actor, of: community, rule: "only admins can add members", on: connection)
             let existing = try await connection.query(
@@ -79,7 +81,9 @@ package struct MemberService: Sendable {
 
     /// Removes a member (admins). The last admin cannot be removed.
     package func remove(_ user: UserID, from community: CommunityID, as actor: UserID) async throws {
-        try await runner.asUser(actor, auditingRefusal: RequestRunner.RefusalAudit(action: "member.removed", community: community, target: ("user", user.uuid))) {
+        try await runner.asUser(
+            actor, auditingRefusal: .init(action: "member.removed", community: community, target: ("user", user.uuid))
+        ) {
             connection in
             try await runner.requireAdmin(actor, of: community, rule: "only admins can remove members", on: connection)
             let member = try await activeMember(user, of: community, on: connection)
@@ -105,7 +109,9 @@ package struct MemberService: Sendable {
 
     /// Changes a member's role (admins). The last admin cannot be demoted.
     package func setRole(_ role: MemberRole, of user: UserID, in community: CommunityID, as actor: UserID) async throws -> Member {
-        try await runner.asUser(actor, auditingRefusal: RequestRunner.RefusalAudit(action: "member.role_changed", community: community, target: ("user", user.uuid))) {
+        try await runner.asUser(
+            actor, auditingRefusal: .init(action: "member.role_changed", community: community, target: ("user", user.uuid))
+        ) {
             connection in
             try await runner.requireAdmin(actor, of: community, rule: "only admins can change member roles", on: connection)
             let member = try await activeMember(user, of: community, on: connection)

@@ -2,7 +2,7 @@ package import Foundation
 import Logging
 package import OrbitPostgres
 
-/// What every domain service runs its requests on (DESIGN.md, "Tenancy and security").
+/// What every domain service runs its requests on (docs/architecture.md, "Tenancy and security").
 ///
 /// A request on behalf of a user is one transaction as `orbit_app` with `app.current_user_id`
 /// set, so row-level security applies to it exactly as to an app request; the services check

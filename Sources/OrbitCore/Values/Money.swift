@@ -64,7 +64,7 @@ package struct Currency: Hashable, Sendable, Codable, CustomStringConvertible {
     }()
 }
 
-/// An amount of money in integer minor units (cents) of a currency (DESIGN.md: never a Double).
+/// An amount of money in integer minor units (cents) of a currency: never a Double.
 package struct Money: Hashable, Sendable, CustomStringConvertible {
     package var minorUnits: Int64
     package var currency: Currency
@@ -132,7 +132,8 @@ package struct Money: Hashable, Sendable, CustomStringConvertible {
     /// - Throws: `ServiceError.invalidInput(field: "currency")`.
     package func requireCurrency(_ expected: Currency) throws {
         guard currency == expected else {
-            throw ServiceError.invalidInput(field: "currency", reason: "must be \(expected.code), the currency it is recorded in (got \(currency.code))")
+            throw ServiceError.invalidInput(
+                field: "currency", reason: "must be \(expected.code), the currency it is recorded in (got \(currency.code))")
         }
     }
 

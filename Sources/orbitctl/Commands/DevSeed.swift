@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
 import OrbitCore
-import OrbitScaleData
 import OrbitPostgres
+import OrbitScaleData
 
 /// `orbitctl dev seed`: the deterministic scale data set (`ScaleDataSet`) in the dev database.
 struct DevSeed: AsyncParsableCommand {

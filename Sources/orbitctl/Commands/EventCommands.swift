@@ -91,7 +91,8 @@ struct EventCommand: AsyncParsableCommand {
                 ["ID", "TITLE", "STARTS", "ENDS", "CATEGORY", "REPEATS", "SERIES"],
                 [
                     [
-                        found.id.description, found.title, show(found.startsAt), show(found.endsAt), found.category.rawValue, found.recurrenceRule ?? "",
+                        found.id.description, found.title, show(found.startsAt), show(found.endsAt), found.category.rawValue,
+                        found.recurrenceRule ?? "",
                         found.recurrenceParentID?.description ?? "",
                     ]
                 ]

@@ -76,7 +76,8 @@ struct CommunityCommand: AsyncParsableCommand {
                 ["ID", "NAME", "MEMBERS", "CREATED BY", "SUBSCRIPTION", "SETTINGS", "DELETED"],
                 [
                     [
-                        found.id.description, found.name, String(found.memberCount), found.createdBy.description, found.subscriptionStatus.rawValue, settings,
+                        found.id.description, found.name, String(found.memberCount), found.createdBy.description, found.subscriptionStatus.rawValue,
+                        settings,
                         show(found.deletedAt),
                     ]
                 ]

@@ -184,7 +184,8 @@ struct ExpenseCommand: AsyncParsableCommand {
         @OptionGroup var output: JSONOption
 
         func run() async throws {
-            try await withServices(database) { services in try await services.finances.deleteExpense(expense, as: try await services.users.resolve(actor.actor))
+            try await withServices(database) { services in
+                try await services.finances.deleteExpense(expense, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(DoneOutput(id: expense.description, deleted: true)) }
             print("Deleted expense \(expense).")
@@ -308,7 +309,8 @@ struct DuesCommand: AsyncParsableCommand {
             let money = try Money(parsing: amount, currency: currency)
             let day = try CivilDate.parse(dueDate, field: "due_date")
             let dues = try await withServices(database) { services in
-                try await services.dues.create(in: community, name: name, amount: money, dueDate: day, as: try await services.users.resolve(actor.actor))
+                try await services.dues.create(
+                    in: community, name: name, amount: money, dueDate: day, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(dues) }
             print("Created dues \(dues.id): \(Money(minorUnits: dues.amount, currency: Currency(dues.currency) ?? .usd)) due \(dues.dueDate).")
@@ -348,7 +350,8 @@ struct DuesCommand: AsyncParsableCommand {
         @OptionGroup var output: JSONOption
 
         func run() async throws {
-            let found = try await withServices(database) { services in try await services.dues.get(dues, as: try await services.users.resolve(actor.actor))
+            let found = try await withServices(database) { services in
+                try await services.dues.get(dues, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(found) }
             print(

@@ -39,7 +39,9 @@ struct RetentionCommand: AsyncParsableCommand {
         @OptionGroup var output: JSONOption
 
         func run() async throws {
-            let report = try await withServices(database) { try await clock.apply(to: $0).lifecycle.runRetention(dryRun: dryRun, batchSize: batchSize) }
+            let report = try await withServices(database) {
+                try await clock.apply(to: $0).lifecycle.runRetention(dryRun: dryRun, batchSize: batchSize)
+            }
             if output.json { return try printJSON(report) }
             guard report.ran else { return print("Another retention run is in progress; nothing done.") }
             print(dryRun ? "Would delete:" : "Deleted:")

@@ -118,7 +118,8 @@ struct PostCommand: AsyncParsableCommand {
         @OptionGroup var output: JSONOption
 
         func run() async throws {
-            try await withServices(database) { services in try await services.feed.deletePost(post, as: try await services.users.resolve(actor.actor)) }
+            try await withServices(database) { services in try await services.feed.deletePost(post, as: try await services.users.resolve(actor.actor))
+            }
             if output.json { return try printJSON(DoneOutput(id: post.description, deleted: true)) }
             print("Deleted post \(post).")
         }

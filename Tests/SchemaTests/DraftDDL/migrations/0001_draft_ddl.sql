@@ -1,4 +1,4 @@
--- The spec's draft DDL, verbatim (../shared/reference/002_0a513cdcccf0dc49.txt, "Full Schema DDL").
+-- The spec's draft DDL, verbatim (the OrbitCove spec, "Full Schema DDL").
 -- Kept as the baseline the schema tests are checked against:
 --   ORBIT_MIGRATIONS_DIR=Tests/SchemaTests/DraftDDL scripts/test.sh --filter SchemaTests
 -- (every rule test fails on it). Never part of the product's schema.
