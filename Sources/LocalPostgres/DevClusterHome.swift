@@ -4,15 +4,15 @@ import Foundation
 /// cannot reach that folder (running as root inside `/root`, mode 700), a folder under
 /// `/var/tmp/orbitcove-dev/` named after the project path. `./.orbit/postgres-location` then
 /// records where it went, so every run finds the same cluster.
-public struct DevClusterHome: Sendable {
+package struct DevClusterHome: Sendable {
     /// The data directory to use.
-    public let dataDirectory: String
+    package let dataDirectory: String
     /// True when the cluster lives outside `./.orbit` because the server could not reach it.
-    public let isRelocated: Bool
+    package let isRelocated: Bool
 
     /// The data directory of the project's dev cluster if `orbitctl dev` ever created one;
     /// creates nothing.
-    public static func existing(projectDirectory: String) -> String? {
+    package static func existing(projectDirectory: String) -> String? {
         let orbitDirectory = (projectDirectory as NSString).appendingPathComponent(".orbit")
         let preferred = (orbitDirectory as NSString).appendingPathComponent("postgres")
         if FileManager.default.fileExists(atPath: "\(preferred)/PG_VERSION") { return preferred }
@@ -25,7 +25,7 @@ public struct DevClusterHome: Sendable {
 
     /// How to reach the project's dev cluster while it runs: its socket directory and port, as
     /// its `postmaster.pid` records them; nil when it is not running.
-    public static func runningEndpoint(projectDirectory: String) -> (socketDirectory: String, port: Int)? {
+    package static func runningEndpoint(projectDirectory: String) -> (socketDirectory: String, port: Int)? {
         guard let dataDirectory = existing(projectDirectory: projectDirectory),
             let pidFile = try? String(contentsOfFile: "\(dataDirectory)/postmaster.pid", encoding: .utf8)
         else { return nil }
@@ -35,7 +35,7 @@ public struct DevClusterHome: Sendable {
         return (lines[4], port)
     }
 
-    public static func resolve(projectDirectory: String, account: ServerAccount) async throws -> DevClusterHome {
+    package static func resolve(projectDirectory: String, account: ServerAccount) async throws -> DevClusterHome {
         let orbitDirectory = (projectDirectory as NSString).appendingPathComponent(".orbit")
         try FileManager.default.createDirectory(atPath: orbitDirectory, withIntermediateDirectories: true)
         let preferred = (orbitDirectory as NSString).appendingPathComponent("postgres")

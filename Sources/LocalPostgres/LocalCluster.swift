@@ -6,28 +6,28 @@ import Foundation
 ///
 /// As root the server runs as the `postgres` system user, which must be able to reach the
 /// directory: a directory under `/root` (mode 700) is not reachable; `prepare()` says so.
-public struct LocalCluster: Sendable {
+package struct LocalCluster: Sendable {
     /// The cluster's data directory (`PGDATA`).
-    public let dataDirectory: String
+    package let dataDirectory: String
     /// Where the server puts its socket; the data directory unless that path is too long.
-    public let socketDirectory: String
+    package let socketDirectory: String
     /// The port: part of the socket's file name, and the TCP port when `listenAddress` is set.
-    public let port: Int
+    package let port: Int
     /// A TCP address to listen on as well (`127.0.0.1`), or nil for the Unix socket only.
-    public let listenAddress: String?
+    package let listenAddress: String?
     /// Server settings written to the cluster's `orbit.conf` on every start.
-    public let settings: [String: String]
-    public let installation: PostgresInstallation
-    public let account: ServerAccount
+    package let settings: [String: String]
+    package let installation: PostgresInstallation
+    package let account: ServerAccount
     /// The database superuser created by `initdb`.
-    public let superuser = "postgres"
+    package let superuser = "postgres"
 
     /// Settings for a durable server (`orbitctl dev`): PostgreSQL's defaults.
-    public static let durableSettings: [String: String] = [:]
+    package static let durableSettings: [String: String] = [:]
 
     /// Settings for a throwaway server (tests): no fsync, more connections. Data is lost if the
     /// machine crashes, which is fine for a cluster deleted after the run.
-    public static let throwawaySettings: [String: String] = [
+    package static let throwawaySettings: [String: String] = [
         "fsync": "off",
         "synchronous_commit": "off",
         "full_page_writes": "off",
@@ -35,7 +35,7 @@ public struct LocalCluster: Sendable {
         "shared_buffers": "128MB",
     ]
 
-    public init(
+    package init(
         dataDirectory: String,
         port: Int = 5432,
         listenAddress: String? = nil,
@@ -63,25 +63,25 @@ public struct LocalCluster: Sendable {
 
     /// libpq keyword/value pairs that reach this cluster as the superuser, for
     /// `PQconnectdbParams` (no conninfo string is assembled from them).
-    public func connectionParameters(database: String = "postgres") -> [(String, String)] {
+    package func connectionParameters(database: String = "postgres") -> [(String, String)] {
         [("host", socketDirectory), ("port", String(port)), ("user", superuser), ("dbname", database)]
     }
 
     /// The same as a URL, for people: `postgresql://postgres@/postgres?host=/path&port=5432`.
-    public func url(database: String = "postgres") -> String {
+    package func url(database: String = "postgres") -> String {
         let host =
             socketDirectory.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed.subtracting(["&", "=", "+", "#"])) ?? socketDirectory
         return "postgresql://\(superuser)@/\(database)?host=\(host)&port=\(port)"
     }
 
     /// Whether `initdb` has run here.
-    public var isInitialized: Bool {
+    package var isInitialized: Bool {
         // As root the directory is postgres's (mode 700), but root may look inside anyway.
         FileManager.default.fileExists(atPath: "\(dataDirectory)/PG_VERSION")
     }
 
     /// Whether a server is running on this data directory.
-    public func isRunning() async -> Bool {
+    package func isRunning() async -> Bool {
         guard isInitialized else { return false }
         let result = try? await account.run(installation.program("pg_ctl"), ["status", "-D", dataDirectory])
         return result?.status == 0
@@ -90,7 +90,7 @@ public struct LocalCluster: Sendable {
     /// Creates the directories (owned by the server's account) and runs `initdb` if needed.
     /// - Throws: `LocalPostgresError` naming what failed, including when the server's account
     ///   cannot reach the directory.
-    public func prepare() async throws {
+    package func prepare() async throws {
         let parent = (dataDirectory as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
         if !FileManager.default.fileExists(atPath: dataDirectory) {
@@ -116,7 +116,7 @@ public struct LocalCluster: Sendable {
     }
 
     /// Starts the server and waits until it accepts connections.
-    public func start() async throws {
+    package func start() async throws {
         try writeSettings()
         let result = try await account.run(
             installation.program("pg_ctl"),
@@ -129,7 +129,7 @@ public struct LocalCluster: Sendable {
     }
 
     /// How `stop` shuts the server down (`pg_ctl stop -m`).
-    public enum StopMode: String, Sendable {
+    package enum StopMode: String, Sendable {
         /// Waits for clients to disconnect.
         case smart
         /// Disconnects clients and rolls back their transactions; the clean default.
@@ -139,7 +139,7 @@ public struct LocalCluster: Sendable {
     }
 
     /// Stops the server, if it is running.
-    public func stop(_ mode: StopMode = .fast) async throws {
+    package func stop(_ mode: StopMode = .fast) async throws {
         guard await isRunning() else { return }
         let result = try await account.run(
             installation.program("pg_ctl"),
@@ -151,7 +151,7 @@ public struct LocalCluster: Sendable {
     }
 
     /// Restarts the server (`pg_ctl restart`), disconnecting every client.
-    public func restart(_ mode: StopMode = .fast) async throws {
+    package func restart(_ mode: StopMode = .fast) async throws {
         try writeSettings()
         let result = try await account.run(
             installation.program("pg_ctl"),
@@ -163,14 +163,14 @@ public struct LocalCluster: Sendable {
     }
 
     /// Stops the server and deletes the data directory.
-    public func destroy() async throws {
+    package func destroy() async throws {
         try await stop(.immediate)
         try? FileManager.default.removeItem(atPath: dataDirectory)
         if socketDirectory != dataDirectory { try? FileManager.default.removeItem(atPath: socketDirectory) }
     }
 
     /// Stops the server at once and deletes the data directory, without `async`: for `atexit`.
-    public func destroyBlocking() {
+    package func destroyBlocking() {
         if FileManager.default.fileExists(atPath: "\(dataDirectory)/postmaster.pid") {
             let arguments = ["stop", "-D", dataDirectory, "-m", "immediate", "-w", "-t", "30", "-s"]
             if let runuser = account.runuser {
@@ -184,7 +184,7 @@ public struct LocalCluster: Sendable {
     }
 
     /// The server's log file.
-    public var logFile: String { "\(dataDirectory)/server.log" }
+    package var logFile: String { "\(dataDirectory)/server.log" }
 
     /// Writes `orbit.conf` and makes `postgresql.conf` include it (once).
     private func writeSettings() throws {

@@ -1,21 +1,21 @@
-public import Foundation
+package import Foundation
 
 /// The PostgreSQL server programs on this machine (`initdb`, `pg_ctl`, `postgres`).
-public struct PostgresInstallation: Sendable {
+package struct PostgresInstallation: Sendable {
     /// The directory holding the programs, for example `/usr/lib/postgresql/15/bin`.
-    public let binDirectory: String
+    package let binDirectory: String
 
-    public init(binDirectory: String) {
+    package init(binDirectory: String) {
         self.binDirectory = binDirectory
     }
 
     /// The path of one of the programs.
-    public func program(_ name: String) -> String { "\(binDirectory)/\(name)" }
+    package func program(_ name: String) -> String { "\(binDirectory)/\(name)" }
 
     /// Finds the server programs: `$ORBIT_PG_BINDIR`, `pg_config --bindir`, the newest
     /// `/usr/lib/postgresql/*/bin` (Debian, Ubuntu), then `PATH`.
     /// - Throws: `LocalPostgresError` saying which package to install when none is found.
-    public static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PostgresInstallation {
+    package static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PostgresInstallation {
         var candidates: [String] = []
         if let explicit = environment["ORBIT_PG_BINDIR"], !explicit.isEmpty { candidates.append(explicit) }
         if let pgConfig = Subprocess.which("pg_config"),

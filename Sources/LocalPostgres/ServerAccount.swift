@@ -4,16 +4,16 @@ import Foundation
 ///
 /// PostgreSQL refuses to run as root. As root, the server runs as the `postgres` system user
 /// (created by Debian's postgresql package) through `runuser`; as anyone else it runs as that user.
-public struct ServerAccount: Sendable {
-    public let name: String
-    public let uid: UInt32
-    public let gid: UInt32
+package struct ServerAccount: Sendable {
+    package let name: String
+    package let uid: UInt32
+    package let gid: UInt32
     /// `runuser`, when programs must switch to `name`; nil when we already are that user.
     let runuser: String?
 
     /// The account for this process: `postgres` when running as root, otherwise the current user.
     /// - Throws: `LocalPostgresError` when running as root without a `postgres` user or `runuser`.
-    public static func current() throws -> ServerAccount {
+    package static func current() throws -> ServerAccount {
         let uid = geteuid()
         guard uid == 0 else {
             let name = passwordEntry(uid: uid)?.name ?? ProcessInfo.processInfo.userName
@@ -37,7 +37,7 @@ public struct ServerAccount: Sendable {
     }
 
     /// True when programs are run as another user than this process.
-    public var switchesUser: Bool { runuser != nil }
+    package var switchesUser: Bool { runuser != nil }
 
     /// Runs `executable` as this account.
     func run(_ executable: String, _ arguments: [String]) async throws -> ProcessOutput {

@@ -116,10 +116,10 @@ package enum Subprocess {
 }
 
 /// A local PostgreSQL cluster could not be found, created, started or stopped.
-public struct LocalPostgresError: Error, CustomStringConvertible, Sendable {
-    public var description: String
+package struct LocalPostgresError: Error, CustomStringConvertible, Sendable {
+    package var description: String
 
-    public init(_ description: String) {
+    package init(_ description: String) {
         self.description = description
     }
 }

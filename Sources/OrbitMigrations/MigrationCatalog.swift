@@ -2,19 +2,19 @@ import Foundation
 
 /// The schema's SQL files: versioned migrations in version order, then repeatable files in
 /// name order. `sql/seed/` (demo data for `orbitctl dev`) is not part of the schema.
-public struct MigrationCatalog: Sendable {
-    public let migrations: [SQLFile]
-    public let repeatables: [SQLFile]
+package struct MigrationCatalog: Sendable {
+    package let migrations: [SQLFile]
+    package let repeatables: [SQLFile]
     /// Files under `sql/seed/`, in name order.
-    public let seeds: [SQLFile]
+    package let seeds: [SQLFile]
 
     /// The files built into this binary (the package's `migrations/` and `sql/` at build time).
-    public static func embedded() throws -> MigrationCatalog {
+    package static func embedded() throws -> MigrationCatalog {
         try MigrationCatalog(files: EmbeddedSQLFiles.files())
     }
 
     /// The files of `directory`, a folder holding `migrations/` and optionally `sql/`.
-    public static func load(directory: String) throws -> MigrationCatalog {
+    package static func load(directory: String) throws -> MigrationCatalog {
         let root = URL(fileURLWithPath: directory, isDirectory: true).standardizedFileURL
         let migrationsFolder = root.appending(path: "migrations")
         var isDirectory: ObjCBool = false
@@ -65,7 +65,7 @@ public struct MigrationCatalog: Sendable {
     }
 
     /// The version the next `migrate new` file gets.
-    public var nextVersion: Int { (migrations.last?.version ?? 0) + 1 }
+    package var nextVersion: Int { (migrations.last?.version ?? 0) + 1 }
 }
 
 /// Filled in by the EmbedFiles build plugin (`EmbeddedSQLFiles.encoded`).

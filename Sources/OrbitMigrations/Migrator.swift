@@ -1,6 +1,6 @@
-public import Foundation
-public import Logging
-public import OrbitPostgres
+package import Foundation
+package import Logging
+package import OrbitPostgres
 
 /// Applies a `MigrationCatalog` to a database (docs/schema.md).
 ///
@@ -13,19 +13,19 @@ public import OrbitPostgres
 ///
 /// Connect directly to PostgreSQL, not through a transaction-mode pooler: the advisory lock
 /// belongs to the session.
-public struct Migrator: Sendable {
-    public var configuration: PostgresConfiguration
-    public var catalog: MigrationCatalog
+package struct Migrator: Sendable {
+    package var configuration: PostgresConfiguration
+    package var catalog: MigrationCatalog
     /// How long to wait for another migrator to finish.
-    public var lockTimeout: Duration
+    package var lockTimeout: Duration
     /// How often to try the lock while waiting.
-    public var lockPollInterval: Duration = .milliseconds(100)
-    public var logger: Logger
+    package var lockPollInterval: Duration = .milliseconds(100)
+    package var logger: Logger
 
     /// `pg_try_advisory_lock` key of OrbitCove's migrations ("orbitmig" as bytes).
     static let lockKey: Int64 = 0x6F72_6269_746D_6967
 
-    public init(
+    package init(
         configuration: PostgresConfiguration,
         catalog: MigrationCatalog,
         lockTimeout: Duration = .seconds(60),
@@ -40,7 +40,7 @@ public struct Migrator: Sendable {
     // MARK: - Status
 
     /// Every migration and repeatable file with its state in the database. Reads only.
-    public func status() async throws -> MigrationStatus {
+    package func status() async throws -> MigrationStatus {
         try await withConnection { connection in
             try await status(on: connection)
         }
@@ -88,7 +88,7 @@ public struct Migrator: Sendable {
     ///   that file back (files applied before it stay applied); `.lockTimeout`;
     ///   `.connectionFailed`.
     @discardableResult
-    public func migrate(dryRun: Bool = false) async throws -> MigrationReport {
+    package func migrate(dryRun: Bool = false) async throws -> MigrationReport {
         try await withConnection { connection in
             if dryRun {
                 let plan = try plan(from: try await status(on: connection))
@@ -183,7 +183,7 @@ public struct Migrator: Sendable {
     /// (none when the database already has data).
     /// - Throws: `MigrationError.statementFailed` naming the file and line.
     @discardableResult
-    public func loadSeeds() async throws -> [String] {
+    package func loadSeeds() async throws -> [String] {
         try await withConnection { connection in
             let empty = try await connection.query("SELECT NOT EXISTS (SELECT FROM public.users) AS empty").single().decode("empty", as: Bool.self)
             guard empty else { return [] }
@@ -301,8 +301,8 @@ public struct Migrator: Sendable {
 }
 
 /// Every file and where the database stands with it.
-public struct MigrationStatus: Sendable {
-    public enum State: String, Sendable {
+package struct MigrationStatus: Sendable {
+    package enum State: String, Sendable {
         /// Applied with the file's current checksum.
         case applied
         /// Not applied yet.
@@ -314,28 +314,28 @@ public struct MigrationStatus: Sendable {
         case unknown
     }
 
-    public struct Entry: Sendable {
-        public var path: String
-        public var version: Int?
-        public var state: State
-        public var appliedAt: Date?
-        public var file: SQLFile?
+    package struct Entry: Sendable {
+        package var path: String
+        package var version: Int?
+        package var state: State
+        package var appliedAt: Date?
+        package var file: SQLFile?
     }
 
-    public var entries: [Entry]
+    package var entries: [Entry]
 
-    public var isUpToDate: Bool { entries.allSatisfy { $0.state == .applied } }
+    package var isUpToDate: Bool { entries.allSatisfy { $0.state == .applied } }
 }
 
 /// What `migrate` applied (or, in a dry run, would apply).
-public struct MigrationReport: Sendable {
-    public struct AppliedFile: Sendable {
-        public var path: String
-        public var duration: Duration
+package struct MigrationReport: Sendable {
+    package struct AppliedFile: Sendable {
+        package var path: String
+        package var duration: Duration
     }
 
-    public var applied: [AppliedFile]
-    public var dryRun: Bool
+    package var applied: [AppliedFile]
+    package var dryRun: Bool
 }
 
 extension Duration {

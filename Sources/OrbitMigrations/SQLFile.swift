@@ -3,28 +3,28 @@ import Foundation
 
 /// One SQL file of the schema: a versioned migration (`migrations/0001_name.sql`, applied
 /// once) or a repeatable file (`sql/010_name.sql`, re-applied when it changes).
-public struct SQLFile: Sendable, Hashable {
-    public enum Kind: Sendable, Hashable {
+package struct SQLFile: Sendable, Hashable {
+    package enum Kind: Sendable, Hashable {
         case versioned(Int)
         case repeatable
     }
 
     /// The path relative to the folder holding `migrations/` and `sql/`.
-    public let path: String
+    package let path: String
     /// `roles_and_schemas` for `0001_roles_and_schemas.sql`; `010_session` for `010_session.sql`.
-    public let name: String
-    public let kind: Kind
-    public let contents: String
+    package let name: String
+    package let kind: Kind
+    package let contents: String
     /// SHA-256 of the file's bytes, lower-case hex.
-    public let checksum: String
+    package let checksum: String
 
-    public var version: Int? {
+    package var version: Int? {
         if case .versioned(let version) = kind { return version }
         return nil
     }
 
     /// The file name without its folder.
-    public var fileName: String { String(path.split(separator: "/").last ?? Substring(path)) }
+    package var fileName: String { String(path.split(separator: "/").last ?? Substring(path)) }
 
     init(path: String, bytes: Data) throws {
         guard let contents = String(data: bytes, encoding: .utf8) else {

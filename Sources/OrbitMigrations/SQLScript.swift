@@ -3,17 +3,17 @@
 /// E'…' strings, backslash escapes), "…" identifiers and $tag$…$tag$ bodies. A `;` outside
 /// those ends a statement. (SQL-standard `BEGIN ATOMIC … END` function bodies, which contain
 /// bare semicolons, are not supported; write such functions with a $$ body.)
-public struct SQLScript: Sendable {
-    public struct Statement: Sendable, Equatable {
+package struct SQLScript: Sendable {
+    package struct Statement: Sendable, Equatable {
         /// The statement's text, from its first token to its terminating `;` (excluded).
-        public var text: String
+        package var text: String
         /// The 1-based line of the file where `text` starts.
-        public var line: Int
+        package var line: Int
     }
 
-    public let statements: [Statement]
+    package let statements: [Statement]
 
-    public init(_ source: String) {
+    package init(_ source: String) {
         var statements: [Statement] = []
         let scalars = Array(source.unicodeScalars)
         var index = 0
@@ -126,7 +126,7 @@ public struct SQLScript: Sendable {
     }
 
     /// The file line of character `position` (1-based, as PostgreSQL reports it) of `statement`.
-    public static func line(ofPosition position: Int, in statement: Statement) -> Int {
+    package static func line(ofPosition position: Int, in statement: Statement) -> Int {
         let prefix = statement.text.unicodeScalars.prefix(max(position - 1, 0))
         return statement.line + prefix.reduce(0) { $0 + ($1 == "\n" ? 1 : 0) }
     }

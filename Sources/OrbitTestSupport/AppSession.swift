@@ -1,12 +1,12 @@
-public import Foundation
-public import OrbitPostgres
+package import Foundation
+package import OrbitPostgres
 
 extension PostgresConnection {
     /// Runs `body` in one transaction the way a service request runs (docs/architecture.md): as
     /// `orbit_app`, with `app.current_user_id` set to `user` (not set at all for nil, or set to
     /// `rawSetting` verbatim, such as "").
     @discardableResult
-    public func asApp<Result>(
+    package func asApp<Result>(
         _ user: UUID?,
         rawSetting: String? = nil,
         _ body: (PostgresConnection) async throws -> Result

@@ -1,18 +1,18 @@
 import Foundation
-public import OrbitPostgres
-public import Testing
+package import OrbitPostgres
+package import Testing
 
 /// A database of a test's own, cloned from the template and dropped afterwards.
-public struct TestDatabase: Sendable {
-    public let name: String
-    public let server: TestServer
+package struct TestDatabase: Sendable {
+    package let name: String
+    package let server: TestServer
     /// Connects as the superuser (the owner of everything in it).
-    public let configuration: PostgresConfiguration
+    package let configuration: PostgresConfiguration
 
     /// This database as a string for other programs (`--database-url`, `DATABASE_URL`): the
     /// external server's URL with this database's name, or the throwaway cluster's parameters
     /// as a key=value conninfo.
-    public var connectionString: String {
+    package var connectionString: String {
         if let url = server.adminConfiguration.connectionString {
             if var components = URLComponents(string: url), components.scheme?.hasPrefix("postgres") == true {
                 components.path = "/" + name
@@ -31,12 +31,12 @@ public struct TestDatabase: Sendable {
     }
 
     /// Opens a connection to this database as the superuser; close it when done.
-    public func connect() async throws -> PostgresConnection {
+    package func connect() async throws -> PostgresConnection {
         try await PostgresConnection.connect(configuration)
     }
 
     /// A pool for this database; close it when done.
-    public func makePool(maxConnections: Int = 4, acquireTimeout: Duration = .seconds(10)) -> ConnectionPool {
+    package func makePool(maxConnections: Int = 4, acquireTimeout: Duration = .seconds(10)) -> ConnectionPool {
         ConnectionPool(
             configuration: configuration,
             options: .init(maxConnections: maxConnections, acquireTimeout: acquireTimeout)
@@ -45,7 +45,7 @@ public struct TestDatabase: Sendable {
 
     /// Runs `body` with a superuser connection to this database, closed on every path.
     @discardableResult
-    public func withConnection<Result>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+    package func withConnection<Result>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
         try await PostgresConnection.withConnection(configuration, body)
     }
 }
@@ -56,7 +56,7 @@ public struct TestDatabase: Sendable {
 @discardableResult
 /// - Parameter empty: give a database with no schema at all (for migration tests) instead of
 ///   one with the OrbitCove schema.
-public func withTestDatabase<Result>(
+package func withTestDatabase<Result>(
     empty: Bool = false,
     sourceLocation: SourceLocation = #_sourceLocation,
     _ body: (TestDatabase) async throws -> Result

@@ -1,7 +1,7 @@
 import Foundation
-public import LocalPostgres
+package import LocalPostgres
 import OrbitMigrations
-public import OrbitPostgres
+package import OrbitPostgres
 import Synchronization
 
 /// The PostgreSQL server a test process uses: `ORBIT_TEST_DATABASE_URL` when it is set (for
@@ -10,13 +10,13 @@ import Synchronization
 ///
 /// Tests never use the server's databases directly: each gets its own database cloned from a
 /// template (`CREATE DATABASE … TEMPLATE`), so tests run in parallel and never share rows.
-public final class TestServer: Sendable {
+package final class TestServer: Sendable {
     /// Connects as a superuser to the server's maintenance database.
-    public let adminConfiguration: PostgresConfiguration
+    package let adminConfiguration: PostgresConfiguration
     /// The throwaway cluster, or nil when the server is external.
-    public let cluster: LocalCluster?
+    package let cluster: LocalCluster?
     /// The database every test database is cloned from.
-    public let templateName: String
+    package let templateName: String
     let admin: ConnectionPool
     private let counter = Atomic<Int>(0)
 
@@ -31,7 +31,7 @@ public final class TestServer: Sendable {
     }
 
     /// The process's server, started on first use.
-    public static func shared() async throws -> TestServer {
+    package static func shared() async throws -> TestServer {
         try await provider.server()
     }
 
@@ -52,7 +52,7 @@ public final class TestServer: Sendable {
 
     /// Creates a database cloned from the migrated template (or, `empty`, from `template0`)
     /// and returns its name.
-    public func createDatabase(empty: Bool = false) async throws -> String {
+    package func createDatabase(empty: Bool = false) async throws -> String {
         let name = Self.databasePrefix + String(counter.add(1, ordering: .relaxed).newValue)
         try await admin.withConnection { connection in
             let quotedName = try await connection.escapeIdentifier(name)
@@ -66,7 +66,7 @@ public final class TestServer: Sendable {
     }
 
     /// Drops a database, disconnecting anyone still connected to it.
-    public func dropDatabase(_ name: String) async throws {
+    package func dropDatabase(_ name: String) async throws {
         try await admin.withConnection { connection in
             let quoted = try await connection.escapeIdentifier(name)
             try await connection.executeScript("DROP DATABASE IF EXISTS \(quoted) WITH (FORCE)")

@@ -11,7 +11,7 @@ package struct CommunityService: Sendable {
     }
 
     /// How long a soft-deleted community can be restored (spec: "Community Deletion Flow").
-    package static let restoreWindow: TimeInterval = 30 * 24 * 3600
+    static let restoreWindow: TimeInterval = 30 * 24 * 3600
 
     /// Creates a community; its creator becomes its first admin in the same transaction.
     package func create(

@@ -3,8 +3,6 @@ import OrbitPostgres
 
 /// Answers to events (spec: RSVPs), for oneself or one's family members, and the attendance.
 extension EventService {
-    // MARK: - RSVPs
-
     /// Answers an event (an occurrence of a series is given by `occurrence`) for oneself or one
     /// of one's family members. Answering again changes the same answer. After the event's
     /// `rsvp_deadline` only admins can still answer.

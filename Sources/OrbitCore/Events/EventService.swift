@@ -196,5 +196,4 @@ package struct EventService: Sendable {
             }
         }
     }
-
 }

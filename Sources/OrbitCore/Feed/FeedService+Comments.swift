@@ -3,8 +3,6 @@ import OrbitPostgres
 
 /// Comments on posts, threaded one level deep or more (a reply names its parent).
 extension FeedService {
-    // MARK: - Comments
-
     /// Comments on a post, or replies to a comment of the same post (`parent`).
     package func addComment(to post: PostID, content: String, parent: CommentID? = nil, as actor: UserID) async throws -> Comment {
         let content = try Validate.text(content, field: "content", limit: 5000, multiline: true)

@@ -12,8 +12,6 @@ package struct FinanceService: Sendable {
         self.runner = runner
     }
 
-    // MARK: - Expenses
-
     /// Adds an expense paid by `paidBy` and split among members (any member may add one).
     /// - Parameters:
     ///   - total: what was paid, more than zero.

@@ -42,9 +42,9 @@ package struct CivilDate: Hashable, Comparable, Sendable, CustomStringConvertibl
 
     package func adding(days: Int) -> CivilDate { CivilDate(dayNumber: dayNumber + days) }
 
-    package static func isLeap(_ year: Int) -> Bool { year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) }
+    static func isLeap(_ year: Int) -> Bool { year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) }
 
-    package static func daysIn(year: Int, month: Int) -> Int {
+    static func daysIn(year: Int, month: Int) -> Int {
         switch month {
         case 2: isLeap(year) ? 29 : 28
         case 4, 6, 9, 11: 30

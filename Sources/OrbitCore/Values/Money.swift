@@ -119,7 +119,7 @@ package struct Money: Hashable, Sendable, CustomStringConvertible {
     /// Refuses an amount that is not more than zero or does not fit the schema's columns: what
     /// every service checks of the amounts it is given, however they were made.
     /// - Throws: `ServiceError.invalidInput(field:)`.
-    package func requirePositive(field: String = "amount") throws {
+    func requirePositive(field: String = "amount") throws {
         guard minorUnits > 0 else { throw ServiceError.invalidInput(field: field, reason: "must be more than zero") }
         guard minorUnits <= Self.maximumMinorUnits else {
             throw ServiceError.invalidInput(
@@ -130,7 +130,7 @@ package struct Money: Hashable, Sendable, CustomStringConvertible {
     /// Refuses an amount in another currency than `expected` (an edit or a payment in the
     /// currency of the row it belongs to).
     /// - Throws: `ServiceError.invalidInput(field: "currency")`.
-    package func requireCurrency(_ expected: Currency) throws {
+    func requireCurrency(_ expected: Currency) throws {
         guard currency == expected else {
             throw ServiceError.invalidInput(
                 field: "currency", reason: "must be \(expected.code), the currency it is recorded in (got \(currency.code))")
