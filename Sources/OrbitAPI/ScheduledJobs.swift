@@ -2,20 +2,20 @@ package import Logging
 package import OrbitCore
 package import ServiceLifecycle
 
-/// The scheduled jobs of `orbitctl serve`: reminders and delivery every minute, the
-/// balances snapshot every five, account deletions, retention and expired idempotency keys
-/// every hour. Each job is safe
-/// to run on several servers at once (dedupe keys, advisory locks), and a failing run is
-/// logged and retried at the next tick. Stops at graceful shutdown.
+/// Runs the scheduled jobs (`ScheduledJob.all`) every `tick` on `orbitctl serve`: reminders and
+/// delivery every tick, the balances snapshot every fifth, account deletions, retention and
+/// expired idempotency keys every sixtieth. Every job is safe on several servers at once (see
+/// `ScheduledJob`), a failing or timed-out run is logged and tried again at its next tick, and
+/// a job never waits for another one's lock. Stops at graceful shutdown.
 package struct ScheduledJobs: Service {
     let services: OrbitServices
-    let delivery: any NotificationDelivery
+    let jobs: [ScheduledJob]
     let logger: Logger
     let tick: Duration
 
     package init(services: OrbitServices, delivery: any NotificationDelivery, logger: Logger, tick: Duration = .seconds(60)) {
         self.services = services
-        self.delivery = delivery
+        self.jobs = ScheduledJob.all(delivery: delivery)
         self.logger = logger
         self.tick = tick
     }
@@ -35,32 +35,15 @@ package struct ScheduledJobs: Service {
         }
     }
 
-    /// One tick: `round` counts ticks, for the jobs that run every fifth or sixtieth.
+    /// One tick: `round` counts ticks; a job runs when `round` is a multiple of its period.
     package func runJobs(round: Int) async {
-        await job("reminders") { "\(try await services.notifications.sendReminders()) created" }
-        await job("delivery") { "\(try await services.notifications.deliverPending(using: delivery)) delivered" }
-        if round % 5 == 0 {
-            await job("balances snapshot") { "refreshed in \(try await services.finances.refreshBalancesSnapshot())" }
-        }
-        if round % 60 == 0 {
-            await job("account deletions") {
-                let (deleted, skipped) = try await services.lifecycle.deleteDueAccounts()
-                return "\(deleted) deleted, \(skipped) skipped"
+        for job in jobs where round % job.everyTicks == 0 {
+            do {
+                let outcome = try await job.runOnce(services)
+                logger.debug("job done", metadata: ["job": .string(job.name), "outcome": .string(outcome)])
+            } catch {
+                logger.error("job failed", metadata: ["job": .string(job.name), "error": .string(ProblemMiddleware.describeForLog(error))])
             }
-            await job("retention") {
-                let report = try await services.lifecycle.runRetention()
-                return "\(report.counts.values.reduce(0, +)) rows removed"
-            }
-            await job("idempotency keys") { "\(try await services.idempotency.purgeExpired()) expired keys removed" }
-        }
-    }
-
-    private func job(_ name: String, _ body: () async throws -> String) async {
-        do {
-            let outcome = try await body()
-            logger.debug("job done", metadata: ["job": .string(name), "outcome": .string(outcome)])
-        } catch {
-            logger.error("job failed", metadata: ["job": .string(name), "error": .string(ProblemMiddleware.describeForLog(error))])
         }
     }
 }

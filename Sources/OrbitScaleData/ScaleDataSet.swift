@@ -84,13 +84,16 @@ package struct ScaleDataSet: Sendable, Hashable {
     package func install(into configuration: PostgresConfiguration, progress: (String) -> Void = { _ in }) async throws -> Counts {
         let counts = try await PostgresConnection.withConnection(configuration) { try await load(on: $0, progress: progress) }
         let pool = ConnectionPool(configuration: configuration, options: .init(maxConnections: 1))
-        let refresh: Duration
+        let refresh: Duration?
         do {
             refresh = try await OrbitServices(pool: pool).finances.refreshBalancesSnapshot()
             await pool.close()
         } catch {
             await pool.close()
             throw error
+        }
+        guard let refresh else {
+            throw ServiceError.conflict("Another balances refresh was running; the snapshot of the data set was not refreshed.")
         }
         progress("balances snapshot refreshed in \(Self.seconds(refresh))")
         try await PostgresConnection.withConnection(configuration) { connection in

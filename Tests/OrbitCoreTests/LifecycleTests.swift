@@ -2,6 +2,7 @@ import Foundation
 import OrbitCore
 import OrbitPostgres
 import OrbitTestSupport
+import Synchronization
 import Testing
 
 @Suite("Data lifecycle: retention and account deletion")
@@ -108,6 +109,45 @@ struct LifecycleTests {
             let members = try await services.members.list(of: cast.community, as: cast.admin)
             #expect(!members.contains { $0.userID == cast.member })
             #expect(try await services.feed.post(post.id, as: cast.admin).authorID == cast.member)
+        }
+    }
+
+    @Test("a cancellation that commits while the deletion job runs keeps the account")
+    func cancellationDuringTheJob() async throws {
+        try await withServices { services, database in
+            let cast = try await Cast.make(services)
+            _ = try await services.lifecycle.requestAccountDeletion(as: cast.member)
+            var later = services
+            later.now = { Date().addingTimeInterval(8 * 86_400) }
+            // The cancellation is under way (its row lock taken, not yet committed) when the job starts.
+            let canceller = try await database.connect()
+            try await canceller.executeScript("BEGIN")
+            try await canceller.query("UPDATE users SET deletion_requested_at = NULL WHERE id = \(cast.member)")
+            let finished = Mutex(false)
+            let lifecycle = later.lifecycle
+            let job = Task {
+                defer { finished.withLock { $0 = true } }
+                return try await lifecycle.deleteDueAccounts()
+            }
+            // Wait until the job has either finished or is waiting for the cancellation's lock.
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline {
+                let waiting = try await database.withConnection { connection in
+                    try await connection.query(
+                        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+                    ).single().decode(0, as: Int64.self)
+                }
+                if waiting > 0 { break }
+                if finished.withLock({ $0 }) { break }
+                try await Task.sleep(for: .milliseconds(5))  // polling for either condition
+            }
+            try await canceller.executeScript("COMMIT")
+            await canceller.close()
+            let outcome = try await job.value
+            #expect(outcome == (0, 0))
+            #expect(try await later.lifecycle.deleteDueAccounts() == (0, 0))
+            let user = try await services.users.getAsOperator(cast.member)
+            #expect(user.displayName == "Max Member")
         }
     }
 }

@@ -19,6 +19,11 @@ struct Orbitctl {
     /// Runs `orbitctl arguments…` with DATABASE_URL set to the test database.
     @discardableResult
     func run(_ arguments: String...) async throws -> ProcessOutput {
+        try await run(arguments)
+    }
+
+    @discardableResult
+    func run(_ arguments: [String]) async throws -> ProcessOutput {
         var environment = ProcessInfo.processInfo.environment
         environment["DATABASE_URL"] = database.connectionString
         return try await Subprocess.run(Self.path, arguments, environment: environment, separateErrors: true)

@@ -130,6 +130,13 @@ package struct CommunitySettings: Sendable, Codable, Equatable {
         }
     }
 
+    /// The community's time zone: `timezone`, or UTC when it is not set (or, for a row written
+    /// before validation existed, not a zone this system knows). Every civil-date rule of the
+    /// community (what is overdue, reminder days, an expense's default date) uses it.
+    package var timeZone: TimeZone {
+        timezone.flatMap(TimeZone.init(identifier:)) ?? .gmt
+    }
+
     /// These settings with `other`'s keys laid over them.
     package func merging(_ other: CommunitySettings) -> CommunitySettings {
         CommunitySettings(

@@ -78,7 +78,10 @@ package struct DuesService: Sendable {
             let dues = try await Self.dues(id, on: connection, lock: true)
             try money.requirePositive()
             try money.requireCurrency(try Currency.parse(dues.currency))
-            guard let line = try await Self.report(for: dues, today: runner.today(), on: connection).first(where: { $0.userID == user }) else {
+            guard
+                let line = try await Self.report(for: dues, today: try await runner.today(in: dues.communityID, on: connection), on: connection)
+                    .first(where: { $0.userID == user })
+            else {
                 throw ServiceError.invalidInput(field: "user", reason: "\(user) does not owe these dues")
             }
             guard money.minorUnits <= line.outstanding else {
@@ -110,11 +113,12 @@ package struct DuesService: Sendable {
         try await runner.asUserOrOperator(actor) { connection in
             let dues = try await Self.dues(id, on: connection)
             if let actor { try await runner.requireMember(actor, of: dues.communityID, on: connection) }
-            return try await Self.report(for: dues, today: runner.today(), on: connection)
+            return try await Self.report(for: dues, today: try await runner.today(in: dues.communityID, on: connection), on: connection)
         }
     }
 
-    /// - Parameter today: what decides whether the due date has passed.
+    /// - Parameter today: today in the community's time zone: dues are overdue from the day after
+    ///   their due date there.
     static func report(for dues: Dues, today: CivilDate, on connection: PostgresConnection) async throws -> [DuesStatus] {
         let overdue = dues.dueDate < today
         return try await connection.query(

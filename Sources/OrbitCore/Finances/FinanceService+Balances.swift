@@ -22,7 +22,7 @@ extension FinanceService {
                 """
                 INSERT INTO transactions (id, community_id, created_by, type, description, total_amount, currency, paid_by, category, transaction_date)
                 VALUES (\(id), \(community), \(actor), 'settlement', \("Settlement" + (method.map { " (\($0))" } ?? "")), \(Int32(total.minorUnits)),
-                    \(total.currency.code), \(from), 'other', \(runner.today()))
+                    \(total.currency.code), \(from), 'other', \(try await runner.today(in: community, on: connection)))
                 """
             )
             try await insertSplits([(to, total.minorUnits)], of: id, on: connection)
@@ -69,42 +69,51 @@ extension FinanceService {
 
     /// Operator: refreshes the materialized balances snapshot without blocking readers, records
     /// the MVCC snapshot it was computed with, and prunes the journal entries it now contains.
-    /// Refreshes run one at a time (an advisory lock taken before the snapshot).
-    package func refreshBalancesSnapshot() async throws -> Duration {
+    ///
+    /// Refreshes run one at a time, on any number of servers: the refresh locks the snapshot's
+    /// state row table with `NOWAIT` before its MVCC snapshot is taken (a lock statement does not
+    /// fix a REPEATABLE READ snapshot; the first query does), so a refresh that finds another one
+    /// running gives up at once instead of waiting behind it, and the snapshot it records is
+    /// never older than the last one recorded. Both the lock and the settings end with the
+    /// transaction, which keeps this safe behind a transaction-mode pooler; `timeout` bounds it.
+    /// - Returns: how long it took, or nil when another refresh was running.
+    @discardableResult
+    package func refreshBalancesSnapshot(timeout: Duration = .seconds(600)) async throws -> Duration? {
         let clock = ContinuousClock()
         let start = clock.now
-        try await runner.pool.withConnection { connection in
-            try await connection.query("SELECT pg_advisory_lock(\(Self.refreshLockKey))")
-            do {
-                try await connection.withTransaction(TransactionOptions(isolation: .repeatableRead, localSettings: ["role": "orbit_admin"])) {
-                    connection in
-                    // The first statement fixes the transaction's snapshot; REFRESH computes with it.
-                    let snapshot: String = try await connection.query("SELECT pg_current_snapshot()::text AS s").single().decode("s")
-                    try await connection.executeScript("REFRESH MATERIALIZED VIEW CONCURRENTLY orbit_private.balances_snapshot")
-                    try await connection.query(
-                        """
-                        INSERT INTO orbit_private.balance_snapshot_state (singleton, snapshot, refreshed_at) VALUES (true, \(snapshot)::pg_snapshot, now())
-                        ON CONFLICT (singleton) DO UPDATE SET snapshot = excluded.snapshot, refreshed_at = excluded.refreshed_at
-                        """
-                    )
-                }
-                try await connection.withTransaction(TransactionOptions(localSettings: ["role": "orbit_admin"])) { connection in
-                    try await connection.query(
-                        """
-                        DELETE FROM orbit_private.balance_journal j USING orbit_private.balance_snapshot_state state
-                        WHERE pg_visible_in_snapshot(j.xid, state.snapshot)
-                        """
-                    )
-                }
-                try await connection.query("SELECT pg_advisory_unlock(\(Self.refreshLockKey))")
-            } catch {
-                // Closing the session would release it too; do not leave it to that.
-                _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.refreshLockKey))")
-                throw error
+        let milliseconds = Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        do {
+            try await runner.pool.withTransaction(TransactionOptions(isolation: .repeatableRead)) { connection in
+                try await connection.executeScript(
+                    """
+                    SET LOCAL ROLE orbit_admin;
+                    LOCK TABLE orbit_private.balance_snapshot_state IN SHARE ROW EXCLUSIVE MODE NOWAIT;
+                    SET LOCAL statement_timeout = \(milliseconds);
+                    SET LOCAL lock_timeout = \(milliseconds)
+                    """
+                )
+                // The first query fixes the transaction's snapshot; REFRESH computes with it.
+                let snapshot: String = try await connection.query("SELECT pg_current_snapshot()::text AS s").single().decode("s")
+                try await connection.executeScript("REFRESH MATERIALIZED VIEW CONCURRENTLY orbit_private.balances_snapshot")
+                try await connection.query(
+                    """
+                    INSERT INTO orbit_private.balance_snapshot_state (singleton, snapshot, refreshed_at) VALUES (true, \(snapshot)::pg_snapshot, now())
+                    ON CONFLICT (singleton) DO UPDATE SET snapshot = excluded.snapshot, refreshed_at = excluded.refreshed_at
+                    """
+                )
             }
+        } catch let error as PostgresError where error.isLockNotAvailable {
+            return nil
+        }
+        try await runner.asOperator { connection in
+            try await connection.query(
+                """
+                DELETE FROM orbit_private.balance_journal j USING orbit_private.balance_snapshot_state state
+                WHERE pg_visible_in_snapshot(j.xid, state.snapshot)
+                """
+            )
         }
         return clock.now - start
     }
 
-    static let refreshLockKey: Int64 = 0x6F72_6269_7462_616C
 }

@@ -15,7 +15,7 @@ package struct FinanceService: Sendable {
     /// Adds an expense paid by `paidBy` and split among members (any member may add one).
     /// - Parameters:
     ///   - total: what was paid, more than zero.
-    ///   - date: the day it was spent; today (UTC) when nil.
+    ///   - date: the day it was spent; today in the community's time zone when nil.
     package func addExpense(
         in community: CommunityID, description: String, total: Money, paidBy: UserID, split: SplitMethod, date: CivilDate? = nil,
         category: ExpenseCategory = .other, receiptURL: String? = nil, linkedEvent: EventID? = nil, as actor: UserID
@@ -23,18 +23,19 @@ package struct FinanceService: Sendable {
         let description = try Validate.text(description, field: "description", limit: 500)
         try total.requirePositive()
         let splits = try SplitCalculator.splits(of: total.minorUnits, split)
-        let date = date ?? runner.today()
         let receiptURL = try Validate.url(receiptURL, field: "receipt_url")
         return try await runner.asUser(actor) { connection in
             try await runner.requireMember(actor, of: community, on: connection)
             try await runner.requireActiveMembers([paidBy] + splits.map(\.user), of: community, on: connection)
+            let day: CivilDate
+            if let date { day = date } else { day = try await runner.today(in: community, on: connection) }
             let id = TransactionID.random()
             try await connection.query(
                 """
                 INSERT INTO transactions (id, community_id, created_by, type, description, total_amount, currency, paid_by, category,
                     receipt_url, linked_event_id, transaction_date)
                 VALUES (\(id), \(community), \(actor), 'expense', \(description), \(Int32(total.minorUnits)), \(total.currency.code), \(paidBy),
-                    \(category)::expense_category, \(receiptURL), \(linkedEvent), \(date))
+                    \(category)::expense_category, \(receiptURL), \(linkedEvent), \(day))
                 """
             )
             try await insertSplits(splits, of: id, on: connection)

@@ -85,56 +85,67 @@ package struct LifecycleService: Sendable {
     }
 
     /// Hard-deletes what the retention policies say is past keeping, in batches of `batchSize`
-    /// rows per transaction (so a large purge never holds long locks), as an operator. Safe to
-    /// start twice: a second run finds the lock taken and does nothing. Idempotent.
+    /// rows per transaction (so a large purge never holds long locks), as an operator.
+    ///
+    /// Safe on several servers at once: each batch's transaction first takes a transaction-level
+    /// try-lock, so two runs never delete side by side; a run that finds the lock taken before
+    /// it deleted anything reports `ran: false` and stops, one that finds it taken later stops
+    /// where it is (the other run carries on). Nothing is held between transactions, which keeps
+    /// it correct behind a transaction-mode pooler. Idempotent.
     /// - Parameter dryRun: count only.
     package func runRetention(dryRun: Bool = false, batchSize: Int = 1000) async throws -> RetentionReport {
         guard (1...100_000).contains(batchSize) else { throw ServiceError.invalidInput(field: "batch_size", reason: "must be between 1 and 100000") }
         let now = runner.now()
-        return try await runner.pool.withConnection { connection in
-            let locked: Bool = try await connection.query("SELECT pg_try_advisory_lock(\(Self.retentionLockKey)) AS locked").single().decode("locked")
-            guard locked else { return RetentionReport(counts: [:], dryRun: dryRun, ran: false) }
-            do {
-                // Every table appears in the report, with 0 when nothing was due.
-                var counts: [String: Int] = [:]
+        // Every table appears in the report, with 0 when nothing was due.
+        var counts: [String: Int] = [:]
+        for rule in Self.retentionRules {
+            counts[rule.table] = 0
+            for child in rule.children { counts[child.table] = 0 }
+        }
+        if dryRun {
+            let due: [String: Int] = try await runner.asOperator { connection in
+                var due: [String: Int] = [:]
                 for rule in Self.retentionRules {
-                    counts[rule.table] = 0
-                    for child in rule.children { counts[child.table] = 0 }
-                }
-                for rule in Self.retentionRules {
-                    let cutoff = now.addingTimeInterval(-rule.keep)
-                    if dryRun {
-                        let all = try await connection.withTransaction(TransactionOptions(localSettings: ["role": "orbit_admin"])) { connection in
-                            try await connection.query(rule.select(cutoff, nil)).map { try $0.decode("id", as: UUID.self) }
-                        }
-                        counts[rule.table, default: 0] += all.count
-                        for child in rule.children where !all.isEmpty {
-                            counts[child.table, default: 0] += Int(try await connection.query(child.count(all)).single().decode(0, as: Int64.self))
-                        }
-                        continue
+                    let ids = try await connection.query(rule.select(now.addingTimeInterval(-rule.keep), nil)).map {
+                        try $0.decode("id", as: UUID.self)
                     }
-                    while true {
-                        let deleted = try await connection.withTransaction(TransactionOptions(localSettings: ["role": "orbit_admin"])) { connection in
-                            let ids = try await connection.query(rule.select(cutoff, batchSize)).map { try $0.decode("id", as: UUID.self) }
-                            guard !ids.isEmpty else { return 0 }
-                            for child in rule.children {
-                                counts[child.table, default: 0] += Int(
-                                    try await connection.query(child.count(ids)).single().decode(0, as: Int64.self))
-                            }
-                            let removed = try await connection.query("DELETE FROM \(unescaped: rule.table) WHERE id = ANY(\(ids))").affectedRows ?? 0
-                            counts[rule.table, default: 0] += removed
-                            return removed
-                        }
-                        if deleted == 0 { break }
+                    due[rule.table, default: 0] += ids.count
+                    for child in rule.children where !ids.isEmpty {
+                        due[child.table, default: 0] += Int(try await connection.query(child.count(ids)).single().decode(0, as: Int64.self))
                     }
                 }
-                try await connection.query("SELECT pg_advisory_unlock(\(Self.retentionLockKey))")
-                return RetentionReport(counts: counts, dryRun: dryRun, ran: true)
-            } catch {
-                _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.retentionLockKey))")
-                throw error
+                return due
+            }
+            return RetentionReport(counts: counts.merging(due, uniquingKeysWith: +), dryRun: true, ran: true)
+        }
+        var batches = 0
+        for rule in Self.retentionRules {
+            let cutoff = now.addingTimeInterval(-rule.keep)
+            while true {
+                // What one batch removed, per table; nil when another run holds the lock. (Counted
+                // in the transaction's result, so a retried transaction does not count twice.)
+                let batch: [String: Int]? = try await runner.asOperator { connection in
+                    let locked: Bool = try await connection.query("SELECT pg_try_advisory_xact_lock(\(Self.retentionLockKey)) AS locked")
+                        .single().decode("locked")
+                    guard locked else { return nil }
+                    let ids = try await connection.query(rule.select(cutoff, batchSize)).map { try $0.decode("id", as: UUID.self) }
+                    guard !ids.isEmpty else { return [:] }
+                    var removed: [String: Int] = [:]
+                    for child in rule.children {
+                        removed[child.table] = Int(try await connection.query(child.count(ids)).single().decode(0, as: Int64.self))
+                    }
+                    removed[rule.table] = try await connection.query("DELETE FROM \(unescaped: rule.table) WHERE id = ANY(\(ids))").affectedRows ?? 0
+                    return removed
+                }
+                guard let batch else {
+                    return RetentionReport(counts: batches == 0 ? [:] : counts, dryRun: false, ran: batches > 0)
+                }
+                batches += 1
+                counts.merge(batch, uniquingKeysWith: +)
+                if batch.isEmpty { break }
             }
         }
+        return RetentionReport(counts: counts, dryRun: false, ran: true)
     }
 
     // MARK: - Account deletion
@@ -184,43 +195,69 @@ package struct LifecycleService: Sendable {
     /// revoked; content stays. An account that became the last admin of a community with other
     /// members in the meantime is skipped (and reported). Returns (deleted, skipped).
     package func deleteDueAccounts() async throws -> (deleted: Int, skipped: Int) {
+        enum Outcome {
+            case none, deleted, skipped(UserID)
+        }
         let cutoff = runner.now().addingTimeInterval(-7 * Self.day)
-        let due = try await runner.asOperator { connection in
-            try await connection.query(
-                "SELECT id FROM users WHERE deletion_requested_at < \(cutoff) AND deleted_at IS NULL ORDER BY deletion_requested_at"
-            ).map { try $0.decode("id", as: UserID.self) }
-        }
         var deleted = 0
-        var skipped = 0
-        for user in due {
-            let done = try await runner.asOperator(user) { connection in
-                if try await lastAdminCommunity(of: user, on: connection) != nil { return false }
-                // A community the user is alone in goes with them (soft delete; retention purges it
-                // after 30 days); their membership there stays as it was.
-                try await connection.query(
-                    """
-                    UPDATE communities c SET deleted_at = now()
-                    WHERE c.deleted_at IS NULL AND EXISTS (SELECT FROM members m WHERE m.community_id = c.id AND m.user_id = \(user) AND m.left_at IS NULL)
-                      AND NOT EXISTS (SELECT FROM members o WHERE o.community_id = c.id AND o.left_at IS NULL AND o.user_id <> \(user))
-                    """
-                )
-                try await connection.query(
-                    "UPDATE members SET left_at = now() WHERE user_id = \(user) AND left_at IS NULL AND community_id IN (SELECT id FROM communities WHERE deleted_at IS NULL)"
-                )
-                try await connection.query("DELETE FROM family_members WHERE user_id = \(user)")
-                try await connection.query("UPDATE refresh_tokens SET revoked_at = now() WHERE user_id = \(user) AND revoked_at IS NULL")
-                try await connection.query(
-                    """
-                    UPDATE users SET display_name = '[Deleted User]', email = \("deleted-\(user)@deleted.invalid"), apple_id = \("deleted:\(user)"),
-                        avatar_url = NULL, deleted_at = now()
-                    WHERE id = \(user)
-                    """
-                )
-                try await runner.audit("account.deleted", by: user, community: nil, target: ("user", user.uuid), on: connection)
-                return true
+        var skipped: [UUID] = []
+        // One account per transaction. The account is chosen and locked by the statement that
+        // checks it is due, so a cancellation that commits first takes it out of the running,
+        // one that comes later waits and then finds the account deleted, and another server
+        // running this job at the same moment skips it (SKIP LOCKED) instead of deleting it twice.
+        while true {
+            let outcome: Outcome = try await runner.asOperator { connection in
+                guard
+                    let row = try await connection.query(
+                        """
+                        SELECT id FROM users
+                        WHERE deletion_requested_at < \(cutoff) AND deleted_at IS NULL AND id <> ALL(\(skipped))
+                        ORDER BY deletion_requested_at, id LIMIT 1
+                        FOR UPDATE SKIP LOCKED
+                        """
+                    ).first
+                else { return .none }
+                let user = try row.decode("id", as: UserID.self)
+                // The audit log and triggers see the account as the acting user.
+                try await connection.query("SELECT set_config('app.current_user_id', \(user.description), true)")
+                if try await lastAdminCommunity(of: user, on: connection) != nil { return .skipped(user) }
+                try await anonymize(user, on: connection)
+                return .deleted
             }
-            if done { deleted += 1 } else { skipped += 1 }
+            switch outcome {
+            case .none: return (deleted, skipped.count)
+            case .deleted: deleted += 1
+            case .skipped(let user): skipped.append(user.uuid)
+            }
         }
-        return (deleted, skipped)
+    }
+
+    /// Personal data anonymized, family members removed, memberships ended, sessions revoked;
+    /// content stays. A community the user is alone in goes with them (soft delete; retention
+    /// purges it after 30 days), and their membership there stays as it was.
+    private func anonymize(_ user: UserID, on connection: PostgresConnection) async throws {
+        try await connection.query(
+            """
+            UPDATE communities c SET deleted_at = now()
+            WHERE c.deleted_at IS NULL AND EXISTS (SELECT FROM members m WHERE m.community_id = c.id AND m.user_id = \(user) AND m.left_at IS NULL)
+              AND NOT EXISTS (SELECT FROM members o WHERE o.community_id = c.id AND o.left_at IS NULL AND o.user_id <> \(user))
+            """
+        )
+        try await connection.query(
+            """
+            UPDATE members SET left_at = now()
+            WHERE user_id = \(user) AND left_at IS NULL AND community_id IN (SELECT id FROM communities WHERE deleted_at IS NULL)
+            """
+        )
+        try await connection.query("DELETE FROM family_members WHERE user_id = \(user)")
+        try await connection.query("UPDATE refresh_tokens SET revoked_at = now() WHERE user_id = \(user) AND revoked_at IS NULL")
+        try await connection.query(
+            """
+            UPDATE users SET display_name = '[Deleted User]', email = \("deleted-\(user)@deleted.invalid"), apple_id = \("deleted:\(user)"),
+                avatar_url = NULL, deleted_at = now()
+            WHERE id = \(user) AND deleted_at IS NULL
+            """
+        )
+        try await runner.audit("account.deleted", by: user, community: nil, target: ("user", user.uuid), on: connection)
     }
 }

@@ -103,11 +103,6 @@ package struct RequestRunner: Sendable {
         }
     }
 
-    /// Today's date in UTC, by the services' clock.
-    func today() -> CivilDate {
-        CivilDate(containing: now())
-    }
-
     /// The configured media storage, or a clear refusal when this server has none.
     func requireStorage() throws -> any MediaStorage {
         guard let storage else { throw ServiceError.conflict("Media storage is not configured on this server.") }

@@ -77,6 +77,12 @@ package struct CivilDate: Hashable, Comparable, Sendable, CustomStringConvertibl
         self.init(dayNumber: Int((instant.timeIntervalSince1970 / 86_400).rounded(.down)))
     }
 
+    /// The day `instant` falls on in `zone` (a community's "today").
+    package init(containing instant: Date, in zone: TimeZone) {
+        let local = instant.timeIntervalSince1970 + Double(zone.secondsFromGMT(for: instant))
+        self.init(dayNumber: Int((local / 86_400).rounded(.down)))
+    }
+
     package init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let text = try container.decode(String.self)

@@ -280,7 +280,9 @@ struct BalancesCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
-            let duration = try await withServices(database) { try await $0.finances.refreshBalancesSnapshot() }
+            guard let duration = try await withServices(database, { try await $0.finances.refreshBalancesSnapshot() }) else {
+                throw CommandFailure("Another balances refresh is running; try again when it has finished.")
+            }
             print("Refreshed the balances snapshot in \(duration.wholeMilliseconds) ms.")
         }
     }

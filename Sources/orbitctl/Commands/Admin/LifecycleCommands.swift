@@ -60,25 +60,33 @@ struct JobsCommand: AsyncParsableCommand {
 
     struct Run: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Run the scheduled jobs once: reminders, account deletions past their grace period, retention, delivery."
+            abstract: "Run the scheduled jobs once, as `orbitctl serve` runs them every tick.",
+            discussion: """
+                Jobs: reminders, delivery, balances, accounts, retention, idempotency-keys. Any number of these
+                may run at once, on one machine or many: each job claims its work in the database. Delivery
+                without APNs configured prints one `notify` line per notification.
+                """
         )
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var clock: ClockOptions
+        @Option(name: .customLong("job"), help: ArgumentHelp("Run only this job (repeatable); default: all.", valueName: "name"))
+        var only: [String] = []
+
+        func validate() throws {
+            let known = Set(ScheduledJob.all(delivery: LoggingDelivery()).map(\.name))
+            if let unknown = only.first(where: { !known.contains($0) }) {
+                throw ValidationError("No job \(unknown); the jobs are \(known.sorted().joined(separator: ", ")).")
+            }
+        }
 
         func run() async throws {
-            let (reminders, accounts, retention, delivered) = try await withServices(database) { services in
+            let jobs = ScheduledJob.all(delivery: LoggingDelivery()).filter { only.isEmpty || only.contains($0.name) }
+            try await withServices(database) { services in
                 let services = clock.apply(to: services)
-                let reminders = try await services.notifications.sendReminders()
-                let accounts = try await services.lifecycle.deleteDueAccounts()
-                let retention = try await services.lifecycle.runRetention()
-                return (reminders, accounts, retention, try await services.notifications.deliverPending(using: LoggingDelivery()))
+                for job in jobs {
+                    print("\(job.name): \(try await job.runOnce(services))")
+                }
             }
-            print("Reminders created: \(reminders).")
-            print("Accounts deleted: \(accounts.deleted)\(accounts.skipped > 0 ? ", skipped (now last admin somewhere): \(accounts.skipped)" : "").")
-            print("Notifications delivered: \(delivered).")
-            print(
-                "Retention: "
-                    + retention.counts.filter { $0.value > 0 }.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
         }
     }
 }

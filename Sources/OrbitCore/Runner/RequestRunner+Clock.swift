@@ -1,0 +1,14 @@
+import Foundation
+import OrbitPostgres
+
+/// Each community's own clock: every civil-date rule (what is overdue, the days of a dues
+/// reminder, an expense's default date) uses the day in the community's `settings.timezone`,
+/// by the services' clock, not the UTC day.
+extension RequestRunner {
+    /// Today in `community`'s time zone (UTC when it has none set).
+    func today(in community: CommunityID, on connection: PostgresConnection) async throws -> CivilDate {
+        let zone = try await connection.query("SELECT settings ->> 'timezone' AS timezone FROM communities WHERE id = \(community)")
+            .first?.decode("timezone", as: String?.self)
+        return CivilDate(containing: now(), in: CommunitySettings(timezone: zone ?? nil).timeZone)
+    }
+}

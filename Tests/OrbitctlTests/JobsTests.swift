@@ -1,0 +1,106 @@
+import Foundation
+import LocalPostgres
+import OrbitPostgres
+import OrbitTestSupport
+import Testing
+
+/// The scheduled jobs run by several servers at once: here, several `orbitctl jobs run`
+/// processes started together against one database.
+@Suite("Scheduled jobs on several servers at once")
+struct JobsTests {
+    static let processes = 4
+
+    /// Starts `processes` runs of `orbitctl jobs run <arguments>` at the same moment.
+    func runConcurrently(_ cli: Orbitctl, _ arguments: [String]) async throws -> [ProcessOutput] {
+        try await withThrowingTaskGroup(of: ProcessOutput.self) { group in
+            for _ in 0..<Self.processes {
+                group.addTask { try await cli.run(arguments) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+    }
+
+    /// How often each notification id appears in the `notify <id> to …` lines of `runs`.
+    static func deliveries(in runs: [ProcessOutput]) -> [String: Int] {
+        var deliveries: [String: Int] = [:]
+        for run in runs {
+            for line in run.output.split(separator: "\n") where line.hasPrefix("notify ") {
+                deliveries[String(line.split(separator: " ")[1]), default: 0] += 1
+            }
+        }
+        return deliveries
+    }
+
+    @Test("four processes delivering at once deliver each notification exactly once")
+    func deliveryExactlyOnce() async throws {
+        try await withTestDatabase { database in
+            let cli = Orbitctl(database: database)
+            let ids: [String] = try await database.withConnection { connection in
+                try await connection.query(
+                    """
+                    WITH u AS (
+                        INSERT INTO users (apple_id, email, display_name)
+                        SELECT 'local.' || i, 'user' || i || '@example.com', 'User ' || i FROM generate_series(1, 30) i RETURNING id
+                    )
+                    INSERT INTO notifications (user_id, type, title, body)
+                    SELECT u.id, 'new_post', 'Post ' || n, 'Hello' FROM u, generate_series(1, 20) n
+                    RETURNING id::text
+                    """
+                ).map { try $0.decode(0, as: String.self) }
+            }
+            let expected = Set(ids)
+            #expect(expected.count == 600)
+
+            let runs = try await runConcurrently(cli, ["jobs", "run", "--job", "delivery"])
+            let failures = runs.filter { !$0.succeeded }.map(\.errors)
+            #expect(failures.isEmpty, "\(failures)")
+            let deliveries = Self.deliveries(in: runs)
+            #expect(Set(deliveries.keys) == expected)
+            let twice = deliveries.filter { $0.value > 1 }
+            #expect(twice.count == 0, "notifications delivered more than once")
+            let undelivered = try await database.withConnection { connection in
+                try await connection.query("SELECT count(*) FROM notifications WHERE delivered_at IS NULL").single().decode(0, as: Int64.self)
+            }
+            #expect(undelivered == 0)
+        }
+    }
+
+    @Test("four processes deleting due accounts at once delete each exactly once and keep the cancelled one")
+    func accountsDeletedOnce() async throws {
+        try await withTestDatabase { database in
+            let cli = Orbitctl(database: database)
+            let due: [String] = try await database.withConnection { connection in
+                try await connection.query(
+                    """
+                    INSERT INTO users (apple_id, email, display_name, deletion_requested_at)
+                    SELECT 'local.d' || i, 'due' || i || '@example.com', 'Due ' || i, now() - interval '8 days'
+                    FROM generate_series(1, 200) i RETURNING id::text
+                    """
+                ).map { try $0.decode(0, as: String.self) }
+            }
+            let kept = try #require(try await cli.json("user", "create", "--email", "kept@example.com", "--name", "Kept")["id"] as? String)
+            try await database.withConnection { connection in
+                try await connection.query(
+                    "UPDATE users SET deletion_requested_at = now() - interval '8 days' WHERE id = \(UUID(uuidString: kept))")
+            }
+            _ = try await cli.run("account", "cancel-deletion", "--as", "kept@example.com")
+
+            let runs = try await runConcurrently(cli, ["jobs", "run", "--job", "accounts"])
+            for run in runs { #expect(run.succeeded, "\(run.errors)") }
+            let (audited, deleted, keptDeleted) = try await database.withConnection { connection in
+                let audited = try await connection.query(
+                    "SELECT target_id::text, count(*) FROM audit_log WHERE action = 'account.deleted' GROUP BY target_id"
+                ).map { (try $0.decode(0, as: String.self), try $0.decode(1, as: Int64.self)) }
+                let deleted = try await connection.query("SELECT count(*) FROM users WHERE deleted_at IS NOT NULL").single()
+                    .decode(0, as: Int64.self)
+                let keptDeleted = try await connection.query("SELECT deleted_at IS NOT NULL FROM users WHERE id = \(UUID(uuidString: kept))")
+                    .single().decode(0, as: Bool.self)
+                return (audited, deleted, keptDeleted)
+            }
+            #expect(Set(audited.map(\.0)) == Set(due))
+            #expect(audited.filter { $0.1 != 1 }.count == 0, "accounts deleted more than once")
+            #expect(deleted == 200)
+            #expect(!keptDeleted)
+        }
+    }
+}
