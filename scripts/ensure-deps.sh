@@ -21,6 +21,17 @@ if [ "$(id -u)" = 0 ] && ! command -v runuser >/dev/null 2>&1; then
   missing+=(util-linux)
 fi
 
+# pgbouncer is optional: the pooler tests start it when it is installed and are skipped (saying
+# so) when it is not. As root it is installed when apt-get can; a failure here is not fatal.
+if ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "Installing pgbouncer (for the pooler tests) …" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  if ! apt-get install -y -qq --no-install-recommends pgbouncer >&2 2>/dev/null; then
+    apt-get update -qq >&2 && apt-get install -y -qq --no-install-recommends pgbouncer >&2 \
+      || echo "warning: could not install pgbouncer; the pooler tests will be skipped" >&2
+  fi
+fi
+
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

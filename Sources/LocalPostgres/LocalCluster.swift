@@ -33,6 +33,10 @@ package struct LocalCluster: Sendable {
         "full_page_writes": "off",
         "max_connections": "300",
         "shared_buffers": "128MB",
+        // Every test clones a database (CREATE DATABASE writes it to the WAL): no checkpoint
+        // should interrupt a run because of that.
+        "max_wal_size": "16GB",
+        "checkpoint_timeout": "1h",
     ]
 
     package init(
@@ -112,6 +116,32 @@ package struct LocalCluster: Sendable {
         )
         guard result.succeeded else {
             throw LocalPostgresError("initdb failed for \(dataDirectory):\n\(result.output)")
+        }
+    }
+
+    /// Makes this cluster, not yet initialized, a hot standby of `primary` (running): copies it
+    /// with `pg_basebackup -R`, which also writes `standby.signal` and the connection to the
+    /// primary, and streams its WAL from then on. Start it afterwards.
+    package func makeStandby(of primary: LocalCluster) async throws {
+        let parent = (dataDirectory as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        try account.makePrivateDirectory(dataDirectory)
+        if socketDirectory != dataDirectory { try account.makePrivateDirectory(socketDirectory) }
+        let result = try await account.run(
+            installation.program("pg_basebackup"),
+            [
+                "-D", dataDirectory, "-h", primary.socketDirectory, "-p", String(primary.port), "-U", primary.superuser,
+                "-X", "stream", "-R", "-c", "fast", "--no-sync",
+            ]
+        )
+        guard result.succeeded else {
+            throw LocalPostgresError("pg_basebackup of \(primary.dataDirectory) into \(dataDirectory) failed:\n\(result.output)")
+        }
+        // The copy holds the primary's socket lock file and log (its socket lives in its data
+        // directory): neither belongs to the standby.
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: dataDirectory)) ?? []
+        where entry.hasPrefix(".s.PGSQL.") || entry == "server.log" {
+            try FileManager.default.removeItem(atPath: "\(dataDirectory)/\(entry)")
         }
     }
 

@@ -161,9 +161,14 @@ struct ProblemMiddleware: RouterMiddleware {
         var context = context
         context.logger[metadataKey: "request_id"] = .string(context.requestID)
         var response: Response
+        // Read-your-writes across servers: the position the client's last write reached, and
+        // (below) the position of this request's write, for the client to send next time.
+        let consistency = RequestConsistency(readAfter: request.headers[APIHeaders.readAfter])
         do {
             // The client's address reaches the audit log through the service layer.
-            response = try await RequestRunner.$clientAddress.withValue(context.remoteAddress) { try await next(request, context) }
+            response = try await RequestRunner.$clientAddress.withValue(context.remoteAddress) {
+                try await RequestRunner.$consistency.withValue(consistency) { try await next(request, context) }
+            }
         } catch {
             response = problem(for: error, request: request, context: context).response(requestID: context.requestID)
             if response.status == .methodNotAllowed {
@@ -171,6 +176,7 @@ struct ProblemMiddleware: RouterMiddleware {
             }
         }
         response.headers[.requestID] = context.requestID
+        if let wrote = consistency.wrote { response.headers[APIHeaders.readAfter] = wrote }
         let elapsed = ContinuousClock.now - started
         let route = context.endpointPath ?? "unmatched"
         metrics.record(method: request.method.rawValue, route: route, status: response.status.code, duration: elapsed)
@@ -227,6 +233,10 @@ struct ProblemMiddleware: RouterMiddleware {
 enum APIHeaders {
     static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
     static let idempotentReplayed = HTTPField.Name("Idempotent-Replayed")!
+    /// Read-your-writes with read replicas: a response to a request that wrote carries the
+    /// primary's WAL position after it; a request that carries it back reads only from a
+    /// replica that has replayed that far (any server of the fleet honours it).
+    static let readAfter = HTTPField.Name("Orbit-Read-After")!
 }
 
 extension HTTPField.Name {

@@ -68,7 +68,8 @@ package struct OrbitAPI: Sendable {
         router.add(middleware: ProblemMiddleware(metrics: metrics, routes: routes))
         if let origin = configuration.corsOrigin {
             router.add(
-                middleware: CORSMiddleware(allowOrigin: .custom(origin), allowHeaders: [.authorization, .contentType, APIHeaders.idempotencyKey]))
+                middleware: CORSMiddleware(
+                    allowOrigin: .custom(origin), allowHeaders: [.authorization, .contentType, APIHeaders.idempotencyKey, APIHeaders.readAfter]))
         }
         addOperationRoutes(to: router)
         addAuthRoutes(to: router.group())
@@ -96,7 +97,7 @@ package struct OrbitAPI: Sendable {
         Application(
             router: makeRouter(),
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            services: [PoolService(pool: services.pool)] + extraServices,
+            services: [PoolService(pool: services.pool, replicas: services.runner.replicas)] + extraServices,
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )
@@ -107,10 +108,12 @@ package struct OrbitAPI: Sendable {
 /// shuts it down last, after the HTTP server has finished its requests.
 struct PoolService: Service {
     let pool: ConnectionPool
+    let replicas: ReadReplicas?
 
     func run() async throws {
-        // Cancellation means the group is going down too: close the pool either way.
+        // Cancellation means the group is going down too: close the pools either way.
         try? await gracefulShutdown()
         await pool.close()
+        await replicas?.close()
     }
 }

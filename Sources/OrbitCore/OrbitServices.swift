@@ -8,8 +8,11 @@ package import OrbitPostgres
 package struct OrbitServices: Sendable {
     package var runner: RequestRunner
 
-    package init(pool: ConnectionPool, storage: (any MediaStorage)? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
-        runner = RequestRunner(pool: pool, storage: storage, now: now)
+    package init(
+        pool: ConnectionPool, replicas: ReadReplicas? = nil, storage: (any MediaStorage)? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        runner = RequestRunner(pool: pool, replicas: replicas, storage: storage, now: now)
     }
 
     package var pool: ConnectionPool { runner.pool }

@@ -1,23 +1,32 @@
 import Foundation
 import OrbitCore
 import OrbitPostgres
+import OrbitTestSupport
 import Testing
 
-/// Behind a transaction-mode pooler (scripts/pgbouncer-test.sh starts pgbouncer with 2 server
-/// connections and sets ORBIT_PGBOUNCER_URL): two users' requests interleave on the same server
-/// connections, and neither ever sees the other's rows, because the role and the acting user
-/// are set per transaction (`SET LOCAL`), never per session. Skipped without the variable.
+/// Behind a transaction-mode pooler (pgbouncer with 2 server connections, started by the test
+/// in front of its cluster): two users' requests interleave on the same server connections, and
+/// neither ever sees the other's rows, because the role and the acting user are set per
+/// transaction (`SET LOCAL`), never per session.
 @Suite(
     "The service layer through pgbouncer in transaction mode",
-    .enabled(if: ProcessInfo.processInfo.environment["ORBIT_PGBOUNCER_URL"] != nil, "needs scripts/pgbouncer-test.sh")
+    .enabled(if: pgBouncerUnavailable() == nil, "needs pgbouncer (scripts/ensure-deps.sh installs it) and the tests' own cluster")
 )
 struct PgBouncerTests {
     @Test("two users interleaving requests through pgbouncer in transaction mode never see each other's rows")
     func twoUsersInterleavingRequestsThroughPgbouncerIn() async throws {
-        let url = try #require(ProcessInfo.processInfo.environment["ORBIT_PGBOUNCER_URL"])
-        var configuration = try PostgresConfiguration(connectionString: url)
-        // Named prepared statements do not survive a transaction behind the pooler.
-        configuration.statementCacheCapacity = 0
+        try await withTestDatabase { database in
+            try await withPgBouncer { bouncer in
+                var configuration = PostgresConfiguration(
+                    parameters: bouncer.connectionParameters(database: database.name).map { (keyword: $0.0, value: $0.1) })
+                // Named prepared statements do not survive a transaction behind the pooler.
+                configuration.statementCacheCapacity = 0
+                try await interleave(configuration)
+            }
+        }
+    }
+
+    func interleave(_ configuration: PostgresConfiguration) async throws {
         let pool = ConnectionPool(configuration: configuration, options: .init(maxConnections: 8, acquireTimeout: .seconds(30)))
         let services = OrbitServices(pool: pool)
         let suffix = UUID().uuidString.prefix(8).lowercased()

@@ -7,6 +7,24 @@ import Testing
 /// Runs the orbitctl binary that `swift build --build-tests` built beside the tests.
 struct Orbitctl {
     let database: TestDatabase
+    /// Where orbitctl connects: the test database, or (for pooler tests) pgbouncer in front of it.
+    var databaseURL: String?
+    /// More environment for each run (`ORBIT_POOLER`, …).
+    var environment: [String: String] = [:]
+
+    init(database: TestDatabase, databaseURL: String? = nil, environment: [String: String] = [:]) {
+        self.database = database
+        self.databaseURL = databaseURL
+        self.environment = environment
+    }
+
+    /// The process environment of a run.
+    var runEnvironment: [String: String] {
+        var result = ProcessInfo.processInfo.environment
+        result["DATABASE_URL"] = databaseURL ?? database.connectionString
+        result.merge(environment) { $1 }
+        return result
+    }
 
     static var path: String {
         if let path = ProcessInfo.processInfo.environment["ORBITCTL"], !path.isEmpty { return path }
@@ -24,9 +42,7 @@ struct Orbitctl {
 
     @discardableResult
     func run(_ arguments: [String]) async throws -> ProcessOutput {
-        var environment = ProcessInfo.processInfo.environment
-        environment["DATABASE_URL"] = database.connectionString
-        return try await Subprocess.run(Self.path, arguments, environment: environment, separateErrors: true)
+        try await Subprocess.run(Self.path, arguments, environment: runEnvironment, separateErrors: true)
     }
 
     /// Runs a command that must succeed with `--json`, and decodes its output.
@@ -39,9 +55,7 @@ struct Orbitctl {
     }
 
     private func decoded(_ arguments: [String]) async throws -> Any {
-        var environment = ProcessInfo.processInfo.environment
-        environment["DATABASE_URL"] = database.connectionString
-        let result = try await Subprocess.run(Self.path, arguments + ["--json"], environment: environment, separateErrors: true)
+        let result = try await Subprocess.run(Self.path, arguments + ["--json"], environment: runEnvironment, separateErrors: true)
         try #require(result.succeeded, "orbitctl \(arguments.joined(separator: " ")) failed: \(result.errors)")
         return try JSONSerialization.jsonObject(with: Data(result.output.utf8))
     }

@@ -58,7 +58,7 @@ package struct CommunityService: Sendable {
 
     /// The acting user's communities, by name.
     package func mine(as actor: UserID) async throws -> [Community] {
-        try await runner.asUser(actor) { connection in
+        try await runner.asUserReading(actor) { connection in
             try await connection.query("SELECT \(unescaped: Community.columns) FROM communities ORDER BY name, id").map(Community.init(row:))
         }
     }

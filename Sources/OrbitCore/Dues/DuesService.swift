@@ -42,7 +42,7 @@ package struct DuesService: Sendable {
     }
 
     package func list(in community: CommunityID, as actor: UserID) async throws -> [Dues] {
-        try await runner.asUser(actor) { connection in
+        try await runner.asUserReading(actor) { connection in
             try await runner.requireMember(actor, of: community, on: connection)
             return try await connection.query(
                 "SELECT \(unescaped: Dues.columns) FROM dues WHERE community_id = \(community) ORDER BY due_date DESC, created_at DESC"
@@ -110,7 +110,7 @@ package struct DuesService: Sendable {
 
     /// Each member who owes the dues: due, paid, outstanding, status and whether it is overdue.
     package func report(_ id: DuesID, as actor: UserID?) async throws -> [DuesStatus] {
-        try await runner.asUserOrOperator(actor) { connection in
+        try await runner.asUserReadingOrOperator(actor) { connection in
             let dues = try await Self.dues(id, on: connection)
             if let actor { try await runner.requireMember(actor, of: dues.communityID, on: connection) }
             return try await Self.report(for: dues, today: try await runner.today(in: dues.communityID, on: connection), on: connection)

@@ -12,7 +12,7 @@ extension EventService {
         guard from < to, to.timeIntervalSince(from) <= 92 * 86_400 else {
             throw ServiceError.invalidInput(field: "to", reason: "must be after from, at most 92 days later")
         }
-        return try await runner.asUserOrOperator(actor) { connection in
+        return try await runner.asUserReadingOrOperator(actor) { connection in
             if let actor { try await runner.requireMember(actor, of: community, on: connection) }
             return try await Self.calendar(of: community, from: from, to: to, limit: limit, on: connection)
         }

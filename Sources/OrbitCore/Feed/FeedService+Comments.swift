@@ -73,7 +73,7 @@ extension FeedService {
     /// the previous page). Deleted comments appear (without content) only while they have replies.
     package func comments(on post: PostID, limit: Int = 50, after: CommentID? = nil, as actor: UserID) async throws -> [Comment] {
         try Validate.limit(limit, in: 1...200)
-        return try await runner.asUser(actor) { connection in
+        return try await runner.asUserReading(actor) { connection in
             _ = try await self.post(post, reader: actor, on: connection)
             return try await connection.query(
                 """

@@ -98,7 +98,7 @@ package struct FeedService: Sendable {
     package func page(of community: CommunityID, limit: Int = 20, cursor: String? = nil, as actor: UserID) async throws -> FeedPage {
         try Validate.limit(limit, in: 1...100)
         let after = try cursor.map(FeedCursor.init(decoding:))
-        return try await runner.asUser(actor) { connection in
+        return try await runner.asUserReading(actor) { connection in
             try await runner.requireMember(actor, of: community, on: connection)
             let rows: PostgresRows
             if let after {

@@ -111,7 +111,7 @@ package struct FinanceService: Sendable {
     /// A community's expenses and settlements, newest first.
     package func expenses(in community: CommunityID, limit: Int = 50, as actor: UserID) async throws -> [Expense] {
         try Validate.limit(limit, in: 1...500)
-        return try await runner.asUser(actor) { connection in
+        return try await runner.asUserReading(actor) { connection in
             try await runner.requireMember(actor, of: community, on: connection)
             let rows = try await connection.query(
                 """

@@ -61,7 +61,7 @@ package struct MediaService: Sendable {
     /// A community's media, newest first.
     package func list(of community: CommunityID, limit: Int = 50, as actor: UserID) async throws -> [Media] {
         try Validate.limit(limit, in: 1...200)
-        return try await runner.asUser(actor) { connection in
+        return try await runner.asUserReading(actor) { connection in
             try await runner.requireMember(actor, of: community, on: connection)
             return try await connection.query(
                 "SELECT \(unescaped: Media.columns) FROM media WHERE community_id = \(community) ORDER BY created_at DESC, id DESC LIMIT \(limit)"

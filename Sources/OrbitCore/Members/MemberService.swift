@@ -13,7 +13,7 @@ package struct MemberService: Sendable {
     /// Members of a community, active ones first (the acting user must be a member).
     /// - Parameter includeFormer: also list people who left.
     package func list(of community: CommunityID, includeFormer: Bool = false, as actor: UserID) async throws -> [Member] {
-        try await runner.asUser(actor) { connection in
+        try await runner.asUserReading(actor) { connection in
             try await runner.requireMember(actor, of: community, on: connection)
             return try await Self.list(of: community, includeFormer: includeFormer, on: connection)
         }

@@ -17,9 +17,15 @@ package struct RequestRunner: Sendable {
     package var now: @Sendable () -> Date
     /// Where uploads are kept; media operations need it.
     package var storage: (any MediaStorage)?
+    /// Hot standbys for the reads that may be slightly stale (`asUserReading`); nil: all on `pool`.
+    package let replicas: ReadReplicas?
 
-    package init(pool: ConnectionPool, storage: (any MediaStorage)? = nil, now: @escaping @Sendable () -> Date = { Date() }) {
+    package init(
+        pool: ConnectionPool, replicas: ReadReplicas? = nil, storage: (any MediaStorage)? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.pool = pool
+        self.replicas = replicas
         self.storage = storage
         self.now = now
     }
@@ -30,11 +36,13 @@ package struct RequestRunner: Sendable {
     /// `ip_address`. The HTTP API binds it around each request; the CLI leaves it nil.
     @TaskLocal package static var clientAddress: String?
 
-    /// Runs `body` as one request of `user`.
+    /// Runs `body` as one request of `user`, on the primary.
     package func asUser<Result: Sendable>(_ user: UserID, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
         var settings = ["role": "orbit_app", "app.current_user_id": user.description]
         settings["app.client_address"] = Self.clientAddress
-        return try await transaction(settings, body)
+        let result = try await transaction(settings, body)
+        await rememberWrite(of: user)
+        return result
     }
 
     /// Runs `body` as an operator (`orbit_admin`, which bypasses row-level security); `user`,
@@ -48,10 +56,10 @@ package struct RequestRunner: Sendable {
         return try await transaction(settings, body)
     }
 
-    /// `asUser` when there is an acting user, an operator request otherwise (reads that the CLI
-    /// offers both ways).
-    func asUserOrOperator<Result: Sendable>(_ user: UserID?, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
-        if let user { return try await asUser(user, body) }
+    /// `asUserReading` (a read that may come from a replica) when there is an acting user, an
+    /// operator request otherwise (reads that the CLI offers both ways).
+    func asUserReadingOrOperator<Result: Sendable>(_ user: UserID?, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+        if let user { return try await asUserReading(user, body) }
         return try await asOperator(nil, body)
     }
 
@@ -65,8 +73,8 @@ package struct RequestRunner: Sendable {
         }
     }
 
-    /// Runs a whole transaction again when PostgreSQL aborted it for a serialization failure or
-    /// a deadlock (40001, 40P01), up to `attempts` times with a short random pause. Safe for
+    /// Runs a whole transaction again when PostgreSQL aborted it for a reason that a retry cures
+    /// (`isRetryable`), up to `attempts` times with a short random pause. Safe for
     /// every service operation: each is one transaction whose body only talks to the database
     /// (an upload writes its file to the same new path again), so an aborted attempt leaves
     /// nothing behind.
@@ -75,16 +83,23 @@ package struct RequestRunner: Sendable {
         while true {
             do {
                 return try await transaction()
-            } catch let error as PostgresError where (error.isSerializationFailure || error.isDeadlock) && attempt < attempts {
+            } catch let error as PostgresError where Self.isRetryable(error) && attempt < attempts {
                 attempt += 1
                 try await Task.sleep(for: .milliseconds(Int.random(in: 1...(10 << attempt))))
             }
         }
     }
 
+    /// A serialization failure or a deadlock (40001, 40P01), or a prepared statement that was
+    /// not on the server connection behind a transaction-mode pooler (26000, 42P05: the client
+    /// has switched to unnamed statements by then, so the retry goes through).
+    static func isRetryable(_ error: PostgresError) -> Bool {
+        error.isSerializationFailure || error.isDeadlock || error.sqlState == "26000" || error.sqlState == "42P05"
+    }
+
     /// Turns the database's refusals into domain errors; the database is the last word on the
     /// rules it holds (row-level security, constraints).
-    private func mappingErrors<Result>(_ body: () async throws -> Result) async throws -> Result {
+    func mappingErrors<Result>(_ body: () async throws -> Result) async throws -> Result {
         do {
             return try await body()
         } catch let error as PostgresError where error.code == .server {

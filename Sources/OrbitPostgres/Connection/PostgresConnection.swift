@@ -13,9 +13,9 @@ import Synchronization
 /// Cancelling the task that waits for a statement cancels the statement on the server
 /// (`PQcancel`) and leaves the connection usable.
 public final class PostgresConnection: @unchecked Sendable {
-    // @unchecked Sendable: `handle`, `statements` and `transactionDepth` are touched only on
-    // `thread` (inside `thread.run` or by code already running there); `status` is atomic and
-    // everything else is immutable.
+    // @unchecked Sendable: `handle`, `statements`, `transactionDepth`, `missingStatements` and
+    // `pendingDeallocations` are touched only on `thread` (inside `thread.run` or by code already
+    // running there); `status` and `poolerDetected` are atomic and everything else is immutable.
     public let configuration: PostgresConfiguration
     public let logger: Logger
     /// The server process serving this connection (`pg_backend_pid()`).
@@ -27,6 +27,11 @@ public final class PostgresConnection: @unchecked Sendable {
     private var handle: OpaquePointer?
     private var statements: StatementCache
     private var transactionDepth = 0
+    /// Statements reported missing by the server (see `execute`).
+    private var missingStatements = 0
+    /// Evicted statements to deallocate at the next idle moment.
+    private var pendingDeallocations: [String] = []
+    private let poolerDetected = Atomic<Bool>(false)
     private let canceller: StatementCanceller
     private let notices: NoticeReceiver
     private let status = Atomic<UInt8>(Status.open.rawValue)
@@ -334,31 +339,48 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     /// Executes a parameterized statement, through the statement cache when it is enabled.
+    ///
+    /// Behind a transaction-mode pooler a prepared statement lives on one server connection
+    /// while the next transaction may run on another: the server then reports the statement
+    /// missing (26000) or, for a name it already has, duplicate (42P05). The first such report
+    /// inside a transaction, a second one outside, or any duplicate, turns the cache off for
+    /// good: statements go unnamed from then on (`detectedPooler`). A failure inside a
+    /// transaction is still thrown (the transaction is aborted); the caller retries it.
     func execute(_ query: PostgresQuery, on connection: OpaquePointer) throws -> PostgresRows {
         if var error = query.binds.encodingError {
             error.query = query.sql
             throw error
         }
-        guard statements.isEnabled else {
-            let result = query.binds.withLibpqArguments { count, types, values, lengths, formats in
-                PQexecParams(connection, query.sql, count, types, values, lengths, formats, 0)
-            }
-            return try check(result, connection, sql: query.sql)
-        }
+        guard statements.isEnabled else { return try executeUnnamed(query, on: connection) }
+        let idle = PQtransactionStatus(connection) == PQTRANS_IDLE
+        if idle { deallocatePending(on: connection) }
         let key = StatementCache.Key(query)
         if let name = statements.name(for: key) {
-            let wasIdle = PQtransactionStatus(connection) == PQTRANS_IDLE
             do {
                 return try executePrepared(name, query, on: connection)
-            } catch let error as PostgresError where wasIdle && Self.isStalePreparedStatement(error) {
-                // Deallocated behind our back (DISCARD ALL, a pooler) or its result type changed
-                // with the schema: prepare it again. Only outside a transaction, which the
-                // failure would otherwise have aborted.
+            } catch let error as PostgresError where error.sqlState == "26000" {
+                missingStatements += 1
+                guard idle, missingStatements == 1 else {
+                    disableStatementCache(because: error)
+                    if idle { return try executeUnnamed(query, on: connection) }
+                    throw error
+                }
+                // Deallocated behind our back once (DISCARD ALL): prepare it again. Only
+                // outside a transaction, which the failure would otherwise have aborted.
+                statements.remove(key)
+            } catch let error as PostgresError where idle && Self.isStalePreparedStatement(error) {
+                // Its result type changed with the schema: prepare it again.
                 statements.remove(key)
             }
         }
         let name = statements.makeName()
-        try prepare(name, query, on: connection)
+        do {
+            try prepare(name, query, on: connection)
+        } catch let error as PostgresError where error.sqlState == "42P05" {
+            disableStatementCache(because: error)
+            if idle { return try executeUnnamed(query, on: connection) }
+            throw error
+        }
         if let evicted = statements.insert(key, name: name) {
             deallocate(evicted, on: connection)
         }
@@ -367,6 +389,40 @@ public final class PostgresConnection: @unchecked Sendable {
         // check reaches the server after the Execute message does.)
         if canceller.isCancelRequested { throw CancellationError() }
         return try executePrepared(name, query, on: connection)
+    }
+
+    private func executeUnnamed(_ query: PostgresQuery, on connection: OpaquePointer) throws -> PostgresRows {
+        let result = query.binds.withLibpqArguments { count, types, values, lengths, formats in
+            PQexecParams(connection, query.sql, count, types, values, lengths, formats, 0)
+        }
+        return try check(result, connection, sql: query.sql)
+    }
+
+    /// Turns the statement cache off after evidence of a transaction-mode pooler.
+    private func disableStatementCache(because error: PostgresError) {
+        guard statements.isEnabled else { return }
+        statements.disable()
+        pendingDeallocations.removeAll()
+        poolerDetected.store(true, ordering: .relaxed)
+        logger.warning(
+            """
+            prepared statements do not survive between transactions on this connection (a transaction-mode pooler?): \
+            sending unnamed statements from now on; set statementCacheCapacity = 0 (orbitctl: --pooler transaction) to start so
+            """,
+            metadata: ["postgres.sqlstate": "\(error.sqlState ?? "")"]
+        )
+    }
+
+    /// Whether this connection switched to unnamed statements because prepared ones did not
+    /// survive between its transactions; a pool passes the news on to its other connections.
+    public var detectedPooler: Bool { poolerDetected.load(ordering: .relaxed) }
+
+    /// Sends unnamed statements from now on (a pool that learned of a transaction-mode pooler).
+    func disableStatementCacheOnThread() {
+        guard statements.isEnabled else { return }
+        statements.disable()
+        pendingDeallocations.removeAll()
+        poolerDetected.store(true, ordering: .relaxed)
     }
 
     static func isStalePreparedStatement(_ error: PostgresError) -> Bool {
@@ -402,9 +458,26 @@ public final class PostgresConnection: @unchecked Sendable {
         return try check(result, connection, sql: query.sql)
     }
 
+    /// Deallocates an evicted statement now when idle, or at the next idle moment: inside a
+    /// transaction a DEALLOCATE that fails (the statement lives on another server connection,
+    /// behind a pooler) would abort the caller's transaction.
     private func deallocate(_ name: String, on connection: OpaquePointer) {
-        // Names are `orbit_s<n>`, so splicing one into the statement is safe.
-        guard PQtransactionStatus(connection) != PQTRANS_INERROR else { return }
+        guard PQtransactionStatus(connection) == PQTRANS_IDLE else {
+            pendingDeallocations.append(name)
+            return
+        }
+        deallocateNow(name, on: connection)
+    }
+
+    private func deallocatePending(on connection: OpaquePointer) {
+        guard !pendingDeallocations.isEmpty else { return }
+        let names = pendingDeallocations
+        pendingDeallocations.removeAll()
+        for name in names { deallocateNow(name, on: connection) }
+    }
+
+    private func deallocateNow(_ name: String, on connection: OpaquePointer) {
+        // Names are `orbit_<hex>_s<n>`, so splicing one into the statement is safe.
         let result = PQexec(connection, "DEALLOCATE \(name)")
         if result.map({ PQresultStatus($0) }) != PGRES_COMMAND_OK {
             logger.debug("could not deallocate a cached statement", metadata: ["error": "\(errorMessage(connection))"])

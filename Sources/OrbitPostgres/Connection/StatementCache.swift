@@ -29,16 +29,27 @@ struct StatementCache {
         var lastUse: UInt64
     }
 
-    let capacity: Int
+    private(set) var capacity: Int
     private var entries: [Key: Entry] = [:]
     private var clock: UInt64 = 0
     private var nextNumber = 0
+    /// Names are unique to this client connection, not only within it: behind a pooler a
+    /// server connection may hold other clients' statements, and a name of ours must never
+    /// run one of theirs.
+    private let prefix = "orbit_" + String(UInt32.random(in: .min ... .max), radix: 16) + "_s"
 
     init(capacity: Int) {
         self.capacity = max(0, capacity)
     }
 
     var isEnabled: Bool { capacity > 0 }
+
+    /// Stops caching: every statement is sent unnamed from now on (the server connection
+    /// behind this one changes between transactions, as behind a transaction-mode pooler).
+    mutating func disable() {
+        capacity = 0
+        entries.removeAll()
+    }
     var count: Int { entries.count }
 
     /// The statement's name if it is prepared, marking it as just used.
@@ -49,10 +60,10 @@ struct StatementCache {
         return entries.values[index].name
     }
 
-    /// A name for a statement about to be prepared. Names are `orbit_s<n>`: no quoting needed.
+    /// A name for a statement about to be prepared: `orbit_<random hex>_s<n>`, no quoting needed.
     mutating func makeName() -> String {
         nextNumber += 1
-        return "orbit_s\(nextNumber)"
+        return prefix + String(nextNumber)
     }
 
     /// Records a prepared statement; returns the name of the statement evicted to make room.

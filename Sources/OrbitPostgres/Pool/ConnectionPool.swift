@@ -29,6 +29,8 @@ public final class ConnectionPool: Sendable {
     public let options: Options
     let logger: Logger
     private let state: Mutex<PoolState>
+    /// A connection of this pool found a transaction-mode pooler (see `PostgresConnection.execute`).
+    private let poolerDetected = Atomic<Bool>(false)
 
     public init(
         configuration: PostgresConfiguration,
@@ -58,11 +60,23 @@ public final class ConnectionPool: Sendable {
                     release(connection, reusable: false)
                     return .unusable
                 }
+                // One connection found its prepared statements vanishing between transactions (a
+                // transaction-mode pooler): the others send unnamed statements too.
+                if poolerDetected.load(ordering: .relaxed) && !connection.detectedPooler {
+                    do {
+                        try await connection.onThread { connection.disableStatementCacheOnThread() }
+                    } catch {
+                        // Only a closed connection refuses; the body's first statement says so.
+                        logger.debug("could not switch a connection to unnamed statements", metadata: ["error": "\(error)"])
+                    }
+                }
                 do {
                     let result = try await connection.withCancellationScope { try await body(connection) }
+                    if connection.detectedPooler { poolerDetected.store(true, ordering: .relaxed) }
                     release(connection, reusable: await isReusable(connection))
                     return .finished(result)
                 } catch {
+                    if connection.detectedPooler { poolerDetected.store(true, ordering: .relaxed) }
                     release(connection, reusable: await isReusable(connection))
                     throw error
                 }

@@ -57,7 +57,7 @@ extension Migrate {
         func run() async throws {
             output.bootstrapLogging()
             let migrator = Migrator(
-                configuration: try database.configuration(),
+                configuration: try database.directConfiguration(),
                 catalog: try source.catalog(),
                 lockTimeout: .seconds(lockTimeout)
             )
@@ -96,7 +96,7 @@ extension Migrate {
 
         func run() async throws {
             output.bootstrapLogging()
-            let migrator = Migrator(configuration: try database.configuration(), catalog: try source.catalog())
+            let migrator = Migrator(configuration: try database.directConfiguration(), catalog: try source.catalog())
             let status = try await migrator.status()
             if json {
                 try printJSON(

@@ -65,7 +65,8 @@ struct APIOptions: ParsableArguments {
     /// Runs the API over `pool` until `shutdown` returns (or SIGTERM/SIGINT when nil), then
     /// finishes requests in flight and closes the pool.
     func serve(
-        pool: ConnectionPool, host: String, port: Int, devAuth: Bool, logger: Logger, warnAboutRandomSecret: Bool = true,
+        pool: ConnectionPool, replicas: ReadReplicas? = nil, host: String, port: Int, devAuth: Bool, logger: Logger,
+        warnAboutRandomSecret: Bool = true,
         onRunning: @escaping @Sendable (Int) async -> Void, shutdown: (@Sendable () async -> Void)?
     ) async throws {
         let (secret, random) = Self.accessTokenSecret()
@@ -73,7 +74,11 @@ struct APIOptions: ParsableArguments {
             logger.warning("ORBIT_JWT_SECRET is not set: access tokens are signed with a random key and stop working when this process ends.")
         }
         let storage = LocalDirectoryStorage(root: URL(fileURLWithPath: mediaDirectory, isDirectory: true).standardizedFileURL)
-        let services = OrbitServices(pool: pool, storage: storage)
+        let services = OrbitServices(pool: pool, replicas: replicas, storage: storage)
+        if let replicas {
+            logger.info(
+                "reads that may be slightly stale go to \(replicas.configurations.count) replica(s); writes and read-your-writes to the primary")
+        }
         let api: OrbitAPI
         do {
             api = try OrbitAPI(
@@ -82,6 +87,7 @@ struct APIOptions: ParsableArguments {
             )
         } catch let error as APIConfigurationError {
             await pool.close()
+            await replicas?.close()
             throw CommandFailure(error.description)
         }
         let jobServices: [any Service] = jobs ? [ScheduledJobs(services: services, delivery: LoggingDelivery(), logger: logger)] : []
@@ -146,9 +152,10 @@ struct Serve: AsyncParsableCommand {
         }
         let logger = Logger(label: "orbit.api")
         let pool = ConnectionPool(configuration: try database.configuration(), options: .init(maxConnections: api.poolSize))
+        let replicas = try database.makeReplicas(maxConnections: api.poolSize)
         let host = host
         try await api.serve(
-            pool: pool, host: host, port: port, devAuth: devAuth, logger: logger,
+            pool: pool, replicas: replicas, host: host, port: port, devAuth: devAuth, logger: logger,
             onRunning: { port in
                 print("OrbitCove API listening on http://\(host.contains(":") ? "[\(host)]" : host):\(port)")
                 fflush(nil)

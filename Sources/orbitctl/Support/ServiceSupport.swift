@@ -63,15 +63,19 @@ struct Timestamp: ExpressibleByArgument {
 /// sentence.
 func withServices<Result>(_ database: DatabaseOptions, _ body: (OrbitServices) async throws -> Result) async throws -> Result {
     let pool = ConnectionPool(configuration: try database.configuration(), options: .init(maxConnections: 2, acquireTimeout: .seconds(15)))
+    let replicas = try database.makeReplicas(maxConnections: 2)
     do {
-        let result = try await body(OrbitServices(pool: pool))
+        let result = try await body(OrbitServices(pool: pool, replicas: replicas))
         await pool.close()
+        await replicas?.close()
         return result
     } catch let error as PostgresError where error.isConnectionFailure {
         await pool.close()
+        await replicas?.close()
         throw CommandFailure(error.firstLine.hasSuffix(".") ? error.firstLine : error.firstLine + ".")
     } catch {
         await pool.close()
+        await replicas?.close()
         throw error
     }
 }
