@@ -11,6 +11,10 @@ struct BinaryDecodingTests {
         init(from value: PostgresValue) { format = value.format }
     }
 
+    /// The text path reads ISO dates, and the text forms compared with are PostgreSQL's defaults:
+    /// set them in the session, so the suite holds against a server configured otherwise too.
+    private static let defaultTextSettings = "SET DateStyle TO ISO; SET IntervalStyle TO postgres; SET extra_float_digits TO 1"
+
     /// Selects `expression` through `query` (binary) and `executeScript` (text), checks that both
     /// decode to the same value and returns it.
     private func decodeBothWays<Value: PostgresDecodable & Equatable>(
@@ -52,6 +56,7 @@ struct BinaryDecodingTests {
     func scalars() async throws {
         try await withTestDatabase { database in
             try await database.withConnection { connection in
+                try await connection.executeScript(Self.defaultTextSettings)
                 #expect(try await decodeBothWays("(-32768)::int2", as: Int16.self, on: connection) == .min)
                 #expect(try await decodeBothWays("2147483647::int4", as: Int32.self, on: connection) == .max)
                 #expect(try await decodeBothWays("(-9223372036854775808)::int8", as: Int64.self, on: connection) == .min)
@@ -97,7 +102,7 @@ struct BinaryDecodingTests {
     func dates() async throws {
         try await withTestDatabase { database in
             try await database.withConnection { connection in
-                try await connection.executeScript("SET TimeZone TO 'America/St_Johns'")
+                try await connection.executeScript(Self.defaultTextSettings + "; SET TimeZone TO 'America/St_Johns'")
                 let instant = try await decodeBothWays("TIMESTAMPTZ '2026-11-23 18:30:15.123456+00'", as: Date.self, on: connection)
                 #expect(abs(instant.timeIntervalSince1970 - 1_795_458_615.123456) < 0.000_001)
                 let local = try await decodeBothWays("TIMESTAMP '1999-12-31 23:59:59.999999'", as: Date.self, on: connection)
@@ -116,6 +121,7 @@ struct BinaryDecodingTests {
     func arrays() async throws {
         try await withTestDatabase { database in
             try await database.withConnection { connection in
+                try await connection.executeScript(Self.defaultTextSettings)
                 try await connection.executeScript("CREATE TYPE mood AS ENUM ('happy', 'sad', 'so so')")
                 #expect(try await decodeBothWays("ARRAY[1, -2, 9223372036854775807]::int8[]", as: [Int].self, on: connection) == [1, -2, .max])
                 #expect(try await decodeBothWays("ARRAY[1, 2]::int4[]", as: [Int32].self, on: connection) == [1, 2])
@@ -182,8 +188,8 @@ struct BinaryDecodingTests {
     }
 
     /// Groups of expressions whose binary value decoded as `String` must equal the text the
-    /// server sends for them through `executeScript` (DateStyle ISO, TimeZone UTC, IntervalStyle
-    /// postgres, the defaults).
+    /// server sends for them through `executeScript` (with DateStyle ISO, IntervalStyle postgres
+    /// and TimeZone UTC).
     struct TextFormCase: Sendable, CustomTestStringConvertible {
         var name: String
         var expressions: [String]
@@ -276,7 +282,7 @@ struct BinaryDecodingTests {
         try await withTestDatabase { database in
             try await database.withConnection { connection in
                 try await connection.executeScript(
-                    "SET TimeZone TO 'UTC'; CREATE TYPE mood AS ENUM ('happy', 'sad', 'so so')"
+                    Self.defaultTextSettings + "; SET TimeZone TO 'UTC'; CREATE TYPE mood AS ENUM ('happy', 'sad', 'so so')"
                 )
                 for expression in group.expressions {
                     let sql = "SELECT \(expression) AS value"
