@@ -9,7 +9,10 @@ import OrbitPostgres
 /// - W1 point select, unnamed statement (statement cache off, as behind pgbouncer);
 /// - W2 the same through the prepared-statement cache;
 /// - W3 write transaction: BEGIN, 1 parent + 10 child INSERTs, COMMIT (13 round trips);
-/// - W4 the same transaction pipelined (1 round trip).
+/// - W4 the same transaction pipelined (1 round trip);
+/// - W5 a select of many rows (timestamptz, bigint, uuid, integer), every value decoded: the
+///   client's decoding cost; W5T the same SQL through the simple-query protocol, whose
+///   results always arrive as text.
 /// pgbench runs `-M prepared` on the same statements; with `--libpq-bench`/`--nio-bench` the
 /// peers' binaries run in the same rounds. Prints the peers' `RESULT` lines and a summary.
 struct ClientBenchmark: AsyncParsableCommand {
@@ -33,8 +36,14 @@ struct ClientBenchmark: AsyncParsableCommand {
     @Option(help: "Seconds per pgbench run.")
     var pgbenchSeconds = 10
 
-    @Option(help: "Comma-separated workloads: w1,w2,w3,w4.")
-    var workloads = "w1,w2,w3,w4"
+    @Option(help: "Selects per W5/W5T run.")
+    var rowSelects = 300
+
+    @Option(help: "Rows per W5/W5T select (at most the 100,000 rows of the table).")
+    var rowsPerSelect = 1_000
+
+    @Option(help: "Comma-separated workloads: w1,w2,w3,w4,w5,w5t.")
+    var workloads = "w1,w2,w3,w4,w5,w5t"
 
     @Flag(help: "Hold /dev/cpu_dma_latency at 0 (root) so idle vCPUs poll instead of halting; see docs/benchmarks.md.")
     var pollIdle = false
@@ -76,7 +85,7 @@ struct ClientBenchmark: AsyncParsableCommand {
             )
         }
         print(
-            "rounds=\(rounds) selects=\(selects) txns=\(txns) pgbench -T \(pgbenchSeconds) poll-idle=\(pollIdle) cores=\(ProcessInfo.processInfo.activeProcessorCount)"
+            "rounds=\(rounds) selects=\(selects) txns=\(txns) row-selects=\(rowSelects)×\(rowsPerSelect) pgbench -T \(pgbenchSeconds) poll-idle=\(pollIdle) cores=\(ProcessInfo.processInfo.activeProcessorCount)"
         )
         let chosen = Set(workloads.lowercased().split(separator: ",").map(String.init))
         let pgbench = skipPgbench ? nil : try PgbenchRunner(server: server, seconds: pgbenchSeconds)
@@ -84,7 +93,7 @@ struct ClientBenchmark: AsyncParsableCommand {
 
         for round in 1...rounds {
             print("round \(round)/\(rounds)")
-            for workload in ["w1", "w2", "w3", "w4"] where chosen.contains(workload) {
+            for workload in ["w1", "w2", "w3", "w4", "w5", "w5t"] where chosen.contains(workload) {
                 try await prepareRun(server)
                 let result = try await runOrbitcove(workload, server: server)
                 result.printLine()
@@ -116,7 +125,7 @@ struct ClientBenchmark: AsyncParsableCommand {
                 }
             }
         }
-        results.printSummary()
+        results.printSummary(rowsPerSelect: rowsPerSelect)
     }
 
     /// Untimed before every run, as the peers do: empty write tables, flush dirty buffers.
@@ -134,14 +143,21 @@ struct ClientBenchmark: AsyncParsableCommand {
             var random = SplitMix64(seed: 42)
             // Untimed warm-up of the same statement shape.
             _ = try await pointSelects(connection, count: 1_000, random: &random)
+            if workload.hasPrefix("w5") { _ = try await selectRows(connection, count: 20, text: workload == "w5t") }
             random = SplitMix64(seed: 7)
-            let count = workload == "w1" || workload == "w2" ? selects : txns
+            let count =
+                switch workload {
+                case "w1", "w2": selects
+                case "w5", "w5t": rowSelects
+                default: txns
+                }
             let cpuBefore = cpuSeconds()
             let start = ContinuousClock.now
             var checksum: Int64 = 0
             switch workload {
             case "w1", "w2": checksum = try await pointSelects(connection, count: count, random: &random)
             case "w3": checksum = try await writeTransactions(connection, count: count, random: &random, pipelined: false)
+            case "w5", "w5t": checksum = try await selectRows(connection, count: count, text: workload == "w5t")
             default: checksum = try await writeTransactions(connection, count: count, random: &random, pipelined: true)
             }
             let elapsed = ContinuousClock.now - start
@@ -170,6 +186,25 @@ struct ClientBenchmark: AsyncParsableCommand {
                 let amount = try row.decode(3, as: Int32?.self)
                 _ = try row.decode(4, as: Date?.self)
                 checksum &+= Int64(id) &+ Int64(amount ?? 0) &+ Int64(name?.utf8.count ?? 0)
+            }
+        }
+        return checksum
+    }
+
+    /// Selects `rowsPerSelect` rows and decodes every value; `text` sends the SQL with the
+    /// simple-query protocol (`executeScript`), whose results are text, instead of `query`.
+    private func selectRows(_ connection: PostgresConnection, count: Int, text: Bool) async throws -> Int64 {
+        let sql = "SELECT created_at, id, community_id, amount FROM items WHERE id <= \(rowsPerSelect) ORDER BY id"
+        var checksum: Int64 = 0
+        for _ in 0..<count {
+            let rows = try await text ? connection.executeScript(sql) : connection.query(PostgresQuery(unsafeSQL: sql))
+            for row in rows {
+                let createdAt = try row.decode(0, as: Date.self)
+                let id = try row.decode(1, as: Int64.self)
+                let communityID = try row.decode(2, as: UUID.self)
+                let amount = try row.decode(3, as: Int32.self)
+                checksum &+= Int64(createdAt.timeIntervalSince1970 * 1_000_000) &+ id &+ Int64(amount)
+                checksum &+= Int64(communityID.uuid.15)
             }
         }
         return checksum
@@ -285,7 +320,7 @@ struct Results {
         return values[values.count / 2]
     }
 
-    func printSummary() {
+    func printSummary(rowsPerSelect: Int) {
         print("\nsummary (medians)")
         print(
             "  " + "client workload".padding(toLength: 28, withPad: " ", startingAt: 0) + "ops/s".leftPadded(12) + "min".leftPadded(12)
@@ -309,6 +344,11 @@ struct Results {
         ratio("W4 / raw libpq W4", median("orbitcove", "W4"), median("libpq", "W4"), target: nil)
         if let cpu = medianCPU("orbitcove", "W1") {
             print("  client CPU per W1 query: \(format(cpu, 2)) µs [≤ 15]" + (cpu <= 15 ? "" : "  MISSED"))
+        }
+        for workload in ["W5", "W5T"] {
+            if let cpu = medianCPU("orbitcove", workload) {
+                print("  client CPU per \(workload) row: \(format(cpu / Double(rowsPerSelect) * 1_000, 1)) ns")
+            }
         }
     }
 

@@ -227,4 +227,43 @@ struct FinanceTests {
             #expect(!report.contains { $0.userID == cast.former })
         }
     }
+
+    @Test("expense and dues dates are the same days under the server's DateStyle SQL, DMY")
+    func datesUnderAnotherDateStyle() async throws {
+        try await withTestDatabase { database in
+            try await database.withConnection { connection in
+                let name = try await connection.escapeIdentifier(database.name)
+                try await connection.executeScript("ALTER DATABASE \(name) SET datestyle = 'SQL, DMY'")
+            }
+            let pool = database.makePool(maxConnections: 2)
+            do {
+                let services = OrbitServices(pool: pool)
+                let cast = try await Cast.make(services)
+                let expense = try await services.finances.addExpense(
+                    in: cast.community, description: "Boots", total: try dollars("12.00"), paidBy: cast.admin, split: .equal([cast.admin]),
+                    date: try day("2026-03-04"), as: cast.admin
+                )
+                #expect(expense.transactionDate == (try day("2026-03-04")))
+                #expect(try await services.finances.expenses(in: cast.community, as: cast.member).map(\.transactionDate) == [try day("2026-03-04")])
+                let dues = try await services.dues.create(
+                    in: cast.community, name: "Season", amount: try dollars("50.00"), dueDate: try day("1999-12-31"), as: cast.admin)
+                #expect(dues.dueDate == (try day("1999-12-31")))
+                #expect(try await services.dues.list(in: cast.community, as: cast.member).map(\.dueDate) == [try day("1999-12-31")])
+
+                let row = try await pool.query("SELECT current_setting('DateStyle') AS style, \(try day("2026-03-04"))::text AS text").single()
+                #expect(try row.decode("style", as: String.self) == "SQL, DMY")
+                #expect(try row.decode("text", as: String.self) == "04/03/2026", "why the services read dates in binary, not through ::text")
+                for text in ["0001-01-01", "1999-12-31", "2000-01-01", "2026-11-23", "9999-12-31"] {
+                    let date = try day(text)
+                    let back = try await pool.query("SELECT \(date) AS d, \(date) + 1 AS next").single()
+                    #expect(try back.decode("d", as: CivilDate.self) == date)
+                    #expect(try back.decode("next", as: CivilDate.self) == date.adding(days: 1))
+                }
+                await pool.close()
+            } catch {
+                await pool.close()
+                throw error
+            }
+        }
+    }
 }

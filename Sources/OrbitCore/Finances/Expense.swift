@@ -60,7 +60,7 @@ package struct Expense: Sendable, Codable, Equatable {
 
     static let columns = """
         id, community_id, created_by, type::text AS type, description, total_amount, currency, paid_by, category::text AS category,
-        receipt_url, linked_event_id, transaction_date::text AS transaction_date, created_at, updated_at
+        receipt_url, linked_event_id, transaction_date, created_at, updated_at
         """
 
     init(row: PostgresRow, splits: [Split]) throws {
@@ -137,7 +137,7 @@ package struct Dues: Sendable, Codable, Equatable {
         case createdAt = "created_at"
     }
 
-    static let columns = "id, community_id, name, amount, currency, due_date::text AS due_date, is_active, created_by, created_at"
+    static let columns = "id, community_id, name, amount, currency, due_date, is_active, created_by, created_at"
 
     init(row: PostgresRow) throws {
         let amount: Int32

@@ -160,16 +160,31 @@ extension String {
 }
 
 extension CivilDate: PostgresEncodable, PostgresDecodable {
-    /// Sent as `YYYY-MM-DD`, which PostgreSQL reads the same under every `DateStyle`.
+    /// Sent as a binary `date`: days since 2000-01-01, PostgreSQL's epoch.
     package static var postgresType: PostgresType { .date }
+    package static var postgresFormat: PostgresFormat { .binary }
+
+    private static let postgresEpochDayNumber = CivilDate(year: 2000, month: 1, day: 1).dayNumber
 
     package func encode(into buffer: inout PostgresEncodingBuffer) throws {
-        buffer.append(description)
+        // ±infinity are Int32.max and .min; PostgreSQL refuses other days outside its range.
+        guard let days = Int32(exactly: dayNumber - Self.postgresEpochDayNumber), days != .max, days != .min else {
+            throw PostgresError(code: .encoding, message: "a date parameter is outside PostgreSQL's date range")
+        }
+        buffer.appendBigEndian(days)
     }
 
-    /// Reads a `date` column in the ISO text form the connection asks for.
+    /// Reads a `date` column (binary, or ISO text from `executeScript`), or `YYYY-MM-DD` text.
     package init(from value: PostgresValue) throws {
         try value.expect(.date, .text, .varchar)
+        if value.type == .date && value.format == .binary {
+            let days = try value.bigEndian(Int32.self)
+            guard days != .max, days != .min else {
+                throw PostgresDecodingFailure("\(days == .max ? "infinity" : "-infinity") is not a calendar date")
+            }
+            self.init(dayNumber: Int(days) + Self.postgresEpochDayNumber)
+            return
+        }
         guard let date = CivilDate(parsing: value.string) else {
             throw PostgresDecodingFailure("\(value.string) is not a YYYY-MM-DD date")
         }

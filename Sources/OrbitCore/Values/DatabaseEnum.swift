@@ -17,8 +17,9 @@ extension DatabaseEnum {
     }
 
     package init(from value: PostgresValue) throws {
-        guard let known = Self(rawValue: value.string) else {
-            throw PostgresDecodingFailure("\(value.string) is not one of \(Self.labels)")
+        let label = try String(from: value)
+        guard let known = Self(rawValue: label) else {
+            throw PostgresDecodingFailure("\(label) is not one of \(Self.labels)")
         }
         self = known
     }

@@ -49,6 +49,7 @@ package struct Identifier<Subject>: Hashable, Sendable, Codable, CustomStringCon
 
 extension Identifier: PostgresEncodable, PostgresDecodable {
     package static var postgresType: PostgresType { .uuid }
+    package static var postgresFormat: PostgresFormat { UUID.postgresFormat }
 
     package func encode(into buffer: inout PostgresEncodingBuffer) throws {
         uuid.encode(into: &buffer)

@@ -1,4 +1,5 @@
-/// Arrays travel in PostgreSQL's text array form, `{"a","b"}`; one dimension.
+/// Array parameters travel in PostgreSQL's text array form, `{"a","b"}`, so that a `String`
+/// element's type can still be left to the server; one dimension.
 extension Array: PostgresEncodable where Element: PostgresArrayElement {
     public static var postgresType: PostgresType { Element.postgresArrayType }
 
@@ -24,8 +25,25 @@ extension Array: PostgresEncodable where Element: PostgresArrayElement {
     }
 }
 
+/// Reads a one-dimensional array (any lower bound) in binary or text; a NULL element is an error.
 extension Array: PostgresDecodable where Element: PostgresArrayElement {
     public init(from value: PostgresValue) throws {
+        var result: [Element] = []
+        if value.format == .binary {
+            let array = try BinaryArray(value)
+            guard array.dimensions.count <= 1 else {
+                throw PostgresDecodingFailure("multi-dimensional arrays are not supported")
+            }
+            result.reserveCapacity(array.dimensions.first?.count ?? 0)
+            try array.forEachElement { element in
+                guard let element else {
+                    throw PostgresDecodingFailure("the array holds a NULL element")
+                }
+                result.append(try Element(from: PostgresValue(bytes: element, type: array.elementType, format: .binary)))
+            }
+            self = result
+            return
+        }
         let elementType: PostgresType
         if let known = value.type.arrayElementType {
             elementType = known
@@ -34,7 +52,6 @@ extension Array: PostgresDecodable where Element: PostgresArrayElement {
         } else {
             throw PostgresDecodingFailure("the column type is \(value.type), not an array")
         }
-        var result: [Element] = []
         try ArrayTextParser.forEachElement(in: value.bytes) { element in
             guard let element else {
                 throw PostgresDecodingFailure("the array holds a NULL element")
@@ -44,6 +61,52 @@ extension Array: PostgresDecodable where Element: PostgresArrayElement {
             }
         }
         self = result
+    }
+}
+
+/// An array in PostgreSQL's binary form (`array_send`): int32 dimension count, int32 has-NULLs
+/// flag, element type OID, then per dimension int32 size and int32 lower bound, then every
+/// element in row-major order as an int32 length (-1 for NULL) and its bytes.
+struct BinaryArray {
+    var elementType: PostgresType
+    var dimensions: [(count: Int, lowerBound: Int32)]
+    /// The elements' part of the value.
+    private var elements: BinaryReader
+    private var elementCount: Int
+
+    /// Reads the header; the elements are read by `forEachElement`.
+    /// - Throws: `PostgresDecodingFailure` if `value` is not a binary array.
+    init(_ value: PostgresValue) throws {
+        var reader = BinaryReader(value.bytes)
+        let malformed = PostgresDecodingFailure("the value of type \(value.type) is not an array")
+        guard let dimensionCount = try? reader.read(Int32.self), let flags = try? reader.read(Int32.self),
+            let elementOID = try? reader.read(UInt32.self), (0...6).contains(dimensionCount), flags == 0 || flags == 1
+        else { throw malformed }
+        elementType = PostgresType(oid: elementOID)
+        dimensions = []
+        elementCount = dimensionCount == 0 ? 0 : 1
+        for _ in 0..<dimensionCount {
+            let count = try reader.read(Int32.self)
+            let lowerBound = try reader.read(Int32.self)
+            guard count >= 0 else { throw malformed }
+            dimensions.append((Int(count), lowerBound))
+            // Every element takes at least its 4-byte length: a count beyond that is a lie.
+            let (product, overflow) = elementCount.multipliedReportingOverflow(by: Int(count))
+            guard !overflow, product <= reader.remaining / 4 else { throw malformed }
+            elementCount = product
+        }
+        elements = reader
+    }
+
+    /// Calls `body` with each element's bytes, nil for NULL, in row-major order.
+    func forEachElement(_ body: (UnsafeRawBufferPointer?) throws -> Void) throws {
+        var reader = elements
+        for _ in 0..<elementCount {
+            let length = try reader.read(Int32.self)
+            guard length >= -1 else { throw PostgresDecodingFailure("the binary array is malformed") }
+            try body(length == -1 ? nil : try reader.read(count: Int(length)))
+        }
+        try reader.expectEnd()
     }
 }
 

@@ -1,6 +1,6 @@
 public import struct Foundation.Data
 
-/// `Data` travels as `bytea`: in binary as a parameter (zero bytes and all), hex in arrays.
+/// `Data` travels as `bytea`: its raw bytes in binary (zero bytes and all), hex in array parameters.
 extension Data: PostgresArrayElement {
     public static var postgresType: PostgresType { .bytea }
     public static var postgresFormat: PostgresFormat { .binary }
@@ -19,9 +19,14 @@ extension Data: PostgresArrayElement {
         }
     }
 
-    /// Decodes `bytea` in either output form (`hex`, the default, or `escape`).
+    /// Decodes `bytea`: raw bytes in binary; in text, either output form (`hex`, the default, or
+    /// `escape`).
     public init(from value: PostgresValue) throws {
         try value.expect(.bytea)
+        if value.format == .binary {
+            self = Data(value.bytes)
+            return
+        }
         let text = value.bytes
         if text.count >= 2, text[0] == UInt8(ascii: "\\"), text[1] == UInt8(ascii: "x") {
             guard text.count % 2 == 0 else { throw PostgresDecodingFailure("the bytea hex value is malformed") }

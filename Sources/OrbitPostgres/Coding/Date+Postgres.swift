@@ -1,16 +1,19 @@
 public import struct Foundation.Date
 
-/// `Date` travels as `timestamptz` in UTC with microsecond precision, PostgreSQL's own.
+/// `Date` travels as `timestamptz` with microsecond precision, PostgreSQL's own: in binary as
+/// microseconds since 2000-01-01 UTC, and as ISO text in UTC in array parameters. Neither
+/// depends on the server's `DateStyle` or `TimeZone`.
 extension Date: PostgresArrayElement {
     public static var postgresType: PostgresType { .timestamptz }
+    public static var postgresFormat: PostgresFormat { .binary }
     public static var postgresArrayType: PostgresType { .timestamptzArray }
 
     public func encode(into buffer: inout PostgresEncodingBuffer) throws {
-        let seconds = timeIntervalSince1970
-        guard seconds.isFinite, abs(seconds) < 9.0e12 else {
-            throw PostgresError(code: .encoding, message: "a Date parameter is outside PostgreSQL's timestamp range")
-        }
-        let micros = Int64((seconds * 1_000_000).rounded())
+        buffer.appendBigEndian(try microsecondsSince1970() - postgresEpochMicroseconds)
+    }
+
+    public func encodeArrayElement(into buffer: inout PostgresEncodingBuffer) throws {
+        let micros = try microsecondsSince1970()
         let (days, microsOfDay) = floorDivision(micros, 86_400_000_000)
         var (year, month, day) = civilDate(fromDaysSince1970: days)
         let bc = year <= 0
@@ -36,21 +39,69 @@ extension Date: PostgresArrayElement {
         if bc { buffer.append(" BC") }
     }
 
+    /// The instant in whole microseconds since 1970-01-01 UTC, rounded to the nearest. Whole
+    /// seconds and the fraction are converted apart, so far from 1970, where a Double holds
+    /// fewer than microseconds, a whole second stays exact.
+    private func microsecondsSince1970() throws -> Int64 {
+        let seconds = timeIntervalSince1970
+        guard seconds.isFinite, abs(seconds) < 9.0e12 else {
+            throw PostgresError(code: .encoding, message: "a Date parameter is outside PostgreSQL's timestamp range")
+        }
+        let whole = seconds.rounded(.down)
+        return Int64(whole) * 1_000_000 + Int64(((seconds - whole) * 1_000_000).rounded())
+    }
+
     /// Decodes `timestamptz`, `timestamp` (read as UTC) and `date` (midnight UTC);
     /// `infinity` and `-infinity` become `distantFuture` and `distantPast`.
     public init(from value: PostgresValue) throws {
         try value.expect(.timestamptz, .timestamp, .date)
+        if value.format == .binary {
+            if value.type == .date {
+                switch try value.bigEndian(Int32.self) {
+                case .max: self = .distantFuture
+                case .min: self = .distantPast
+                case let days: self = Date(timeIntervalSince1970: Double((Int64(days) + postgresEpochDays) * 86_400))
+                }
+                return
+            }
+            switch try value.bigEndian(Int64.self) {
+            case .max: self = .distantFuture
+            case .min: self = .distantPast
+            case let micros:
+                let (seconds, fraction) = floorDivision(micros, 1_000_000)
+                self = Date(secondsSince1970: seconds + postgresEpochDays * 86_400, microseconds: fraction)
+            }
+            return
+        }
         var parser = DateTimeParser(bytes: value.bytes)
         guard let micros = parser.parse(dateOnly: value.type == .date) else {
-            throw PostgresDecodingFailure("the value is not a date/time in ISO format (DateStyle must be ISO)")
+            throw PostgresDecodingFailure("the value is not a date/time in ISO format (text results follow the server's DateStyle)")
         }
         switch micros {
         case .max: self = .distantFuture
         case .min: self = .distantPast
-        default: self = Date(timeIntervalSince1970: Double(micros) / 1_000_000)
+        default:
+            let (seconds, fraction) = floorDivision(micros, 1_000_000)
+            self = Date(secondsSince1970: seconds, microseconds: fraction)
+        }
+    }
+
+    /// The instant `seconds` and `microseconds` (0..<1,000,000) after 1970-01-01 UTC, as close as
+    /// a Date gets to it.
+    init(secondsSince1970 seconds: Int64, microseconds: Int64) {
+        if abs(seconds) < 9_000_000_000 {
+            // Below 2^53 microseconds the count is exact as a Double: one rounding, to the nearest.
+            self.init(timeIntervalSince1970: Double(seconds * 1_000_000 + microseconds) / 1_000_000)
+        } else {
+            self.init(timeIntervalSince1970: Double(seconds) + Double(microseconds) / 1_000_000)
         }
     }
 }
+
+/// Days from 1970-01-01 to 2000-01-01, where PostgreSQL's binary dates and timestamps count from.
+let postgresEpochDays: Int64 = 10_957
+/// The same in microseconds.
+let postgresEpochMicroseconds: Int64 = postgresEpochDays * 86_400_000_000
 
 extension PostgresEncodingBuffer {
     mutating func appendPadded(_ value: Int64, width: Int) {
@@ -147,7 +198,9 @@ struct DateTimeParser {
         }
         if consume(" BC") { year = 1 - year }
         guard position == bytes.count else { return nil }
-        return daysSince1970(year: year, month: month, day: day) * 86_400_000_000 + micros
+        let (dayMicros, overflow1) = daysSince1970(year: year, month: month, day: day).multipliedReportingOverflow(by: 86_400_000_000)
+        let (total, overflow2) = dayMicros.addingReportingOverflow(micros)
+        return overflow1 || overflow2 ? nil : total
     }
 
     private mutating func matches(_ word: StaticString) -> Bool {

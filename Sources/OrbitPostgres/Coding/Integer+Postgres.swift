@@ -23,14 +23,33 @@ extension PostgresEncodingBuffer {
     }
 }
 
-/// Parses PostgreSQL's text form of an integer column (`int2`, `int4`, `int8`, `oid`).
+/// Reads an integer column (`int2`, `int4`, `int8`, `oid`) in binary or text form.
 @inlinable
 func decodeInteger(_ value: PostgresValue, min: Int64, max: Int64) throws -> Int64 {
-    switch value.type {
-    case .int2, .int4, .int8, .oidType: break
-    default: throw PostgresDecodingFailure("the column type is \(value.type)")
+    let result: Int64
+    if value.format == .binary {
+        switch value.type {
+        case .int8: result = try value.bigEndian(Int64.self)
+        case .int4: result = Int64(try value.bigEndian(Int32.self))
+        case .int2: result = Int64(try value.bigEndian(Int16.self))
+        case .oidType: result = Int64(try value.bigEndian(UInt32.self))
+        default: throw PostgresDecodingFailure("the column type is \(value.type)")
+        }
+    } else {
+        switch value.type {
+        case .int2, .int4, .int8, .oidType: result = try parseDecimalInteger(value.bytes)
+        default: throw PostgresDecodingFailure("the column type is \(value.type)")
+        }
     }
-    let bytes = value.bytes
+    guard result >= min, result <= max else {
+        throw PostgresDecodingFailure("the value is out of range")
+    }
+    return result
+}
+
+/// Parses PostgreSQL's text form of an integer.
+@inlinable
+func parseDecimalInteger(_ bytes: UnsafeRawBufferPointer) throws -> Int64 {
     guard !bytes.isEmpty else { throw PostgresDecodingFailure("the value is empty") }
     var index = 0
     let negative = bytes[0] == UInt8(ascii: "-")
@@ -51,16 +70,18 @@ func decodeInteger(_ value: PostgresValue, min: Int64, max: Int64) throws -> Int
         guard result != .min else { throw PostgresDecodingFailure("the value is out of range") }
         result = -result
     }
-    guard result >= min, result <= max else {
-        throw PostgresDecodingFailure("the value is out of range")
-    }
     return result
 }
 
+// Integers travel in binary as parameters (big-endian, their own width) and as decimal text in
+// array parameters.
+
 extension Int64: PostgresArrayElement {
     public static var postgresType: PostgresType { .int8 }
+    public static var postgresFormat: PostgresFormat { .binary }
     public static var postgresArrayType: PostgresType { .int8Array }
-    @inlinable public func encode(into buffer: inout PostgresEncodingBuffer) { buffer.appendDecimal(self) }
+    @inlinable public func encode(into buffer: inout PostgresEncodingBuffer) { buffer.appendBigEndian(self) }
+    @inlinable public func encodeArrayElement(into buffer: inout PostgresEncodingBuffer) { buffer.appendDecimal(self) }
     @inlinable public init(from value: PostgresValue) throws {
         self = try decodeInteger(value, min: .min, max: .max)
     }
@@ -68,8 +89,10 @@ extension Int64: PostgresArrayElement {
 
 extension Int: PostgresArrayElement {
     public static var postgresType: PostgresType { .int8 }
+    public static var postgresFormat: PostgresFormat { .binary }
     public static var postgresArrayType: PostgresType { .int8Array }
-    @inlinable public func encode(into buffer: inout PostgresEncodingBuffer) { buffer.appendDecimal(Int64(self)) }
+    @inlinable public func encode(into buffer: inout PostgresEncodingBuffer) { buffer.appendBigEndian(Int64(self)) }
+    @inlinable public func encodeArrayElement(into buffer: inout PostgresEncodingBuffer) { buffer.appendDecimal(Int64(self)) }
     @inlinable public init(from value: PostgresValue) throws {
         self = Int(try decodeInteger(value, min: Int64(Int.min), max: Int64(Int.max)))
     }
@@ -77,8 +100,10 @@ extension Int: PostgresArrayElement {
 
 extension Int32: PostgresArrayElement {
     public static var postgresType: PostgresType { .int4 }
+    public static var postgresFormat: PostgresFormat { .binary }
     public static var postgresArrayType: PostgresType { .int4Array }
-    @inlinable public func encode(into buffer: inout PostgresEncodingBuffer) { buffer.appendDecimal(Int64(self)) }
+    @inlinable public func encode(into buffer: inout PostgresEncodingBuffer) { buffer.appendBigEndian(self) }
+    @inlinable public func encodeArrayElement(into buffer: inout PostgresEncodingBuffer) { buffer.appendDecimal(Int64(self)) }
     @inlinable public init(from value: PostgresValue) throws {
         self = Int32(try decodeInteger(value, min: Int64(Int32.min), max: Int64(Int32.max)))
     }
@@ -86,8 +111,10 @@ extension Int32: PostgresArrayElement {
 
 extension Int16: PostgresArrayElement {
     public static var postgresType: PostgresType { .int2 }
+    public static var postgresFormat: PostgresFormat { .binary }
     public static var postgresArrayType: PostgresType { .int2Array }
-    @inlinable public func encode(into buffer: inout PostgresEncodingBuffer) { buffer.appendDecimal(Int64(self)) }
+    @inlinable public func encode(into buffer: inout PostgresEncodingBuffer) { buffer.appendBigEndian(self) }
+    @inlinable public func encodeArrayElement(into buffer: inout PostgresEncodingBuffer) { buffer.appendDecimal(Int64(self)) }
     @inlinable public init(from value: PostgresValue) throws {
         self = Int16(try decodeInteger(value, min: Int64(Int16.min), max: Int64(Int16.max)))
     }

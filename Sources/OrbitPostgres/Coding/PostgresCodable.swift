@@ -16,9 +16,12 @@ extension PostgresEncodable {
     public static var postgresFormat: PostgresFormat { .text }
 }
 
-/// A Swift value that can be read from a non-NULL column in PostgreSQL's text format.
+/// A Swift value that can be read from a non-NULL column.
+///
+/// Statements run with `query` and `pipeline` return their columns in binary; `executeScript`
+/// (the simple-query protocol) returns them as text. A decoder reads both (`value.format`).
 public protocol PostgresDecodable: Sendable {
-    /// Decodes a non-NULL value.
+    /// Decodes a non-NULL value, in text or binary format.
     /// - Throws: `PostgresDecodingFailure` when the bytes or the column type do not fit.
     init(from value: PostgresValue) throws
 
@@ -36,7 +39,8 @@ extension PostgresDecodable {
 public protocol PostgresArrayElement: PostgresEncodable, PostgresDecodable {
     /// The array type, for example `int8[]` for `Int`.
     static var postgresArrayType: PostgresType { get }
-    /// Appends the element's text form (arrays always travel as text). Quoting is done by the caller.
+    /// Appends the element's text form (array parameters travel as text, whatever the element's
+    /// `postgresFormat`). Quoting is done by the caller.
     func encodeArrayElement(into buffer: inout PostgresEncodingBuffer) throws
 }
 
@@ -74,6 +78,16 @@ public struct PostgresValue {
             throw PostgresDecodingFailure("the column type is \(type)")
         }
     }
+
+    /// The binary value as one big-endian integer filling all its bytes.
+    /// - Throws: `PostgresDecodingFailure` if the value has another size.
+    @inlinable
+    public func bigEndian<Integer: FixedWidthInteger>(_: Integer.Type) throws -> Integer {
+        guard bytes.count == MemoryLayout<Integer>.size else {
+            throw PostgresDecodingFailure("the binary \(type) value has \(bytes.count) bytes, not \(MemoryLayout<Integer>.size)")
+        }
+        return Integer(bigEndian: bytes.loadUnaligned(as: Integer.self))
+    }
 }
 
 /// The bytes of the parameters being encoded.
@@ -90,6 +104,11 @@ public struct PostgresEncodingBuffer: Sendable {
 
     @inlinable public mutating func append(_ string: String) {
         bytes.append(contentsOf: string.utf8)
+    }
+
+    /// Appends `value` in network byte order, as binary parameters carry integers.
+    @inlinable public mutating func appendBigEndian<Integer: FixedWidthInteger>(_ value: Integer) {
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
     }
 
     @usableFromInline var count: Int { bytes.count }

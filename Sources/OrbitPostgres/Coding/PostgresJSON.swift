@@ -31,8 +31,9 @@ public struct PostgresJSON: Sendable, Hashable, PostgresArrayElement {
         try text.encode(into: &buffer)
     }
 
+    /// Reads `json` or `jsonb` (in binary, `jsonb` is a version byte, 1, before the text).
     public init(from value: PostgresValue) throws {
         try value.expect(.jsonb, .json)
-        self.text = value.string
+        self.text = try value.textForm()
     }
 }

@@ -1,10 +1,16 @@
 public import Foundation
 
+/// `UUID` travels as its 16 bytes in binary, and as 8-4-4-4-12 hex in array parameters.
 extension UUID: PostgresArrayElement {
     public static var postgresType: PostgresType { .uuid }
+    public static var postgresFormat: PostgresFormat { .binary }
     public static var postgresArrayType: PostgresType { .uuidArray }
 
     public func encode(into buffer: inout PostgresEncodingBuffer) {
+        withUnsafeBytes(of: uuid) { buffer.append(contentsOf: $0) }
+    }
+
+    public func encodeArrayElement(into buffer: inout PostgresEncodingBuffer) {
         let hex: StaticString = "0123456789abcdef"
         withUnsafeBytes(of: uuid) { raw in
             for index in 0..<16 {
@@ -18,6 +24,13 @@ extension UUID: PostgresArrayElement {
 
     public init(from value: PostgresValue) throws {
         try value.expect(.uuid)
+        if value.format == .binary {
+            guard value.bytes.count == 16 else { throw PostgresDecodingFailure("the binary uuid has \(value.bytes.count) bytes, not 16") }
+            var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &bytes) { $0.copyMemory(from: value.bytes) }
+            self.init(uuid: bytes)
+            return
+        }
         guard let parsed = UUID(postgresText: value.bytes) else {
             throw PostgresDecodingFailure("the value is not a UUID")
         }

@@ -55,11 +55,11 @@ extension PostgresConnection {
                 }
                 let statement = name ?? ""
                 sent = query.binds.withLibpqArguments { count, _, values, lengths, formats in
-                    PQsendQueryPrepared(connection, statement, count, values, lengths, formats, 0)
+                    PQsendQueryPrepared(connection, statement, count, values, lengths, formats, Self.resultFormat)
                 }
             } else {
                 sent = query.binds.withLibpqArguments { count, types, values, lengths, formats in
-                    PQsendQueryParams(connection, query.sql, count, types, values, lengths, formats, 0)
+                    PQsendQueryParams(connection, query.sql, count, types, values, lengths, formats, Self.resultFormat)
                 }
             }
             guard sent == 1 else {

@@ -164,18 +164,6 @@ public final class PostgresConnection: @unchecked Sendable {
             )
         }
         _ = PQsetNoticeReceiver(connection, noticeCallback, Unmanaged.passUnretained(notices).toOpaque())
-        // This client reads dates in ISO style; the server default, but a role may change it.
-        let dateStyle = PQparameterStatus(connection, "DateStyle").map { String(cString: $0) } ?? ""
-        if !dateStyle.hasPrefix("ISO") {
-            let result = PQexec(connection, "SET DateStyle TO ISO")
-            let ok = result.map { PQresultStatus($0) == PGRES_COMMAND_OK } ?? false
-            PQclear(result)
-            guard ok else {
-                let message = String(cString: PQerrorMessage(connection))
-                PQfinish(connection)
-                throw PostgresError(code: .connectionFailed, message: "could not set DateStyle to ISO: \(message)")
-            }
-        }
         return UncheckedHandle(pointer: connection)
     }
 
@@ -200,7 +188,8 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     /// Runs SQL text with the simple-query protocol: several statements separated by `;`, no
-    /// parameters (migrations, setup scripts). Returns the last statement's result.
+    /// parameters (migrations, setup scripts). Returns the last statement's result, in text
+    /// format (the simple-query protocol has no binary results), which the decoders read too.
     @discardableResult
     public func executeScript(_ sql: String) async throws -> PostgresRows {
         try await runStatement { [self] connection in
@@ -393,7 +382,7 @@ public final class PostgresConnection: @unchecked Sendable {
 
     private func executeUnnamed(_ query: PostgresQuery, on connection: OpaquePointer) throws -> PostgresRows {
         let result = query.binds.withLibpqArguments { count, types, values, lengths, formats in
-            PQexecParams(connection, query.sql, count, types, values, lengths, formats, 0)
+            PQexecParams(connection, query.sql, count, types, values, lengths, formats, Self.resultFormat)
         }
         return try check(result, connection, sql: query.sql)
     }
@@ -425,6 +414,11 @@ public final class PostgresConnection: @unchecked Sendable {
         poolerDetected.store(true, ordering: .relaxed)
     }
 
+    /// Statements with the extended protocol ask for every column in binary: no text to parse,
+    /// and nothing depends on the session's `DateStyle`, `IntervalStyle` or `extra_float_digits`.
+    /// (libpq takes one format for the whole result; `executeScript`'s results stay text.)
+    static let resultFormat = PostgresFormat.binary.rawValue
+
     static func isStalePreparedStatement(_ error: PostgresError) -> Bool {
         error.sqlState == "26000" || (error.sqlState == "0A000" && error.message.contains("cached plan"))
     }
@@ -453,7 +447,7 @@ public final class PostgresConnection: @unchecked Sendable {
 
     private func executePrepared(_ name: String, _ query: PostgresQuery, on connection: OpaquePointer) throws -> PostgresRows {
         let result = query.binds.withLibpqArguments { count, _, values, lengths, formats in
-            PQexecPrepared(connection, name, count, values, lengths, formats, 0)
+            PQexecPrepared(connection, name, count, values, lengths, formats, Self.resultFormat)
         }
         return try check(result, connection, sql: query.sql)
     }

@@ -19,6 +19,7 @@ public struct PostgresType: Hashable, Sendable, CustomStringConvertible {
     public static let text = PostgresType(oid: 25)
     public static let oidType = PostgresType(oid: 26)
     public static let json = PostgresType(oid: 114)
+    public static let xml = PostgresType(oid: 142)
     public static let float4 = PostgresType(oid: 700)
     public static let float8 = PostgresType(oid: 701)
     public static let unknown = PostgresType(oid: 705)
@@ -32,6 +33,8 @@ public struct PostgresType: Hashable, Sendable, CustomStringConvertible {
     public static let numeric = PostgresType(oid: 1700)
     public static let uuid = PostgresType(oid: 2950)
     public static let jsonb = PostgresType(oid: 3802)
+    /// The result of a function that returns nothing.
+    public static let void = PostgresType(oid: 2278)
 
     public static let boolArray = PostgresType(oid: 1000)
     public static let byteaArray = PostgresType(oid: 1001)
@@ -50,16 +53,21 @@ public struct PostgresType: Hashable, Sendable, CustomStringConvertible {
     public static let jsonArray = PostgresType(oid: 199)
     public static let jsonbArray = PostgresType(oid: 3807)
 
+    /// Types created by initdb have OIDs below this; enums, domains and extension types created
+    /// in a database have OIDs from it on.
+    static let firstNormalOID: UInt32 = 16_384
+
     private static let names: [UInt32: String] = [
         0: "unspecified", 16: "boolean", 17: "bytea", 18: "\"char\"", 19: "name", 20: "bigint",
-        21: "smallint", 23: "integer", 25: "text", 26: "oid", 114: "json", 700: "real",
+        21: "smallint", 23: "integer", 25: "text", 26: "oid", 114: "json", 142: "xml", 700: "real",
         701: "double precision", 705: "unknown", 1042: "character", 1043: "character varying",
         1082: "date", 1083: "time", 1114: "timestamp", 1184: "timestamptz", 1186: "interval",
-        1700: "numeric", 2950: "uuid", 3802: "jsonb", 1000: "boolean[]", 1001: "bytea[]",
+        1700: "numeric", 2278: "void", 2950: "uuid", 3802: "jsonb", 1000: "boolean[]", 1001: "bytea[]",
         1005: "smallint[]", 1007: "integer[]", 1009: "text[]", 1015: "character varying[]",
         1016: "bigint[]", 1021: "real[]", 1022: "double precision[]", 1115: "timestamp[]",
         1182: "date[]", 1185: "timestamptz[]", 1231: "numeric[]", 2951: "uuid[]", 199: "json[]",
-        3807: "jsonb[]",
+        3807: "jsonb[]", 1002: "\"char\"[]", 1003: "name[]", 1014: "character[]", 1028: "oid[]", 1183: "time[]",
+        1187: "interval[]", 143: "xml[]",
     ]
 
     /// The element type of a built-in array type, or `nil` if this is not one of them.
@@ -67,6 +75,13 @@ public struct PostgresType: Hashable, Sendable, CustomStringConvertible {
         switch oid {
         case 1000: .bool
         case 1001: .bytea
+        case 1002: .char
+        case 1003: .name
+        case 1014: .bpchar
+        case 1028: .oidType
+        case 1183: .time
+        case 1187: .interval
+        case 143: .xml
         case 1005: .int2
         case 1007: .int4
         case 1009: .text
