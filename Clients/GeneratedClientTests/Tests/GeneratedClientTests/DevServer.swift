@@ -90,6 +90,7 @@ private func waitForAPI(of process: Process, log: URL, timeout: Duration = .seco
 }
 
 /// Ctrl-C, as a person would: orbitctl stops the API and then its cluster. SIGKILL after a minute.
+/// Blocks (it runs in a `defer`, which cannot await); orbitctl stops within seconds.
 private func stop(_ process: Process) {
     guard process.isRunning else { return }
     process.interrupt()
