@@ -27,7 +27,10 @@ package final class TestServer: Sendable {
         self.adminConfiguration = adminConfiguration
         self.cluster = cluster
         self.templateName = "orbit_tpl\(getpid())"
-        self.admin = ConnectionPool(configuration: adminConfiguration, options: .init(maxConnections: 4, acquireTimeout: .seconds(60)))
+        // Every test of the process starts at once and asks for a database first: the queue for
+        // CREATE DATABASE can be long on a loaded machine, and a test waiting its turn is not a
+        // failure, so the wait is bounded only by the CI's own limit.
+        self.admin = ConnectionPool(configuration: adminConfiguration, options: .init(maxConnections: 6, acquireTimeout: .seconds(1800)))
     }
 
     /// The process's server, started on first use.

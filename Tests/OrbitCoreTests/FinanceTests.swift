@@ -244,11 +244,14 @@ struct FinanceTests {
                     date: try day("2026-03-04"), as: cast.admin
                 )
                 #expect(expense.transactionDate == (try day("2026-03-04")))
-                #expect(try await services.finances.expenses(in: cast.community, as: cast.member).map(\.transactionDate) == [try day("2026-03-04")])
+                #expect(
+                    (try await services.finances.expenses(in: cast.community, as: cast.member)).items.map(\.transactionDate) == [
+                        try day("2026-03-04")
+                    ])
                 let dues = try await services.dues.create(
                     in: cast.community, name: "Season", amount: try dollars("50.00"), dueDate: try day("1999-12-31"), as: cast.admin)
                 #expect(dues.dueDate == (try day("1999-12-31")))
-                #expect(try await services.dues.list(in: cast.community, as: cast.member).map(\.dueDate) == [try day("1999-12-31")])
+                #expect((try await services.dues.list(in: cast.community, as: cast.member)).items.map(\.dueDate) == [try day("1999-12-31")])
 
                 let row = try await pool.query("SELECT current_setting('DateStyle') AS style, \(try day("2026-03-04"))::text AS text").single()
                 #expect(try row.decode("style", as: String.self) == "SQL, DMY")

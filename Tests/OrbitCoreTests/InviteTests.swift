@@ -77,7 +77,7 @@ struct InviteTests {
             #expect(refusals.filter { $0 == nil }.count == 5)
             // The other 15 waited for the invite's row lock and were told it is used up.
             #expect(refusals.compactMap { $0 }.filter { $0.contains("used up") }.count == 15)
-            let remaining = try await services.invites.list(of: cast.community, as: cast.admin).first { $0.id == invite.id }
+            let remaining = (try await services.invites.list(of: cast.community, as: cast.admin)).items.first { $0.id == invite.id }
             #expect(remaining?.usesRemaining == 0)
             let community = try await services.communities.get(cast.community, as: cast.admin)
             #expect(community.memberCount == 2 + 5)
@@ -92,8 +92,8 @@ struct InviteTests {
             let byMember = await serviceError { try await services.invites.revoke(invite.id, as: cast.member) }
             #expect(byMember?.code == .notFound)  // members cannot even see invites
             try await services.invites.revoke(invite.id, as: cast.admin)
-            #expect(try await services.invites.list(of: cast.community, as: cast.admin).isEmpty)
-            let actions = try await services.communities.auditLog(cast.community, as: cast.admin).map(\.action)
+            #expect((try await services.invites.list(of: cast.community, as: cast.admin)).items.isEmpty)
+            let actions = (try await services.communities.auditLog(cast.community, as: cast.admin)).items.map(\.action)
             #expect(actions.prefix(2) == ["invite.revoked", "invite.created"])
         }
     }

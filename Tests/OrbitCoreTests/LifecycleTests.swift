@@ -106,7 +106,7 @@ struct LifecycleTests {
 
             let user = try await services.users.getAsOperator(cast.member)
             #expect(user.displayName == "[Deleted User]" && !user.email.contains("member@"))
-            let members = try await services.members.list(of: cast.community, as: cast.admin)
+            let members = (try await services.members.list(of: cast.community, as: cast.admin)).items
             #expect(!members.contains { $0.userID == cast.member })
             #expect(try await services.feed.post(post.id, as: cast.admin).authorID == cast.member)
         }

@@ -28,7 +28,7 @@ struct MediaTests {
             #expect(FileManager.default.contents(atPath: folder.appending(path: first.storagePath).path) == bytes)
             let second = try await services.media.upload(
                 to: cast.community, filename: "rules.pdf", mimeType: "application/pdf", data: bytes, as: cast.admin)
-            #expect(try await services.media.list(of: cast.community, as: cast.member).map(\.id) == [second.id, first.id])
+            #expect((try await services.media.list(of: cast.community, as: cast.member)).items.map(\.id) == [second.id, first.id])
 
             let photo = try await services.feed.createPost(in: cast.community, PostDraft(type: .photo, mediaIDs: [first.id]), as: cast.member)
             #expect(photo.mediaURLs == [folder.appending(path: first.storagePath).absoluteString])
@@ -37,7 +37,7 @@ struct MediaTests {
             #expect(notYours?.code == .forbidden)
             try await services.media.delete(first.id, as: cast.admin)
             #expect(!FileManager.default.fileExists(atPath: folder.appending(path: first.storagePath).path))
-            #expect(try await services.media.list(of: cast.community, as: cast.member).map(\.id) == [second.id])
+            #expect((try await services.media.list(of: cast.community, as: cast.member)).items.map(\.id) == [second.id])
         }
     }
 

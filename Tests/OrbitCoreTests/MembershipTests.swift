@@ -12,9 +12,9 @@ struct MembershipTests {
             let creator = try await services.users.create(email: "c@example.com", displayName: "Cleo").id
             let community = try await services.communities.create(name: "Family", description: "Us", as: creator)
             #expect(community.memberCount == 1 && community.createdBy == creator)
-            let members = try await services.members.list(of: community.id, as: creator)
+            let members = (try await services.members.list(of: community.id, as: creator)).items
             #expect(members.map(\.role) == [.admin] && members.map(\.userID) == [creator])
-            let log = try await services.communities.auditLog(community.id, as: creator)
+            let log = (try await services.communities.auditLog(community.id, as: creator)).items
             #expect(log.map(\.action) == ["community.created"])
         }
     }
@@ -34,7 +34,7 @@ struct MembershipTests {
             // With a second admin, the first may go.
             _ = try await services.members.setRole(.admin, of: cast.member, in: cast.community, as: cast.admin)
             try await services.members.leave(cast.community, as: cast.admin)
-            let admins = try await services.members.list(of: cast.community, as: cast.member).filter { $0.role == .admin }
+            let admins = (try await services.members.list(of: cast.community, as: cast.member)).items.filter { $0.role == .admin }
             #expect(admins.map(\.userID) == [cast.member])
         }
     }
@@ -56,7 +56,7 @@ struct MembershipTests {
             let remaining = try await services.members.listAsOperator(of: cast.community, includeFormer: false)
             #expect(remaining.filter { $0.role == .admin }.count == 1)
             let stayer = try #require(remaining.first { $0.role == .admin }).userID
-            let leftRows = try await services.communities.auditLog(cast.community, as: stayer).filter { $0.action == "member.left" }
+            let leftRows = (try await services.communities.auditLog(cast.community, as: stayer)).items.filter { $0.action == "member.left" }
             // The former member's leave (from Cast.make) plus exactly one of the two admins.
             #expect(leftRows.count == 2)
         }

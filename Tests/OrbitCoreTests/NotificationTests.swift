@@ -7,7 +7,7 @@ import Testing
 @Suite("Notifications")
 struct NotificationTests {
     private func types(_ services: OrbitServices, _ user: UserID) async throws -> [String] {
-        try await services.notifications.list(as: user).map(\.type.rawValue).sorted()
+        (try await services.notifications.list(as: user)).items.map(\.type.rawValue).sorted()
     }
 
     @Test("created with their cause, once, for members only, never for the author, following preferences")
@@ -49,9 +49,11 @@ struct NotificationTests {
             for index in 0..<5 {
                 _ = try await services.feed.createPost(in: cast.community, PostDraft(content: "Post \(index)"), as: cast.admin)
             }
-            let all = try await services.notifications.list(as: cast.member)
+            let all = (try await services.notifications.list(as: cast.member)).items
             #expect(all.count == 5 && zip(all, all.dropFirst()).allSatisfy { $0.createdAt >= $1.createdAt })
-            let page = try await services.notifications.list(limit: 2, before: all[1].id, as: cast.member)
+            // Pages of two: the second starts after the second notification.
+            let first = try await services.notifications.list(limit: 2, as: cast.member)
+            let page = (try await services.notifications.list(limit: 2, cursor: first.nextCursor, as: cast.member)).items
             #expect(page.map(\.id) == Array(all[2...3]).map(\.id))
             try await services.notifications.markRead(all[0].id, as: cast.member)
             #expect(try await services.notifications.unreadCount(as: cast.member) == 4)
@@ -82,7 +84,7 @@ struct NotificationTests {
             _ = try await services.events.rsvp(series.id, occurrence: formatter.date(from: "2026-03-10T22:00:00Z")!, status: .no, as: cast.admin)
             #expect(try await clock.notifications.sendReminders() == 1)  // the member; the admin said no
             #expect(try await clock.notifications.sendReminders() == 0)
-            let reminder = try #require(try await services.notifications.list(as: cast.member).first { $0.type == .eventReminder })
+            let reminder = try #require((try await services.notifications.list(as: cast.member)).items.first { $0.type == .eventReminder })
             #expect(reminder.body.contains("2026-03-10T22:00:00Z"))
             var earlier = services
             let tooEarly = formatter.date(from: "2026-03-08T23:30:00Z")!
@@ -105,7 +107,7 @@ struct NotificationTests {
             near.now = { ISO8601DateFormatter().date(from: "2030-06-08T12:00:00Z")! }
             #expect(try await near.notifications.sendReminders() == 1)
             #expect(try await near.notifications.sendReminders() == 0)
-            let reminders = try await services.notifications.list(as: cast.member).filter { $0.title.hasPrefix("Reminder") }
+            let reminders = (try await services.notifications.list(as: cast.member)).items.filter { $0.title.hasPrefix("Reminder") }
             #expect(reminders.count == 1)
         }
     }

@@ -9,7 +9,7 @@ struct PermissionTests {
     /// Actions on the cast's community, run as `actor`.
     static let actions: [String: @Sendable (OrbitServices, Cast, UserID) async throws -> Void] = [
         "view the community": { s, c, a in _ = try await s.communities.get(c.community, as: a) },
-        "list members": { s, c, a in _ = try await s.members.list(of: c.community, as: a) },
+        "list members": { s, c, a in _ = (try await s.members.list(of: c.community, as: a)).items },
         "edit settings": { s, c, a in _ = try await s.communities.update(c.community, settings: .init(allowMemberPosts: false), as: a) },
         "add a member": { s, c, a in
             let newcomer = try await s.users.create(email: "new\(UUID().uuidString.prefix(6))@example.com", displayName: "New").id
@@ -18,8 +18,8 @@ struct PermissionTests {
         "remove a member": { s, c, a in try await s.members.remove(c.member, from: c.community, as: a) },
         "change a role": { s, c, a in _ = try await s.members.setRole(.admin, of: c.member, in: c.community, as: a) },
         "create an invite": { s, c, a in _ = try await s.invites.create(to: c.community, as: a) },
-        "list invites": { s, c, a in _ = try await s.invites.list(of: c.community, as: a) },
-        "read the audit log": { s, c, a in _ = try await s.communities.auditLog(c.community, as: a) },
+        "list invites": { s, c, a in _ = (try await s.invites.list(of: c.community, as: a)).items },
+        "read the audit log": { s, c, a in _ = (try await s.communities.auditLog(c.community, as: a)).items },
         "delete the community": { s, c, a in try await s.communities.delete(c.community, as: a) },
         "manage the subscription": { s, c, a in _ = try await s.communities.setSubscription(c.community, status: .active, expiresAt: nil, as: a) },
     ]
@@ -27,6 +27,10 @@ struct PermissionTests {
     /// nil = allowed; otherwise the expected error code.
     static func expected(_ action: String, _ role: String) -> ServiceError.Code? {
         switch role {
+        // The subscription records what billing decided: only operators set it (the spec's
+        // "Only creator initially" is the app's billing flow, not a write a member may make).
+        // `AppOperationsTests` covers the operator.
+        case "admin" where action == "manage the subscription": return .forbidden
         case "admin": return nil
         case "member": return ["view the community", "list members"].contains(action) ? nil : .forbidden
         default: return .notFound  // outsiders and former members cannot see the community at all
@@ -70,8 +74,10 @@ struct PermissionTests {
     }
 
     /// The actions whose refusals are audit-logged (spec, "Logged Actions": members added and
-    /// removed, role changes, settings; plus deleting the community).
-    static let auditedActions: Set<String> = ["add a member", "remove a member", "change a role", "edit settings", "delete the community"]
+    /// removed, role changes, settings, subscription changes; plus deleting the community).
+    static let auditedActions: Set<String> = [
+        "add a member", "remove a member", "change a role", "edit settings", "delete the community", "manage the subscription",
+    ]
 
     @Test("only the creator deletes a community, even among admins")
     func onlyCreatorDeletes() async throws {

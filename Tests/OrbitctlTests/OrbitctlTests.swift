@@ -50,6 +50,12 @@ struct Orbitctl {
         try #require(try await decoded(arguments) as? [String: Any])
     }
 
+    /// The `items` of a command that prints a page (`{"items": [...], "next_cursor": …}`).
+    func jsonItems(_ arguments: String...) async throws -> [[String: Any]] {
+        let page = try #require(try await decoded(arguments) as? [String: Any])
+        return try #require(page["items"] as? [[String: Any]])
+    }
+
     func jsonArray(_ arguments: String...) async throws -> [[String: Any]] {
         try #require(try await decoded(arguments) as? [[String: Any]])
     }
@@ -88,7 +94,7 @@ struct OrbitctlTests {
 
             let promoted = try await cli.json("community", "set-role", id, "--user", "max@example.com", "--role", "admin", "--as", "ada@example.com")
             #expect(promoted["role"] as? String == "admin")
-            let members = try await cli.jsonArray("community", "members", id, "--as", "max@example.com")
+            let members = try await cli.jsonItems("community", "members", id, "--as", "max@example.com")
             #expect(Set(members.compactMap { $0["role"] as? String }) == ["admin"])
             #expect(members.allSatisfy { $0["user_id"] is String && $0["joined_at"] is String })
             // Every column is there, null included (a script may index left_at directly).
@@ -97,7 +103,7 @@ struct OrbitctlTests {
             let shown = try await cli.json("community", "show", id)
             #expect(shown["member_count"] as? Int == 2)
 
-            let audit = try await cli.jsonArray("community", "audit", id, "--as", "ada@example.com")
+            let audit = try await cli.jsonItems("community", "audit", id, "--as", "ada@example.com")
             #expect(audit.compactMap { $0["action"] as? String } == ["member.role_changed", "member.joined", "invite.created", "community.created"])
             #expect(audit.allSatisfy { $0["user_id"] is String && $0["created_at"] is String && $0["target_type"] is String })
         }
@@ -288,7 +294,7 @@ struct MediaCLITests {
                 "post", "create", "--community", community, "--type", "photo", "--media-id", mediaID, "--media-dir", store, "--as", "ada@example.com"
             )
             #expect((post["media_urls"] as? [String])?.count == 1)
-            #expect(try await cli.jsonArray("media", "list", "--community", community, "--as", "ada@example.com").count == 1)
+            #expect(try await cli.jsonItems("media", "list", "--community", community, "--as", "ada@example.com").count == 1)
             _ = try await cli.json("media", "delete", mediaID, "--media-dir", store, "--as", "ada@example.com")
             #expect(((try? FileManager.default.subpathsOfDirectory(atPath: store)) ?? []).filter { $0.hasSuffix(".png") }.isEmpty)
         }

@@ -42,12 +42,46 @@ extension OrbitAPI {
             try await services.communities.delete(try context.id("community_id"), as: try context.requireUser())
             return NoContent()
         }
+        // An admin restores the community within 30 days of its deletion.
+        community.post("restore") { _, context in
+            JSON(try await services.communities.restore(try context.id("community_id"), as: try context.requireUser()))
+        }
+        struct SubscriptionBody: Decodable {
+            var status: String
+            var expiresAt: Date?
+        }
+        // Operators record what billing decided; a refused attempt is audit-logged.
+        community.put("subscription") { request, context in
+            let body = try await request.decodeJSON(SubscriptionBody.self, context: context)
+            return JSON(
+                try await services.communities.setSubscription(
+                    try context.id("community_id"), status: try SubscriptionStatus.parse(body.status, field: "status"), expiresAt: body.expiresAt,
+                    as: try context.requireUser()
+                )
+            )
+        }
 
         // Members and roles.
         community.get("members") { request, context in
             let former = try request.queryBool("include_former")
+            let limit = try request.queryInt("limit", default: 100, range: 1...500)
             return JSON(
-                Items(try await services.members.list(of: try context.id("community_id"), includeFormer: former, as: try context.requireUser())))
+                try await services.members.list(
+                    of: try context.id("community_id"), includeFormer: former, limit: limit, cursor: request.query("cursor"),
+                    as: try context.requireUser())
+            )
+        }
+        // One's own membership: nickname and notification preferences.
+        community.get("members/me") { _, context in
+            JSON(try await services.members.mine(in: try context.id("community_id"), as: try context.requireUser()))
+        }
+        community.patch("members/me") { request, context in
+            let body = try await request.decodeJSON(MembershipPatch.self, context: context)
+            return JSON(
+                try await services.members.updateMine(
+                    in: try context.id("community_id"), nickname: body.nickname, notificationPrefs: try body.preferences(),
+                    as: try context.requireUser())
+            )
         }
         struct NewMember: Decodable {
             var userId: UserID
@@ -80,8 +114,11 @@ extension OrbitAPI {
         }
 
         // Invites and joining by code.
-        community.get("invites") { _, context in
-            JSON(Items(try await services.invites.list(of: try context.id("community_id"), as: try context.requireUser())))
+        community.get("invites") { request, context in
+            let limit = try request.queryInt("limit", default: 50, range: 1...200)
+            return JSON(
+                try await services.invites.list(
+                    of: try context.id("community_id"), limit: limit, cursor: request.query("cursor"), as: try context.requireUser()))
         }
         struct NewInvite: Decodable {
             var maxUses: Int?
@@ -109,7 +146,35 @@ extension OrbitAPI {
 
         community.get("audit-log") { request, context in
             let limit = try request.queryInt("limit", default: 50, range: 1...200)
-            return JSON(Items(try await services.communities.auditLog(try context.id("community_id"), limit: limit, as: try context.requireUser())))
+            return JSON(
+                try await services.communities.auditLog(
+                    try context.id("community_id"), limit: limit, cursor: request.query("cursor"), as: try context.requireUser()))
+        }
+    }
+}
+
+/// `PATCH /communities/{id}/members/me`: a key left out is left as it is; `"nickname": null`
+/// clears the nickname.
+struct MembershipPatch: Decodable {
+    var nickname: String??
+    var notificationPrefs: [String: Bool]?
+
+    enum CodingKeys: String, CodingKey { case nickname, notificationPrefs }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        nickname =
+            container.contains(.nickname)
+            ? .some(try container.decodeNil(forKey: .nickname) ? nil : try container.decode(String.self, forKey: .nickname)) : .none
+        notificationPrefs = try container.decodeIfPresent([String: Bool].self, forKey: .notificationPrefs)
+    }
+
+    /// The preferences by notification type, each key checked.
+    func preferences() throws -> [NotificationType: Bool]? {
+        try notificationPrefs.map { prefs in
+            var result: [NotificationType: Bool] = [:]
+            for (key, value) in prefs { result[try NotificationType.parse(key, field: "notification_prefs")] = value }
+            return result
         }
     }
 }

@@ -85,6 +85,23 @@ extension OrbitAPI {
                 )
             )
         }
+        // Withdraws one's answer (or one's family member's): ?occurrence= for a series.
+        event.delete("rsvp") { request, context in
+            try await services.events.withdrawRSVP(
+                try context.id("event_id"), occurrence: try request.queryDate("occurrence"),
+                familyMember: try request.queryID("family_member_id", as: FamilyMemberID.self), as: try context.requireUser()
+            )
+            return NoContent()
+        }
+        // Who is coming: every answer with names, plus-ones, notes and which family member.
+        event.get("rsvps") { request, context in
+            let limit = try request.queryInt("limit", default: 100, range: 1...500)
+            return JSON(
+                try await services.events.rsvps(
+                    try context.id("event_id"), occurrence: try request.queryDate("occurrence"), limit: limit, cursor: request.query("cursor"),
+                    as: try context.requireUser())
+            )
+        }
         event.get("attendance") { request, context in
             JSON(
                 try await services.events.attendance(

@@ -85,7 +85,7 @@ extension OrbitAPI {
             return JSON(try await services.feed.vote(on: try context.id("post_id"), option: body.option, as: try context.requireUser()))
         }
         post.delete("votes") { request, context in
-            let option: Int? = request.query("option") == nil ? nil : try request.queryInt("option", default: 0, range: 0...9)
+            let option: Int? = request.query("option") == nil ? nil : try request.queryInt("option", default: 0, range: 0...19)
             return JSON(try await services.feed.retractVote(on: try context.id("post_id"), option: option, as: try context.requireUser()))
         }
 

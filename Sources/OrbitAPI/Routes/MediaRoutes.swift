@@ -35,7 +35,9 @@ extension OrbitAPI {
         }
         router.get("communities/:community_id/media") { request, context in
             let limit = try request.queryInt("limit", default: 50, range: 1...200)
-            return JSON(Items(try await services.media.list(of: try context.id("community_id"), limit: limit, as: try context.requireUser())))
+            return JSON(
+                try await services.media.list(
+                    of: try context.id("community_id"), limit: limit, cursor: request.query("cursor"), as: try context.requireUser()))
         }
         router.delete("media/:media_id") { _, context in
             try await services.media.delete(try context.id("media_id", as: MediaID.self), as: try context.requireUser())

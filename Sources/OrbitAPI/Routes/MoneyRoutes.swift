@@ -67,9 +67,19 @@ extension OrbitAPI {
             var receiptUrl: String?
             var linkedEventId: EventID?
         }
+        // Newest first; filters: member (payer or in a split), category, from/to (transaction_date).
         router.get("communities/:community_id/expenses") { request, context in
             let limit = try request.queryInt("limit", default: 50, range: 1...200)
-            return JSON(Items(try await services.finances.expenses(in: try context.id("community_id"), limit: limit, as: try context.requireUser())))
+            let filter = ExpenseFilter(
+                member: try request.queryID("member", as: UserID.self),
+                category: try request.query("category").map { try ExpenseCategory.parse($0, field: "category") },
+                from: try request.query("from").map { try CivilDate.parse($0, field: "from") },
+                to: try request.query("to").map { try CivilDate.parse($0, field: "to") }
+            )
+            return JSON(
+                try await services.finances.expenses(
+                    in: try context.id("community_id"), filter: filter, limit: limit, cursor: request.query("cursor"), as: try context.requireUser())
+            )
         }
         router.post("communities/:community_id/expenses") { request, context in
             let body = try await request.decodeJSON(ExpenseBody.self, context: context)
@@ -88,6 +98,36 @@ extension OrbitAPI {
         }
         router.get("expenses/:expense_id") { _, context in
             JSON(try await services.finances.expense(try context.id("expense_id", as: TransactionID.self), as: try context.requireUser()))
+        }
+        struct ExpenseChange: Decodable {
+            var description: String?
+            var amount: Int64?
+            var split: SplitBody?
+            var category: String?
+        }
+        // The expense's creator or an admin; a new amount or split replaces the splits.
+        router.patch("expenses/:expense_id") { request, context in
+            let body = try await request.decodeJSON(ExpenseChange.self, context: context)
+            let id: TransactionID = try context.id("expense_id")
+            let user = try context.requireUser()
+            let currency = try Amounts.currency(try await services.finances.expense(id, as: user).currency)
+            return JSON(
+                try await services.finances.updateExpense(
+                    id, description: body.description, total: try body.amount.map { try Amounts.money($0, currency: currency, field: "amount") },
+                    split: try body.split?.method(currency: currency),
+                    category: try body.category.map { try ExpenseCategory.parse($0, field: "category") }, as: user
+                )
+            )
+        }
+        struct SettleBody: Decodable {
+            var settledVia: String?
+        }
+        // The split's debtor, the payer or an admin marks one split settled.
+        router.post("splits/:split_id/settle") { request, context in
+            let body = try await request.decodeJSON(SettleBody.self, context: context)
+            return JSON(
+                try await services.finances.settleSplit(
+                    try context.id("split_id", as: SplitID.self), via: body.settledVia, as: try context.requireUser()))
         }
         router.delete("expenses/:expense_id") { _, context in
             try await services.finances.deleteExpense(try context.id("expense_id", as: TransactionID.self), as: try context.requireUser())
@@ -126,8 +166,40 @@ extension OrbitAPI {
             var currency: String?
             var dueDate: String
         }
-        router.get("communities/:community_id/dues") { _, context in
-            JSON(Items(try await services.dues.list(in: try context.id("community_id"), as: try context.requireUser())))
+        router.get("communities/:community_id/dues") { request, context in
+            let limit = try request.queryInt("limit", default: 50, range: 1...200)
+            return JSON(
+                try await services.dues.list(
+                    in: try context.id("community_id"), limit: limit, cursor: request.query("cursor"), as: try context.requireUser()))
+        }
+        router.get("dues/:dues_id") { _, context in
+            JSON(try await services.dues.get(try context.id("dues_id"), as: try context.requireUser()))
+        }
+        struct DuesChange: Decodable {
+            var name: String?
+            var amount: Int64?
+            var dueDate: String?
+        }
+        router.patch("dues/:dues_id") { request, context in
+            let body = try await request.decodeJSON(DuesChange.self, context: context)
+            let id: DuesID = try context.id("dues_id")
+            let user = try context.requireUser()
+            let currency = try Amounts.currency(try await services.dues.get(id, as: user).currency)
+            return JSON(
+                try await services.dues.update(
+                    id, name: body.name, amount: try body.amount.map { try Amounts.money($0, currency: currency, field: "amount") },
+                    dueDate: try body.dueDate.map { try CivilDate.parse($0, field: "due_date") }, as: user
+                )
+            )
+        }
+        router.post("dues/:dues_id/deactivate") { _, context in
+            JSON(try await services.dues.deactivate(try context.id("dues_id"), as: try context.requireUser()))
+        }
+        router.get("dues/:dues_id/payments") { request, context in
+            let limit = try request.queryInt("limit", default: 50, range: 1...200)
+            return JSON(
+                try await services.dues.payments(
+                    of: try context.id("dues_id"), limit: limit, cursor: request.query("cursor"), as: try context.requireUser()))
         }
         router.post("communities/:community_id/dues") { request, context in
             let body = try await request.decodeJSON(DuesBody.self, context: context)

@@ -20,6 +20,25 @@ extension OrbitAPI {
             return JSON(try await services.users.updateProfile(displayName: body.displayName, email: body.email, avatarURL: body.avatarUrl, as: user))
         }
 
+        // Account deletion: a 7-day grace period, cancellable (the App Store wants it in the app).
+        struct DeletionScheduled: Encodable, Sendable {
+            var deletesAt: Date
+            enum CodingKeys: String, CodingKey { case deletesAt = "deletes_at" }
+        }
+        me.post("deletion") { _, context in
+            Created(
+                DeletionScheduled(deletesAt: try await services.lifecycle.requestAccountDeletion(as: try context.requireUser())), status: .accepted)
+        }
+        me.delete("deletion") { _, context in
+            try await services.lifecycle.cancelAccountDeletion(as: try context.requireUser())
+            return NoContent()
+        }
+
+        // A co-member's public profile.
+        router.get("users/:user_id") { _, context in
+            JSON(try await services.users.profile(try context.id("user_id"), as: try context.requireUser()))
+        }
+
         // Family members: dependents a parent manages.
         struct FamilyMemberBody: Decodable {
             var name: String

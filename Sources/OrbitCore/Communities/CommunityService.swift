@@ -122,28 +122,63 @@ package struct CommunityService: Sendable {
         }
     }
 
-    /// Operator: restores a community deleted less than 30 days ago, on behalf of `actor`.
+    /// Restores a community deleted less than 30 days ago: its admins may (spec: "Community
+    /// Deletion Flow"). A deleted community is hidden from everyone by row-level security, so
+    /// this runs as an operator and checks the actor's admin membership itself. Audit-logged.
     package func restore(_ id: CommunityID, as actor: UserID) async throws -> Community {
         try await runner.asOperator(actor) { connection in
-            let current = try await Self.community(id, on: connection)
-            guard let deletedAt = current.deletedAt else { throw ServiceError.conflict("Community \(id) is not deleted.") }
-            guard runner.now().timeIntervalSince(deletedAt) < Self.restoreWindow else {
-                throw ServiceError.conflict("Community \(id) was deleted more than 30 days ago and can no longer be restored.")
-            }
-            try await connection.query("UPDATE communities SET deleted_at = NULL WHERE id = \(id)")
-            try await runner.audit("community.restored", by: actor, community: id, target: ("community", id.uuid), on: connection)
-            return try await Self.community(id, on: connection)
+            let role = try await connection.query(
+                "SELECT role::text FROM members WHERE community_id = \(id) AND user_id = \(actor) AND left_at IS NULL"
+            ).first?.decode(String.self)
+            // Its members know the community; to anyone else it does not exist.
+            guard let role else { throw ServiceError.notFound("Community \(id)") }
+            guard role == MemberRole.admin.rawValue else { throw ServiceError.forbidden(rule: "only admins restore a community") }
+            return try await restore(id, by: actor, on: connection)
         }
     }
 
-    /// Sets the subscription (billing itself is out of scope). Only the creator manages it.
+    /// Operator: restores any community deleted less than 30 days ago, on behalf of `actor`.
+    package func restoreAsOperator(_ id: CommunityID, as actor: UserID) async throws -> Community {
+        try await runner.asOperator(actor) { connection in try await restore(id, by: actor, on: connection) }
+    }
+
+    private func restore(_ id: CommunityID, by actor: UserID, on connection: PostgresConnection) async throws -> Community {
+        let current = try await Self.community(id, on: connection)
+        guard let deletedAt = current.deletedAt else { throw ServiceError.conflict("Community \(id) is not deleted.") }
+        guard runner.now().timeIntervalSince(deletedAt) < Self.restoreWindow else {
+            throw ServiceError.conflict("Community \(id) was deleted more than 30 days ago and can no longer be restored.")
+        }
+        try await connection.query("UPDATE communities SET deleted_at = NULL WHERE id = \(id)")
+        try await runner.audit("community.restored", by: actor, community: id, target: ("community", id.uuid), on: connection)
+        return try await Self.community(id, on: connection)
+    }
+
+    /// Sets the subscription: an operator's work (it records what billing decided; a member
+    /// must not be able to grant themselves a paid plan). Audit-logged, and so is a refused
+    /// attempt, in the community's log.
     package func setSubscription(_ id: CommunityID, status: SubscriptionStatus, expiresAt: Date?, as actor: UserID) async throws -> Community {
-        try await runner.asUser(actor) { connection in
-            try await runner.requireAdmin(actor, of: id, rule: "only the community's creator can manage its subscription", on: connection)
-            let current = try await Self.community(id, on: connection)
-            guard current.createdBy == actor else {
-                throw ServiceError.forbidden(rule: "only the community's creator can manage its subscription")
+        let isOperator = try await UserService(runner).isOperator(actor)
+        guard isOperator else {
+            // As for the other audit-logged refusals: a member's attempt is recorded in the
+            // community's log; to anyone else the community does not exist.
+            let rule = "only operators change a community's subscription"
+            let member = try await runner.asUser(actor) { try await runner.membership(actor, in: id, on: $0) }
+            guard member != nil else { throw ServiceError.notFound("Community \(id)") }
+            do {
+                try await runner.asOperator(actor) { connection in
+                    try await runner.audit(
+                        "subscription.changed.refused", by: actor, community: id, target: ("community", id.uuid), metadata: ["rule": rule],
+                        on: connection)
+                }
+            } catch {
+                RequestRunner.logger.error(
+                    "could not record a refused action in the audit log",
+                    metadata: ["action": "subscription.changed.refused", "user_id": "\(actor)", "error": "\(error)"])
             }
+            throw ServiceError.forbidden(rule: rule)
+        }
+        return try await runner.asOperator(actor) { connection in
+            let current = try await Self.community(id, on: connection)
             try await connection.query(
                 """
                 UPDATE communities SET subscription_status = \(status)::subscription_status, subscription_expires_at = \(expiresAt)
@@ -158,20 +193,24 @@ package struct CommunityService: Sendable {
         }
     }
 
-    /// A community's audit log, newest first (admins). `before` continues from the last entry
-    /// of the previous page.
-    package func auditLog(_ id: CommunityID, limit: Int = 50, before: AuditEntry? = nil, as actor: UserID) async throws -> [AuditEntry] {
+    /// A community's audit log, newest first (admins), `limit` at a time after `cursor`.
+    package func auditLog(_ id: CommunityID, limit: Int = 50, cursor: String? = nil, as actor: UserID) async throws -> Page<AuditEntry> {
         try Validate.limit(limit, in: 1...500)
+        let after = try PageCursor.decode(cursor, list: "audit-log", parts: 2)
         return try await runner.asUser(actor) { connection in
             try await runner.requireAdmin(actor, of: id, rule: "only admins can read the audit log", on: connection)
-            return try await connection.query(
+            let rows = try await connection.query(
                 """
-                SELECT \(unescaped: AuditEntry.columns) FROM audit_log
+                SELECT \(unescaped: AuditEntry.columns), \(unescaped: Paging.micros("created_at")) AS cursor_us FROM audit_log
                 WHERE community_id = \(id)
-                  AND (\(before?.createdAt)::timestamptz IS NULL OR (created_at, id) < (\(before?.createdAt), \(before?.id)))
-                ORDER BY created_at DESC, id DESC LIMIT \(limit)
+                  AND (\(try after?.integer(0))::bigint IS NULL
+                       OR (created_at, id) < (timestamptz 'epoch' + \(try after?.integer(0)) * interval '1 microsecond', \(try after?.uuid(1))))
+                ORDER BY created_at DESC, id DESC LIMIT \(limit + 1)
                 """
-            ).map(AuditEntry.init(row:))
+            )
+            return try Paging.page(
+                rows, limit: limit, list: "audit-log", item: AuditEntry.init(row:),
+                key: { row in [String(try row.decode("cursor_us", as: Int64.self)), try row.decode("id", as: UUID.self).uuidString] })
         }
     }
 }

@@ -41,12 +41,32 @@ package struct DuesService: Sendable {
         }
     }
 
-    package func list(in community: CommunityID, as actor: UserID) async throws -> [Dues] {
-        try await runner.asUserReading(actor) { connection in
+    /// A community's dues, latest due date first.
+    package func list(in community: CommunityID, limit: Int = 50, cursor: String? = nil, as actor: UserID) async throws -> Page<Dues> {
+        try Validate.limit(limit, in: 1...200)
+        let after = try PageCursor.decode(cursor, list: "dues", parts: 3)
+        return try await runner.asUserReading(actor) { connection in
             try await runner.requireMember(actor, of: community, on: connection)
-            return try await connection.query(
-                "SELECT \(unescaped: Dues.columns) FROM dues WHERE community_id = \(community) ORDER BY due_date DESC, created_at DESC"
-            ).map(Dues.init(row:))
+            let rows = try await connection.query(
+                """
+                SELECT \(unescaped: Dues.columns), (due_date - date '2000-01-01') AS cursor_day, \(unescaped: Paging.micros("created_at")) AS cursor_us
+                FROM dues
+                WHERE community_id = \(community)
+                  AND (\(try after?.integer(0))::int IS NULL
+                       OR (due_date, created_at, id) < (date '2000-01-01' + \(try after.map { Int32(try $0.integer(0)) })::int,
+                           timestamptz 'epoch' + \(try after?.integer(1)) * interval '1 microsecond', \(try after?.uuid(2))))
+                ORDER BY due_date DESC, created_at DESC, id DESC LIMIT \(limit + 1)
+                """
+            )
+            return try Paging.page(
+                rows, limit: limit, list: "dues", item: Dues.init(row:),
+                key: { row in
+                    [
+                        String(try row.decode("cursor_day", as: Int32.self)), String(try row.decode("cursor_us", as: Int64.self)),
+                        try row.decode("id", as: UUID.self).uuidString,
+                    ]
+                }
+            )
         }
     }
 
@@ -93,18 +113,15 @@ package struct DuesService: Sendable {
                 """
                 INSERT INTO dues_payments (dues_id, user_id, amount_paid, recorded_by, payment_method, notes)
                 VALUES (\(id), \(user), \(Int32(money.minorUnits)), \(actor), \(method), \(note))
-                RETURNING id, paid_at
+                RETURNING \(unescaped: DuesPayment.columns)
                 """
             ).single()
-            let (paymentID, paidAt) = try row.decode((DuesPaymentID, Date).self)
+            let payment = try DuesPayment(row: row, currency: dues.currency)
             try await runner.audit(
-                "dues.payment_recorded", by: actor, community: dues.communityID, target: ("dues_payment", paymentID.uuid),
+                "dues.payment_recorded", by: actor, community: dues.communityID, target: ("dues_payment", payment.id.uuid),
                 metadata: ["dues_id": id.description, "user_id": user.description, "amount": String(money.minorUnits)], on: connection
             )
-            return DuesPayment(
-                id: paymentID, duesID: id, userID: user, amountPaid: money.minorUnits, currency: dues.currency, paidAt: paidAt, recordedBy: actor,
-                paymentMethod: method, notes: note
-            )
+            return payment
         }
     }
 
@@ -147,6 +164,65 @@ package struct DuesService: Sendable {
             try await connection.query("UPDATE dues SET is_active = false WHERE id = \(id)")
             try await runner.audit("dues.deactivated", by: actor, community: current.communityID, target: ("dues", id.uuid), on: connection)
             return try await Self.dues(id, on: connection)
+        }
+    }
+
+    /// Changes name, amount or due date (admins). A new amount in the dues' currency, never
+    /// below what a member has already paid. Audit-logged with the changed fields.
+    package func update(_ id: DuesID, name: String? = nil, amount: Money? = nil, dueDate: CivilDate? = nil, as actor: UserID) async throws -> Dues {
+        let name = try name.map { try Validate.text($0, field: "name", limit: 200) }
+        try amount?.requirePositive()
+        return try await runner.asUser(actor) { connection in
+            let unlocked = try await Self.dues(id, on: connection)
+            try await runner.requireAdmin(actor, of: unlocked.communityID, rule: "only admins can change dues", on: connection)
+            let current = try await Self.dues(id, on: connection, lock: true)
+            if let amount {
+                try amount.requireCurrency(try Currency.parse(current.currency))
+                let paid = try await connection.query(
+                    "SELECT coalesce(max(total), 0)::bigint AS paid FROM (SELECT sum(amount_paid) AS total FROM dues_payments WHERE dues_id = \(id) GROUP BY user_id) t"
+                ).single().decode("paid", as: Int64.self)
+                guard amount.minorUnits >= paid else {
+                    throw ServiceError.conflict(
+                        "A member has already paid \(Money(minorUnits: paid, currency: amount.currency)); the amount cannot be less than that.")
+                }
+            }
+            let row = try await connection.query(
+                """
+                UPDATE dues SET name = coalesce(\(name), name), amount = coalesce(\(amount.map { Int32($0.minorUnits) }), amount),
+                    due_date = coalesce(\(dueDate), due_date)
+                WHERE id = \(id) RETURNING \(unescaped: Dues.columns)
+                """
+            ).single()
+            var changed: [String] = []
+            if name != nil { changed.append("name") }
+            if amount != nil { changed.append("amount") }
+            if dueDate != nil { changed.append("due_date") }
+            try await runner.audit(
+                "dues.updated", by: actor, community: current.communityID, target: ("dues", id.uuid),
+                metadata: ["fields": changed.joined(separator: ",")], on: connection)
+            return try Dues(row: row)
+        }
+    }
+
+    /// The individual payments of dues, newest first, for members of its community.
+    package func payments(of id: DuesID, limit: Int = 50, cursor: String? = nil, as actor: UserID) async throws -> Page<DuesPayment> {
+        try Validate.limit(limit, in: 1...200)
+        let after = try PageCursor.decode(cursor, list: "dues-payments", parts: 2)
+        return try await runner.asUserReading(actor) { connection in
+            let dues = try await Self.dues(id, on: connection)
+            try await runner.requireMember(actor, of: dues.communityID, on: connection)
+            let rows = try await connection.query(
+                """
+                SELECT \(unescaped: DuesPayment.columns), \(unescaped: Paging.micros("paid_at")) AS cursor_us FROM dues_payments
+                WHERE dues_id = \(id)
+                  AND (\(try after?.integer(0))::bigint IS NULL
+                       OR (paid_at, id) < (timestamptz 'epoch' + \(try after?.integer(0)) * interval '1 microsecond', \(try after?.uuid(1))))
+                ORDER BY paid_at DESC, id DESC LIMIT \(limit + 1)
+                """
+            )
+            return try Paging.page(
+                rows, limit: limit, list: "dues-payments", item: { try DuesPayment(row: $0, currency: dues.currency) },
+                key: { row in [String(try row.decode("cursor_us", as: Int64.self)), try row.decode("id", as: UUID.self).uuidString] })
         }
     }
 }

@@ -240,6 +240,38 @@ package struct RSVP: Sendable, Codable, Equatable {
     }
 }
 
+/// An answer with the names a list of who is coming shows.
+package struct RSVPEntry: Sendable, Codable, Equatable {
+    package var rsvp: RSVP
+    /// The member who answered.
+    package var displayName: String
+    /// The family member answered for, if any.
+    package var familyMemberName: String?
+
+    enum CodingKeys: String, CodingKey { case displayName = "display_name", familyMemberName = "family_member_name" }
+
+    init(row: PostgresRow) throws {
+        rsvp = try RSVP(row: row)
+        displayName = try row.decode("display_name")
+        familyMemberName = try row.decode("family_member_name")
+    }
+
+    /// The answer's columns and the names, in one object.
+    package func encode(to encoder: any Encoder) throws {
+        try rsvp.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(displayName, forKey: .displayName)
+        try container.encode(familyMemberName, forKey: .familyMemberName)
+    }
+
+    package init(from decoder: any Decoder) throws {
+        rsvp = try RSVP(from: decoder)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        displayName = try container.decode(String.self, forKey: .displayName)
+        familyMemberName = try container.decodeIfPresent(String.self, forKey: .familyMemberName)
+    }
+}
+
 /// Who is coming to an event.
 package struct Attendance: Sendable, Codable, Equatable {
     package struct Tally: Sendable, Codable, Equatable {

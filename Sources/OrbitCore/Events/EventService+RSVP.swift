@@ -78,4 +78,76 @@ extension EventService {
             )
         }
     }
+
+    /// Takes back an answer (one's own, or one's family member's) to an event or one
+    /// occurrence of a series. After the deadline only admins can still change answers.
+    package func withdrawRSVP(_ id: EventID, occurrence: Date? = nil, familyMember: FamilyMemberID? = nil, as actor: UserID) async throws {
+        try await runner.asUser(actor) { connection in
+            let event = try await Self.event(id, on: connection)
+            let role = try await runner.requireMember(actor, of: event.communityID, on: connection)
+            guard let row = try await Self.answeredRow(event, occurrence: occurrence, on: connection) else {
+                throw ServiceError.notFound("An answer to event \(id)")
+            }
+            if let deadline = row.deadline, deadline < runner.now(), role != .admin {
+                throw ServiceError.forbidden(rule: "answers cannot change after the RSVP deadline, except by admins")
+            }
+            let removed =
+                try await connection.query(
+                    """
+                    DELETE FROM rsvps WHERE event_id = \(row.id) AND user_id = \(actor) AND family_member_id IS NOT DISTINCT FROM \(familyMember)
+                    """
+                ).affectedRows ?? 0
+            guard removed > 0 else { throw ServiceError.notFound("An answer to event \(id)") }
+        }
+    }
+
+    /// Who answered an event (or one occurrence of a series): each answer with the member's
+    /// name, the family member's name when it is theirs, plus-ones and note, in the order they
+    /// answered.
+    package func rsvps(_ id: EventID, occurrence: Date? = nil, limit: Int = 100, cursor: String? = nil, as actor: UserID) async throws
+        -> Page<RSVPEntry>
+    {
+        try Validate.limit(limit, in: 1...500)
+        let after = try PageCursor.decode(cursor, list: "rsvps", parts: 2)
+        return try await runner.asUserReading(actor) { connection in
+            let event = try await Self.event(id, on: connection)
+            try await runner.requireMember(actor, of: event.communityID, on: connection)
+            guard let row = try await Self.answeredRow(event, occurrence: occurrence, on: connection) else { return Page(items: [], nextCursor: nil) }
+            let rows = try await connection.query(
+                """
+                SELECT r.id, r.event_id, r.user_id, r.family_member_id, r.status::text AS status, r.plus_ones, r.note, r.responded_at, r.updated_at,
+                    u.display_name, f.name AS family_member_name, \(unescaped: Paging.micros("r.responded_at")) AS cursor_us
+                FROM rsvps r JOIN users u ON u.id = r.user_id LEFT JOIN family_members f ON f.id = r.family_member_id
+                WHERE r.event_id = \(row.id)
+                  AND (\(try after?.integer(0))::bigint IS NULL
+                       OR (r.responded_at, r.id) > (timestamptz 'epoch' + \(try after?.integer(0)) * interval '1 microsecond', \(try after?.uuid(1))))
+                ORDER BY r.responded_at, r.id LIMIT \(limit + 1)
+                """
+            )
+            return try Paging.page(
+                rows, limit: limit, list: "rsvps", item: RSVPEntry.init(row:),
+                key: { row in [String(try row.decode("cursor_us", as: Int64.self)), try row.decode("id", as: UUID.self).uuidString] })
+        }
+    }
+
+    /// The row answers to `event` (at `occurrence`, for a series) are kept on, if it exists:
+    /// the event itself, or the occurrence's own row (an occurrence nobody answered has none).
+    static func answeredRow(_ event: Event, occurrence: Date?, on connection: PostgresConnection) async throws -> (id: EventID, deadline: Date?)? {
+        guard event.recurrenceRule != nil else {
+            guard occurrence == nil else { throw ServiceError.invalidInput(field: "occurrence", reason: "applies to recurring events only") }
+            return (event.id, event.rsvpDeadline)
+        }
+        guard let occurrence else {
+            throw ServiceError.invalidInput(field: "occurrence", reason: "is required for a recurring event")
+        }
+        guard
+            let row = try await connection.query(
+                """
+                SELECT id, rsvp_deadline FROM events
+                WHERE recurrence_parent_id = \(event.id) AND original_starts_at = \(occurrence) AND deleted_at IS NULL
+                """
+            ).first
+        else { return nil }
+        return (try row.decode("id", as: EventID.self), try row.decode("rsvp_deadline", as: Date?.self))
+    }
 }

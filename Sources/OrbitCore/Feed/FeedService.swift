@@ -90,7 +90,11 @@ package struct FeedService: Sendable {
     static let feedColumns = """
         p.id, p.community_id, p.author_id, p.type::text AS type, p.content, p.media_urls, p.is_pinned, p.is_announcement,
         p.linked_event_id, p.poll_data, p.editable_until, p.reaction_counts, p.comment_count, p.created_at, p.updated_at,
-        p.mentioned_user_ids, (extract(epoch FROM p.created_at) * 1000000)::bigint AS created_us
+        p.mentioned_user_ids, (extract(epoch FROM p.created_at) * 1000000)::bigint AS created_us,
+        CASE WHEN p.poll_data IS NOT NULL THEN ARRAY(
+            SELECT (SELECT count(*) FROM poll_votes v WHERE v.post_id = p.id AND v.option_index = option)::int
+            FROM generate_series(0, jsonb_array_length(p.poll_data -> 'options') - 1) AS option ORDER BY option
+        ) END AS poll_results
         """
 
     /// A community's feed: pinned posts first, then newest first, `limit` at a time. Pass the

@@ -107,12 +107,14 @@ package struct FeedPost: Sendable, Codable, Equatable {
     package var myReaction: ReactionType?
     package var myVotes: [Int]
     package var mentionedUserIDs: [UserID]
+    /// For a poll: the votes per option, in the poll's order.
+    package var pollResults: [Int]?
 
     enum CodingKeys: String, CodingKey {
         case id, communityID = "community_id", authorID = "author_id", type, content, mediaURLs = "media_urls", isPinned = "is_pinned"
         case isAnnouncement = "is_announcement", linkedEventID = "linked_event_id", pollData = "poll_data", editableUntil = "editable_until"
         case reactionCounts = "reaction_counts", commentCount = "comment_count", createdAt = "created_at", updatedAt = "updated_at"
-        case myReaction = "my_reaction", myVotes = "my_votes", mentionedUserIDs = "mentioned_user_ids"
+        case myReaction = "my_reaction", myVotes = "my_votes", mentionedUserIDs = "mentioned_user_ids", pollResults = "poll_results"
     }
 
     init(row: PostgresRow) throws {
@@ -134,6 +136,7 @@ package struct FeedPost: Sendable, Codable, Equatable {
         myReaction = try row.decode("my_reaction")
         myVotes = try row.decode("my_votes", as: [Int32].self).map(Int.init)
         mentionedUserIDs = try row.decode("mentioned_user_ids", as: [UUID].self).map(UserID.init)
+        pollResults = try row.decode("poll_results", as: [Int32]?.self)?.map(Int.init)
     }
 
     package func encode(to encoder: any Encoder) throws {
@@ -156,6 +159,7 @@ package struct FeedPost: Sendable, Codable, Equatable {
         try container.encode(myReaction, forKey: .myReaction)
         try container.encode(myVotes, forKey: .myVotes)
         try container.encode(mentionedUserIDs, forKey: .mentionedUserIDs)
+        try container.encode(pollResults, forKey: .pollResults)
     }
 }
 

@@ -111,6 +111,24 @@ package enum ExpenseCategory: String, DatabaseEnum {
     case equipment, food, travel, dues, other
 }
 
+/// Which expenses a list shows; nil leaves a filter out.
+package struct ExpenseFilter: Sendable {
+    /// Paid by this member, or with a split of theirs.
+    package var member: UserID?
+    package var category: ExpenseCategory?
+    /// `transaction_date` from (inclusive) …
+    package var from: CivilDate?
+    /// … to (inclusive).
+    package var to: CivilDate?
+
+    package init(member: UserID? = nil, category: ExpenseCategory? = nil, from: CivilDate? = nil, to: CivilDate? = nil) {
+        self.member = member
+        self.category = category
+        self.from = from
+        self.to = to
+    }
+}
+
 /// A balance (positive = is owed), in minor units.
 package struct Balance: Sendable, Codable, Equatable {
     package var userID: UserID
@@ -163,6 +181,17 @@ package struct DuesPayment: Sendable, Codable, Equatable {
     enum CodingKeys: String, CodingKey {
         case id, duesID = "dues_id", userID = "user_id", amountPaid = "amount_paid", currency, paidAt = "paid_at", recordedBy = "recorded_by"
         case paymentMethod = "payment_method", notes
+    }
+
+    static let columns = "id, dues_id, user_id, amount_paid, paid_at, recorded_by, payment_method, notes"
+
+    /// - Parameter currency: the dues' currency (payments are in it).
+    init(row: PostgresRow, currency: String) throws {
+        let amount: Int32
+        (id, duesID, userID, amount, paidAt, recordedBy, paymentMethod, notes) = try row.decode(
+            (DuesPaymentID, DuesID, UserID, Int32, Date, UserID, String?, String?).self)
+        amountPaid = Int64(amount)
+        self.currency = currency
     }
 
     package func encode(to encoder: any Encoder) throws {

@@ -31,20 +31,27 @@ extension FinanceService {
     }
 
     /// Marks one split settled (the split's user, the payer, or an admin).
-    package func settleSplit(_ id: SplitID, via: String?, as actor: UserID) async throws {
+    /// - Returns: the expense with the split now settled.
+    @discardableResult
+    package func settleSplit(_ id: SplitID, via: String?, as actor: UserID) async throws -> Expense {
         let via = try via.map { try Validate.text($0, field: "settled_via", limit: 50) }
-        try await runner.asUser(actor) { connection in
+        return try await runner.asUser(actor) { connection in
             guard
                 let row = try await connection.query(
-                    "SELECT s.user_id, t.paid_by, t.community_id FROM splits s JOIN transactions t ON t.id = s.transaction_id WHERE s.id = \(id)"
+                    """
+                    SELECT s.user_id, t.paid_by, t.community_id, t.id AS transaction_id FROM splits s JOIN transactions t ON t.id = s.transaction_id
+                    WHERE s.id = \(id) AND t.deleted_at IS NULL
+                    """
                 ).first
             else { throw ServiceError.notFound("Split \(id)") }
-            let (user, payer, community) = try row.decode((UserID, UserID, CommunityID).self)
+            let (user, payer, community, transaction) = try row.decode((UserID, UserID, CommunityID, TransactionID).self)
             let role = try await runner.requireMember(actor, of: community, on: connection)
             guard role == .admin || actor == user || actor == payer else {
                 throw ServiceError.forbidden(rule: "only the split's debtor, the payer or an admin can mark it settled")
             }
-            try await connection.query("UPDATE splits SET is_settled = true, settled_at = now(), settled_via = \(via) WHERE id = \(id)")
+            try await connection.query(
+                "UPDATE splits SET is_settled = true, settled_at = coalesce(settled_at, now()), settled_via = \(via) WHERE id = \(id)")
+            return try await expense(transaction, on: connection)
         }
     }
 

@@ -109,18 +109,37 @@ package struct FinanceService: Sendable {
     }
 
     /// A community's expenses and settlements, newest first.
-    package func expenses(in community: CommunityID, limit: Int = 50, as actor: UserID) async throws -> [Expense] {
+    package func expenses(
+        in community: CommunityID, filter: ExpenseFilter = ExpenseFilter(), limit: Int = 50, cursor: String? = nil, as actor: UserID
+    ) async throws -> Page<Expense> {
         try Validate.limit(limit, in: 1...500)
+        let after = try PageCursor.decode(cursor, list: "expenses", parts: 2)
+        if let from = filter.from, let to = filter.to, to < from {
+            throw ServiceError.invalidInput(field: "to", reason: "must not be before from")
+        }
         return try await runner.asUserReading(actor) { connection in
             try await runner.requireMember(actor, of: community, on: connection)
             let rows = try await connection.query(
                 """
-                SELECT \(unescaped: Expense.columns) FROM transactions
-                WHERE community_id = \(community) AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT \(limit)
+                SELECT \(unescaped: Expense.columns), \(unescaped: Paging.micros("created_at")) AS cursor_us FROM transactions t
+                WHERE community_id = \(community) AND deleted_at IS NULL
+                  AND (\(filter.member)::uuid IS NULL OR paid_by = \(filter.member)
+                       OR EXISTS (SELECT FROM splits s WHERE s.transaction_id = t.id AND s.user_id = \(filter.member)))
+                  AND (\(filter.category)::expense_category IS NULL OR category = \(filter.category)::expense_category)
+                  AND (\(filter.from)::date IS NULL OR transaction_date >= \(filter.from))
+                  AND (\(filter.to)::date IS NULL OR transaction_date <= \(filter.to))
+                  AND (\(try after?.integer(0))::bigint IS NULL
+                       OR (created_at, id) < (timestamptz 'epoch' + \(try after?.integer(0)) * interval '1 microsecond', \(try after?.uuid(1))))
+                ORDER BY created_at DESC, id DESC LIMIT \(limit + 1)
                 """
             )
-            let splits = try await self.splits(of: try rows.map { try $0.decode("id", as: TransactionID.self) }, on: connection)
-            return try rows.map { row in try Expense(row: row, splits: splits[try row.decode("id", as: TransactionID.self)] ?? []) }
+            let shown = Array(rows.prefix(limit))
+            let splits = try await self.splits(of: try shown.map { try $0.decode("id", as: TransactionID.self) }, on: connection)
+            return try Paging.page(
+                rows, limit: limit, list: "expenses",
+                item: { row in try Expense(row: row, splits: splits[try row.decode("id", as: TransactionID.self)] ?? []) },
+                key: { row in [String(try row.decode("cursor_us", as: Int64.self)), try row.decode("id", as: UUID.self).uuidString] }
+            )
         }
     }
 

@@ -49,12 +49,23 @@ package struct InviteService: Sendable {
     }
 
     /// A community's invites, newest first (admins).
-    package func list(of community: CommunityID, as actor: UserID) async throws -> [Invite] {
-        try await runner.asUser(actor) { connection in
+    package func list(of community: CommunityID, limit: Int = 50, cursor: String? = nil, as actor: UserID) async throws -> Page<Invite> {
+        try Validate.limit(limit, in: 1...200)
+        let after = try PageCursor.decode(cursor, list: "invites", parts: 2)
+        return try await runner.asUser(actor) { connection in
             try await runner.requireAdmin(actor, of: community, rule: "only admins can see invites", on: connection)
-            return try await connection.query(
-                "SELECT \(unescaped: Invite.columns) FROM invites WHERE community_id = \(community) ORDER BY created_at DESC, id"
-            ).map(Invite.init(row:))
+            let rows = try await connection.query(
+                """
+                SELECT \(unescaped: Invite.columns), \(unescaped: Paging.micros("created_at")) AS cursor_us FROM invites
+                WHERE community_id = \(community)
+                  AND (\(try after?.integer(0))::bigint IS NULL
+                       OR (created_at, id) < (timestamptz 'epoch' + \(try after?.integer(0)) * interval '1 microsecond', \(try after?.uuid(1))))
+                ORDER BY created_at DESC, id DESC LIMIT \(limit + 1)
+                """
+            )
+            return try Paging.page(
+                rows, limit: limit, list: "invites", item: Invite.init(row:),
+                key: { row in [String(try row.decode("cursor_us", as: Int64.self)), try row.decode("id", as: UUID.self).uuidString] })
         }
     }
 

@@ -59,13 +59,23 @@ package struct MediaService: Sendable {
     }
 
     /// A community's media, newest first.
-    package func list(of community: CommunityID, limit: Int = 50, as actor: UserID) async throws -> [Media] {
+    package func list(of community: CommunityID, limit: Int = 50, cursor: String? = nil, as actor: UserID) async throws -> Page<Media> {
         try Validate.limit(limit, in: 1...200)
+        let after = try PageCursor.decode(cursor, list: "media", parts: 2)
         return try await runner.asUserReading(actor) { connection in
             try await runner.requireMember(actor, of: community, on: connection)
-            return try await connection.query(
-                "SELECT \(unescaped: Media.columns) FROM media WHERE community_id = \(community) ORDER BY created_at DESC, id DESC LIMIT \(limit)"
-            ).map(Media.init(row:))
+            let rows = try await connection.query(
+                """
+                SELECT \(unescaped: Media.columns), \(unescaped: Paging.micros("created_at")) AS cursor_us FROM media
+                WHERE community_id = \(community)
+                  AND (\(try after?.integer(0))::bigint IS NULL
+                       OR (created_at, id) < (timestamptz 'epoch' + \(try after?.integer(0)) * interval '1 microsecond', \(try after?.uuid(1))))
+                ORDER BY created_at DESC, id DESC LIMIT \(limit + 1)
+                """
+            )
+            return try Paging.page(
+                rows, limit: limit, list: "media", item: Media.init(row:),
+                key: { row in [String(try row.decode("cursor_us", as: Int64.self)), try row.decode("id", as: UUID.self).uuidString] })
         }
     }
 

@@ -53,3 +53,29 @@ package struct Member: Sendable, Codable, Equatable {
         leftAt = try row.decode("left_at")
     }
 }
+
+/// One's own membership: the member row and one's notification preferences (per notification
+/// type; a type set to false is not sent), which other members do not see.
+package struct MyMembership: Sendable, Codable, Equatable {
+    package var member: Member
+    package var notificationPrefs: [String: Bool]
+
+    enum CodingKeys: String, CodingKey { case notificationPrefs = "notification_prefs" }
+
+    package init(member: Member, notificationPrefs: [String: Bool]) {
+        self.member = member
+        self.notificationPrefs = notificationPrefs
+    }
+
+    /// The member's columns and `notification_prefs`, in one object.
+    package func encode(to encoder: any Encoder) throws {
+        try member.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(notificationPrefs, forKey: .notificationPrefs)
+    }
+
+    package init(from decoder: any Decoder) throws {
+        member = try Member(from: decoder)
+        notificationPrefs = try decoder.container(keyedBy: CodingKeys.self).decode([String: Bool].self, forKey: .notificationPrefs)
+    }
+}

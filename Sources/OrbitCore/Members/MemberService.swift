@@ -10,12 +10,49 @@ package struct MemberService: Sendable {
         self.runner = runner
     }
 
-    /// Members of a community, active ones first (the acting user must be a member).
-    /// - Parameter includeFormer: also list people who left.
-    package func list(of community: CommunityID, includeFormer: Bool = false, as actor: UserID) async throws -> [Member] {
+    /// Members of a community, active ones first, then by role and join date (the acting user
+    /// must be a member), `limit` at a time after `cursor`.
+    /// - Parameter includeFormer: also list people who left. Their profile is no longer shared
+    ///   with the community (users' row security), so their `display_name` is null.
+    package func list(of community: CommunityID, includeFormer: Bool = false, limit: Int = 100, cursor: String? = nil, as actor: UserID)
+        async throws -> Page<Member>
+    {
+        try Validate.limit(limit, in: 1...500)
+        let after = try PageCursor.decode(cursor, list: "members", parts: 4)
+        return try await runner.asUserReading(actor) { connection in
+            try await runner.requireMember(actor, of: community, on: connection)
+            let rows = try await connection.query(
+                """
+                SELECT \(unescaped: Member.columns), (m.left_at IS NOT NULL) AS cursor_former, \(unescaped: Paging.micros("m.joined_at")) AS cursor_us
+                FROM members m LEFT JOIN users u ON u.id = m.user_id
+                WHERE m.community_id = \(community) AND (\(includeFormer) OR m.left_at IS NULL)
+                  AND (\(after?.key[0])::text IS NULL
+                       OR (m.left_at IS NOT NULL, m.role, m.joined_at, m.id) > (\(after?.key[0] == "1"), \(after?.key[1])::member_role,
+                           timestamptz 'epoch' + \(try after?.integer(2)) * interval '1 microsecond', \(try after?.uuid(3))))
+                ORDER BY m.left_at IS NOT NULL, m.role, m.joined_at, m.id
+                LIMIT \(limit + 1)
+                """
+            )
+            return try Paging.page(
+                rows, limit: limit, list: "members", item: Member.init(row:),
+                key: { row in
+                    [
+                        try row.decode("cursor_former", as: Bool.self) ? "1" : "0", try row.decode("role", as: String.self),
+                        String(try row.decode("cursor_us", as: Int64.self)), try row.decode("id", as: UUID.self).uuidString,
+                    ]
+                }
+            )
+        }
+    }
+
+    /// The user ids of a community's active members, all of them (an expense split among
+    /// everyone), for a member.
+    package func activeUserIDs(of community: CommunityID, as actor: UserID) async throws -> [UserID] {
         try await runner.asUserReading(actor) { connection in
             try await runner.requireMember(actor, of: community, on: connection)
-            return try await Self.list(of: community, includeFormer: includeFormer, on: connection)
+            return try await connection.query(
+                "SELECT user_id FROM members WHERE community_id = \(community) AND left_at IS NULL ORDER BY joined_at, id"
+            ).map { try $0.decode("user_id", as: UserID.self) }
         }
     }
 
@@ -23,18 +60,14 @@ package struct MemberService: Sendable {
     package func listAsOperator(of community: CommunityID, includeFormer: Bool = true) async throws -> [Member] {
         try await runner.asOperator { connection in
             _ = try await CommunityService.community(community, on: connection)
-            return try await Self.list(of: community, includeFormer: includeFormer, on: connection)
+            return try await connection.query(
+                """
+                SELECT \(unescaped: Member.columns) FROM members m JOIN users u ON u.id = m.user_id
+                WHERE m.community_id = \(community) AND (\(includeFormer) OR m.left_at IS NULL)
+                ORDER BY m.left_at IS NOT NULL, m.role, m.joined_at, m.id
+                """
+            ).map(Member.init(row:))
         }
-    }
-
-    static func list(of community: CommunityID, includeFormer: Bool, on connection: PostgresConnection) async throws -> [Member] {
-        try await connection.query(
-            """
-            SELECT \(unescaped: Member.columns) FROM members m JOIN users u ON u.id = m.user_id
-            WHERE m.community_id = \(community) AND (\(includeFormer) OR m.left_at IS NULL)
-            ORDER BY m.left_at IS NOT NULL, m.role, m.joined_at, m.id
-            """
-        ).map(Member.init(row:))
     }
 
     /// Adds `user` to a community (admins). Someone who left is reactivated in their old row.
@@ -154,5 +187,47 @@ package struct MemberService: Sendable {
         guard others > 0 else {
             throw ServiceError.conflict("A community needs at least one admin: make another member an admin first.")
         }
+    }
+
+    /// The acting user's own membership of `community`, with their notification preferences.
+    package func mine(in community: CommunityID, as actor: UserID) async throws -> MyMembership {
+        try await runner.asUser(actor) { connection in try await Self.mine(actor, in: community, on: connection) }
+    }
+
+    /// Changes the acting user's own membership: their nickname in the community (`.some(nil)`
+    /// clears it) and which notification types they get (`false` turns one off; keys laid over
+    /// the current ones).
+    package func updateMine(
+        in community: CommunityID, nickname: String?? = nil, notificationPrefs: [NotificationType: Bool]? = nil, as actor: UserID
+    ) async throws -> MyMembership {
+        let nickname = try nickname.map { try $0.map { try Validate.text($0, field: "nickname", limit: 100) } }
+        return try await runner.asUser(actor) { connection in
+            let current = try await Self.mine(actor, in: community, on: connection)
+            var prefs = current.notificationPrefs
+            for (type, on) in notificationPrefs ?? [:] { prefs[type.rawValue] = on }
+            try await connection.query(
+                """
+                UPDATE members SET nickname = CASE WHEN \(nickname != nil) THEN \(nickname ?? nil) ELSE nickname END,
+                    notification_prefs = \(try PostgresJSON(encoding: prefs))
+                WHERE id = \(current.member.id)
+                """
+            )
+            return try await Self.mine(actor, in: community, on: connection)
+        }
+    }
+
+    static func mine(_ user: UserID, in community: CommunityID, on connection: PostgresConnection) async throws -> MyMembership {
+        guard
+            let row = try await connection.query(
+                """
+                SELECT \(unescaped: Member.columns), m.notification_prefs FROM members m JOIN users u ON u.id = m.user_id
+                WHERE m.community_id = \(community) AND m.user_id = \(user) AND m.left_at IS NULL
+                """
+            ).first
+        else { throw ServiceError.notFound("Community \(community)") }
+        return MyMembership(
+            member: try Member(row: row),
+            notificationPrefs: try row.decode("notification_prefs", as: PostgresJSON.self).decode([String: Bool].self)
+        )
     }
 }

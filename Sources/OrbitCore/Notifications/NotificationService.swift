@@ -34,20 +34,25 @@ package struct NotificationService: Sendable {
 
     // MARK: - Reading
 
-    /// The acting user's notifications, newest first, `limit` at a time before `before`.
-    package func list(limit: Int = 50, before: NotificationID? = nil, unreadOnly: Bool = false, as actor: UserID) async throws
-        -> [AppNotification]
+    /// The acting user's notifications, newest first, `limit` at a time after `cursor`.
+    package func list(limit: Int = 50, cursor: String? = nil, unreadOnly: Bool = false, as actor: UserID) async throws
+        -> Page<AppNotification>
     {
         try Validate.limit(limit, in: 1...200)
+        let after = try PageCursor.decode(cursor, list: "notifications", parts: 2)
         return try await runner.asUser(actor) { connection in
-            try await connection.query(
+            let rows = try await connection.query(
                 """
-                SELECT \(unescaped: AppNotification.columns) FROM notifications
+                SELECT \(unescaped: AppNotification.columns), \(unescaped: Paging.micros("created_at")) AS cursor_us FROM notifications
                 WHERE user_id = \(actor) AND (NOT \(unreadOnly) OR read_at IS NULL)
-                  AND (\(before)::uuid IS NULL OR (created_at, id) < (SELECT b.created_at, b.id FROM notifications b WHERE b.id = \(before)))
-                ORDER BY created_at DESC, id DESC LIMIT \(limit)
+                  AND (\(try after?.integer(0))::bigint IS NULL
+                       OR (created_at, id) < (timestamptz 'epoch' + \(try after?.integer(0)) * interval '1 microsecond', \(try after?.uuid(1))))
+                ORDER BY created_at DESC, id DESC LIMIT \(limit + 1)
                 """
-            ).map(AppNotification.init(row:))
+            )
+            return try Paging.page(
+                rows, limit: limit, list: "notifications", item: AppNotification.init(row:),
+                key: { row in [String(try row.decode("cursor_us", as: Int64.self)), try row.decode("id", as: UUID.self).uuidString] })
         }
     }
 

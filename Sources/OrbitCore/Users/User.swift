@@ -36,3 +36,23 @@ package struct User: Sendable, Codable, Equatable {
         )
     }
 }
+
+/// What any co-member may see of a user.
+package struct PublicProfile: Sendable, Codable, Equatable {
+    package var id: UserID
+    package var displayName: String
+    package var avatarURL: String?
+
+    enum CodingKeys: String, CodingKey { case id, displayName = "display_name", avatarURL = "avatar_url" }
+
+    init(row: PostgresRow) throws {
+        (id, displayName, avatarURL) = try row.decode((UserID, String, String?).self)
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(displayName, forKey: .displayName)
+        try container.encode(avatarURL, forKey: .avatarURL)
+    }
+}

@@ -91,4 +91,39 @@ package struct UserService: Sendable {
             return try row.decode("id", as: UserID.self)
         }
     }
+
+    /// Another user's public profile (name and avatar; never the email or Apple id), for a
+    /// user who shares a community with them (row-level security decides), or oneself.
+    package func profile(_ id: UserID, as actor: UserID) async throws -> PublicProfile {
+        try await runner.asUserReading(actor) { connection in
+            guard
+                let row = try await connection.query(
+                    "SELECT id, display_name, avatar_url FROM users WHERE id = \(id) AND deleted_at IS NULL"
+                ).first
+            else { throw ServiceError.notFound("User \(id)") }
+            return try PublicProfile(row: row)
+        }
+    }
+
+    /// Whether `user` is an operator (`users.is_operator`).
+    package func isOperator(_ user: UserID) async throws -> Bool {
+        try await runner.asOperator { connection in
+            try await connection.query("SELECT is_operator FROM users WHERE id = \(user) AND deleted_at IS NULL").first?.decode(
+                "is_operator", as: Bool.self) ?? false
+        }
+    }
+
+    /// Operator: makes `user` an operator or takes it back, on behalf of `actor`. Audit-logged.
+    package func setOperator(_ user: UserID, _ isOperator: Bool, as actor: UserID) async throws -> User {
+        try await runner.asOperator(actor) { connection in
+            guard
+                let row = try await connection.query(
+                    "UPDATE users SET is_operator = \(isOperator) WHERE id = \(user) AND deleted_at IS NULL RETURNING \(unescaped: User.columns)"
+                ).first
+            else { throw ServiceError.notFound("User \(user)") }
+            try await runner.audit(
+                isOperator ? "operator.granted" : "operator.revoked", by: actor, community: nil, target: ("user", user.uuid), on: connection)
+            return try User(row: row)
+        }
+    }
 }

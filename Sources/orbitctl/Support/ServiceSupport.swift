@@ -112,3 +112,15 @@ struct DoneOutput: Encodable {
         case id, communityId = "community_id", userId = "user_id", deleted, removed, left, revoked
     }
 }
+
+/// `--limit` and `--cursor` of a list that pages like the API's.
+struct PageOptions: ParsableArguments {
+    @Option(help: "At most this many per page.") var limit = 50
+    @Option(help: "next_cursor of the previous page (--json prints it).") var cursor: String?
+}
+
+/// A page for people: the table, then how to get the next page.
+func printPage<Item>(_ page: Page<Item>, _ headers: [String], _ row: (Item) -> [String]) {
+    printTable(headers, page.items.map(row))
+    if let next = page.nextCursor { print("More: --cursor \(next)") }
+}

@@ -140,7 +140,7 @@ struct CommunityCommand: AsyncParsableCommand {
 
         func run() async throws {
             let restored = try await withServices(database) { services in
-                try await services.communities.restore(community, as: try await services.users.resolve(actor.actor))
+                try await services.communities.restoreAsOperator(community, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(restored) }
             print("Restored community \(restored.id) (\(restored.name)).")
@@ -152,23 +152,23 @@ struct CommunityCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
         @Argument(help: "Community id.") var community: CommunityID
         @Flag(help: "Include people who left.") var all = false
+        @Option(help: "Members per page (1 to 500), as a member.") var limit = 100
+        @Option(help: "next_cursor of the previous page, as a member.") var cursor: String?
         @OptionGroup var actor: OptionalActorOptions
         @OptionGroup var output: JSONOption
 
         func run() async throws {
-            let members = try await withServices(database) { services in
+            let page: Page<Member> = try await withServices(database) { services in
                 if let reference = actor.actor {
-                    return try await services.members.list(of: community, includeFormer: all, as: try await services.users.resolve(reference))
+                    return try await services.members.list(
+                        of: community, includeFormer: all, limit: limit, cursor: cursor, as: try await services.users.resolve(reference))
                 }
-                return try await services.members.listAsOperator(of: community, includeFormer: all)
+                return Page(items: try await services.members.listAsOperator(of: community, includeFormer: all), nextCursor: nil)
             }
-            if output.json { return try printJSON(members) }
-            printTable(
-                ["USER", "NAME", "ROLE", "NICKNAME", "JOINED", "LEFT"],
-                members.map {
-                    [$0.userID.description, $0.displayName ?? "", $0.role.rawValue, $0.nickname ?? "", show($0.joinedAt), show($0.leftAt)]
-                }
-            )
+            if output.json { return try printJSON(page) }
+            printPage(page, ["USER", "NAME", "ROLE", "NICKNAME", "JOINED", "LEFT"]) {
+                [$0.userID.description, $0.displayName ?? "", $0.role.rawValue, $0.nickname ?? "", show($0.joinedAt), show($0.leftAt)]
+            }
         }
     }
 
@@ -271,25 +271,23 @@ struct CommunityCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "A community's audit log, newest first (admins).")
         @OptionGroup var database: DatabaseOptions
         @Argument(help: "Community id.") var community: CommunityID
-        @Option(help: "At most this many entries (1 to 500).") var limit = 50
+        @OptionGroup var page: PageOptions
         @OptionGroup var actor: ActorOptions
         @OptionGroup var output: JSONOption
 
         func run() async throws {
             let entries = try await withServices(database) { services in
-                try await services.communities.auditLog(community, limit: limit, as: try await services.users.resolve(actor.actor))
+                try await services.communities.auditLog(
+                    community, limit: page.limit, cursor: page.cursor, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(entries) }
-            printTable(
-                ["WHEN", "ACTION", "BY", "TARGET", "DETAILS"],
-                entries.map {
-                    [
-                        show($0.createdAt), $0.action, $0.userID.description,
-                        [$0.targetType, $0.targetID?.uuidString.lowercased()].compactMap { $0 }.joined(separator: " "),
-                        $0.metadata == "{}" ? "" : $0.metadata,
-                    ]
-                }
-            )
+            printPage(entries, ["WHEN", "ACTION", "BY", "TARGET", "DETAILS"]) {
+                [
+                    show($0.createdAt), $0.action, $0.userID.description,
+                    [$0.targetType, $0.targetID?.uuidString.lowercased()].compactMap { $0 }.joined(separator: " "),
+                    $0.metadata == "{}" ? "" : $0.metadata,
+                ]
+            }
         }
     }
 }

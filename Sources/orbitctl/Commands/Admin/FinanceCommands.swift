@@ -42,7 +42,7 @@ struct ExpenseCommand: AsyncParsableCommand {
             case nil: return nil
             case "equal":
                 if let between { return .equal(try await resolveUsers(between, services)) }
-                return .equal(try await services.members.list(of: community, as: actor).map(\.userID))
+                return .equal(try await services.members.activeUserIDs(of: community, as: actor))
             case "exact", "percent", "shares":
                 guard let parts else { throw CommandFailure("--split \(split ?? "") needs --parts USER=VALUE,….") }
                 let resolved = try await resolveParts(parts, services)
@@ -86,7 +86,7 @@ struct ExpenseCommand: AsyncParsableCommand {
             let expense = try await withServices(database) { services in
                 let acting = try await services.users.resolve(actor.actor)
                 var method = try await split.method(services, community: community, currency: currency, as: acting)
-                if method == nil { method = .equal(try await services.members.list(of: community, as: acting).map(\.userID)) }
+                if method == nil { method = .equal(try await services.members.activeUserIDs(of: community, as: acting)) }
                 return try await services.finances.addExpense(
                     in: community, description: description, total: total, paidBy: try await services.users.resolve(paidBy),
                     split: method ?? .equal([]), date: day, category: category, receiptURL: receiptURL, as: acting
@@ -103,24 +103,30 @@ struct ExpenseCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "A community's expenses and settlements, newest first.")
         @OptionGroup var database: DatabaseOptions
         @Option(help: "Community id.") var community: CommunityID
-        @Option(help: "At most this many.") var limit = 50
+        @Option(help: "Only those this member paid or shares (id or email).") var member: String?
+        @Option(help: "Only this category.") var category: ExpenseCategory?
+        @Option(help: "Spent on or after this day (YYYY-MM-DD).") var from: String?
+        @Option(help: "Spent on or before this day (YYYY-MM-DD).") var to: String?
+        @OptionGroup var page: PageOptions
         @OptionGroup var actor: ActorOptions
         @OptionGroup var output: JSONOption
 
         func run() async throws {
+            let from = try from.map { try CivilDate.parse($0, field: "from") }
+            let to = try to.map { try CivilDate.parse($0, field: "to") }
             let expenses = try await withServices(database) { services in
-                try await services.finances.expenses(in: community, limit: limit, as: try await services.users.resolve(actor.actor))
+                let filter = ExpenseFilter(
+                    member: try await member.asyncMap { try await services.users.resolve($0) }, category: category, from: from, to: to)
+                return try await services.finances.expenses(
+                    in: community, filter: filter, limit: page.limit, cursor: page.cursor, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(expenses) }
-            printTable(
-                ["ID", "DATE", "TYPE", "DESCRIPTION", "AMOUNT", "PAID BY"],
-                expenses.map {
-                    [
-                        $0.id.description, $0.transactionDate.description, $0.type.rawValue, $0.description,
-                        Money(minorUnits: $0.totalAmount, currency: Currency($0.currency) ?? .usd).description, $0.paidBy.description,
-                    ]
-                }
-            )
+            printPage(expenses, ["ID", "DATE", "TYPE", "DESCRIPTION", "AMOUNT", "PAID BY"]) {
+                [
+                    $0.id.description, $0.transactionDate.description, $0.type.rawValue, $0.description,
+                    Money(minorUnits: $0.totalAmount, currency: Currency($0.currency) ?? .usd).description, $0.paidBy.description,
+                ]
+            }
         }
     }
 
@@ -323,24 +329,21 @@ struct DuesCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "A community's dues.")
         @OptionGroup var database: DatabaseOptions
         @Option(help: "Community id.") var community: CommunityID
+        @OptionGroup var page: PageOptions
         @OptionGroup var actor: ActorOptions
         @OptionGroup var output: JSONOption
 
         func run() async throws {
             let list = try await withServices(database) { services in
-                try await services.dues.list(in: community, as: try await services.users.resolve(actor.actor))
+                try await services.dues.list(in: community, limit: page.limit, cursor: page.cursor, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(list) }
-            printTable(
-                ["ID", "NAME", "AMOUNT", "DUE", "ACTIVE"],
-                list.map {
-                    [
-                        $0.id.description, $0.name, Money(minorUnits: $0.amount, currency: Currency($0.currency) ?? .usd).description,
-                        $0.dueDate.description,
-                        $0.isActive ? "yes" : "no",
-                    ]
-                }
-            )
+            printPage(list, ["ID", "NAME", "AMOUNT", "DUE", "ACTIVE"]) {
+                [
+                    $0.id.description, $0.name, Money(minorUnits: $0.amount, currency: Currency($0.currency) ?? .usd).description,
+                    $0.dueDate.description, $0.isActive ? "yes" : "no",
+                ]
+            }
         }
     }
 

@@ -36,20 +36,19 @@ struct InviteCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List a community's invites (admins).")
         @OptionGroup var database: DatabaseOptions
         @Option(help: "Community id.") var community: CommunityID
+        @OptionGroup var page: PageOptions
         @OptionGroup var actor: ActorOptions
         @OptionGroup var output: JSONOption
 
         func run() async throws {
             let invites = try await withServices(database) { services in
-                try await services.invites.list(of: community, as: try await services.users.resolve(actor.actor))
+                try await services.invites.list(
+                    of: community, limit: page.limit, cursor: page.cursor, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(invites) }
-            printTable(
-                ["ID", "CODE", "USES LEFT", "EXPIRES", "CREATED"],
-                invites.map {
-                    [$0.id.description, $0.code, $0.usesRemaining.map(String.init) ?? "unlimited", show($0.expiresAt), show($0.createdAt)]
-                }
-            )
+            printPage(invites, ["ID", "CODE", "USES LEFT", "EXPIRES", "CREATED"]) {
+                [$0.id.description, $0.code, $0.usesRemaining.map(String.init) ?? "unlimited", show($0.expiresAt), show($0.createdAt)]
+            }
         }
     }
 

@@ -137,8 +137,7 @@ struct NotificationsCommand: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Newest first, with the unread count.")
         @OptionGroup var database: DatabaseOptions
-        @Option(help: "At most this many (1 to 200).") var limit = 50
-        @Option(help: "Continue after this notification id.") var before: NotificationID?
+        @OptionGroup var page: PageOptions
         @Flag(help: "Only unread ones.") var unread = false
         @OptionGroup var actor: ActorOptions
         @OptionGroup var output: JSONOption
@@ -147,15 +146,14 @@ struct NotificationsCommand: AsyncParsableCommand {
             let (items, count) = try await withServices(database) { services in
                 let acting = try await services.users.resolve(actor.actor)
                 return (
-                    try await services.notifications.list(limit: limit, before: before, unreadOnly: unread, as: acting),
+                    try await services.notifications.list(limit: page.limit, cursor: page.cursor, unreadOnly: unread, as: acting),
                     try await services.notifications.unreadCount(as: acting)
                 )
             }
             if output.json { return try printJSON(items) }
-            printTable(
-                ["WHEN", "TYPE", "TITLE", "READ", "ID"],
-                items.map { [show($0.createdAt), $0.type.rawValue, $0.title, $0.readAt == nil ? "" : "yes", $0.id.description] }
-            )
+            printPage(items, ["WHEN", "TYPE", "TITLE", "READ", "ID"]) {
+                [show($0.createdAt), $0.type.rawValue, $0.title, $0.readAt == nil ? "" : "yes", $0.id.description]
+            }
             print("Unread: \(count)")
         }
     }

@@ -63,19 +63,19 @@ struct MediaCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "A community's uploads, newest first.")
         @OptionGroup var database: DatabaseOptions
         @Option(help: "Community id.") var community: CommunityID
-        @Option(help: "At most this many (1 to 200).") var limit = 50
+        @OptionGroup var page: PageOptions
         @OptionGroup var actor: ActorOptions
         @OptionGroup var output: JSONOption
 
         func run() async throws {
             let items = try await withServices(database) { services in
-                try await services.media.list(of: community, limit: limit, as: try await services.users.resolve(actor.actor))
+                try await services.media.list(
+                    of: community, limit: page.limit, cursor: page.cursor, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(items) }
-            printTable(
-                ["ID", "TYPE", "FILE", "BYTES", "UPLOADED BY", "WHEN"],
-                items.map { [$0.id.description, $0.type.rawValue, $0.filename, String($0.sizeBytes), $0.uploadedBy.description, show($0.createdAt)] }
-            )
+            printPage(items, ["ID", "TYPE", "FILE", "BYTES", "UPLOADED BY", "WHEN"]) {
+                [$0.id.description, $0.type.rawValue, $0.filename, String($0.sizeBytes), $0.uploadedBy.description, show($0.createdAt)]
+            }
         }
     }
 

@@ -1,0 +1,26 @@
+import Foundation
+import OrbitPostgres
+
+/// Keyset pages: a list query selects `limit + 1` rows in its order; the extra row only says
+/// there is more, and the cursor is the key of the last row shown.
+enum Paging {
+    /// The page of `rows` (fetched with `LIMIT limit + 1`).
+    /// - Parameters:
+    ///   - item: decodes a row.
+    ///   - key: the row's sort key, as the list's cursor keeps it.
+    static func page<Item: Codable & Sendable>(
+        _ rows: PostgresRows, limit: Int, list: String, item: (PostgresRow) throws -> Item, key: (PostgresRow) throws -> [String]
+    ) throws -> Page<Item> {
+        var items: [Item] = []
+        items.reserveCapacity(min(rows.count, limit))
+        for row in rows.prefix(limit) { items.append(try item(row)) }
+        guard rows.count > limit, let last = rows.prefix(limit).last else { return Page(items: items, nextCursor: nil) }
+        return Page(items: items, nextCursor: PageCursor(list: list, key: try key(last)).encoded)
+    }
+
+    /// The SQL for "microseconds since 1970 of `column`", the exact form a cursor keeps a
+    /// timestamp in (PostgreSQL stores microseconds).
+    static func micros(_ column: String) -> String {
+        "(extract(epoch FROM \(column)) * 1000000)::bigint"
+    }
+}
