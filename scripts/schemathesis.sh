@@ -2,8 +2,10 @@
 # Fuzzes the HTTP API with schemathesis (from PyPI) against the OpenAPI document it serves:
 # a fresh `orbitctl dev` (throwaway cluster, demo data, dev auth) in a temporary directory,
 # signed in as ada@example.com (admin of the demo community). Rate limits are off so the
-# handlers, not the limiter, answer. Checks: no 5xx, every status, content type, header and
-# body as documented. The report goes to results/schemathesis.txt.
+# handlers, not the limiter, answer. `--checks all`: no 5xx, every status, content type, header
+# and body as documented, valid requests accepted and invalid ones refused; every phase
+# (examples, coverage, fuzzing, stateful: ids from responses feed later operations by the
+# document's links). The report goes to results/schemathesis.txt.
 # Usage: scripts/schemathesis.sh [extra `st run` options, e.g. --max-examples 100]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +34,8 @@ done
 token="$(curl -sf -X POST "$base/auth/dev" -H 'content-type: application/json' -d '{"email": "ada@example.com"}' \
     | python3 -c 'import json, sys; print(json.load(sys.stdin)["access_token"])')"
 mkdir -p results
+# Hooks: fresh Idempotency-Keys and server-made cursors (see scripts/schemathesis_hooks.py).
+export PYTHONPATH="$PWD/scripts${PYTHONPATH:+:$PYTHONPATH}" SCHEMATHESIS_HOOKS=schemathesis_hooks
 st run "$base/openapi.yaml" --url "$base" -H "Authorization: Bearer $token" \
-    --checks not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance \
-    --max-examples 50 --workers 2 --seed 1 "$@" | tee results/schemathesis.txt
+    --checks all \
+    --max-examples "${ORBIT_SCHEMATHESIS_EXAMPLES:-100}" --workers 2 --seed 1 "$@" | tee results/schemathesis.txt

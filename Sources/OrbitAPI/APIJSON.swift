@@ -72,10 +72,57 @@ package enum APIJSON {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Parses RFC 3339 timestamps with or without fractional seconds, in any offset.
-    static func parseTimestamp(_ text: String) -> Date? {
-        if let date = try? timestampStyle.parse(text) { return date }
-        return try? Date.ISO8601FormatStyle(timeZone: .gmt).parse(text)
+    /// Parses an RFC 3339 `date-time` (section 5.6), what openapi.yaml's `format: date-time`
+    /// promises: `YYYY-MM-DDTHH:MM:SS`, optional fractional seconds (any number of digits,
+    /// kept to the microsecond PostgreSQL stores), `Z` or any offset from -23:59 to +23:59;
+    /// `T` and `Z` in either case; a leap second (`:60`) as the next second.
+    package static func parseTimestamp(_ text: String) -> Date? {
+        let bytes = Array(text.utf8)
+        var index = 0
+        func number(_ width: Int) -> Int? {
+            guard index + width <= bytes.count else { return nil }
+            var value = 0
+            for byte in bytes[index..<index + width] {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            index += width
+            return value
+        }
+        func expect(_ characters: String) -> Bool {
+            guard index < bytes.count, characters.utf8.contains(bytes[index]) else { return false }
+            index += 1
+            return true
+        }
+        guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2), expect("Tt"),
+            let hour = number(2), expect(":"), let minute = number(2), expect(":"), let second = number(2)
+        else { return nil }
+        let date = CivilDate(year: year, month: month, day: day)
+        guard date.isValid, hour <= 23, minute <= 59, second <= 60 else { return nil }
+        var microseconds = 0
+        if expect(".") {
+            let start = index
+            var scale = 100_000
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
+                microseconds += Int(bytes[index] - UInt8(ascii: "0")) * scale
+                scale /= 10
+                index += 1
+            }
+            guard index > start else { return nil }
+        }
+        var offsetSeconds = 0
+        if !expect("Zz") {
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") else { return nil }
+            let sign = bytes[index] == UInt8(ascii: "-") ? -1 : 1
+            index += 1
+            guard let offsetHours = number(2), expect(":"), let offsetMinutes = number(2), offsetHours <= 23, offsetMinutes <= 59 else {
+                return nil
+            }
+            offsetSeconds = sign * (offsetHours * 3600 + offsetMinutes * 60)
+        }
+        guard index == bytes.count else { return nil }
+        let seconds = Int64(date.dayNumber) * 86_400 + Int64(hour * 3600 + minute * 60 + second - offsetSeconds)
+        return Date(timeIntervalSince1970: Double(seconds) + Double(microseconds) / 1_000_000)
     }
 
     /// The API's encoding of `value` (what a response body holds).

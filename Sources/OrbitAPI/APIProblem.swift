@@ -73,7 +73,7 @@ package struct APIProblem: Error, Sendable, Encodable {
         case .notFound:
             self = .notFound(error.message)
         case .conflict:
-            self.init("conflict", title: "Conflict", status: .conflict, detail: error.message)
+            self.init("conflict", title: "Conflict", status: .conflict, detail: error.message, field: error.field)
         case .unauthenticated:
             self = .unauthenticated(error.message)
         default:

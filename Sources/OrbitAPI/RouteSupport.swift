@@ -18,13 +18,68 @@ extension APIContext {
     }
 }
 
+/// A request body some of whose fields may be `null` (the document says so); elsewhere a
+/// `null` is refused rather than read as "left out".
+protocol NullableFields {
+    /// Dotted paths, as `settings.timezone`.
+    static var nullableFields: Set<String> { get }
+}
+
 extension Request {
     /// The JSON body as `type`; a missing or malformed body is a validation problem.
     func decodeJSON<T: Decodable>(_ type: T.Type, context: APIContext) async throws -> T {
         var request = self
         let buffer = try await request.collectBody(upTo: context.maxUploadSize)
         guard buffer.readableBytes > 0 else { throw APIProblem.validation(field: nil, "The request needs a JSON body.") }
-        return try APIJSON.decode(type, from: Data(buffer: buffer))
+        let data = Data(buffer: buffer)
+        let value = try APIJSON.decode(type, from: data)
+        // Swift decodes `null` and a missing key alike; the API does not: `null` is a value,
+        // accepted only where the document says a field is nullable (it then clears the field).
+        let nullable = (T.self as? any NullableFields.Type)?.nullableFields ?? []
+        if let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]),
+            let path = Self.firstNull(in: object, shape: Mirror(reflecting: value), at: "", allowed: nullable)
+        {
+            throw APIProblem.validation(field: path, "\(path) must not be null; leave it out to keep the current value.")
+        }
+        return value
+    }
+
+    /// The dotted path of the first `null` at a field of the body (`shape`, the decoded value:
+    /// its stored properties are the fields, matched as the decoder's `convertFromSnakeCase`
+    /// matches them; keys it does not have are ignored, as the decoder ignores them) that is not
+    /// one of the `allowed` paths. Nested objects are checked where the field holds a struct.
+    private static func firstNull(in value: Any, shape: Mirror, at path: String, allowed: Set<String>) -> String? {
+        guard let object = value as? [String: Any] else { return nil }
+        var fields: [String: Any] = [:]
+        for child in shape.children {
+            guard let label = child.label else { continue }
+            fields[label] = child.value
+        }
+        for key in object.keys.sorted() {
+            guard let field = fields[camelCase(key)], let inner = object[key] else { continue }
+            let innerPath = path.isEmpty ? key : "\(path).\(key)"
+            if inner is NSNull {
+                if !allowed.contains(innerPath) { return innerPath }
+                continue
+            }
+            // Through Optional (and Optional of Optional) to the value the field holds.
+            var mirror = Mirror(reflecting: field)
+            while mirror.displayStyle == .optional, let wrapped = mirror.children.first { mirror = Mirror(reflecting: wrapped.value) }
+            if mirror.displayStyle == .struct,
+                let found = firstNull(in: inner, shape: mirror, at: innerPath, allowed: allowed)
+            {
+                return found
+            }
+        }
+        return nil
+    }
+
+    /// `expires_at` as `expiresAt`, as `JSONDecoder.KeyDecodingStrategy.convertFromSnakeCase`
+    /// reads it; a key without underscores as it is.
+    private static func camelCase(_ key: String) -> String {
+        let words = key.split(separator: "_")
+        guard words.count > 1, !key.hasPrefix("_"), !key.hasSuffix("_") else { return key }
+        return words[0].lowercased() + words.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst().lowercased() }.joined()
     }
 
     func query(_ name: String) -> String? {
@@ -65,8 +120,9 @@ extension Request {
 
 /// Amounts travel as integer minor units of an ISO 4217 currency (USD when none is given).
 enum Amounts {
+    /// The API takes codes in upper case only, as openapi.yaml's `Currency` enum lists them.
     static func currency(_ code: String?) throws -> Currency {
-        guard let currency = Currency(code ?? "USD") else {
+        guard let currency = Currency(code ?? "USD"), currency.code == code ?? "USD" else {
             throw APIProblem.validation(field: "currency", "currency must be an ISO 4217 code such as USD or EUR.")
         }
         return currency

@@ -12,15 +12,21 @@ final class RouteTable: Sendable {
         }
     }
 
-    /// The methods served on `path`, sorted; empty when no route matches it.
+    /// The methods served on `path`, sorted; empty when no route matches it. Where templates
+    /// overlap (`members/me` and `members/{user_id}`), the router takes the one with a literal
+    /// segment where the other has a parameter, first from the left, and so does this.
     func methods(for path: String) -> [String] {
         let requested = Self.segments(of: path)
-        return routes.withLock { routes in
+        let matches = routes.withLock { routes in
             routes.filter { route in
                 route.segments.count == requested.count
                     && zip(route.segments, requested).allSatisfy { template, segment in template.hasPrefix("{") || template == segment }
-            }.map(\.method)
-        }.sorted()
+            }
+        }
+        // Literal segments as 1s: the most specific template has the greatest sequence.
+        let specificity = { (segments: [Substring]) in segments.map { $0.hasPrefix("{") ? 0 : 1 } }
+        guard let best = matches.map({ specificity($0.segments) }).max(by: { $0.lexicographicallyPrecedes($1) }) else { return [] }
+        return matches.filter { specificity($0.segments) == best }.map(\.method).sorted()
     }
 
     private static func segments(of path: String) -> [Substring] {

@@ -55,7 +55,7 @@ struct AuthorizationMatrixTests {
                 Case(method: .post, path: "/communities/{c}/invites", body: ["max_uses": 3], expected: [401, 401, 404, 404, 403, 201]),
                 Case(method: .get, path: "/communities/{c}/audit-log", expected: [401, 401, 404, 404, 403, 200]),
                 Case(
-                    method: .get, path: "/communities/{c}/events?from=2026-01-01T00:00:00Z&to=2026-03-01T00:00:00Z",
+                    method: .get, path: "/communities/{c}/events?from=2026-01-01T00:00:00Z&days=59",
                     expected: [401, 401, 404, 404, 200, 200]),
                 Case(
                     method: .post, path: "/communities/{c}/events", body: ["title": "Game", "starts_at": "2030-05-01T10:00:00Z"],

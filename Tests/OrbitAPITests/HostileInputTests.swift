@@ -114,7 +114,8 @@ struct HostileInputTests {
                 }
                 let encoded = text.prefix(2000).addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
                 for path in [
-                    "/communities/\(c)/posts?cursor=\(encoded)", "/communities/\(c)/events?from=\(encoded)&to=\(encoded)", "/communities/\(encoded)",
+                    "/communities/\(c)/posts?cursor=\(encoded)", "/communities/\(c)/events?from=\(encoded)&days=\(encoded)",
+                    "/communities/\(encoded)",
                 ] {
                     let response = try await harness.request(.get, path, token: cast.adminToken)
                     #expect((400..<500).contains(response.status), "\(path.prefix(80)): \(response.status)")

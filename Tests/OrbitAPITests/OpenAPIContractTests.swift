@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import OrbitAPI
+import OrbitCore
 import Testing
 
 /// The server and openapi.yaml describe the same API: every route is documented and every
@@ -43,6 +44,48 @@ struct OpenAPIContractTests {
             #expect(served.subtracting(documented).sorted() == [], "served but not documented")
             #expect(documented.subtracting(served).sorted() == [], "documented but not served")
         }
+    }
+
+    @Test("docs/api.md lists every operation of the document, and nothing else")
+    func docsListEveryOperation() throws {
+        let root = URL(fileURLWithPath: Self.documentPath).deletingLastPathComponent()
+        let documented = Self.documentedOperations(try String(contentsOfFile: Self.documentPath, encoding: .utf8))
+        // The operation tables' rows: "| METHOD | `/path` | ...".
+        var listed: Set<String> = []
+        for line in try String(contentsOf: root.appending(path: "docs/api.md"), encoding: .utf8).split(separator: "\n") {
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 2, ["GET", "POST", "PUT", "PATCH", "DELETE"].contains(cells[0]),
+                cells[1].hasPrefix("`/"), cells[1].hasSuffix("`")
+            else { continue }
+            listed.insert("\(cells[0]) \(cells[1].dropFirst().dropLast())")
+        }
+        #expect(documented.subtracting(listed).sorted() == [], "in openapi.yaml, missing from docs/api.md")
+        #expect(listed.subtracting(documented).sorted() == [], "in docs/api.md, not in openapi.yaml")
+    }
+
+    /// The values of a component schema's multi-line `enum: [ … ]`.
+    static func documentedEnum(_ schema: String) throws -> Set<String> {
+        let yaml = try String(contentsOfFile: documentPath, encoding: .utf8)
+        let start = try #require(yaml.range(of: "\n    \(schema):\n"))
+        let open = try #require(yaml.range(of: "enum: [", range: start.upperBound..<yaml.endIndex))
+        let close = try #require(yaml.range(of: "]", range: open.upperBound..<yaml.endIndex))
+        return Set(
+            yaml[open.upperBound..<close.lowerBound].split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+                .filter { !$0.isEmpty })
+    }
+
+    @Test("Currency lists exactly the codes the server accepts")
+    func currenciesAreTheServers() throws {
+        let documented = try Self.documentedEnum("Currency")
+        #expect(documented == Set(Currency.exponents.keys))
+        #expect(documented.contains("EUR") && documented.contains("JPY") && !documented.contains("usd"))
+    }
+
+    @Test("TimeZoneName lists exactly the time zones a community's settings accept")
+    func timeZoneNamesAreTheServers() throws {
+        let documented = try Self.documentedEnum("TimeZoneName")
+        #expect(documented == CommunitySettings.timeZoneNames)
+        #expect(documented.contains("America/New_York") && documented.contains("UTC") && !documented.contains("US/Eastern"))
     }
 
     @Test("GET /openapi.yaml serves the document of the repository")

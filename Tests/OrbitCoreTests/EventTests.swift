@@ -193,7 +193,7 @@ struct EventTests {
                 as: cast.admin
             )
             let needsOccurrence = await serviceError { try await services.events.rsvp(series.id, status: .yes, as: cast.member) }
-            #expect(needsOccurrence?.code == .invalidInput)
+            #expect(needsOccurrence?.code == .conflict && needsOccurrence?.field == "occurrence")
             let answer = try await services.events.rsvp(series.id, occurrence: at("2026-12-08T17:00:00Z"), status: .yes, as: cast.member)
             let instance = try await services.events.get(answer.eventID, as: cast.member)
             #expect(instance.recurrenceParentID == series.id && instance.originalStartsAt == at("2026-12-08T17:00:00Z"))

@@ -124,7 +124,7 @@ struct FeedTests {
             let twice = await serviceError { try await services.feed.vote(on: single.id, option: 1, as: cast.admin) }
             #expect(twice?.code == .conflict)
             let outOfRange = await serviceError { try await services.feed.vote(on: single.id, option: 2, as: cast.admin) }
-            #expect(outOfRange?.code == .invalidInput)
+            #expect(outOfRange?.code == .conflict && outOfRange?.field == "option")
             var later = services
             later.now = { Date().addingTimeInterval(7200) }
             let closed = await serviceError { try await later.feed.vote(on: single.id, option: 0, as: cast.member) }
@@ -141,13 +141,20 @@ struct FeedTests {
 
             for bad in [
                 Poll(question: "Q", options: ["Only"]), Poll(question: "Q", options: ["A", "a"]), Poll(question: "Q", options: ["A", " "]),
-                Poll(question: "Q", options: ["A", "B"], closesAt: Date().addingTimeInterval(-60)),
             ] {
                 let error = await serviceError {
                     try await services.feed.createPost(in: cast.community, PostDraft(type: .poll, poll: bad), as: cast.admin)
                 }
                 #expect(error?.code == .invalidInput)
             }
+            // A closing time already past is judged by the clock, not the form: a conflict (409).
+            let closedAlready = await serviceError {
+                try await services.feed.createPost(
+                    in: cast.community,
+                    PostDraft(type: .poll, poll: Poll(question: "Q", options: ["A", "B"], closesAt: Date().addingTimeInterval(-60))),
+                    as: cast.admin)
+            }
+            #expect(closedAlready?.code == .conflict && closedAlready?.field == "poll_data.closesAt")
         }
     }
 

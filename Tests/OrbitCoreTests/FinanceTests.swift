@@ -74,7 +74,8 @@ struct FinanceTests {
                     as: cast.admin
                 )
             }
-            #expect(strangerInSplit?.code == .invalidInput)
+            // Well-formed, refused by the community's state: 409, naming the field.
+            #expect(strangerInSplit?.code == .conflict && strangerInSplit?.field == "user")
 
             let edited = try await services.finances.updateExpense(
                 exact.id, total: try dollars("31.00"), split: .equal([cast.admin, cast.member]), as: cast.member)

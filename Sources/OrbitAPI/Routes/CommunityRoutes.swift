@@ -46,9 +46,10 @@ extension OrbitAPI {
         community.post("restore") { _, context in
             JSON(try await services.communities.restore(try context.id("community_id"), as: try context.requireUser()))
         }
-        struct SubscriptionBody: Decodable {
+        struct SubscriptionBody: Decodable, NullableFields {
             var status: String
             var expiresAt: Date?
+            static let nullableFields: Set<String> = ["expires_at"]
         }
         // Operators record what billing decided; a refused attempt is audit-logged.
         community.put("subscription") { request, context in
@@ -133,7 +134,8 @@ extension OrbitAPI {
             )
         }
         community.delete("invites/:invite_id") { _, context in
-            try await services.invites.revoke(try context.id("invite_id", as: InviteID.self), as: try context.requireUser())
+            try await services.invites.revoke(
+                try context.id("invite_id", as: InviteID.self), in: try context.id("community_id"), as: try context.requireUser())
             return NoContent()
         }
         struct JoinByCode: Decodable {
@@ -155,7 +157,8 @@ extension OrbitAPI {
 
 /// `PATCH /communities/{id}/members/me`: a key left out is left as it is; `"nickname": null`
 /// clears the nickname.
-struct MembershipPatch: Decodable {
+struct MembershipPatch: Decodable, NullableFields {
+    static let nullableFields: Set<String> = ["nickname"]
     var nickname: String??
     var notificationPrefs: [String: Bool]?
 

@@ -31,11 +31,13 @@ extension OrbitAPI {
             }
         }
 
-        // Occurrences in a window (at most 92 days): one-off events and series, expanded.
+        // Occurrences in a window of `days` (1 to 92) × 24 hours from `from`: a window the
+        // document can state exactly, so any valid request is a valid window.
         router.get("communities/:community_id/events") { request, context in
-            guard let from = try request.queryDate("from"), let to = try request.queryDate("to") else {
-                throw APIProblem.validation(field: "from", "from and to are required RFC 3339 timestamps.")
+            guard let from = try request.queryDate("from") else {
+                throw APIProblem.validation(field: "from", "from is a required RFC 3339 timestamp.")
             }
+            let to = from.addingTimeInterval(Double(try request.queryInt("days", default: 31, range: 1...92)) * 86_400)
             let limit = try request.queryInt("limit", default: 500, range: 1...2000)
             return JSON(
                 Items(

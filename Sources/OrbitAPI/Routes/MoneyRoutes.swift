@@ -15,6 +15,22 @@ struct SplitBody: Decodable {
     /// For `shares`: positive weights.
     var shares: [String: Int64]?
 
+    enum CodingKeys: String, CodingKey { case method, userIds, amounts, basisPoints, shares }
+
+    /// Reads `method` and then only the field that method uses: the others are not part of
+    /// this split (openapi.yaml's variants leave them free), so whatever they hold is ignored.
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        method = try container.decode(String.self, forKey: .method)
+        switch method {
+        case "equal": userIds = try container.decodeIfPresent([UserID].self, forKey: .userIds)
+        case "exact": amounts = try container.decodeIfPresent([String: Int64].self, forKey: .amounts)
+        case "percent": basisPoints = try container.decodeIfPresent([String: Int64].self, forKey: .basisPoints)
+        case "shares": shares = try container.decodeIfPresent([String: Int64].self, forKey: .shares)
+        default: break
+        }
+    }
+
     func method(currency: Currency) throws -> SplitMethod {
         func keyed(_ values: [String: Int64]?, field: String) throws -> [UserID: Int64] {
             guard let values, !values.isEmpty else {

@@ -120,12 +120,17 @@ package struct CommunitySettings: Sendable, Codable, Equatable {
         return settings
     }
 
+    /// The time zones a community may have: UTC and the Area/Location names of the zone
+    /// database this toolchain ships (openapi.yaml's `TimeZoneName` lists the same; a test
+    /// keeps them equal). Aliases such as `US/Eastern` or bare `EST` are not accepted.
+    package static let timeZoneNames: Set<String> = Set(TimeZone.knownTimeZoneIdentifiers.filter { $0.contains("/") } + ["UTC"])
+
     /// Checks ranges: reminder hours 0–168, a time zone this system knows.
     package func validate() throws {
         if let hours = defaultReminderHours, !(0...168).contains(hours) {
             throw ServiceError.invalidInput(field: "settings.defaultReminderHours", reason: "must be between 0 and 168")
         }
-        if let timezone, TimeZone(identifier: timezone) == nil || !timezone.contains("/") && timezone != "UTC" {
+        if let timezone, !Self.timeZoneNames.contains(timezone) {
             throw ServiceError.invalidInput(field: "settings.timezone", reason: "is not an IANA time zone name such as America/New_York")
         }
     }

@@ -102,7 +102,7 @@ package struct DuesService: Sendable {
                 let line = try await Self.report(for: dues, today: try await runner.today(in: dues.communityID, on: connection), on: connection)
                     .first(where: { $0.userID == user })
             else {
-                throw ServiceError.invalidInput(field: "user", reason: "\(user) does not owe these dues")
+                throw ServiceError.conflict(field: "user", reason: "\(user) does not owe these dues")
             }
             guard money.minorUnits <= line.outstanding else {
                 throw ServiceError.conflict(

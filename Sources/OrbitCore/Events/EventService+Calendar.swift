@@ -111,7 +111,7 @@ extension EventService {
         let event = try await Self.event(id, on: connection)
         guard let occurrence else { return event }
         guard event.recurrenceRule != nil else {
-            throw ServiceError.invalidInput(field: "occurrence", reason: "applies to recurring events only")
+            throw ServiceError.conflict(field: "occurrence", reason: "applies to recurring events only")
         }
         return try await Self.event(try await materialize(event, occurrence: occurrence, on: connection), on: connection)
     }

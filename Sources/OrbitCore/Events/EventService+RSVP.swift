@@ -16,7 +16,7 @@ extension EventService {
             let event = try await Self.event(id, on: connection)
             let role = try await runner.requireMember(actor, of: event.communityID, on: connection)
             if event.recurrenceRule != nil && occurrence == nil {
-                throw ServiceError.invalidInput(field: "occurrence", reason: "is required to answer a recurring event")
+                throw ServiceError.conflict(field: "occurrence", reason: "is required to answer a recurring event")
             }
             let row = try await Self.target(id, occurrence: occurrence, on: connection)
             if let deadline = row.rsvpDeadline, deadline < runner.now(), role != .admin {
@@ -134,11 +134,11 @@ extension EventService {
     /// the event itself, or the occurrence's own row (an occurrence nobody answered has none).
     static func answeredRow(_ event: Event, occurrence: Date?, on connection: PostgresConnection) async throws -> (id: EventID, deadline: Date?)? {
         guard event.recurrenceRule != nil else {
-            guard occurrence == nil else { throw ServiceError.invalidInput(field: "occurrence", reason: "applies to recurring events only") }
+            guard occurrence == nil else { throw ServiceError.conflict(field: "occurrence", reason: "applies to recurring events only") }
             return (event.id, event.rsvpDeadline)
         }
         guard let occurrence else {
-            throw ServiceError.invalidInput(field: "occurrence", reason: "is required for a recurring event")
+            throw ServiceError.conflict(field: "occurrence", reason: "is required for a recurring event")
         }
         guard
             let row = try await connection.query(

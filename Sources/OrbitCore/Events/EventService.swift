@@ -96,7 +96,7 @@ package struct EventService: Sendable {
             try await requireEditor(of: original, actor, on: connection)
             if occurrence != nil || original.recurrenceRule == nil {
                 guard rule == nil else {
-                    throw ServiceError.invalidInput(field: "recurrence_rule", reason: "can only be changed on a whole series")
+                    throw ServiceError.conflict(field: "recurrence_rule", reason: "can only be changed on a whole series")
                 }
                 let row = try await Self.target(id, occurrence: occurrence, on: connection)
                 return try await apply(draft, rule: nil, to: row.id, on: connection)
@@ -190,9 +190,9 @@ package struct EventService: Sendable {
                     )
                 }
             case (_?, nil, _):
-                throw ServiceError.invalidInput(field: "occurrence", reason: "is required to delete one occurrence or the following ones")
+                throw ServiceError.conflict(field: "occurrence", reason: "is required to delete one occurrence or the following ones")
             case (_?, _?, .all):
-                throw ServiceError.invalidInput(field: "occurrence", reason: "cannot be combined with deleting the whole series")
+                throw ServiceError.conflict(field: "occurrence", reason: "cannot be combined with deleting the whole series")
             }
         }
     }

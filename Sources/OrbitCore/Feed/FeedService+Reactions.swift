@@ -35,12 +35,13 @@ extension FeedService {
     package func vote(on id: PostID, option: Int, as actor: UserID) async throws -> FeedPost {
         try await runner.asUser(actor) { connection in
             let current = try await post(id, reader: actor, on: connection)
-            guard let poll = current.pollData else { throw ServiceError.invalidInput(field: "post", reason: "is not a poll") }
+            guard let poll = current.pollData else { throw ServiceError.conflict(field: "post", reason: "is not a poll") }
             if let closesAt = poll.closesAt, closesAt <= runner.now() {
                 throw ServiceError.conflict("The poll closed at \(closesAt.formatted(.iso8601)).")
             }
             guard poll.options.indices.contains(option) else {
-                throw ServiceError.invalidInput(field: "option_index", reason: "must be between 0 and \(poll.options.count - 1)")
+                throw ServiceError.conflict(
+                    field: "option", reason: "must be between 0 and \(poll.options.count - 1): the poll has \(poll.options.count) options")
             }
             if current.myVotes.contains(option) { throw ServiceError.conflict("You already voted for option \(option).") }
             if !poll.allowMultiple && !current.myVotes.isEmpty {
@@ -70,7 +71,7 @@ extension FeedService {
     package func pollResults(_ id: PostID, as actor: UserID) async throws -> [Int] {
         try await runner.asUser(actor) { connection in
             let current = try await post(id, reader: actor, on: connection)
-            guard let poll = current.pollData else { throw ServiceError.invalidInput(field: "post", reason: "is not a poll") }
+            guard let poll = current.pollData else { throw ServiceError.conflict(field: "post", reason: "is not a poll") }
             var counts = Array(repeating: 0, count: poll.options.count)
             for row in try await connection.query("SELECT option_index, count(*) AS n FROM poll_votes WHERE post_id = \(id) GROUP BY option_index") {
                 let (index, count) = try row.decode((Int32, Int64).self)

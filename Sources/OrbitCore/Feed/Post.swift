@@ -67,7 +67,7 @@ package struct Poll: Sendable, Codable, Equatable {
             throw ServiceError.invalidInput(field: "poll_data.options", reason: "must be different from each other")
         }
         if let closesAt, closesAt <= now {
-            throw ServiceError.invalidInput(field: "poll_data.closesAt", reason: "must be in the future")
+            throw ServiceError.conflict(field: "poll_data.closesAt", reason: "must be in the future")
         }
         return Poll(question: question, options: options, allowMultiple: allowMultiple, closesAt: closesAt)
     }

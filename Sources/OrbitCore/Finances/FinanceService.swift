@@ -114,9 +114,9 @@ package struct FinanceService: Sendable {
     ) async throws -> Page<Expense> {
         try Validate.limit(limit, in: 1...500)
         let after = try PageCursor.decode(cursor, list: "expenses", parts: 2)
-        if let from = filter.from, let to = filter.to, to < from {
-            throw ServiceError.invalidInput(field: "to", reason: "must not be before from")
-        }
+        // `to` before `from` is an empty range: nothing is dated in it (not an error, so that
+        // any two valid dates make a valid request, as openapi.yaml says).
+        if let from = filter.from, let to = filter.to, to < from { return Page(items: [], nextCursor: nil) }
         return try await runner.asUserReading(actor) { connection in
             try await runner.requireMember(actor, of: community, on: connection)
             let rows = try await connection.query(

@@ -25,7 +25,10 @@ package struct IdempotencyService: Sendable {
     /// Reserves `key` for `user`'s request (`requestHash` identifies method, path and body), or
     /// says what happened to the first request with it.
     package func begin(key: String, requestHash: String, lifetime: Duration, as user: UserID) async throws -> IdempotencyDecision {
-        let key = try Validate.text(key, field: "Idempotency-Key", limit: 255)
+        // 1 to 255 visible ASCII characters, as openapi.yaml says (a UUID fits).
+        guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw ServiceError.invalidInput(field: "Idempotency-Key", reason: "must be 1 to 255 visible ASCII characters (a UUID)")
+        }
         let now = runner.now()
         let expiresAt = now.addingTimeInterval(lifetime.seconds)
         return try await runner.asUser(user) { connection in

@@ -16,7 +16,7 @@ package struct InviteService: Sendable {
             throw ServiceError.invalidInput(field: "uses_remaining", reason: "must be between 1 and 10000")
         }
         if let expiresAt, expiresAt <= runner.now() {
-            throw ServiceError.invalidInput(field: "expires_at", reason: "must be in the future")
+            throw ServiceError.conflict(field: "expires_at", reason: "must be in the future")
         }
         return try await runner.asUser(actor) { connection in
             try await runner.requireAdmin(actor, of: community, rule: "only admins can invite members", on: connection)
@@ -69,14 +69,16 @@ package struct InviteService: Sendable {
         }
     }
 
-    /// Revokes (deletes) an invite (admins of its community).
-    package func revoke(_ id: InviteID, as actor: UserID) async throws {
+    /// Revokes (deletes) an invite (admins of its community); with `expected`, only an invite
+    /// of that community (another's is not found, as the API's path names the community).
+    package func revoke(_ id: InviteID, in expected: CommunityID? = nil, as actor: UserID) async throws {
         try await runner.asUser(actor) { connection in
             // Invites are visible to admins only, so "not found" covers "not yours" too.
             guard let row = try await connection.query("SELECT community_id, code FROM invites WHERE id = \(id)").first else {
                 throw ServiceError.notFound("Invite \(id)")
             }
             let community = try row.decode("community_id", as: CommunityID.self)
+            guard expected == nil || expected == community else { throw ServiceError.notFound("Invite \(id) in this community") }
             try await runner.requireAdmin(actor, of: community, rule: "only admins can revoke invites", on: connection)
             try await connection.query("DELETE FROM invites WHERE id = \(id)")
             try await runner.audit(

@@ -38,7 +38,7 @@ extension RequestRunner {
             ).map { try $0.decode("user_id", as: UserID.self) }
         )
         if let missing = wanted.subtracting(found).sorted().first {
-            throw ServiceError.invalidInput(field: "user", reason: "\(missing) is not a member of this community")
+            throw ServiceError.conflict(field: "user", reason: "\(missing) is not a member of this community")
         }
     }
 }

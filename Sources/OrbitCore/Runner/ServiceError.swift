@@ -46,6 +46,13 @@ package struct ServiceError: Error, Sendable, Equatable, CustomStringConvertible
         ServiceError(code: .conflict, message: reason)
     }
 
+    /// A well-formed value that the current state refuses: the post named is not a poll, the
+    /// event is (or is not) recurring, the user named is not a member. 409, naming the field, so
+    /// that 400 keeps meaning "malformed whatever the state" — what openapi.yaml can promise.
+    package static func conflict(field: String, reason: String) -> ServiceError {
+        ServiceError(code: .conflict, field: field, message: "\(field) \(reason).")
+    }
+
     package static func unauthenticated(_ reason: String) -> ServiceError {
         ServiceError(code: .unauthenticated, message: reason)
     }

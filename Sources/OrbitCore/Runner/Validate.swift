@@ -21,25 +21,62 @@ enum Validate {
     }
 
     static func email(_ value: String) throws -> String {
-        let email = try text(value, field: "email", limit: 255)
+        // Not trimmed: the pattern has no room for whitespace, so neither has the server.
+        let email = value
+        guard !email.isEmpty else { throw ServiceError.invalidInput(field: "email", reason: "must not be empty") }
+        guard email.utf8.count <= 255 else { throw ServiceError.invalidInput(field: "email", reason: "must be at most 255 characters") }
+        // openapi.yaml's `Email` pattern, exactly: a local part of visible ASCII but `"` and `@`,
+        // then domain labels of letters, digits and hyphens, at least two.
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
-        guard parts.count == 2, !parts[0].isEmpty, parts[1].contains("."), !parts[1].hasPrefix("."), !parts[1].hasSuffix("."),
-            !email.contains(where: \.isWhitespace)
+        let label = { (text: Substring) in
+            !text.isEmpty && text.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || $0 == 0x2D }
+        }
+        guard parts.count == 2, !parts[0].isEmpty, parts[0].utf8.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E && $0 != 0x22 && $0 != 0x40 }),
+            parts[1].split(separator: ".", omittingEmptySubsequences: false).count >= 2,
+            parts[1].split(separator: ".", omittingEmptySubsequences: false).allSatisfy(label)
         else {
             throw ServiceError.invalidInput(field: "email", reason: "is not an email address")
         }
         return email
     }
 
+    /// An http(s) URL as openapi.yaml's `HttpURL` states it, exactly (not trimmed): at most 500
+    /// characters, `http://` or `https://`, host labels of letters, digits and hyphens, an
+    /// optional port of 1 to 5 digits, then an optional path of visible ASCII.
     static func url(_ value: String?, field: String) throws -> String? {
         guard let value else { return nil }
-        let url = try text(value, field: field, limit: 500)
-        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), scheme == "https" || scheme == "http",
-            parsed.host != nil
-        else {
-            throw ServiceError.invalidInput(field: field, reason: "must be an http(s) URL")
+        guard value.utf8.count <= 500, isHTTPURL(value) else { throw ServiceError.invalidInput(field: field, reason: "must be an http(s) URL") }
+        return value
+    }
+
+    private static func isHTTPURL(_ value: String) -> Bool {
+        let bytes = Array(value.utf8)
+        var index: Int
+        if value.hasPrefix("https://") {
+            index = 8
+        } else if value.hasPrefix("http://") {
+            index = 7
+        } else {
+            return false
         }
-        return url
+        func isLabel(_ byte: UInt8) -> Bool {
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D
+        }
+        while true {
+            let start = index
+            while index < bytes.count, isLabel(bytes[index]) { index += 1 }
+            guard index > start else { return false }
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "."), index + 1 < bytes.count, isLabel(bytes[index + 1]) else { break }
+            index += 1
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ":") {
+            let start = index + 1
+            index = start
+            while index < bytes.count, (0x30...0x39).contains(bytes[index]) { index += 1 }
+            guard (1...5).contains(index - start) else { return false }
+        }
+        guard index < bytes.count else { return true }
+        return bytes[index] == UInt8(ascii: "/") && bytes[(index + 1)...].allSatisfy { (0x21...0x7E).contains($0) }
     }
 
     /// `limit` for a list, or an error naming the allowed range.

@@ -62,6 +62,7 @@ package struct SessionService: Sendable {
     /// Exchanges a refresh token for its successor. A token that was already used (or revoked
     /// because its family was) revokes every token of its family: someone else has a copy.
     package func rotate(_ token: String, lifetime: Duration) async throws -> RefreshGrant {
+        guard Self.couldBeRefreshToken(token) else { throw ServiceError.unauthenticated("The refresh token is not valid.") }
         let successor = Self.newRefreshToken()
         let now = runner.now()
         let expiresAt = now.addingTimeInterval(lifetime.seconds)
@@ -101,6 +102,9 @@ package struct SessionService: Sendable {
     /// Signs a device out: revokes the token's whole family. Unknown tokens are ignored, so
     /// signing out twice is not an error.
     package func revoke(_ token: String) async throws {
+        // Not one this server could have made (a NUL, which text cannot hold, or any other
+        // character): nothing to revoke, as for any unknown token.
+        guard Self.couldBeRefreshToken(token) else { return }
         let now = runner.now()
         try await runner.asOperator { connection in
             _ = try await connection.query(
@@ -111,6 +115,16 @@ package struct SessionService: Sendable {
                 """
             )
         }
+    }
+
+    /// Whether `token` has the shape of `newRefreshToken()`'s tokens: base64url, at most 100
+    /// characters (room for a longer format later). Anything else is unknown without a query.
+    static func couldBeRefreshToken(_ token: String) -> Bool {
+        (1...100).contains(token.utf8.count)
+            && token.utf8.allSatisfy { byte in
+                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+            }
     }
 
     /// 32 random bytes, base64url without padding (43 characters).

@@ -78,6 +78,8 @@ package struct UserService: Sendable {
             if let id = UserID(reference) {
                 rows = try await connection.query("SELECT id FROM users WHERE id = \(id) AND deleted_at IS NULL")
             } else if reference.contains("@") {
+                // A NUL cannot be in a stored email (nor bound as text): nobody has it.
+                guard !reference.unicodeScalars.contains("\u{0}") else { throw ServiceError.notFound("User \(reference.debugDescription)") }
                 rows = try await connection.query(
                     "SELECT id FROM users WHERE lower(email) = lower(\(reference)) AND deleted_at IS NULL ORDER BY created_at LIMIT 2"
                 )

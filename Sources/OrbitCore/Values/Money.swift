@@ -45,7 +45,7 @@ package struct Currency: Hashable, Sendable, Codable, CustomStringConvertible {
 
     /// Active ISO 4217 codes (list of 2024) with their minor-unit exponents; 2 unless listed
     /// under 0, 3 or 4.
-    static let exponents: [String: Int] = {
+    package static let exponents: [String: Int] = {
         let zero = "BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX UYI VND VUV XAF XOF XPF"
         let three = "BHD IQD JOD KWD LYD OMR TND"
         let four = "CLF UYW"

@@ -159,8 +159,8 @@ struct WholeFlowTests {
                 .init(
                     description: "Boat trailer hire",
                     amount: 4_501,
-                    currency: "EUR",
-                    split: .init(method: .equal, userIds: [payer.userID, other.userID]),
+                    currency: .eur,
+                    split: .equal(.init(method: .equal, userIds: [payer.userID, other.userID])),
                     category: .travel
                 )
             )
@@ -196,7 +196,7 @@ struct WholeFlowTests {
 
     func duesWithAPayment(community: String, admin: SignedIn, member: SignedIn) async throws {
         let dueDate = Date().addingTimeInterval(30 * 86_400).formatted(.iso8601.year().month().day())
-        let body = Operations.CreateDues.Input.Body.json(.init(name: "Season fee", amount: 12_000, currency: "EUR", dueDate: dueDate))
+        let body = Operations.CreateDues.Input.Body.json(.init(name: "Season fee", amount: 12_000, currency: .eur, dueDate: dueDate))
 
         // A member may not set up dues: a typed 403 whose problem names the rule.
         let refused = try await member.client.createDues(path: .init(communityId: community), body: body)
