@@ -70,6 +70,7 @@ extension PostgresConnection {
         }
         // Even after a failed send the sync is needed to bring the pipeline to an end.
         // On a blocking connection PQpipelineSync also flushes, reading meanwhile if it must.
+        noteRoundTrip()
         let synced = PQpipelineSync(connection) == 1
         if sendFailed || !synced {
             let error = connectionError(connection, sql: nil)
@@ -114,6 +115,7 @@ extension PostgresConnection {
             // A failed batch that opened its own transaction (`BEGIN` …) is left in a failed
             // transaction; end it, unless `withTransaction` owns the transaction.
             if transactionDepthOnThread == 0 && PQtransactionStatus(connection) == PQTRANS_INERROR {
+                noteRoundTrip()
                 PQclear(PQexec(connection, "ROLLBACK"))
             }
             throw firstError

@@ -81,6 +81,7 @@ extension PostgresConnection {
         try await runStatement { [self] connection in
             let level = transactionDepthOnThread + 1
             let sql = level == 1 ? options.beginStatement : "SAVEPOINT orbit_savepoint_\(level)"
+            noteRoundTrip()
             _ = try check(PQexec(connection, sql), connection, sql: sql)
             transactionDepthOnThread = level
             if level == 1, let settings = options.settingsQuery {
@@ -110,6 +111,7 @@ extension PostgresConnection {
             let sql = level == 1 ? "COMMIT" : "RELEASE SAVEPOINT orbit_savepoint_\(level)"
             let rows: PostgresRows
             do {
+                noteRoundTrip()
                 rows = try check(PQexec(connection, sql), connection, sql: sql)
             } catch var error as PostgresError where level == 1 && error.isConnectionFailure {
                 error.message += " (the connection broke during COMMIT: the transaction may or may not have committed)"
@@ -140,6 +142,7 @@ extension PostgresConnection {
             ? "ROLLBACK"
             : "ROLLBACK TO SAVEPOINT orbit_savepoint_\(level); RELEASE SAVEPOINT orbit_savepoint_\(level)"
         do {
+            noteRoundTrip()
             _ = try check(PQexec(connection, sql), connection, sql: sql)
         } catch {
             // A broken connection cannot roll back, and needs not: the server discards the

@@ -15,7 +15,8 @@ import Synchronization
 public final class PostgresConnection: @unchecked Sendable {
     // @unchecked Sendable: `handle`, `statements`, `transactionDepth`, `missingStatements` and
     // `pendingDeallocations` are touched only on `thread` (inside `thread.run` or by code already
-    // running there); `status` and `poolerDetected` are atomic and everything else is immutable.
+    // running there); `status`, `poolerDetected` and `roundTripCount` are atomic and everything
+    // else is immutable.
     public let configuration: PostgresConfiguration
     public let logger: Logger
     /// The server process serving this connection (`pg_backend_pid()`).
@@ -38,6 +39,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// The task whose cancellation scope covers this connection's statements (see
     /// `withCancellationScope`), or 0.
     private let scopeTask = Atomic<Int>(0)
+    private let roundTripCount = Atomic<Int>(0)
 
     private enum Status: UInt8 {
         case open, broken, closed
@@ -142,6 +144,17 @@ public final class PostgresConnection: @unchecked Sendable {
     /// True once the connection is closed or found broken; such a connection never recovers.
     public var isClosed: Bool { status.load(ordering: .acquiring) != Status.open.rawValue }
 
+    /// Round trips to the server so far: each statement sent on its own (a prepare and its
+    /// first execution are two), each pipelined batch (one, however many statements it holds),
+    /// each BEGIN, COMMIT or ROLLBACK not carried by a batch. Readable from any thread.
+    public var roundTrips: Int { roundTripCount.load(ordering: .relaxed) }
+
+    /// Counts one round trip; called just before the libpq call that makes it.
+    @inline(__always)
+    func noteRoundTrip() {
+        roundTripCount.add(1, ordering: .relaxed)
+    }
+
     private struct UncheckedHandle: @unchecked Sendable {
         // Moves a freshly opened PGconn, used by nobody yet, from its thread to its owner.
         let pointer: OpaquePointer
@@ -193,7 +206,8 @@ public final class PostgresConnection: @unchecked Sendable {
     @discardableResult
     public func executeScript(_ sql: String) async throws -> PostgresRows {
         try await runStatement { [self] connection in
-            try check(PQexec(connection, sql), connection, sql: sql)
+            noteRoundTrip()
+            return try check(PQexec(connection, sql), connection, sql: sql)
         }
     }
 
@@ -381,6 +395,7 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     private func executeUnnamed(_ query: PostgresQuery, on connection: OpaquePointer) throws -> PostgresRows {
+        noteRoundTrip()
         let result = query.binds.withLibpqArguments { count, types, values, lengths, formats in
             PQexecParams(connection, query.sql, count, types, values, lengths, formats, Self.resultFormat)
         }
@@ -439,6 +454,7 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     private func prepare(_ name: String, _ query: PostgresQuery, on connection: OpaquePointer) throws {
+        noteRoundTrip()
         let result = query.binds.withTypes { count, types in
             PQprepare(connection, name, query.sql, count, types)
         }
@@ -446,6 +462,7 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     private func executePrepared(_ name: String, _ query: PostgresQuery, on connection: OpaquePointer) throws -> PostgresRows {
+        noteRoundTrip()
         let result = query.binds.withLibpqArguments { count, _, values, lengths, formats in
             PQexecPrepared(connection, name, count, values, lengths, formats, Self.resultFormat)
         }
@@ -472,6 +489,7 @@ public final class PostgresConnection: @unchecked Sendable {
 
     private func deallocateNow(_ name: String, on connection: OpaquePointer) {
         // Names are `orbit_<hex>_s<n>`, so splicing one into the statement is safe.
+        noteRoundTrip()
         let result = PQexec(connection, "DEALLOCATE \(name)")
         if result.map({ PQresultStatus($0) }) != PGRES_COMMAND_OK {
             logger.debug("could not deallocate a cached statement", metadata: ["error": "\(errorMessage(connection))"])
