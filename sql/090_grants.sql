@@ -16,7 +16,7 @@ GRANT USAGE ON SCHEMA orbit_private TO orbit_admin;
 GRANT EXECUTE ON FUNCTION
     orbit.app_user_id(), orbit.member_community_ids(), orbit.admin_community_ids(),
     orbit.joined_community_ids(), orbit.contact_user_ids(), orbit.can_found(uuid),
-    orbit.community_allows(uuid, text), orbit.bump_count(jsonb, text, int)
+    orbit.community_allows(uuid, text), orbit.bump_count(jsonb, text, int), orbit.civil_date(timestamptz, text)
 TO orbit_app, orbit_admin;
 
 -- Operations a non-member must be able to perform, each checked inside the function.

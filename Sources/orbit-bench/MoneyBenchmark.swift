@@ -108,7 +108,8 @@ struct MoneyBenchmark: AsyncParsableCommand {
             "community": community.description, "actor": actor.description, "total": String(100 * splits),
             "users": "{" + between.map { $0.uuidString.lowercased() }.joined(separator: ",") + "}",
         ]
-        let ours = try await pool.withConnection { connection in
+        let oursRoundTripsBefore = pool.roundTrips
+        let (ours, oursCount) = try await pool.withConnection { connection in
             let deadline = clock.now + .seconds(seconds)
             var count = 0
             let start = clock.now
@@ -125,8 +126,10 @@ struct MoneyBenchmark: AsyncParsableCommand {
                 }
                 count += 1
             }
-            return Double(count) / (clock.now - start).seconds
+            return (Double(count) / (clock.now - start).seconds, count)
         }
+        let oursRoundTrips = Double(pool.roundTrips - oursRoundTripsBefore) / Double(oursCount)
+        let serviceRoundTripsBefore = pool.roundTrips
         var serviceCount = 0
         let serviceStart = clock.now
         while clock.now < serviceStart + .seconds(seconds) {
@@ -137,12 +140,16 @@ struct MoneyBenchmark: AsyncParsableCommand {
             serviceCount += 1
         }
         let service = Double(serviceCount) / (clock.now - serviceStart).seconds
+        let serviceRoundTrips = Double(pool.roundTrips - serviceRoundTripsBefore) / Double(serviceCount)
         let pgbench = try PgbenchRunner(server: server, seconds: seconds)
         let theirs = try await pgbench.run(sql: script, workload: "expense10", variables: variables).opsPerSecond
         print("")
         print("RESULT client=orbitcove workload=expense10_sql ops_per_sec=\(format(ours, 1))")
         print("RESULT client=orbitcove workload=expense10_service ops_per_sec=\(format(service, 1))")
         print("RESULT client=pgbench workload=expense10_sql ops_per_sec=\(format(theirs, 1))")
+        print(
+            "Round trips per expense: the same SQL in a transaction \(format(oursRoundTrips, 1)); the service \(format(serviceRoundTrips, 1)); pgbench 4 (BEGIN, settings, INSERT, COMMIT)"
+        )
         print(
             "Same SQL: OrbitCove / pgbench = \(format(ours / theirs, 2))x; full service (checks, splitting, reading back) / pgbench = \(format(service / theirs, 2))x"
         )

@@ -110,9 +110,10 @@ struct ScaleBenchmark: AsyncParsableCommand {
         let explainPool = ConnectionPool(configuration: explainConfiguration, options: .init(maxConnections: 1), logger: planLogger)
         let explaining = OrbitServices(pool: explainPool)
 
+        let fixtures = try await Fixtures.make(cast, timing, configuration: configuration, uses: calls + 21)
         var rows: [ReportRow] = []
         var planText = ""
-        for operation in operations(cast) {
+        for operation in operations(cast, fixtures) {
             // Warm up (and let prepared statements settle on their generic plans), then time.
             for _ in 0..<10 { try await operation.body(timing) }
             let clock = ContinuousClock()
@@ -126,7 +127,9 @@ struct ScaleBenchmark: AsyncParsableCommand {
             // Plans: the call after ten on the explaining connection.
             for _ in 0..<10 { try await operation.body(explaining) }
             collector.reset()
+            let roundTripsBefore = explainPool.roundTrips
             try await operation.body(explaining)
+            let roundTrips = explainPool.roundTrips - roundTripsBefore
             let plans = collector.take()
             guard !plans.isEmpty else {
                 throw ValidationError("No plans arrived for '\(operation.name)': is auto_explain installed, and is the connection a superuser's?")
@@ -138,7 +141,7 @@ struct ScaleBenchmark: AsyncParsableCommand {
                 ReportRow(
                     name: operation.name, kind: operation.kind, median: samples[samples.count / 2],
                     p99: samples[min(samples.count - 1, samples.count * 99 / 100)],
-                    statements: plans.count,
+                    statements: plans.count, roundTrips: roundTrips,
                     indexScans: Set(scans.filter { $0.index != nil }.map { "\($0.relation ?? "?").\($0.index ?? "?")" }).sorted(),
                     smallSeqScans: Set(seqScans.compactMap(\.relation)).subtracting(bigSeqScans.compactMap(\.relation)).sorted(),
                     bigSeqScans: Set(bigSeqScans.compactMap(\.relation)).sorted()
@@ -157,13 +160,17 @@ struct ScaleBenchmark: AsyncParsableCommand {
         )
         print("")
         print(
-            "| operation | kind | median ms | p99 ms | statements | index scans (relation.index) | seq scans of small tables | seq scans of large tables |"
+            "| operation | kind | median ms | p99 ms | statements | round trips | index scans (relation.index) | seq scans of small tables | seq scans of large tables |"
         )
-        print("|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|")
         for row in rows {
             print(
-                "| \(row.name) | \(row.kind) | \(format(row.median, 2)) | \(format(row.p99, 2)) | \(row.statements) | \(row.indexScans.joined(separator: ", ")) | \(row.smallSeqScans.joined(separator: ", ")) | \(row.bigSeqScans.isEmpty ? "none" : row.bigSeqScans.joined(separator: ", ")) |"
+                "| \(row.name) | \(row.kind) | \(format(row.median, 2)) | \(format(row.p99, 2)) | \(row.statements) | \(row.roundTrips) | \(row.indexScans.joined(separator: ", ")) | \(row.smallSeqScans.joined(separator: ", ")) | \(row.bigSeqScans.isEmpty ? "none" : row.bigSeqScans.joined(separator: ", ")) |"
             )
+        }
+        print("")
+        for row in rows {
+            print("RESULT operation=\"\(row.name)\" statements=\(row.statements) round_trips=\(row.roundTrips) median_ms=\(format(row.median, 2))")
         }
         print("")
         print("Plans of every statement: \(plansFile)")
@@ -177,7 +184,10 @@ struct ScaleBenchmark: AsyncParsableCommand {
         var kind: String
         var median: Double
         var p99: Double
+        /// Statements the server ran for one call, nested ones (functions, triggers) included.
         var statements: Int
+        /// Round trips between the client and the server for one call.
+        var roundTrips: Int
         var indexScans: [String]
         var smallSeqScans: [String]
         var bigSeqScans: [String]
@@ -252,10 +262,50 @@ struct ScaleBenchmark: AsyncParsableCommand {
         }
     }
 
-    private func operations(_ cast: Cast) -> [Operation] {
+    /// What the writes act on and use up: a post to react to and comment on, a poll to vote
+    /// on, an expense to edit, and one expense to delete and one non-member to add per call.
+    struct Fixtures: Sendable {
+        var post: PostID
+        var poll: PostID
+        var expense: TransactionID
+        var doomedExpenses: [TransactionID]
+        var newcomers: [UserID]
+
+        static func make(_ cast: Cast, _ services: OrbitServices, configuration: PostgresConfiguration, uses: Int) async throws -> Fixtures {
+            let writes = cast.writes
+            let post = try await services.feed.createPost(in: writes.id, PostDraft(content: "Scale fixture"), as: writes.admin).id
+            let poll = try await services.feed.createPost(
+                in: writes.id, PostDraft(type: .poll, poll: Poll(question: "Scale poll?", options: ["yes", "no"])), as: writes.admin
+            ).id
+            func expense(_ description: String) async throws -> TransactionID {
+                try await services.finances.addExpense(
+                    in: writes.id, description: description, total: Money(minorUnits: 1000, currency: .usd), paidBy: writes.admin,
+                    split: .equal([writes.admin, writes.member]), as: writes.admin
+                ).id
+            }
+            var doomed: [TransactionID] = []
+            for index in 0..<uses { doomed.append(try await expense("Scale doomed \(index)")) }
+            let newcomers = try await PostgresConnection.withConnection(configuration) { connection in
+                try await connection.query(
+                    """
+                    SELECT u.id FROM users u
+                    WHERE u.deleted_at IS NULL AND NOT EXISTS (SELECT FROM members m WHERE m.community_id = \(writes.id) AND m.user_id = u.id)
+                    ORDER BY u.id LIMIT \(uses)
+                    """
+                ).map { UserID(try $0.decode("id", as: UUID.self)) }
+            }
+            guard newcomers.count == uses else { throw ValidationError("Fewer than \(uses) users outside \(writes.id): seed more communities.") }
+            return Fixtures(post: post, poll: poll, expense: try await expense("Scale edited"), doomedExpenses: doomed, newcomers: newcomers)
+        }
+    }
+
+    private func operations(_ cast: Cast, _ fixtures: Fixtures) -> [Operation] {
         let now = Date()
         let counter = Atomic<Int>(0)
         func next() -> Int { counter.add(1, ordering: .relaxed).newValue }
+        let doomed = Atomic<Int>(0)
+        let added = Atomic<Int>(0)
+        let writes = cast.writes
         return [
             Operation(name: "feed page 1, busiest community", kind: "read") { services in
                 _ = try await services.feed.page(of: cast.busiest.id, as: cast.busiest.admin)
@@ -283,26 +333,65 @@ struct ScaleBenchmark: AsyncParsableCommand {
                 _ = try await services.finances.expenses(in: cast.typical.id, as: cast.typical.member)
             },
             Operation(name: "create post", kind: "write") { services in
-                _ = try await services.feed.createPost(in: cast.writes.id, PostDraft(content: "Scale post \(next())"), as: cast.writes.member)
+                _ = try await services.feed.createPost(in: writes.id, PostDraft(content: "Scale post \(next())"), as: writes.member)
             },
-            Operation(name: "react to the newest post", kind: "write") { services in
-                let newest = try await services.feed.page(of: cast.writes.id, limit: 1, as: cast.writes.member).items[0].id
-                _ = try await services.feed.react(to: newest, type: [ReactionType.like, .love][next() % 2], as: cast.writes.member)
+            Operation(name: "react to a post", kind: "write") { services in
+                _ = try await services.feed.react(to: fixtures.post, type: [ReactionType.like, .love][next() % 2], as: writes.member)
+            },
+            Operation(name: "vote in a poll (single choice, changing)", kind: "write") { services in
+                _ = try await services.feed.vote(on: fixtures.poll, option: next() % 2, as: writes.member)
+            },
+            Operation(name: "comment on a post", kind: "write") { services in
+                _ = try await services.feed.addComment(to: fixtures.post, content: "Scale comment \(next())", as: writes.member)
             },
             Operation(name: "add expense (equal split of 2)", kind: "write") { services in
                 _ = try await services.finances.addExpense(
-                    in: cast.writes.id, description: "Scale expense \(next())", total: Money(minorUnits: 1234, currency: .usd),
-                    paidBy: cast.writes.admin,
-                    split: .equal([cast.writes.admin, cast.writes.member]), as: cast.writes.admin
+                    in: writes.id, description: "Scale expense \(next())", total: Money(minorUnits: 1234, currency: .usd),
+                    paidBy: writes.admin,
+                    split: .equal([writes.admin, writes.member]), as: writes.admin
                 )
             },
-            Operation(name: "RSVP", kind: "write") { services in
-                _ = try await services.events.rsvp(cast.writes.event, status: [RSVPStatus.yes, .maybe][next() % 2], as: cast.writes.member)
+            Operation(name: "update expense (new total, split again)", kind: "write") { services in
+                _ = try await services.finances.updateExpense(
+                    fixtures.expense, description: "Scale edited \(next())", total: Money(minorUnits: Int64(1000 + next() % 2), currency: .usd),
+                    as: writes.admin)
+            },
+            Operation(name: "delete expense", kind: "write") { services in
+                try await services.finances.deleteExpense(fixtures.doomedExpenses[doomed.add(1, ordering: .relaxed).oldValue], as: writes.admin)
+            },
+            Operation(name: "record a settlement", kind: "write") { services in
+                _ = try await services.finances.recordSettlement(
+                    in: writes.id, from: writes.member, to: writes.admin, amount: Money(minorUnits: 100, currency: .usd), as: writes.member)
+            },
+            Operation(name: "create dues (notifies every member)", kind: "write") { services in
+                _ = try await services.dues.create(
+                    in: writes.id, name: "Scale dues \(next())", amount: Money(minorUnits: 5000, currency: .usd),
+                    dueDate: CivilDate(containing: now.addingTimeInterval(30 * 86_400), in: .gmt), as: writes.admin)
             },
             Operation(name: "record a dues payment", kind: "write") { services in
                 _ = try await services.dues.recordPayment(
-                    to: cast.writes.dues, by: cast.writes.duesPayer, amount: Money(minorUnits: 1, currency: .usd), note: "scale \(next())",
-                    as: cast.writes.admin)
+                    to: writes.dues, by: writes.duesPayer, amount: Money(minorUnits: 1, currency: .usd), note: "scale \(next())",
+                    as: writes.admin)
+            },
+            Operation(name: "create event (notifies every member)", kind: "write") { services in
+                _ = try await services.events.create(
+                    in: writes.id, EventDraft(title: "Scale event \(next())", startsAt: now.addingTimeInterval(7 * 86_400)), as: writes.member)
+            },
+            Operation(name: "RSVP", kind: "write") { services in
+                _ = try await services.events.rsvp(writes.event, status: [RSVPStatus.yes, .maybe][next() % 2], as: writes.member)
+            },
+            Operation(name: "add a member", kind: "write") { services in
+                _ = try await services.members.add(fixtures.newcomers[added.add(1, ordering: .relaxed).oldValue], to: writes.id, as: writes.admin)
+            },
+            Operation(name: "create an invite", kind: "write") { services in
+                _ = try await services.invites.create(to: writes.id, maxUses: 5, as: writes.admin)
+            },
+            Operation(name: "create a community", kind: "write") { services in
+                _ = try await services.communities.create(name: "Scale club \(next())", as: writes.member)
+            },
+            Operation(name: "update community settings", kind: "write") { services in
+                _ = try await services.communities.update(
+                    writes.id, description: "Scale \(next())", settings: CommunitySettings(defaultReminderHours: 24), as: writes.admin)
             },
         ]
     }

@@ -67,4 +67,29 @@ struct PipelineTests {
             }
         }
     }
+
+    @Test("round trips are counted: a statement is one (two when it is first prepared), a batch is one, and a pool adds up its loans")
+    func roundTrips() async throws {
+        try await withTestDatabase { database in
+            let pool = database.makePool(maxConnections: 1)
+            try await pool.withConnection { connection in
+                func cost(_ body: () async throws -> Void) async throws -> Int {
+                    let before = connection.roundTrips
+                    try await body()
+                    return connection.roundTrips - before
+                }
+                let prepared = try await cost { try await connection.query("SELECT \(1) AS n") }
+                let reused = try await cost { try await connection.query("SELECT \(2) AS n") }
+                let batch = try await cost { _ = try await connection.pipeline(["SELECT 1", "SELECT 2", "SELECT \(3) AS n"]) }
+                let script = try await cost { try await connection.executeScript("SELECT 1; SELECT 2") }
+                let costs: [Int] = [prepared, reused, batch, script]
+                #expect(costs == [2, 1, 1, 1])
+            }
+            let before = pool.roundTrips
+            try await pool.query("SELECT \(4) AS n")
+            try await pool.withConnection { _ = try await $0.pipeline(["SELECT 1", "SELECT 2"]) }
+            #expect(pool.roundTrips - before == 2)
+            await pool.close()
+        }
+    }
 }

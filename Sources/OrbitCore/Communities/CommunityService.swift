@@ -26,24 +26,31 @@ package struct CommunityService: Sendable {
         // The id is made here: the new row is invisible to its creator (RLS) until the
         // membership exists, so INSERT … RETURNING cannot return it.
         let id = CommunityID.random()
+        let audit = try runner.auditStatement("community.created", by: actor, community: id, target: ("community", id.uuid))
         return try await runner.asUser(actor) { connection in
-            try await connection.query(
+            // One round trip: the community, its first admin, the audit entry, and the community as it now is.
+            let results = try await connection.pipeline([
                 """
                 INSERT INTO communities (id, name, description, icon_url, created_by, settings)
                 VALUES (\(id), \(name), \(description), \(iconURL), \(actor), \(settingsJSON))
-                """
-            )
-            try await connection.query("INSERT INTO members (community_id, user_id, role) VALUES (\(id), \(actor), 'admin')")
-            try await runner.audit("community.created", by: actor, community: id, target: ("community", id.uuid), on: connection)
-            return try await Self.community(id, on: connection)
+                """,
+                "INSERT INTO members (community_id, user_id, role) VALUES (\(id), \(actor), 'admin')",
+                audit,
+                Self.communityQuery(id),
+            ])
+            guard let row = results[3].first else { throw ServiceError.notFound("Community \(id)") }
+            return try Community(row: row)
         }
     }
 
     static func community(_ id: CommunityID, on connection: PostgresConnection) async throws -> Community {
-        guard let row = try await connection.query("SELECT \(unescaped: Community.columns) FROM communities WHERE id = \(id)").first else {
-            throw ServiceError.notFound("Community \(id)")
-        }
+        guard let row = try await connection.query(communityQuery(id)).first else { throw ServiceError.notFound("Community \(id)") }
         return try Community(row: row)
+    }
+
+    /// `community(_:on:)`'s statement, for a pipeline.
+    static func communityQuery(_ id: CommunityID) -> PostgresQuery {
+        "SELECT \(unescaped: Community.columns) FROM communities WHERE id = \(id)"
     }
 
     /// A community the acting user is an active member of.
@@ -84,26 +91,40 @@ package struct CommunityService: Sendable {
             actor, auditingRefusal: .init(action: "community.updated", community: id, target: ("community", id.uuid))
         ) {
             connection in
-            try await runner.requireAdmin(actor, of: id, rule: "only admins can edit community settings", on: connection)
-            let current = try await Self.community(id, on: connection)
-            let merged = settings.map { current.settings.merging($0) } ?? current.settings
-            try await connection.query(
-                """
-                UPDATE communities SET name = coalesce(\(name), name), description = coalesce(\(description), description),
-                    icon_url = coalesce(\(iconURL), icon_url), settings = \(try PostgresJSON(encoding: merged))
-                WHERE id = \(id)
-                """
-            )
+            // The community and the actor's role in one round trip.
+            guard
+                let current = try await connection.query(
+                    """
+                    SELECT \(unescaped: Community.columns),
+                        (SELECT m.role::text FROM members m WHERE m.community_id = communities.id AND m.user_id = \(actor) AND m.left_at IS NULL)
+                            AS actor_role
+                    FROM communities WHERE id = \(id)
+                    """
+                ).first,
+                let role = try current.decode("actor_role", as: String?.self)
+            else { throw ServiceError.notFound("Community \(id)") }
+            guard role == MemberRole.admin.rawValue else { throw ServiceError.forbidden(rule: "only admins can edit community settings") }
+            let stored = try Community(row: current).settings
+            let merged = settings.map { stored.merging($0) } ?? stored
             var changed: [String] = []
             if name != nil { changed.append("name") }
             if description != nil { changed.append("description") }
             if iconURL != nil { changed.append("icon_url") }
             if settings != nil { changed.append("settings") }
-            try await runner.audit(
-                "community.updated", by: actor, community: id, target: ("community", id.uuid),
-                metadata: ["fields": changed.joined(separator: ",")], on: connection
-            )
-            return try await Self.community(id, on: connection)
+            // One round trip: the change, returned as it now is, and its audit entry.
+            let results = try await connection.pipeline([
+                """
+                UPDATE communities SET name = coalesce(\(name), name), description = coalesce(\(description), description),
+                    icon_url = coalesce(\(iconURL), icon_url), settings = \(try PostgresJSON(encoding: merged))
+                WHERE id = \(id)
+                RETURNING \(unescaped: Community.columns)
+                """,
+                try runner.auditStatement(
+                    "community.updated", by: actor, community: id, target: ("community", id.uuid),
+                    metadata: ["fields": changed.joined(separator: ",")]),
+            ])
+            guard let row = results[0].first else { throw ServiceError.notFound("Community \(id)") }
+            return try Community(row: row)
         }
     }
 

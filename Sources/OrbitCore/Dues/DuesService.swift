@@ -19,25 +19,33 @@ package struct DuesService: Sendable {
         let name = try Validate.text(name, field: "name", limit: 200)
         try money.requirePositive()
         let currency = money.currency
+        let id = DuesID.random()
+        let audit = try runner.auditStatement(
+            "dues.created", by: actor, community: community, target: ("dues", id.uuid),
+            metadata: ["name": name, "amount": String(money.minorUnits), "currency": currency.code], ifWritten: WrittenRow(.dues, id.uuid))
+        let notification = try NotificationService.notifyMembersStatement(
+            of: community, type: .paymentRequest, title: "Dues: \(name)", body: "\(money) due \(dueDate)",
+            data: ["dues_id": id.description, "community_id": community.description], ifWritten: WrittenRow(.dues, id.uuid))
         return try await runner.asUser(actor) { connection in
-            try await runner.requireAdmin(actor, of: community, rule: "only admins can set up dues", on: connection)
-            let row = try await connection.query(
+            // One round trip: the dues, written only if the actor is an admin of the community,
+            // and their audit entry and notifications, written only if the dues were.
+            let results = try await connection.pipeline([
                 """
-                INSERT INTO dues (community_id, name, amount, currency, due_date, created_by)
-                VALUES (\(community), \(name), \(Int32(money.minorUnits)), \(currency.code), \(dueDate), \(actor))
+                INSERT INTO dues (id, community_id, name, amount, currency, due_date, created_by)
+                SELECT \(id), \(community), \(name), \(Int32(money.minorUnits)), \(currency.code), \(dueDate), \(actor)
+                WHERE EXISTS (
+                    SELECT FROM members m
+                    WHERE m.community_id = \(community) AND m.user_id = \(actor) AND m.left_at IS NULL AND m.role = 'admin')
                 RETURNING \(unescaped: Dues.columns)
-                """
-            ).single()
-            let dues = try Dues(row: row)
-            try await runner.audit(
-                "dues.created", by: actor, community: community, target: ("dues", dues.id.uuid),
-                metadata: ["name": name, "amount": String(money.minorUnits), "currency": currency.code], on: connection
-            )
-            try await NotificationService.notifyMembers(
-                of: community, type: .paymentRequest, title: "Dues: \(name)", body: "\(money) due \(dueDate)",
-                data: ["dues_id": dues.id.description, "community_id": community.description], on: connection
-            )
-            return dues
+                """,
+                audit,
+                notification,
+            ])
+            guard let row = results[0].first else {
+                try await runner.requireAdmin(actor, of: community, rule: "only admins can set up dues", on: connection)
+                throw ServiceError.changedMeanwhile
+            }
+            return try Dues(row: row)
         }
     }
 
@@ -93,36 +101,71 @@ package struct DuesService: Sendable {
         let method = try method.map { try Validate.text($0, field: "payment_method", limit: 50) }
         let note = try note.map { try Validate.text($0, field: "notes", limit: 1000, multiline: true) }
         return try await runner.asUser(actor) { connection in
-            let unlocked = try await Self.dues(id, on: connection)
-            try await runner.requireAdmin(actor, of: unlocked.communityID, rule: "only admins can record dues payments", on: connection)
-            let dues = try await Self.dues(id, on: connection, lock: true)
+            // The dues and the actor's role, unlocked: FOR UPDATE applies the UPDATE policy,
+            // under which a member would find the dues missing instead of being refused.
+            let (unlocked, role) = try await Self.duesAndRole(id, actor, on: connection)
+            guard role != nil else { throw ServiceError.notFound("Community \(unlocked.communityID)") }
+            guard role == .admin else { throw ServiceError.forbidden(rule: "only admins can record dues payments") }
             try money.requirePositive()
-            try money.requireCurrency(try Currency.parse(dues.currency))
-            guard
-                let line = try await Self.report(for: dues, today: try await runner.today(in: dues.communityID, on: connection), on: connection)
-                    .first(where: { $0.userID == user })
-            else {
-                throw ServiceError.conflict(field: "user", reason: "\(user) does not owe these dues")
+            try money.requireCurrency(try Currency.parse(unlocked.currency))
+            // One round trip. The dues row is locked first, in a statement of its own, so that the
+            // sum of payments the INSERT reads (a statement later, with a snapshot taken after the
+            // lock) includes every payment committed before; two payments recorded at once cannot
+            // together exceed what is owed. The payment is written only if the member owes the
+            // dues and at least this much; its audit entry only if it was written.
+            let paymentID = DuesPaymentID.random()
+            let results = try await connection.pipeline([
+                "SELECT id FROM dues WHERE id = \(id) FOR UPDATE",
+                """
+                INSERT INTO dues_payments (id, dues_id, user_id, amount_paid, recorded_by, payment_method, notes)
+                SELECT \(paymentID), d.id, \(user), \(Int32(money.minorUnits)), \(actor), \(method), \(note)
+                FROM dues d
+                JOIN members m ON m.community_id = d.community_id AND m.user_id = \(user) AND (m.left_at IS NULL OR m.left_at >= d.created_at)
+                WHERE d.id = \(id) AND d.currency = \(money.currency.code)
+                  AND \(money.minorUnits) <= d.amount
+                      - coalesce((SELECT sum(p.amount_paid) FROM dues_payments p WHERE p.dues_id = d.id AND p.user_id = \(user)), 0)
+                RETURNING \(unescaped: DuesPayment.columns)
+                """,
+                try runner.auditStatement(
+                    "dues.payment_recorded", by: actor, community: unlocked.communityID, target: ("dues_payment", paymentID.uuid),
+                    metadata: ["dues_id": id.description, "user_id": user.description, "amount": String(money.minorUnits)],
+                    ifWritten: WrittenRow(.duesPayments, paymentID.uuid)),
+            ])
+            guard let row = results[1].first else {
+                // Nothing was written: say why, from the dues as locked and their report (whose
+                // day does not matter here: only what is still owed).
+                let dues = try await Self.dues(id, on: connection)
+                try money.requireCurrency(try Currency.parse(dues.currency))
+                guard
+                    let line = try await Self.report(for: dues, today: CivilDate(containing: runner.now()), on: connection)
+                        .first(where: { $0.userID == user })
+                else {
+                    throw ServiceError.conflict(field: "user", reason: "\(user) does not owe these dues")
+                }
+                guard money.minorUnits <= line.outstanding else {
+                    throw ServiceError.conflict(
+                        "The payment of \(money) is more than the \(Money(minorUnits: line.outstanding, currency: money.currency)) still owed."
+                    )
+                }
+                throw ServiceError.changedMeanwhile
             }
-            guard money.minorUnits <= line.outstanding else {
-                throw ServiceError.conflict(
-                    "The payment of \(money) is more than the \(Money(minorUnits: line.outstanding, currency: money.currency)) still owed."
-                )
-            }
+            return try DuesPayment(row: row, currency: unlocked.currency)
+        }
+    }
+
+    /// The dues and the acting user's active role in their community (nil: not a member).
+    static func duesAndRole(_ id: DuesID, _ actor: UserID, on connection: PostgresConnection) async throws -> (Dues, MemberRole?) {
+        guard
             let row = try await connection.query(
                 """
-                INSERT INTO dues_payments (dues_id, user_id, amount_paid, recorded_by, payment_method, notes)
-                VALUES (\(id), \(user), \(Int32(money.minorUnits)), \(actor), \(method), \(note))
-                RETURNING \(unescaped: DuesPayment.columns)
+                SELECT \(unescaped: Dues.columns),
+                    (SELECT m.role::text FROM members m WHERE m.community_id = dues.community_id AND m.user_id = \(actor) AND m.left_at IS NULL)
+                        AS actor_role
+                FROM dues WHERE id = \(id)
                 """
-            ).single()
-            let payment = try DuesPayment(row: row, currency: dues.currency)
-            try await runner.audit(
-                "dues.payment_recorded", by: actor, community: dues.communityID, target: ("dues_payment", payment.id.uuid),
-                metadata: ["dues_id": id.description, "user_id": user.description, "amount": String(money.minorUnits)], on: connection
-            )
-            return payment
-        }
+            ).first
+        else { throw ServiceError.notFound("Dues \(id)") }
+        return (try Dues(row: row), try row.decode("actor_role", as: String?.self).flatMap(MemberRole.init(rawValue:)))
     }
 
     /// Each member who owes the dues: due, paid, outstanding, status and whether it is overdue.
@@ -159,11 +202,32 @@ package struct DuesService: Sendable {
     /// Stops collecting (admins). Audit-logged.
     package func deactivate(_ id: DuesID, as actor: UserID) async throws -> Dues {
         try await runner.asUser(actor) { connection in
+            // One statement: the change, made only if the actor is an admin of the dues'
+            // community, and its audit entry, written only if it was made.
+            let row = try await connection.query(
+                """
+                WITH changed AS (
+                    UPDATE dues d SET is_active = false
+                    WHERE d.id = \(id)
+                      AND EXISTS (
+                          SELECT FROM members m
+                          WHERE m.community_id = d.community_id AND m.user_id = \(actor) AND m.left_at IS NULL AND m.role = 'admin')
+                    RETURNING \(unescaped: Dues.columns)
+                ),
+                audited AS (
+                    INSERT INTO audit_log (community_id, user_id, action, target_type, target_id, metadata, ip_address)
+                    SELECT community_id, \(actor), 'dues.deactivated', 'dues', id, \(try PostgresJSON(encoding: [String: String]())),
+                        nullif(current_setting('app.client_address', true), '')::inet
+                    FROM changed
+                )
+                SELECT * FROM changed
+                """
+            ).first
+            if let row { return try Dues(row: row) }
+            // Nothing was changed: say why.
             let current = try await Self.dues(id, on: connection)
             try await runner.requireAdmin(actor, of: current.communityID, rule: "only admins can change dues", on: connection)
-            try await connection.query("UPDATE dues SET is_active = false WHERE id = \(id)")
-            try await runner.audit("dues.deactivated", by: actor, community: current.communityID, target: ("dues", id.uuid), on: connection)
-            return try await Self.dues(id, on: connection)
+            throw ServiceError.changedMeanwhile
         }
     }
 
@@ -172,10 +236,48 @@ package struct DuesService: Sendable {
     package func update(_ id: DuesID, name: String? = nil, amount: Money? = nil, dueDate: CivilDate? = nil, as actor: UserID) async throws -> Dues {
         let name = try name.map { try Validate.text($0, field: "name", limit: 200) }
         try amount?.requirePositive()
+        var changed: [String] = []
+        if name != nil { changed.append("name") }
+        if amount != nil { changed.append("amount") }
+        if dueDate != nil { changed.append("due_date") }
+        let metadata = try PostgresJSON(encoding: ["fields": changed.joined(separator: ",")])
+        let newAmount = amount.map { Int32($0.minorUnits) }
         return try await runner.asUser(actor) { connection in
-            let unlocked = try await Self.dues(id, on: connection)
-            try await runner.requireAdmin(actor, of: unlocked.communityID, rule: "only admins can change dues", on: connection)
-            let current = try await Self.dues(id, on: connection, lock: true)
+            // One round trip. The dues row is locked first, in a statement of its own, so that the
+            // payments the UPDATE reads (a statement later, with a snapshot taken after the lock)
+            // include every one committed before (`recordPayment` locks it too). The change is
+            // made only if the actor is an admin of the dues' community and a new amount is in
+            // their currency and not below what a member has paid; its audit entry only if made.
+            let results = try await connection.pipeline([
+                "SELECT id FROM dues WHERE id = \(id) FOR UPDATE",
+                """
+                WITH changed AS (
+                    UPDATE dues d SET name = coalesce(\(name), d.name), amount = coalesce(\(newAmount), d.amount),
+                        due_date = coalesce(\(dueDate), d.due_date)
+                    WHERE d.id = \(id)
+                      AND EXISTS (
+                          SELECT FROM members m
+                          WHERE m.community_id = d.community_id AND m.user_id = \(actor) AND m.left_at IS NULL AND m.role = 'admin')
+                      AND (\(newAmount)::int IS NULL
+                           OR (d.currency = \(amount?.currency.code)
+                               AND \(newAmount) >= coalesce(
+                                   (SELECT max(t.total) FROM (SELECT sum(p.amount_paid) AS total FROM dues_payments p WHERE p.dues_id = d.id
+                                                              GROUP BY p.user_id) t), 0)))
+                    RETURNING \(unescaped: Dues.columns)
+                ),
+                audited AS (
+                    INSERT INTO audit_log (community_id, user_id, action, target_type, target_id, metadata, ip_address)
+                    SELECT community_id, \(actor), 'dues.updated', 'dues', id, \(metadata),
+                        nullif(current_setting('app.client_address', true), '')::inet
+                    FROM changed
+                )
+                SELECT * FROM changed
+                """,
+            ])
+            if let row = results[1].first { return try Dues(row: row) }
+            // Nothing was changed: say why.
+            let current = try await Self.dues(id, on: connection)
+            try await runner.requireAdmin(actor, of: current.communityID, rule: "only admins can change dues", on: connection)
             if let amount {
                 try amount.requireCurrency(try Currency.parse(current.currency))
                 let paid = try await connection.query(
@@ -186,21 +288,7 @@ package struct DuesService: Sendable {
                         "A member has already paid \(Money(minorUnits: paid, currency: amount.currency)); the amount cannot be less than that.")
                 }
             }
-            let row = try await connection.query(
-                """
-                UPDATE dues SET name = coalesce(\(name), name), amount = coalesce(\(amount.map { Int32($0.minorUnits) }), amount),
-                    due_date = coalesce(\(dueDate), due_date)
-                WHERE id = \(id) RETURNING \(unescaped: Dues.columns)
-                """
-            ).single()
-            var changed: [String] = []
-            if name != nil { changed.append("name") }
-            if amount != nil { changed.append("amount") }
-            if dueDate != nil { changed.append("due_date") }
-            try await runner.audit(
-                "dues.updated", by: actor, community: current.communityID, target: ("dues", id.uuid),
-                metadata: ["fields": changed.joined(separator: ",")], on: connection)
-            return try Dues(row: row)
+            throw ServiceError.changedMeanwhile
         }
     }
 

@@ -13,28 +13,31 @@ extension EventService {
         guard (0...20).contains(plusOnes) else { throw ServiceError.invalidInput(field: "plus_ones", reason: "must be between 0 and 20") }
         let note = try note.map { try Validate.text($0, field: "note", limit: 500) }
         return try await runner.asUser(actor) { connection in
-            let event = try await Self.event(id, on: connection)
-            let role = try await runner.requireMember(actor, of: event.communityID, on: connection)
+            let (event, role) = try await Self.eventAndRole(id, actor, on: connection)
+            guard let role else { throw ServiceError.notFound("Community \(event.communityID)") }
             if event.recurrenceRule != nil && occurrence == nil {
                 throw ServiceError.conflict(field: "occurrence", reason: "is required to answer a recurring event")
             }
-            let row = try await Self.target(id, occurrence: occurrence, on: connection)
+            let row = occurrence == nil ? event : try await Self.target(id, occurrence: occurrence, on: connection)
             if let deadline = row.rsvpDeadline, deadline < runner.now(), role != .admin {
                 throw ServiceError.forbidden(rule: "answers cannot change after the RSVP deadline, except by admins")
             }
-            if let familyMember {
-                let own = try await connection.query("SELECT 1 FROM family_members WHERE id = \(familyMember) AND user_id = \(actor)")
-                guard !own.isEmpty else { throw ServiceError.notFound("Family member \(familyMember) of yours") }
-            }
+            // Written only for oneself or one's own family member.
             let answer = try await connection.query(
                 """
                 INSERT INTO rsvps (event_id, user_id, family_member_id, status, plus_ones, note)
-                VALUES (\(row.id), \(actor), \(familyMember), \(status)::rsvp_status, \(plusOnes), \(note))
+                SELECT \(row.id), \(actor), \(familyMember), \(status)::rsvp_status, \(plusOnes), \(note)
+                WHERE \(familyMember)::uuid IS NULL
+                   OR EXISTS (SELECT FROM family_members f WHERE f.id = \(familyMember) AND f.user_id = \(actor))
                 ON CONFLICT ON CONSTRAINT rsvps_event_id_user_id_family_member_id_key DO UPDATE
                 SET status = excluded.status, plus_ones = excluded.plus_ones, note = excluded.note, responded_at = now()
                 RETURNING \(unescaped: RSVP.columns)
                 """
-            ).single()
+            ).first
+            guard let answer else {
+                if let familyMember { throw ServiceError.notFound("Family member \(familyMember) of yours") }
+                throw ServiceError.changedMeanwhile
+            }
             return try RSVP(row: answer)
         }
     }
@@ -83,8 +86,8 @@ extension EventService {
     /// occurrence of a series. After the deadline only admins can still change answers.
     package func withdrawRSVP(_ id: EventID, occurrence: Date? = nil, familyMember: FamilyMemberID? = nil, as actor: UserID) async throws {
         try await runner.asUser(actor) { connection in
-            let event = try await Self.event(id, on: connection)
-            let role = try await runner.requireMember(actor, of: event.communityID, on: connection)
+            let (event, role) = try await Self.eventAndRole(id, actor, on: connection)
+            guard let role else { throw ServiceError.notFound("Community \(event.communityID)") }
             guard let row = try await Self.answeredRow(event, occurrence: occurrence, on: connection) else {
                 throw ServiceError.notFound("An answer to event \(id)")
             }

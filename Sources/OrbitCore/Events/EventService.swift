@@ -25,36 +25,46 @@ package struct EventService: Sendable {
     /// Creates an event in a community: admins always, members when `allowMemberEvents` is not
     /// false. With a recurrence rule it is a series, expanded in the community's time zone.
     package func create(in community: CommunityID, _ draft: EventDraft, as actor: UserID) async throws -> Event {
-        guard let title = draft.title, let startsAt = draft.startsAt else {
+        guard let rawTitle = draft.title, let startsAt = draft.startsAt else {
             throw ServiceError.invalidInput(field: draft.title == nil ? "title" : "starts_at", reason: "is required")
         }
         try draft.validate()
         let rule = try draft.recurrenceRule.map(Self.parseRule)
+        let title = try Validate.text(rawTitle, field: "title", limit: 200)
+        let id = EventID.random()
+        let notification = try NotificationService.notifyMembersStatement(
+            of: community, type: .rsvpRequest, title: "New event: \(title)", body: "Starts \(startsAt.formatted(.iso8601)). Will you come?",
+            data: ["event_id": id.description, "community_id": community.description], except: actor, ifWritten: WrittenRow(.events, id.uuid))
         return try await runner.asUser(actor) { connection in
-            let role = try await runner.requireMember(actor, of: community, on: connection)
-            let settings = try await CommunityService.community(community, on: connection).settings
-            if role != .admin && settings.allowMemberEvents == false {
-                throw ServiceError.forbidden(rule: "members cannot create events in this community (settings.allowMemberEvents is false)")
-            }
-            let zone = rule == nil ? nil : (settings.timezone ?? "UTC")
-            let row = try await connection.query(
+            // One round trip: the event, written only if the actor may create one here (members
+            // of the community; admins always, others unless `allowMemberEvents` is false), and
+            // the notifications asking everyone else to answer. A series keeps the community's
+            // time zone, in which it is expanded.
+            let results = try await connection.pipeline([
                 """
-                INSERT INTO events (community_id, created_by, title, description, starts_at, ends_at, all_day, location_name,
+                INSERT INTO events (id, community_id, created_by, title, description, starts_at, ends_at, all_day, location_name,
                     location_lat, location_lng, location_address, category, recurrence_rule, recurrence_timezone, attachments, rsvp_deadline)
-                VALUES (\(community), \(actor), \(try Validate.text(title, field: "title", limit: 200)), \(draft.description), \(startsAt),
-                    \(draft.endsAt), \(draft.allDay ?? false), \(draft.locationName), \(draft.locationLat), \(draft.locationLng),
-                    \(draft.locationAddress), \(draft.category ?? .other)::event_category, \(rule?.description), \(zone),
-                    \(try PostgresJSON(encoding: draft.attachments ?? [])), \(draft.rsvpDeadline))
+                SELECT \(id), c.id, \(actor), \(title), \(draft.description), \(startsAt), \(draft.endsAt), \(draft.allDay ?? false),
+                    \(draft.locationName), \(draft.locationLat), \(draft.locationLng), \(draft.locationAddress),
+                    \(draft.category ?? .other)::event_category, \(rule?.description),
+                    CASE WHEN \(rule?.description)::text IS NULL THEN NULL ELSE coalesce(c.settings ->> 'timezone', 'UTC') END,
+                    \(try PostgresJSON(encoding: draft.attachments ?? [])), \(draft.rsvpDeadline)
+                FROM communities c
+                JOIN members m ON m.community_id = c.id AND m.user_id = \(actor) AND m.left_at IS NULL
+                WHERE c.id = \(community) AND (m.role = 'admin' OR (c.settings -> 'allowMemberEvents') IS DISTINCT FROM 'false'::jsonb)
                 RETURNING \(unescaped: Event.columns)
-                """
-            ).single()
-            let event = try Event(row: row)
-            try await NotificationService.notifyMembers(
-                of: community, type: .rsvpRequest, title: "New event: \(event.title)",
-                body: "Starts \(event.startsAt.formatted(.iso8601)). Will you come?",
-                data: ["event_id": event.id.description, "community_id": community.description], except: actor, on: connection
-            )
-            return event
+                """,
+                notification,
+            ])
+            guard let row = results[0].first else {
+                // Nothing was written: the checks the statement holds say why.
+                let role = try await runner.requireMember(actor, of: community, on: connection)
+                if role != .admin, try await CommunityService.community(community, on: connection).settings.allowMemberEvents == false {
+                    throw ServiceError.forbidden(rule: "members cannot create events in this community (settings.allowMemberEvents is false)")
+                }
+                throw ServiceError.changedMeanwhile
+            }
+            return try Event(row: row)
         }
     }
 
@@ -72,6 +82,21 @@ package struct EventService: Sendable {
         guard let row = try await connection.query("SELECT \(unescaped: Event.columns) FROM events WHERE id = \(id) AND deleted_at IS NULL").first
         else { throw ServiceError.notFound("Event \(id)") }
         return try Event(row: row)
+    }
+
+    /// An event and the acting user's active role in its community (nil: not a member), in one statement.
+    static func eventAndRole(_ id: EventID, _ actor: UserID, on connection: PostgresConnection) async throws -> (Event, MemberRole?) {
+        guard
+            let row = try await connection.query(
+                """
+                SELECT \(unescaped: Event.columns),
+                    (SELECT m.role::text FROM members m WHERE m.community_id = events.community_id AND m.user_id = \(actor) AND m.left_at IS NULL)
+                        AS actor_role
+                FROM events WHERE id = \(id) AND deleted_at IS NULL
+                """
+            ).first
+        else { throw ServiceError.notFound("Event \(id)") }
+        return (try Event(row: row), try row.decode("actor_role", as: String?.self).flatMap(MemberRole.init(rawValue:)))
     }
 
     /// Members change their own events; admins any event (spec, "Permission Matrix").

@@ -7,29 +7,48 @@ extension FeedService {
     package func addComment(to post: PostID, content: String, parent: CommentID? = nil, as actor: UserID) async throws -> Comment {
         let content = try Validate.text(content, field: "content", limit: 5000, multiline: true)
         return try await runner.asUser(actor) { connection in
-            // Row-level security shows a post to members of its community only.
-            let current = try await self.post(post, reader: actor, on: connection)
-            if let parent {
-                let onPost = try await connection.query("SELECT 1 FROM comments WHERE id = \(parent) AND post_id = \(post)")
-                guard !onPost.isEmpty else { throw ServiceError.notFound("Comment \(parent) on post \(post)") }
+            // Mentions are read first, with the post's community (one round trip, only when the
+            // text has an "@"); someone who cannot see the post reads no one.
+            var mentions: [UserID] = []
+            var community: CommunityID?
+            if content.contains("@") {
+                let results = try await connection.pipeline([
+                    "SELECT community_id FROM posts WHERE id = \(post) AND deleted_at IS NULL",
+                    Self.mentionable(onPost: post),
+                ])
+                community = try results[0].first?.decode("community_id", as: CommunityID.self)
+                mentions = try Self.mentions(in: content, among: results[1])
             }
-            let mentions = try await Self.mentionedMembers(in: content, community: current.communityID, on: connection)
-            let row = try await connection.query(
+            let id = CommentID.random()
+            let mentioned = mentions.filter { $0 != actor }
+            // One round trip: the comment, written only if the actor sees the post (row-level
+            // security shows a post to members of its community only) and the parent is one of
+            // its comments, and the notifications of the people it mentions.
+            var statements: [PostgresQuery] = [
                 """
-                INSERT INTO comments AS c (post_id, author_id, parent_id, content, mentioned_user_ids)
-                VALUES (\(post), \(actor), \(parent), \(content), \(mentions.map(\.uuid)))
+                INSERT INTO comments AS c (id, post_id, author_id, parent_id, content, mentioned_user_ids)
+                SELECT \(id), p.id, \(actor), \(parent), \(content), \(mentions.map(\.uuid)) FROM posts p
+                WHERE p.id = \(post) AND p.deleted_at IS NULL
+                  AND (\(parent)::uuid IS NULL OR EXISTS (SELECT FROM comments x WHERE x.id = \(parent) AND x.post_id = p.id))
                 RETURNING \(unescaped: Comment.columns)
                 """
-            ).single()
-            let comment = try Comment(row: row)
-            let mentioned = mentions.filter { $0 != actor }
-            if !mentioned.isEmpty {
-                try await NotificationService.notifyMembers(
-                    of: current.communityID, type: .mention, title: "You were mentioned", body: String(content.prefix(140)),
-                    data: ["post_id": post.description, "comment_id": comment.id.description], only: mentioned, on: connection
-                )
+            ]
+            if let community, !mentioned.isEmpty {
+                statements.append(
+                    try NotificationService.notifyMembersStatement(
+                        of: community, type: .mention, title: "You were mentioned", body: String(content.prefix(140)),
+                        data: ["post_id": post.description, "comment_id": id.description], only: mentioned,
+                        ifWritten: WrittenRow(.comments, id.uuid)))
             }
-            return comment
+            guard let row = try await connection.pipeline(statements)[0].first else {
+                // Nothing was written: say why.
+                _ = try await self.post(post, reader: actor, on: connection)
+                if let parent, try await connection.query("SELECT 1 FROM comments WHERE id = \(parent) AND post_id = \(post)").isEmpty {
+                    throw ServiceError.notFound("Comment \(parent) on post \(post)")
+                }
+                throw ServiceError.changedMeanwhile
+            }
+            return try Comment(row: row)
         }
     }
 

@@ -8,24 +8,30 @@ extension FeedService {
     /// Adds or changes the acting user's reaction (one per user and post).
     package func react(to id: PostID, type: ReactionType, as actor: UserID) async throws -> FeedPost {
         try await runner.asUser(actor) { connection in
-            // Row-level security shows a post to members of its community only.
-            _ = try await post(id, reader: actor, on: connection)
-            try await connection.query(
+            // One round trip: the reaction, written only if the actor sees the post (row-level
+            // security shows a post to members of its community only), and the post as it is now.
+            let results = try await connection.pipeline([
                 """
-                INSERT INTO reactions (post_id, user_id, type) VALUES (\(id), \(actor), \(type)::reaction_type)
+                INSERT INTO reactions (post_id, user_id, type)
+                SELECT p.id, \(actor), \(type)::reaction_type FROM posts p WHERE p.id = \(id) AND p.deleted_at IS NULL
                 ON CONFLICT (post_id, user_id) DO UPDATE SET type = excluded.type WHERE reactions.type IS DISTINCT FROM excluded.type
-                """
-            )
-            return try await post(id, reader: actor, on: connection)
+                """,
+                Self.postQuery(id, reader: actor),
+            ])
+            guard let row = results[1].first else { throw ServiceError.notFound("Post \(id)") }
+            return try FeedPost(row: row)
         }
     }
 
     /// Takes the acting user's reaction back.
     package func removeReaction(from id: PostID, as actor: UserID) async throws -> FeedPost {
         try await runner.asUser(actor) { connection in
-            _ = try await post(id, reader: actor, on: connection)
-            try await connection.query("DELETE FROM reactions WHERE post_id = \(id) AND user_id = \(actor)")
-            return try await post(id, reader: actor, on: connection)
+            let results = try await connection.pipeline([
+                "DELETE FROM reactions WHERE post_id = \(id) AND user_id = \(actor)",
+                Self.postQuery(id, reader: actor),
+            ])
+            guard let row = results[1].first else { throw ServiceError.notFound("Post \(id)") }
+            return try FeedPost(row: row)
         }
     }
 
@@ -44,12 +50,15 @@ extension FeedService {
                     field: "option", reason: "must be between 0 and \(poll.options.count - 1): the poll has \(poll.options.count) options")
             }
             if current.myVotes.contains(option) { throw ServiceError.conflict("You already voted for option \(option).") }
-            if !poll.allowMultiple && !current.myVotes.isEmpty {
-                try await connection.query("UPDATE poll_votes SET option_index = \(option) WHERE post_id = \(id) AND user_id = \(actor)")
-            } else {
-                try await connection.query("INSERT INTO poll_votes (post_id, user_id, option_index) VALUES (\(id), \(actor), \(option))")
+            let vote: PostgresQuery =
+                !poll.allowMultiple && !current.myVotes.isEmpty
+                ? "UPDATE poll_votes SET option_index = \(option) WHERE post_id = \(id) AND user_id = \(actor)"
+                : "INSERT INTO poll_votes (post_id, user_id, option_index) VALUES (\(id), \(actor), \(option))"
+            // The vote and the post as it is now, in one round trip.
+            guard let row = try await connection.pipeline([vote, Self.postQuery(id, reader: actor)])[1].first else {
+                throw ServiceError.notFound("Post \(id)")
             }
-            return try await post(id, reader: actor, on: connection)
+            return try FeedPost(row: row)
         }
     }
 
@@ -60,10 +69,12 @@ extension FeedService {
             if let closesAt = current.pollData?.closesAt, closesAt <= runner.now() {
                 throw ServiceError.conflict("The poll closed at \(closesAt.formatted(.iso8601)).")
             }
-            try await connection.query(
-                "DELETE FROM poll_votes WHERE post_id = \(id) AND user_id = \(actor) AND (\(option)::int IS NULL OR option_index = \(option))"
-            )
-            return try await post(id, reader: actor, on: connection)
+            let results = try await connection.pipeline([
+                "DELETE FROM poll_votes WHERE post_id = \(id) AND user_id = \(actor) AND (\(option)::int IS NULL OR option_index = \(option))",
+                Self.postQuery(id, reader: actor),
+            ])
+            guard let row = results[1].first else { throw ServiceError.notFound("Post \(id)") }
+            return try FeedPost(row: row)
         }
     }
 

@@ -32,39 +32,71 @@ package struct FeedService: Sendable {
         let pollJSON = try poll.map { PostgresJSON(text: String(decoding: try Poll.encoder.encode($0), as: UTF8.self)) }
         let isAnnouncement = draft.isAnnouncement || draft.type == .announcement
         return try await runner.asUser(actor) { connection in
-            let role = try await runner.requireMember(actor, of: community, on: connection)
-            if role != .admin {
-                if isAnnouncement { throw ServiceError.forbidden(rule: "only admins can post announcements") }
-                if try await CommunityService.community(community, on: connection).settings.allowMemberPosts == false {
-                    throw ServiceError.forbidden(rule: "members cannot post in this community (settings.allowMemberPosts is false)")
-                }
+            var media = media
+            if !draft.mediaIDs.isEmpty {
+                // Uploads: their URLs go into the row, and a missing one is an error of its own,
+                // which must not come before the permission checks.
+                try await requireMayPost(in: community, announcement: isAnnouncement, linkedEvent: draft.linkedEventID, actor, on: connection)
+                media += try await MediaService(runner).urls(of: draft.mediaIDs, in: community, on: connection)
             }
-            if let linked = draft.linkedEventID {
-                let event = try await EventService.event(linked, on: connection)
-                guard event.communityID == community else { throw ServiceError.notFound("Event \(linked) in this community") }
-            }
+            // Mentions are read first (one round trip, only when the text has an "@"); a
+            // non-member reads no one, and is refused below.
             let mentions = try await Self.mentionedMembers(in: content, community: community, on: connection)
-            let media = media + (try await MediaService(runner).urls(of: draft.mediaIDs, in: community, on: connection))
             let id = PostID.random()
-            try await connection.query(
-                """
-                INSERT INTO posts (id, community_id, author_id, type, content, media_urls, is_announcement, linked_event_id, poll_data, mentioned_user_ids)
-                VALUES (\(id), \(community), \(actor), \(draft.type)::post_type, \(content), \(try PostgresJSON(encoding: media)), \(isAnnouncement),
-                    \(draft.linkedEventID), \(pollJSON), \(mentions.map(\.uuid)))
-                """
-            )
             let link = ["post_id": id.description, "community_id": community.description]
             let summary = String((content ?? poll?.question ?? draft.type.rawValue).prefix(140))
-            try await NotificationService.notifyMembers(
-                of: community, type: .newPost, title: isAnnouncement ? "Announcement" : "New post", body: summary, data: link, except: actor,
-                on: connection
-            )
             let mentioned = mentions.filter { $0 != actor }
+            // One round trip: the post, written only if the actor may post it here (the rules of
+            // `requireMayPost`), returned as its author sees it, and its notifications.
+            var statements: [PostgresQuery] = [
+                """
+                INSERT INTO posts AS p (id, community_id, author_id, type, content, media_urls, is_announcement, linked_event_id, poll_data,
+                    mentioned_user_ids)
+                SELECT \(id), c.id, \(actor), \(draft.type)::post_type, \(content), \(try PostgresJSON(encoding: media)), \(isAnnouncement),
+                    \(draft.linkedEventID), \(pollJSON), \(mentions.map(\.uuid))
+                FROM communities c
+                JOIN members m ON m.community_id = c.id AND m.user_id = \(actor) AND m.left_at IS NULL
+                WHERE c.id = \(community)
+                  AND (m.role = 'admin' OR (NOT \(isAnnouncement) AND (c.settings -> 'allowMemberPosts') IS DISTINCT FROM 'false'::jsonb))
+                  AND (\(draft.linkedEventID)::uuid IS NULL
+                       OR EXISTS (SELECT FROM events e WHERE e.id = \(draft.linkedEventID) AND e.community_id = c.id AND e.deleted_at IS NULL))
+                RETURNING \(unescaped: Self.feedColumns), NULL::text AS my_reaction, '{}'::int[] AS my_votes
+                """,
+                try NotificationService.notifyMembersStatement(
+                    of: community, type: .newPost, title: isAnnouncement ? "Announcement" : "New post", body: summary, data: link, except: actor,
+                    ifWritten: WrittenRow(.posts, id.uuid)),
+            ]
             if !mentioned.isEmpty {
-                try await NotificationService.notifyMembers(
-                    of: community, type: .mention, title: "You were mentioned", body: summary, data: link, only: mentioned, on: connection)
+                statements.append(
+                    try NotificationService.notifyMembersStatement(
+                        of: community, type: .mention, title: "You were mentioned", body: summary, data: link, only: mentioned,
+                        ifWritten: WrittenRow(.posts, id.uuid)))
             }
-            return try await post(id, reader: actor, on: connection)
+            guard let row = try await connection.pipeline(statements)[0].first else {
+                // Nothing was written: the checks the statement holds say why.
+                try await requireMayPost(in: community, announcement: isAnnouncement, linkedEvent: draft.linkedEventID, actor, on: connection)
+                throw ServiceError.changedMeanwhile
+            }
+            return try FeedPost(row: row)
+        }
+    }
+
+    /// Who may post what (spec, "Permission Matrix"): members of the community; announcements
+    /// only admins, and plain posts members too unless `settings.allowMemberPosts` is false. A
+    /// linked event must be of the same community.
+    private func requireMayPost(
+        in community: CommunityID, announcement: Bool, linkedEvent: EventID?, _ actor: UserID, on connection: PostgresConnection
+    ) async throws {
+        let role = try await runner.requireMember(actor, of: community, on: connection)
+        if role != .admin {
+            if announcement { throw ServiceError.forbidden(rule: "only admins can post announcements") }
+            if try await CommunityService.community(community, on: connection).settings.allowMemberPosts == false {
+                throw ServiceError.forbidden(rule: "members cannot post in this community (settings.allowMemberPosts is false)")
+            }
+        }
+        if let linkedEvent {
+            let event = try await EventService.event(linkedEvent, on: connection)
+            guard event.communityID == community else { throw ServiceError.notFound("Event \(linkedEvent) in this community") }
         }
     }
 
@@ -74,17 +106,18 @@ package struct FeedService: Sendable {
     }
 
     func post(_ id: PostID, reader: UserID, on connection: PostgresConnection) async throws -> FeedPost {
-        guard
-            let row = try await connection.query(
-                """
-                SELECT \(unescaped: Self.feedColumns),
-                    (SELECT r.type::text FROM reactions r WHERE r.post_id = p.id AND r.user_id = \(reader)) AS my_reaction,
-                    ARRAY(SELECT v.option_index FROM poll_votes v WHERE v.post_id = p.id AND v.user_id = \(reader) ORDER BY v.option_index) AS my_votes
-                FROM posts p WHERE p.id = \(id) AND p.deleted_at IS NULL
-                """
-            ).first
-        else { throw ServiceError.notFound("Post \(id)") }
+        guard let row = try await connection.query(Self.postQuery(id, reader: reader)).first else { throw ServiceError.notFound("Post \(id)") }
         return try FeedPost(row: row)
+    }
+
+    /// One post as `reader` sees it, or no row (`post(_:reader:on:)`, or a pipeline's last word).
+    static func postQuery(_ id: PostID, reader: UserID) -> PostgresQuery {
+        """
+        SELECT \(unescaped: Self.feedColumns),
+            (SELECT r.type::text FROM reactions r WHERE r.post_id = p.id AND r.user_id = \(reader)) AS my_reaction,
+            ARRAY(SELECT v.option_index FROM poll_votes v WHERE v.post_id = p.id AND v.user_id = \(reader) ORDER BY v.option_index) AS my_votes
+        FROM posts p WHERE p.id = \(id) AND p.deleted_at IS NULL
+        """
     }
 
     static let feedColumns = """
@@ -196,9 +229,25 @@ package struct FeedService: Sendable {
     /// first, case-insensitive).
     static func mentionedMembers(in text: String?, community: CommunityID, on connection: PostgresConnection) async throws -> [UserID] {
         guard let text, text.contains("@") else { return [] }
-        let members = try await connection.query(
-            "SELECT m.user_id, u.display_name FROM members m JOIN users u ON u.id = m.user_id WHERE m.community_id = \(community) AND m.left_at IS NULL"
-        ).map { try $0.decode((UserID, String).self) }
+        return try mentions(in: text, among: try await connection.query(mentionable(in: community)))
+    }
+
+    /// The active members of a community with their display names, for `mentions(in:among:)`.
+    static func mentionable(in community: CommunityID) -> PostgresQuery {
+        "SELECT m.user_id, u.display_name FROM members m JOIN users u ON u.id = m.user_id WHERE m.community_id = \(community) AND m.left_at IS NULL"
+    }
+
+    /// `mentionable` for the community of a post.
+    static func mentionable(onPost post: PostID) -> PostgresQuery {
+        """
+        SELECT m.user_id, u.display_name FROM posts p JOIN members m ON m.community_id = p.community_id JOIN users u ON u.id = m.user_id
+        WHERE p.id = \(post) AND m.left_at IS NULL
+        """
+    }
+
+    /// Which of `members` (rows of `mentionable`) `text` mentions.
+    static func mentions(in text: String, among members: PostgresRows) throws -> [UserID] {
+        let members = try members.map { try $0.decode((UserID, String).self) }
         let lowered = text.lowercased()
         var found: [UserID] = []
         for (user, name) in members.sorted(by: { $0.1.count > $1.1.count }) {

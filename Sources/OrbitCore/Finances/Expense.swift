@@ -34,6 +34,30 @@ package struct Split: Sendable, Codable, Equatable {
     }
 }
 
+extension Split {
+    /// A row of `FinanceService.splitColumns`.
+    init(row: PostgresRow) throws {
+        id = try row.decode("id")
+        userID = try row.decode("user_id")
+        amount = Int64(try row.decode("amount", as: Int32.self))
+        isSettled = try row.decode("is_settled")
+        settledAt = try row.decode("settled_at")
+        settledVia = try row.decode("settled_via")
+    }
+
+    /// The split of a row of `FinanceService.splitResultColumns` beside its transaction's
+    /// columns; nil for a transaction without splits.
+    init?(resultRow row: PostgresRow) throws {
+        guard let id = try row.decode("split_id", as: SplitID?.self) else { return nil }
+        self.id = id
+        userID = try row.decode("split_user_id")
+        amount = Int64(try row.decode("split_amount", as: Int32.self))
+        isSettled = try row.decode("split_is_settled")
+        settledAt = try row.decode("split_settled_at")
+        settledVia = try row.decode("split_settled_via")
+    }
+}
+
 /// An expense or a settlement (spec: Transactions) with its splits.
 package struct Expense: Sendable, Codable, Equatable {
     package var id: TransactionID

@@ -11,22 +11,21 @@ extension FinanceService {
         guard from != to else { throw ServiceError.invalidInput(field: "to", reason: "must be someone else than the payer") }
         try total.requirePositive()
         let method = try method.map { try Validate.text($0, field: "method", limit: 40) }
+        let entry = NewTransaction(
+            community: community, type: .settlement, description: "Settlement" + (method.map { " (\($0))" } ?? ""), total: total, paidBy: from,
+            category: .other, date: nil, splits: [(to, total.minorUnits)])
         return try await runner.asUser(actor) { connection in
+            // Either party may record it; anyone else in the community must be an admin.
+            if let settlement = try await insert(entry, as: actor, adminOnly: actor != from && actor != to, on: connection) {
+                return settlement
+            }
+            // Nothing was written: the checks the statement holds say why.
             let role = try await runner.requireMember(actor, of: community, on: connection)
             guard role == .admin || actor == from || actor == to else {
                 throw ServiceError.forbidden(rule: "only the two people concerned or an admin can record a settlement")
             }
             try await runner.requireActiveMembers([from, to], of: community, on: connection)
-            let id = TransactionID.random()
-            try await connection.query(
-                """
-                INSERT INTO transactions (id, community_id, created_by, type, description, total_amount, currency, paid_by, category, transaction_date)
-                VALUES (\(id), \(community), \(actor), 'settlement', \("Settlement" + (method.map { " (\($0))" } ?? "")), \(Int32(total.minorUnits)),
-                    \(total.currency.code), \(from), 'other', \(try await runner.today(in: community, on: connection)))
-                """
-            )
-            try await insertSplits([(to, total.minorUnits)], of: id, on: connection)
-            return try await expense(id, on: connection)
+            throw ServiceError.changedMeanwhile
         }
     }
 
@@ -36,22 +35,45 @@ extension FinanceService {
     package func settleSplit(_ id: SplitID, via: String?, as actor: UserID) async throws -> Expense {
         let via = try via.map { try Validate.text($0, field: "settled_via", limit: 50) }
         return try await runner.asUser(actor) { connection in
+            // One round trip: the split marked settled, only if the actor may (an active member
+            // of the expense's community who is its debtor, its payer or an admin), and the
+            // expense as it is now. The reads find the transaction through the split.
+            let results = try await connection.pipeline([
+                """
+                UPDATE splits s SET is_settled = true, settled_at = coalesce(s.settled_at, now()), settled_via = \(via)
+                FROM transactions t
+                WHERE s.id = \(id) AND t.id = s.transaction_id AND t.deleted_at IS NULL
+                  AND EXISTS (
+                      SELECT FROM members m WHERE m.community_id = t.community_id AND m.user_id = \(actor) AND m.left_at IS NULL
+                        AND (m.role = 'admin' OR s.user_id = \(actor) OR t.paid_by = \(actor)))
+                """,
+                """
+                SELECT \(unescaped: Expense.columns) FROM transactions
+                WHERE id = (SELECT transaction_id FROM splits WHERE id = \(id)) AND deleted_at IS NULL
+                """,
+                """
+                SELECT \(unescaped: Self.splitColumns) FROM splits
+                WHERE transaction_id = (SELECT transaction_id FROM splits WHERE id = \(id)) ORDER BY user_id
+                """,
+            ])
+            if results[0].affectedRows == 1, let row = results[1].first {
+                return try Expense(row: row, splits: try results[2].map(Split.init(row:)))
+            }
+            // Nothing was written: say why.
             guard
                 let row = try await connection.query(
                     """
-                    SELECT s.user_id, t.paid_by, t.community_id, t.id AS transaction_id FROM splits s JOIN transactions t ON t.id = s.transaction_id
+                    SELECT s.user_id, t.paid_by, t.community_id FROM splits s JOIN transactions t ON t.id = s.transaction_id
                     WHERE s.id = \(id) AND t.deleted_at IS NULL
                     """
                 ).first
             else { throw ServiceError.notFound("Split \(id)") }
-            let (user, payer, community, transaction) = try row.decode((UserID, UserID, CommunityID, TransactionID).self)
+            let (user, payer, community) = try row.decode((UserID, UserID, CommunityID).self)
             let role = try await runner.requireMember(actor, of: community, on: connection)
             guard role == .admin || actor == user || actor == payer else {
                 throw ServiceError.forbidden(rule: "only the split's debtor, the payer or an admin can mark it settled")
             }
-            try await connection.query(
-                "UPDATE splits SET is_settled = true, settled_at = coalesce(settled_at, now()), settled_via = \(via) WHERE id = \(id)")
-            return try await expense(transaction, on: connection)
+            throw ServiceError.changedMeanwhile
         }
     }
 

@@ -24,24 +24,82 @@ package struct FinanceService: Sendable {
         try total.requirePositive()
         let splits = try SplitCalculator.splits(of: total.minorUnits, split)
         let receiptURL = try Validate.url(receiptURL, field: "receipt_url")
+        let entry = NewTransaction(
+            community: community, type: .expense, description: description, total: total, paidBy: paidBy, category: category,
+            receiptURL: receiptURL, linkedEvent: linkedEvent, date: date, splits: splits)
         return try await runner.asUser(actor) { connection in
+            if let expense = try await insert(entry, as: actor, adminOnly: false, on: connection) { return expense }
+            // Nothing was written: the checks the statement holds say why.
             try await runner.requireMember(actor, of: community, on: connection)
-            try await runner.requireActiveMembers([paidBy] + splits.map(\.user), of: community, on: connection)
-            let day: CivilDate
-            if let date { day = date } else { day = try await runner.today(in: community, on: connection) }
-            let id = TransactionID.random()
-            try await connection.query(
-                """
-                INSERT INTO transactions (id, community_id, created_by, type, description, total_amount, currency, paid_by, category,
-                    receipt_url, linked_event_id, transaction_date)
-                VALUES (\(id), \(community), \(actor), 'expense', \(description), \(Int32(total.minorUnits)), \(total.currency.code), \(paidBy),
-                    \(category)::expense_category, \(receiptURL), \(linkedEvent), \(day))
-                """
-            )
-            try await insertSplits(splits, of: id, on: connection)
-            return try await expense(id, on: connection)
+            try await runner.requireActiveMembers(entry.people, of: community, on: connection)
+            throw ServiceError.changedMeanwhile
         }
     }
+
+    /// A transaction about to be written with its splits.
+    struct NewTransaction {
+        var community: CommunityID
+        var type: TransactionType
+        var description: String
+        var total: Money
+        var paidBy: UserID
+        var category: ExpenseCategory
+        var receiptURL: String?
+        var linkedEvent: EventID?
+        /// Nil: today in the community's time zone, by the services' clock.
+        var date: CivilDate?
+        var splits: [(user: UserID, amount: Int64)]
+
+        /// Everyone the transaction names, once each.
+        var people: [UserID] { Array(Set([paidBy] + splits.map(\.user))).sorted() }
+    }
+
+    /// Writes `entry` and its splits in one statement, and returns it, if the acting user is an
+    /// active member of the community (an admin, with `adminOnly`) and everyone it names is an
+    /// active member too; nil, with nothing written, otherwise. Its date, when not given, is
+    /// today in the community's time zone (`orbit.civil_date` with the services' clock). The
+    /// database still checks the rest: row-level security, payer and split users members, and
+    /// at COMMIT that the splits add up to the total.
+    func insert(_ entry: NewTransaction, as actor: UserID, adminOnly: Bool, on connection: PostgresConnection) async throws -> Expense? {
+        let id = TransactionID.random()
+        let people = entry.people
+        let rows = try await connection.query(
+            """
+            WITH allowed AS (
+                SELECT c.settings ->> 'timezone' AS timezone FROM communities c
+                JOIN members actor ON actor.community_id = c.id AND actor.user_id = \(actor) AND actor.left_at IS NULL
+                WHERE c.id = \(entry.community) AND (NOT \(adminOnly) OR actor.role = 'admin')
+                  AND (SELECT count(*) FROM members m WHERE m.community_id = c.id AND m.left_at IS NULL AND m.user_id = ANY(\(people.map(\.uuid))))
+                      = \(people.count)
+            ),
+            t AS (
+                INSERT INTO transactions (id, community_id, created_by, type, description, total_amount, currency, paid_by, category,
+                    receipt_url, linked_event_id, transaction_date)
+                SELECT \(id), \(entry.community), \(actor), \(entry.type)::transaction_type, \(entry.description), \(Int32(entry.total.minorUnits)),
+                    \(entry.total.currency.code), \(entry.paidBy), \(entry.category)::expense_category, \(entry.receiptURL), \(entry.linkedEvent),
+                    coalesce(\(entry.date), orbit.civil_date(\(runner.now()), allowed.timezone))
+                FROM allowed
+                RETURNING \(unescaped: Expense.columns)
+            ),
+            s AS (
+                INSERT INTO splits (transaction_id, community_id, user_id, amount)
+                SELECT t.id, t.community_id, x.user_id, x.amount
+                FROM t, unnest(\(entry.splits.map(\.user.uuid)), \(entry.splits.map { Int32($0.amount) })) AS x (user_id, amount)
+                RETURNING \(unescaped: Self.splitColumns)
+            )
+            SELECT t.*, \(unescaped: Self.splitResultColumns) FROM t LEFT JOIN s ON true ORDER BY s.user_id
+            """
+        )
+        guard let first = rows.first else { return nil }
+        return try Expense(row: first, splits: try rows.compactMap(Split.init(resultRow:)))
+    }
+
+    /// A split's columns, and as they come back beside their transaction's (`Split(resultRow:)`).
+    static let splitColumns = "transaction_id, id, user_id, amount, is_settled, settled_at, settled_via"
+    static let splitResultColumns = """
+        s.id AS split_id, s.user_id AS split_user_id, s.amount AS split_amount, s.is_settled AS split_is_settled,
+        s.settled_at AS split_settled_at, s.settled_via AS split_settled_via
+        """
 
     /// Changes an expense (its creator or an admin); new amount or split replace the splits
     /// atomically, checked against the total at commit.
@@ -56,10 +114,12 @@ package struct FinanceService: Sendable {
             // Locked: an edit computes the new row from the current one (the total a split
             // divides, the fields it keeps), so two edits at once must not both start from the
             // same version — the second would write the first's total back over its splits.
-            // (Read once unlocked for the permission check: FOR UPDATE applies the UPDATE policy,
-            // under which someone else's expense would look missing instead of forbidden.)
-            try await requireExpenseEditor(try await expense(id, on: connection), actor, on: connection)
-            let current = try await expense(id, on: connection, lock: true)
+            // FOR UPDATE applies the UPDATE policy, under which an expense the actor may not
+            // edit looks missing: only then is it read again unlocked, for the right error.
+            guard let current = try await lockedForEdit(id, actor, on: connection) else {
+                try await requireExpenseEditor(try await expense(id, on: connection), actor, on: connection)
+                throw ServiceError.changedMeanwhile
+            }
             let currency = try Currency.parse(current.currency)
             try newTotal?.requireCurrency(currency)
             let total = newTotal ?? Money(minorUnits: current.totalAmount, currency: currency)
@@ -75,32 +135,80 @@ package struct FinanceService: Sendable {
         }
     }
 
-    /// Updates the transaction; `splits`, when given, replace the old ones.
+    /// The expense, locked, if the acting user may edit it (its creator, or an admin of its
+    /// community, an active member either way); nil otherwise.
+    private func lockedForEdit(_ id: TransactionID, _ actor: UserID, on connection: PostgresConnection) async throws -> Expense? {
+        let results = try await connection.pipeline([
+            """
+            SELECT \(unescaped: Expense.columns) FROM transactions t
+            WHERE t.id = \(id) AND t.deleted_at IS NULL
+              AND EXISTS (
+                  SELECT FROM members m WHERE m.community_id = t.community_id AND m.user_id = \(actor) AND m.left_at IS NULL
+                    AND (m.role = 'admin' OR t.created_by = \(actor)))
+            FOR UPDATE
+            """,
+            "SELECT \(unescaped: Self.splitColumns) FROM splits WHERE transaction_id = \(id) ORDER BY user_id",
+        ])
+        guard let row = results[0].first else { return nil }
+        return try Expense(row: row, splits: try results[1].map(Split.init(row:)))
+    }
+
+    /// Updates the transaction; `splits`, when given, replace the old ones, if every one of
+    /// their people is an active member. One round trip.
     private func replace(
         _ current: Expense, total: Money, splits: [(user: UserID, amount: Int64)]?, _ description: String?, _ category: ExpenseCategory?,
         on connection: PostgresConnection
     ) async throws -> Expense {
-        try await connection.query(
+        var statements: [PostgresQuery] = [
             """
             UPDATE transactions SET total_amount = \(Int32(total.minorUnits)), description = coalesce(\(description), description),
                 category = coalesce(\(category)::expense_category, category)
             WHERE id = \(current.id)
+            RETURNING \(unescaped: Expense.columns)
             """
-        )
+        ]
+        let people = Array(Set((splits ?? []).map(\.user))).sorted()
         if let splits {
-            try await runner.requireActiveMembers(splits.map(\.user), of: current.communityID, on: connection)
-            try await connection.query("DELETE FROM splits WHERE transaction_id = \(current.id)")
-            try await insertSplits(splits, of: current.id, on: connection)
+            statements.append("DELETE FROM splits WHERE transaction_id = \(current.id)")
+            statements.append(
+                """
+                INSERT INTO splits (transaction_id, community_id, user_id, amount)
+                SELECT \(current.id), \(current.communityID), x.user_id, x.amount
+                FROM unnest(\(splits.map(\.user.uuid)), \(splits.map { Int32($0.amount) })) AS x (user_id, amount)
+                WHERE (SELECT count(*) FROM members m
+                       WHERE m.community_id = \(current.communityID) AND m.left_at IS NULL AND m.user_id = ANY(\(people.map(\.uuid))))
+                      = \(people.count)
+                """
+            )
         }
-        return try await expense(current.id, on: connection)
+        statements.append("SELECT \(unescaped: Self.splitColumns) FROM splits WHERE transaction_id = \(current.id) ORDER BY user_id")
+        let results = try await connection.pipeline(statements)
+        if let splits, results[2].affectedRows != splits.count {
+            // Someone named is not an active member: say who (the transaction rolls back).
+            try await runner.requireActiveMembers(people, of: current.communityID, on: connection)
+            throw ServiceError.changedMeanwhile
+        }
+        guard let row = results[0].first else { throw ServiceError.notFound("Expense \(current.id)") }
+        return try Expense(row: row, splits: try results[results.count - 1].map(Split.init(row:)))
     }
 
     /// Deletes (soft) an expense or settlement: it no longer counts in balances.
     package func deleteExpense(_ id: TransactionID, as actor: UserID) async throws {
         try await runner.asUser(actor) { connection in
-            let current = try await expense(id, on: connection)
-            try await requireExpenseEditor(current, actor, on: connection)
-            try await connection.query("UPDATE transactions SET deleted_at = now() WHERE id = \(id)")
+            let deleted = try await connection.query(
+                """
+                UPDATE transactions t SET deleted_at = now()
+                WHERE t.id = \(id) AND t.deleted_at IS NULL
+                  AND EXISTS (
+                      SELECT FROM members m WHERE m.community_id = t.community_id AND m.user_id = \(actor) AND m.left_at IS NULL
+                        AND (m.role = 'admin' OR t.created_by = \(actor)))
+                """
+            )
+            guard deleted.affectedRows == 1 else {
+                // Nothing was deleted: the checks the statement holds say why.
+                try await requireExpenseEditor(try await expense(id, on: connection), actor, on: connection)
+                throw ServiceError.changedMeanwhile
+            }
         }
     }
 
@@ -159,15 +267,11 @@ package struct FinanceService: Sendable {
         var result: [TransactionID: [Split]] = [:]
         for row in try await connection.query(
             """
-            SELECT transaction_id, id, user_id, amount, is_settled, settled_at, settled_via FROM splits
+            SELECT \(unescaped: Self.splitColumns) FROM splits
             WHERE transaction_id = ANY(\(ids.map(\.uuid))) ORDER BY transaction_id, user_id
             """
         ) {
-            let (transaction, id, user, amount, settled, settledAt, via) = try row.decode(
-                (TransactionID, SplitID, UserID, Int32, Bool, Date?, String?).self)
-            result[transaction, default: []].append(
-                Split(id: id, userID: user, amount: Int64(amount), isSettled: settled, settledAt: settledAt, settledVia: via)
-            )
+            result[try row.decode("transaction_id", as: TransactionID.self), default: []].append(try Split(row: row))
         }
         return result
     }
@@ -176,12 +280,6 @@ package struct FinanceService: Sendable {
         let role = try await runner.requireMember(actor, of: expense.communityID, on: connection)
         guard role == .admin || expense.createdBy == actor else {
             throw ServiceError.forbidden(rule: "members can change only the expenses they logged")
-        }
-    }
-
-    func insertSplits(_ splits: [(user: UserID, amount: Int64)], of id: TransactionID, on connection: PostgresConnection) async throws {
-        for split in splits {
-            try await connection.query("INSERT INTO splits (transaction_id, user_id, amount) VALUES (\(id), \(split.user), \(Int32(split.amount)))")
         }
     }
 }

@@ -19,30 +19,30 @@ package struct InviteService: Sendable {
             throw ServiceError.conflict(field: "expires_at", reason: "must be in the future")
         }
         return try await runner.asUser(actor) { connection in
-            try await runner.requireAdmin(actor, of: community, rule: "only admins can invite members", on: connection)
-            // 31^6 ≈ 887 million codes: a collision is rare; retry it inside a savepoint.
-            for attempt in 1...5 {
+            // 31^6 ≈ 887 million codes: a collision is rare; then the INSERT writes nothing and
+            // another code is tried.
+            for _ in 1...5 {
+                let id = InviteID.random()
                 let code = InviteCode.random()
-                do {
-                    let invite = try await connection.withTransaction { connection in
-                        try Invite(
-                            row: try await connection.query(
-                                """
-                                INSERT INTO invites (community_id, code, created_by, uses_remaining, expires_at)
-                                VALUES (\(community), \(code.value), \(actor), \(maxUses), \(expiresAt))
-                                RETURNING \(unescaped: Invite.columns)
-                                """
-                            ).single()
-                        )
-                    }
-                    try await runner.audit(
-                        "invite.created", by: actor, community: community, target: ("invite", invite.id.uuid),
-                        metadata: ["code": invite.code], on: connection
-                    )
-                    return invite
-                } catch let error as PostgresError where error.isUniqueViolation && attempt < 5 {
-                    continue
-                }
+                // One round trip: the invite, written only if the actor is an admin of the
+                // community and the code is free, and its audit entry, only if it was written.
+                let results = try await connection.pipeline([
+                    """
+                    INSERT INTO invites (id, community_id, code, created_by, uses_remaining, expires_at)
+                    SELECT \(id), \(community), \(code.value), \(actor), \(maxUses), \(expiresAt)
+                    WHERE EXISTS (
+                        SELECT FROM members m
+                        WHERE m.community_id = \(community) AND m.user_id = \(actor) AND m.left_at IS NULL AND m.role = 'admin')
+                    ON CONFLICT DO NOTHING
+                    RETURNING \(unescaped: Invite.columns)
+                    """,
+                    try runner.auditStatement(
+                        "invite.created", by: actor, community: community, target: ("invite", id.uuid), metadata: ["code": code.value],
+                        ifWritten: WrittenRow(.invites, id.uuid)),
+                ])
+                if let row = results[0].first { return try Invite(row: row) }
+                // Nothing was written: not an admin (say so), or the code was taken.
+                try await runner.requireAdmin(actor, of: community, rule: "only admins can invite members", on: connection)
             }
             throw ServiceError.conflict("Could not find a free invite code; try again.")
         }
@@ -73,18 +73,20 @@ package struct InviteService: Sendable {
     /// of that community (another's is not found, as the API's path names the community).
     package func revoke(_ id: InviteID, in expected: CommunityID? = nil, as actor: UserID) async throws {
         try await runner.asUser(actor) { connection in
-            // Invites are visible to admins only, so "not found" covers "not yours" too.
-            guard let row = try await connection.query("SELECT community_id, code FROM invites WHERE id = \(id)").first else {
-                throw ServiceError.notFound("Invite \(id)")
-            }
-            let community = try row.decode("community_id", as: CommunityID.self)
-            guard expected == nil || expected == community else { throw ServiceError.notFound("Invite \(id) in this community") }
-            try await runner.requireAdmin(actor, of: community, rule: "only admins can revoke invites", on: connection)
-            try await connection.query("DELETE FROM invites WHERE id = \(id)")
-            try await runner.audit(
-                "invite.revoked", by: actor, community: community, target: ("invite", id.uuid),
-                metadata: ["code": try row.decode("code", as: String.self)], on: connection
+            // Invites are visible to admins of their community only (row-level security), so
+            // "not found" covers "not yours" too. One statement: the invite and its audit entry.
+            let revoked = try await connection.query(
+                """
+                WITH revoked AS (
+                    DELETE FROM invites WHERE id = \(id) AND (\(expected)::uuid IS NULL OR community_id = \(expected))
+                    RETURNING community_id, code)
+                INSERT INTO audit_log (community_id, user_id, action, target_type, target_id, metadata, ip_address)
+                SELECT community_id, \(actor), 'invite.revoked', 'invite', \(id), jsonb_build_object('code', code),
+                    nullif(current_setting('app.client_address', true), '')::inet
+                FROM revoked
+                """
             )
+            guard revoked.affectedRows == 1 else { throw ServiceError.notFound("Invite \(id)") }
         }
     }
 

@@ -76,39 +76,46 @@ package struct MemberService: Sendable {
             actor, auditingRefusal: .init(action: "member.added", community: community, target: ("user", user.uuid))
         ) {
             connection in
-            try await runner.requireAdmin(actor, of: community, rule: "only admins can add members", on: connection)
-            let existing = try await connection.query(
-                "SELECT id, left_at FROM members WHERE community_id = \(community) AND user_id = \(user)"
-            ).first
-            if let existing {
-                guard try existing.decode("left_at", as: Date?.self) != nil else {
-                    throw ServiceError.conflict("User \(user) is already a member of community \(community).")
-                }
-                try await connection.query(
-                    """
-                    UPDATE members SET left_at = NULL, role = \(role.rawValue)::member_role, joined_at = now(), invited_by = \(actor)
-                    WHERE id = \(try existing.decode("id", as: MemberID.self))
-                    """
-                )
-            } else {
-                do {
-                    try await connection.query(
-                        """
-                        INSERT INTO members (community_id, user_id, role, invited_by)
-                        VALUES (\(community), \(user), \(role.rawValue)::member_role, \(actor))
-                        """
-                    )
-                } catch let error as PostgresError where error.constraint == "members_user_id_fkey" {
-                    throw ServiceError.notFound("User \(user)")
-                }
+            // The actor's role and the user's membership, past or present, in one round trip.
+            let results = try await connection.pipeline([
+                "SELECT role::text AS role FROM members WHERE community_id = \(community) AND user_id = \(actor) AND left_at IS NULL",
+                "SELECT id, left_at FROM members WHERE community_id = \(community) AND user_id = \(user)",
+            ])
+            guard let actorRole = try results[0].first?.decode("role", as: String.self) else {
+                throw ServiceError.notFound("Community \(community)")
             }
-            let member = try await self.member(user, of: community, on: connection)
-            try await runner.audit(
-                "member.added", by: actor, community: community, target: ("member", member.id.uuid),
-                metadata: ["user_id": user.description, "role": role.rawValue, "rejoined": existing == nil ? "false" : "true"],
-                on: connection
-            )
-            return member
+            guard actorRole == MemberRole.admin.rawValue else { throw ServiceError.forbidden(rule: "only admins can add members") }
+            let existing = try results[1].first.map { try $0.decode((MemberID, Date?).self) }
+            if let existing, existing.1 == nil {
+                throw ServiceError.conflict("User \(user) is already a member of community \(community).")
+            }
+            // One round trip: the membership (a former one reactivated in its old row), the member
+            // as listed, and the audit entry.
+            let id = existing?.0 ?? MemberID.random()
+            let write: PostgresQuery =
+                existing != nil
+                ? """
+                UPDATE members SET left_at = NULL, role = \(role.rawValue)::member_role, joined_at = now(), invited_by = \(actor)
+                WHERE id = \(id)
+                """
+                : """
+                INSERT INTO members (id, community_id, user_id, role, invited_by)
+                VALUES (\(id), \(community), \(user), \(role.rawValue)::member_role, \(actor))
+                """
+            let written: [PostgresRows]
+            do {
+                written = try await connection.pipeline([
+                    write,
+                    Self.memberQuery(user, of: community),
+                    try runner.auditStatement(
+                        "member.added", by: actor, community: community, target: ("member", id.uuid),
+                        metadata: ["user_id": user.description, "role": role.rawValue, "rejoined": existing == nil ? "false" : "true"]),
+                ])
+            } catch let error as PostgresError where error.constraint == "members_user_id_fkey" {
+                throw ServiceError.notFound("User \(user)")
+            }
+            guard let row = written[1].first else { throw ServiceError.notFound("Member \(user) of community \(community)") }
+            return try Member(row: row)
         }
     }
 
@@ -160,12 +167,15 @@ package struct MemberService: Sendable {
     }
 
     func member(_ user: UserID, of community: CommunityID, on connection: PostgresConnection) async throws -> Member {
-        guard
-            let row = try await connection.query(
-                "SELECT \(unescaped: Member.columns) FROM members m JOIN users u ON u.id = m.user_id WHERE m.community_id = \(community) AND m.user_id = \(user)"
-            ).first
-        else { throw ServiceError.notFound("Member \(user) of community \(community)") }
+        guard let row = try await connection.query(Self.memberQuery(user, of: community)).first else {
+            throw ServiceError.notFound("Member \(user) of community \(community)")
+        }
         return try Member(row: row)
+    }
+
+    /// `member(_:of:on:)`'s statement, for a pipeline.
+    static func memberQuery(_ user: UserID, of community: CommunityID) -> PostgresQuery {
+        "SELECT \(unescaped: Member.columns) FROM members m JOIN users u ON u.id = m.user_id WHERE m.community_id = \(community) AND m.user_id = \(user)"
     }
 
     func activeMember(_ user: UserID, of community: CommunityID, on connection: PostgresConnection) async throws -> Member {

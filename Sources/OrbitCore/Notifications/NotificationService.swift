@@ -19,17 +19,37 @@ package struct NotificationService: Sendable {
         of community: CommunityID, type: NotificationType, title: String, body: String, data: [String: String], except: UserID? = nil,
         only: [UserID]? = nil, on connection: PostgresConnection
     ) async throws {
-        let json = try PostgresJSON(encoding: data)
         try await connection.query(
-            """
+            notifyMembersStatement(of: community, type: type, title: title, body: body, data: data, except: except, only: only))
+    }
+
+    /// `notifyMembers`' statement, to send in a pipeline; with `ifWritten`, it notifies only if
+    /// that row exists (the cause, written by an earlier statement of the pipeline unless refused).
+    static func notifyMembersStatement(
+        of community: CommunityID, type: NotificationType, title: String, body: String, data: [String: String], except: UserID? = nil,
+        only: [UserID]? = nil, ifWritten cause: WrittenRow? = nil
+    ) throws -> PostgresQuery {
+        let json = try PostgresJSON(encoding: data)
+        let users = only.map { $0.map(\.uuid) }
+        guard let cause else {
+            return """
+                INSERT INTO notifications (user_id, community_id, type, title, body, data)
+                SELECT m.user_id, \(community), \(type)::notification_type, \(String(title.prefix(200))), \(body), \(json)
+                FROM members m
+                WHERE m.community_id = \(community) AND m.left_at IS NULL AND m.user_id IS DISTINCT FROM \(except)
+                  AND (\(users)::uuid[] IS NULL OR m.user_id = ANY(\(users)::uuid[]))
+                  AND (m.notification_prefs -> \(type.rawValue)) IS DISTINCT FROM 'false'::jsonb
+                """
+        }
+        return """
             INSERT INTO notifications (user_id, community_id, type, title, body, data)
             SELECT m.user_id, \(community), \(type)::notification_type, \(String(title.prefix(200))), \(body), \(json)
             FROM members m
             WHERE m.community_id = \(community) AND m.left_at IS NULL AND m.user_id IS DISTINCT FROM \(except)
-              AND (\(only.map { $0.map(\.uuid) })::uuid[] IS NULL OR m.user_id = ANY(\(only.map { $0.map(\.uuid) })::uuid[]))
+              AND (\(users)::uuid[] IS NULL OR m.user_id = ANY(\(users)::uuid[]))
               AND (m.notification_prefs -> \(type.rawValue)) IS DISTINCT FROM 'false'::jsonb
+              AND EXISTS (SELECT FROM \(unescaped: cause.table.rawValue) WHERE id = \(cause.id))
             """
-        )
     }
 
     // MARK: - Reading

@@ -42,3 +42,10 @@ extension RequestRunner {
         }
     }
 }
+
+extension ServiceError {
+    /// A write whose checks, folded into its statement, failed there and then passed when run
+    /// on their own to say why: something changed in between (another request, at that very
+    /// moment). Trying again decides.
+    static let changedMeanwhile = ServiceError.conflict("Something changed while this was being saved; try again.")
+}

@@ -60,13 +60,46 @@ extension RequestRunner {
         _ action: String, by user: UserID, community: CommunityID?, target: (type: String, id: UUID)?,
         metadata: [String: String] = [:], on connection: PostgresConnection
     ) async throws {
+        try await connection.query(auditStatement(action, by: user, community: community, target: target, metadata: metadata))
+    }
+
+    /// `audit`'s statement, to send in a pipeline; with `ifWritten`, it writes the entry only
+    /// if that row exists (an earlier statement of the pipeline wrote it, unless it was refused).
+    func auditStatement(
+        _ action: String, by user: UserID, community: CommunityID?, target: (type: String, id: UUID)?,
+        metadata: [String: String] = [:], ifWritten row: WrittenRow? = nil
+    ) throws -> PostgresQuery {
         let json = try PostgresJSON(encoding: metadata)
-        try await connection.query(
-            """
+        guard let row else {
+            return """
+                INSERT INTO audit_log (community_id, user_id, action, target_type, target_id, metadata, ip_address)
+                VALUES (\(community), \(user), \(action), \(target?.type), \(target?.id), \(json),
+                    nullif(current_setting('app.client_address', true), '')::inet)
+                """
+        }
+        return """
             INSERT INTO audit_log (community_id, user_id, action, target_type, target_id, metadata, ip_address)
-            VALUES (\(community), \(user), \(action), \(target?.type), \(target?.id), \(json),
-                nullif(current_setting('app.client_address', true), '')::inet)
+            SELECT \(community), \(user), \(action), \(target?.type), \(target?.id), \(json),
+                nullif(current_setting('app.client_address', true), '')::inet
+            WHERE EXISTS (SELECT FROM \(unescaped: row.table.rawValue) WHERE id = \(row.id))
             """
-        )
+    }
+}
+
+/// A row that an earlier statement of a pipeline wrote, or did not because a check folded into
+/// it failed: the statements that follow from it (its audit entry, its notifications) run
+/// `WHERE EXISTS` that row, so a refused write leaves nothing else behind either.
+struct WrittenRow {
+    /// The tables such rows are in (their names are spliced into the SQL: only these).
+    enum Table: String {
+        case dues, duesPayments = "dues_payments", invites, events, members, communities, posts, comments
+    }
+
+    var table: Table
+    var id: UUID
+
+    init(_ table: Table, _ id: UUID) {
+        self.table = table
+        self.id = id
     }
 }

@@ -77,21 +77,29 @@ extension PostgresConnection {
     }
 
     /// BEGIN, or SAVEPOINT when already in a transaction. Returns the new nesting level (1 = outermost).
+    ///
+    /// The outermost BEGIN and its settings are not sent here: they go with the transaction's
+    /// first statement, as one pipelined batch, so a transaction of one statement costs two
+    /// round trips (the statement, COMMIT). The server sees nothing of the transaction before
+    /// that statement; its `now()` and, for REPEATABLE READ, its snapshot start there.
     private func begin(_ options: TransactionOptions) async throws -> Int {
         try await runStatement { [self] connection in
             let level = transactionDepthOnThread + 1
-            let sql = level == 1 ? options.beginStatement : "SAVEPOINT orbit_savepoint_\(level)"
-            _ = try check(PQexec(connection, sql), connection, sql: sql)
-            transactionDepthOnThread = level
-            if level == 1, let settings = options.settingsQuery {
-                do {
-                    _ = try execute(settings, on: connection)
-                } catch {
-                    rollbackOnThread(level: level, connection)
-                    transactionDepthOnThread = level - 1
-                    throw error
-                }
+            if level == 1 {
+                var statements = [PostgresQuery(unsafeSQL: options.beginStatement)]
+                if let settings = options.settingsQuery { statements.append(settings) }
+                deferBeginOnThread(statements)
+                transactionDepthOnThread = level
+                return level
             }
+            let sql = "SAVEPOINT orbit_savepoint_\(level)"
+            if hasPendingBeginOnThread {
+                _ = try runPipelineInTransaction([PostgresQuery(unsafeSQL: sql)], on: connection)
+            } else {
+                noteRoundTrip()
+                _ = try check(PQexec(connection, sql), connection, sql: sql)
+            }
+            transactionDepthOnThread = level
             return level
         }
     }
@@ -99,6 +107,23 @@ extension PostgresConnection {
     private func commit(level: Int) async throws {
         try await runStatement(cancellable: false) { [self] connection in
             defer { transactionDepthOnThread = level - 1 }
+            if level == 1 && pendingBeginFailedOnThread {
+                // A statement failed before the transaction even began, and `body` caught the error.
+                discardPendingBegin()
+                throw PostgresError(
+                    code: .transactionRolledBack,
+                    message: "a statement in the transaction failed, so it was rolled back"
+                )
+            }
+            // The body ran no statement: BEGIN and the settings still go, so that a setting the
+            // server refuses fails the transaction as it would have at its start.
+            do {
+                try sendPendingBegin(on: connection)
+            } catch {
+                discardPendingBegin()
+                if PQtransactionStatus(connection) != PQTRANS_IDLE { rollbackOnThread(level: level, connection) }
+                throw error
+            }
             if PQtransactionStatus(connection) == PQTRANS_INERROR {
                 // A statement failed and `body` caught the error: nothing can be committed.
                 rollbackOnThread(level: level, connection)
@@ -110,6 +135,7 @@ extension PostgresConnection {
             let sql = level == 1 ? "COMMIT" : "RELEASE SAVEPOINT orbit_savepoint_\(level)"
             let rows: PostgresRows
             do {
+                noteRoundTrip()
                 rows = try check(PQexec(connection, sql), connection, sql: sql)
             } catch var error as PostgresError where level == 1 && error.isConnectionFailure {
                 error.message += " (the connection broke during COMMIT: the transaction may or may not have committed)"
@@ -126,6 +152,11 @@ extension PostgresConnection {
         do {
             try await runStatement(cancellable: false) { [self] connection in
                 defer { transactionDepthOnThread = level - 1 }
+                // Nothing of the transaction reached the server: there is nothing to roll back.
+                if level == 1 && hasPendingBeginOnThread {
+                    discardPendingBegin()
+                    return
+                }
                 rollbackOnThread(level: level, connection)
             }
         } catch {
@@ -140,6 +171,7 @@ extension PostgresConnection {
             ? "ROLLBACK"
             : "ROLLBACK TO SAVEPOINT orbit_savepoint_\(level); RELEASE SAVEPOINT orbit_savepoint_\(level)"
         do {
+            noteRoundTrip()
             _ = try check(PQexec(connection, sql), connection, sql: sql)
         } catch {
             // A broken connection cannot roll back, and needs not: the server discards the

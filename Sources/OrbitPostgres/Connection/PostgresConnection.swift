@@ -13,9 +13,10 @@ import Synchronization
 /// Cancelling the task that waits for a statement cancels the statement on the server
 /// (`PQcancel`) and leaves the connection usable.
 public final class PostgresConnection: @unchecked Sendable {
-    // @unchecked Sendable: `handle`, `statements`, `transactionDepth`, `missingStatements` and
-    // `pendingDeallocations` are touched only on `thread` (inside `thread.run` or by code already
-    // running there); `status` and `poolerDetected` are atomic and everything else is immutable.
+    // @unchecked Sendable: `handle`, `statements`, `transactionDepth`, `pendingBegin`,
+    // `pendingBeginFailed`, `missingStatements` and `pendingDeallocations` are touched only on `thread` (inside `thread.run` or by code already
+    // running there); `status`, `poolerDetected` and `roundTripCount` are atomic and everything
+    // else is immutable.
     public let configuration: PostgresConfiguration
     public let logger: Logger
     /// The server process serving this connection (`pg_backend_pid()`).
@@ -27,6 +28,11 @@ public final class PostgresConnection: @unchecked Sendable {
     private var handle: OpaquePointer?
     private var statements: StatementCache
     private var transactionDepth = 0
+    /// The BEGIN of the transaction just started and its settings, not sent yet: they travel
+    /// with the transaction's first statement, in the same round trip (see `withTransaction`).
+    private var pendingBegin: [PostgresQuery] = []
+    /// A batch carrying the pending BEGIN failed before the BEGIN ran: the transaction must not commit.
+    private var pendingBeginFailed = false
     /// Statements reported missing by the server (see `execute`).
     private var missingStatements = 0
     /// Evicted statements to deallocate at the next idle moment.
@@ -38,6 +44,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// The task whose cancellation scope covers this connection's statements (see
     /// `withCancellationScope`), or 0.
     private let scopeTask = Atomic<Int>(0)
+    private let roundTripCount = Atomic<Int>(0)
 
     private enum Status: UInt8 {
         case open, broken, closed
@@ -142,6 +149,17 @@ public final class PostgresConnection: @unchecked Sendable {
     /// True once the connection is closed or found broken; such a connection never recovers.
     public var isClosed: Bool { status.load(ordering: .acquiring) != Status.open.rawValue }
 
+    /// Round trips to the server so far: each statement sent on its own (a prepare and its
+    /// first execution are two), each pipelined batch (one, however many statements it holds),
+    /// each BEGIN, COMMIT or ROLLBACK not carried by a batch. Readable from any thread.
+    public var roundTrips: Int { roundTripCount.load(ordering: .relaxed) }
+
+    /// Counts one round trip; called just before the libpq call that makes it.
+    @inline(__always)
+    func noteRoundTrip() {
+        roundTripCount.add(1, ordering: .relaxed)
+    }
+
     private struct UncheckedHandle: @unchecked Sendable {
         // Moves a freshly opened PGconn, used by nobody yet, from its thread to its owner.
         let pointer: OpaquePointer
@@ -180,11 +198,21 @@ public final class PostgresConnection: @unchecked Sendable {
         // The common case inside `run`/`withConnection`: no hop, no handler, no closure to allocate.
         if thread.isCurrent && isInCancellationScope {
             try Task.checkCancellation()
-            return try performStatement { try execute(query, on: $0) }
+            return try performStatement { try executeInTransaction(query, on: $0) }
         }
         return try await runStatement { [self] connection in
-            try execute(query, on: connection)
+            try executeInTransaction(query, on: connection)
         }
+    }
+
+    /// `execute`, with the transaction's BEGIN and settings in front when they are still to be
+    /// sent: one round trip for all of them.
+    private func executeInTransaction(_ query: PostgresQuery, on connection: OpaquePointer) throws -> PostgresRows {
+        guard !pendingBegin.isEmpty else { return try execute(query, on: connection) }
+        guard let last = try runPipelineInTransaction([query], on: connection).last else {
+            throw PostgresError(code: .unexpectedResponse, message: "a pipelined statement returned no result")
+        }
+        return last
     }
 
     /// Runs SQL text with the simple-query protocol: several statements separated by `;`, no
@@ -193,7 +221,9 @@ public final class PostgresConnection: @unchecked Sendable {
     @discardableResult
     public func executeScript(_ sql: String) async throws -> PostgresRows {
         try await runStatement { [self] connection in
-            try check(PQexec(connection, sql), connection, sql: sql)
+            try sendPendingBegin(on: connection)
+            noteRoundTrip()
+            return try check(PQexec(connection, sql), connection, sql: sql)
         }
     }
 
@@ -327,6 +357,39 @@ public final class PostgresConnection: @unchecked Sendable {
         set { transactionDepth = newValue }
     }
 
+    /// True when a transaction was started and nothing of it has reached the server yet.
+    var hasPendingBeginOnThread: Bool { !pendingBegin.isEmpty }
+
+    /// Holds `statements` (BEGIN and the settings) back until the transaction's first statement;
+    /// `afterFailure`: they were sent once and did not run.
+    func deferBeginOnThread(_ statements: [PostgresQuery], afterFailure: Bool = false) {
+        pendingBegin = statements
+        pendingBeginFailed = afterFailure
+    }
+
+    /// Whether a batch carrying the pending BEGIN failed before the BEGIN ran (see
+    /// `runPipelineInTransaction`): what the body meant to run in the transaction did not run.
+    var pendingBeginFailedOnThread: Bool { pendingBeginFailed }
+
+    /// The statements held back, now to be sent (in front of others); afterwards none are.
+    func takePendingBegin() -> [PostgresQuery] {
+        defer { pendingBegin = [] }
+        return pendingBegin
+    }
+
+    /// Drops the statements held back: the transaction ended before it sent anything.
+    func discardPendingBegin() {
+        pendingBegin = []
+        pendingBeginFailed = false
+    }
+
+    /// Sends the statements held back, on their own (before a statement that cannot join a
+    /// pipeline, such as a script).
+    func sendPendingBegin(on connection: OpaquePointer) throws {
+        guard !pendingBegin.isEmpty else { return }
+        _ = try runPipelineInTransaction([], on: connection)
+    }
+
     /// Executes a parameterized statement, through the statement cache when it is enabled.
     ///
     /// Behind a transaction-mode pooler a prepared statement lives on one server connection
@@ -381,6 +444,7 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     private func executeUnnamed(_ query: PostgresQuery, on connection: OpaquePointer) throws -> PostgresRows {
+        noteRoundTrip()
         let result = query.binds.withLibpqArguments { count, types, values, lengths, formats in
             PQexecParams(connection, query.sql, count, types, values, lengths, formats, Self.resultFormat)
         }
@@ -400,6 +464,23 @@ public final class PostgresConnection: @unchecked Sendable {
             """,
             metadata: ["postgres.sqlstate": "\(error.sqlState ?? "")"]
         )
+    }
+
+    /// A pipelined statement failed. As for a statement sent on its own (`execute`): a prepared
+    /// statement the server does not have (26000) is forgotten, and reported missing inside a
+    /// transaction or a second time, or a name the server already has (42P05), turns the cache
+    /// off. The error is still thrown; the caller retries the transaction.
+    func notePipelineFailure(_ error: PostgresError, statement key: StatementCache.Key?, inTransaction: Bool) {
+        switch error.sqlState {
+        case "26000":
+            missingStatements += 1
+            if let key { statements.remove(key) }
+            if inTransaction || missingStatements > 1 { disableStatementCache(because: error) }
+        case "42P05":
+            disableStatementCache(because: error)
+        default:
+            break
+        }
     }
 
     /// Whether this connection switched to unnamed statements because prepared ones did not
@@ -439,6 +520,7 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     private func prepare(_ name: String, _ query: PostgresQuery, on connection: OpaquePointer) throws {
+        noteRoundTrip()
         let result = query.binds.withTypes { count, types in
             PQprepare(connection, name, query.sql, count, types)
         }
@@ -446,6 +528,7 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     private func executePrepared(_ name: String, _ query: PostgresQuery, on connection: OpaquePointer) throws -> PostgresRows {
+        noteRoundTrip()
         let result = query.binds.withLibpqArguments { count, _, values, lengths, formats in
             PQexecPrepared(connection, name, count, values, lengths, formats, Self.resultFormat)
         }
@@ -472,6 +555,7 @@ public final class PostgresConnection: @unchecked Sendable {
 
     private func deallocateNow(_ name: String, on connection: OpaquePointer) {
         // Names are `orbit_<hex>_s<n>`, so splicing one into the statement is safe.
+        noteRoundTrip()
         let result = PQexec(connection, "DEALLOCATE \(name)")
         if result.map({ PQresultStatus($0) }) != PGRES_COMMAND_OK {
             logger.debug("could not deallocate a cached statement", metadata: ["error": "\(errorMessage(connection))"])

@@ -31,6 +31,7 @@ public final class ConnectionPool: Sendable {
     private let state: Mutex<PoolState>
     /// A connection of this pool found a transaction-mode pooler (see `PostgresConnection.execute`).
     private let poolerDetected = Atomic<Bool>(false)
+    private let roundTripTotal = Atomic<Int>(0)
 
     public init(
         configuration: PostgresConfiguration,
@@ -70,12 +71,16 @@ public final class ConnectionPool: Sendable {
                         logger.debug("could not switch a connection to unnamed statements", metadata: ["error": "\(error)"])
                     }
                 }
+                // Counted before the connection goes back: then it may serve someone else at once.
+                let roundTripsBefore = connection.roundTrips
                 do {
                     let result = try await connection.withCancellationScope { try await body(connection) }
+                    roundTripTotal.add(connection.roundTrips - roundTripsBefore, ordering: .relaxed)
                     if connection.detectedPooler { poolerDetected.store(true, ordering: .relaxed) }
                     release(connection, reusable: await isReusable(connection))
                     return .finished(result)
                 } catch {
+                    roundTripTotal.add(connection.roundTrips - roundTripsBefore, ordering: .relaxed)
                     if connection.detectedPooler { poolerDetected.store(true, ordering: .relaxed) }
                     release(connection, reusable: await isReusable(connection))
                     throw error
@@ -113,6 +118,11 @@ public final class ConnectionPool: Sendable {
         }
         for entry in idle { await entry.connection.close() }
     }
+
+    /// Round trips to the server made by the connections of this pool for their borrowers
+    /// (`PostgresConnection.roundTrips`, summed over every `withConnection`): the difference
+    /// across a call is what the call cost, when nothing else uses the pool meanwhile.
+    public var roundTrips: Int { roundTripTotal.load(ordering: .relaxed) }
 
     /// Counts for monitoring and tests.
     public var statistics: Statistics {
