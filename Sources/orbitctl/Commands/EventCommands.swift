@@ -7,7 +7,10 @@ struct EventCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "event",
         abstract: "Calendar events.",
-        subcommands: [Create.self, List.self, Show.self, Update.self, Delete.self, RSVPCommand.self, AttendanceCommand.self, Expand.self]
+        subcommands: [
+            Create.self, List.self, Show.self, Update.self, Delete.self, RSVPCommand.self, EventWithdrawRSVPCommand.self, EventRSVPsCommand.self,
+            AttendanceCommand.self, Expand.self,
+        ]
     )
 
     /// The fields of an event, shared by create and update.

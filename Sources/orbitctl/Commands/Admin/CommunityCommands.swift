@@ -9,7 +9,7 @@ struct CommunityCommand: AsyncParsableCommand {
         abstract: "Create and administer communities, their members and audit log.",
         subcommands: [
             Create.self, List.self, Show.self, Update.self, Delete.self, Restore.self, Members.self, AddMember.self,
-            RemoveMember.self, SetRole.self, Leave.self, Subscription.self, Audit.self,
+            RemoveMember.self, SetRole.self, Leave.self, CommunityMembershipCommand.self, Subscription.self, Audit.self,
         ]
     )
 

@@ -26,7 +26,7 @@ struct ExpenseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "expense",
         abstract: "Shared expenses and how they are split.",
-        subcommands: [Add.self, List.self, Show.self, Update.self, Delete.self]
+        subcommands: [Add.self, List.self, Show.self, Update.self, Delete.self, ExpenseSettleSplitCommand.self]
     )
 
     struct SplitOptions: ParsableArguments {
@@ -299,7 +299,7 @@ struct DuesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dues",
         abstract: "Dues a community collects, and their payments.",
-        subcommands: [Create.self, List.self, Show.self, Pay.self, Report.self, Deactivate.self]
+        subcommands: [Create.self, List.self, Show.self, DuesUpdateCommand.self, Pay.self, DuesPaymentsCommand.self, Report.self, Deactivate.self]
     )
 
     struct Create: AsyncParsableCommand {

@@ -1,0 +1,76 @@
+import Foundation
+import LocalPostgres
+import OrbitTestSupport
+import Testing
+
+/// The operations the app has over HTTP are in `orbitctl` too: one's membership, profiles,
+/// operators, settling a split, editing dues and listing their payments, who is coming.
+@Suite("orbitctl offers what the API offers")
+struct AppOperationCommandsTests {
+    @Test("membership, profile, operator, settle-split, dues update and payments, rsvps and unrsvp")
+    func appOperations() async throws {
+        try await withTestDatabase { database in
+            let cli = Orbitctl(database: database)
+            let ada = "ada@example.com"
+            let max = "max@example.com"
+            _ = try await cli.json("user", "create", "--email", ada, "--name", "Ada Lovelace")
+            let maxUser = try await cli.json("user", "create", "--email", max, "--name", "Max Planck")
+            let maxID = try #require(maxUser["id"] as? String)
+            let community = try #require(try await cli.json("community", "create", "--name", "Tigers", "--as", ada)["id"] as? String)
+            _ = try await cli.json("community", "add-member", community, "--user", max, "--as", ada)
+
+            // One's own membership.
+            let membership = try await cli.json(
+                "community", "membership", "--community", community, "--nickname", "Maxi", "--notify", "new_post=off", "--as", max)
+            #expect(membership["nickname"] as? String == "Maxi")
+            #expect((membership["notification_prefs"] as? [String: Bool])?["new_post"] == false)
+            let cleared = try await cli.json("community", "membership", "--community", community, "--clear-nickname", "--as", max)
+            #expect(cleared["nickname"] is NSNull)
+            #expect(
+                try await cli.run("community", "membership", "--community", community, "--notify", "new_post=maybe", "--as", max).succeeded == false)
+
+            // A co-member's profile never shows the email.
+            let profile = try await cli.json("user", "profile", ada, "--as", max)
+            #expect(profile["display_name"] as? String == "Ada Lovelace")
+            #expect(profile["email"] == nil)
+
+            // Operators.
+            let granted = try await cli.json("user", "operator", max, "--grant", "--as", ada)
+            #expect(granted["id"] as? String == maxID)
+            _ = try await cli.json("user", "operator", max, "--revoke", "--as", ada)
+
+            // Settling one split.
+            let expense = try await cli.json(
+                "expense", "add", "--community", community, "--description", "Balls", "--amount", "30.00", "--paid-by", ada,
+                "--split", "equal", "--between", "\(ada),\(max)", "--as", ada)
+            let splits = try #require(expense["splits"] as? [[String: Any]])
+            let maxSplit = try #require(splits.first { $0["user_id"] as? String == maxID }?["id"] as? String)
+            let settled = try await cli.json("expense", "settle-split", maxSplit, "--via", "cash", "--as", max)
+            let after = try #require(settled["splits"] as? [[String: Any]])
+            #expect(after.first { $0["id"] as? String == maxSplit }?["is_settled"] as? Bool == true)
+
+            // Dues: edit, pay, list the payments.
+            let dues = try #require(
+                try await cli.json(
+                    "dues", "create", "--community", community, "--name", "Season", "--amount", "50.00", "--due-date", "2030-01-01", "--as", ada
+                )["id"] as? String)
+            let updated = try await cli.json("dues", "update", dues, "--amount", "60.00", "--name", "Season 2030", "--as", ada)
+            #expect(updated["amount"] as? Int == 6000)
+            #expect(updated["name"] as? String == "Season 2030")
+            _ = try await cli.json("dues", "pay", dues, "--user", max, "--amount", "20.00", "--as", ada)
+            let payments = try await cli.jsonItems("dues", "payments", dues, "--as", ada)
+            #expect(payments.compactMap { $0["amount_paid"] as? Int } == [2000])
+
+            // Who is coming, and taking an answer back.
+            let event = try #require(
+                try await cli.json(
+                    "event", "create", "--community", community, "--title", "Practice", "--starts-at", "2030-01-01T10:00:00Z", "--as", ada
+                )["id"] as? String)
+            _ = try await cli.json("event", "rsvp", event, "--status", "yes", "--plus-ones", "1", "--note", "Bringing Mia", "--as", max)
+            let coming = try await cli.jsonItems("event", "rsvps", event, "--as", ada)
+            #expect(coming.compactMap { $0["display_name"] as? String } == ["Max Planck"])
+            _ = try await cli.json("event", "unrsvp", event, "--as", max)
+            #expect(try await cli.jsonItems("event", "rsvps", event, "--as", ada).isEmpty)
+        }
+    }
+}
