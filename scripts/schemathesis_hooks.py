@@ -127,7 +127,9 @@ def before_call(ctx, case, kwargs):
     if headers and "Idempotency-Key" in headers and VALID_KEY.match(str(headers["Idempotency-Key"])):
         headers["Idempotency-Key"] = str(uuid.uuid4())
     # Never the demo community's deletion: every later case would find it gone.
-    keep_demo = case.method.upper() == "DELETE" and case.path == "/communities/{community_id}"
+    # Nor in the stateful phase, where ids come from earlier responses through links.
+    stateful = case.meta is not None and type(case.meta.phase.data).__name__ == "StatefulPhaseData"
+    keep_demo = stateful or (case.method.upper() == "DELETE" and case.path == "/communities/{community_id}")
     for name, demo in DEMO_IDS.items():
         if not keep_demo and case.path_parameters and name in case.path_parameters and RANDOM.random() < 0.5:
             case.path_parameters[name] = demo

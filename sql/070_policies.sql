@@ -198,6 +198,12 @@ CREATE POLICY refresh_tokens_own ON refresh_tokens FOR ALL TO orbit_app
     USING (user_id = (SELECT orbit.app_user_id()))
     WITH CHECK (user_id = (SELECT orbit.app_user_id()));
 
+-- devices (APNs tokens): one's own; registering one that another user had goes through
+-- orbit.register_device.
+CREATE POLICY devices_own ON devices FOR ALL TO orbit_app
+    USING (user_id = (SELECT orbit.app_user_id()))
+    WITH CHECK (user_id = (SELECT orbit.app_user_id()));
+
 -- idempotency keys: one's own.
 CREATE POLICY idempotency_keys_own ON idempotency_keys FOR ALL TO orbit_app
     USING (user_id = (SELECT orbit.app_user_id()))

@@ -20,23 +20,24 @@ GRANT EXECUTE ON FUNCTION
 TO orbit_app, orbit_admin;
 
 -- Operations a non-member must be able to perform, each checked inside the function.
-GRANT EXECUTE ON FUNCTION orbit.redeem_invite(text), orbit.materialize_occurrence(uuid, timestamptz) TO orbit_app, orbit_admin;
+GRANT EXECUTE ON FUNCTION orbit.redeem_invite(text), orbit.materialize_occurrence(uuid, timestamptz), orbit.register_device(text, text, text, text)
+    TO orbit_app, orbit_admin;
 
 GRANT SELECT ON
     users, family_members, communities, members, invites, events, rsvps, posts, reactions,
     comments, poll_votes, transactions, splits, dues, dues_payments, media, notifications,
-    audit_log, refresh_tokens, idempotency_keys, balances, orbit.balance_entries
+    audit_log, refresh_tokens, idempotency_keys, devices, balances, orbit.balance_entries
 TO orbit_app;
 
 GRANT INSERT ON
     users, family_members, communities, members, invites, events, rsvps, posts, reactions,
     comments, poll_votes, transactions, splits, dues, dues_payments, media, notifications,
-    audit_log, refresh_tokens, idempotency_keys
+    audit_log, refresh_tokens, idempotency_keys, devices
 TO orbit_app;
 
 GRANT UPDATE ON
     users, family_members, invites, events, rsvps, reactions, comments, poll_votes,
-    transactions, splits, dues, dues_payments, media, notifications, refresh_tokens, idempotency_keys
+    transactions, splits, dues, dues_payments, media, notifications, refresh_tokens, idempotency_keys, devices
 TO orbit_app;
 GRANT UPDATE (name, description, icon_url, settings, subscription_status, subscription_expires_at, deleted_at)
     ON communities TO orbit_app;
@@ -49,7 +50,7 @@ GRANT UPDATE (type, content, media_urls, is_pinned, is_announcement, linked_even
 -- notifications, sign out.
 GRANT DELETE ON
     family_members, invites, rsvps, reactions, poll_votes, splits, dues_payments, media,
-    notifications, refresh_tokens, idempotency_keys
+    notifications, refresh_tokens, idempotency_keys, devices
 TO orbit_app;
 
 -- orbit_admin: the operators' role (and owner of the SECURITY DEFINER functions).

@@ -41,6 +41,7 @@ package struct OrbitServices: Sendable {
     package var dues: DuesService { DuesService(runner) }
     package var notifications: NotificationService { NotificationService(runner) }
     package var sessions: SessionService { SessionService(runner) }
+    package var devices: DeviceService { DeviceService(runner) }
     package var idempotency: IdempotencyService { IdempotencyService(runner) }
     package var lifecycle: LifecycleService { LifecycleService(runner) }
 }

@@ -97,6 +97,11 @@ struct ContractEdgeTests {
                 let response = try await harness.request(.patch, "/users/me", token: cast.memberToken, json: ["avatar_url": url])
                 #expect(response.status == status, "\(url): \(response.text)")
             }
+            // A control character at an edge is refused like one inside (trimming does not hide it).
+            for (name, status) in [("  Max  ", 200), ("\rMax", 400), ("Max\n", 400), ("Max\u{85}", 400)] {
+                let response = try await harness.request(.patch, "/users/me", token: cast.memberToken, json: ["display_name": name])
+                #expect(response.status == status, "\(name.debugDescription): \(response.text)")
+            }
             for (email, status) in [("max+team@mail.example.org", 200), ("max@example.com*", 400), ("max@localhost", 400), (" max@example.com", 400)]
             {
                 let response = try await harness.request(.patch, "/users/me", token: cast.memberToken, json: ["email": email])

@@ -32,7 +32,7 @@ struct World {
     static let tables = [
         "users", "family_members", "communities", "members", "invites", "events", "rsvps", "posts", "reactions",
         "comments", "poll_votes", "transactions", "splits", "dues", "dues_payments", "media", "notifications",
-        "audit_log", "refresh_tokens",
+        "audit_log", "refresh_tokens", "devices",
     ]
 
     func id(_ person: Person) -> UUID { people[person]! }
@@ -82,6 +82,11 @@ struct World {
                 "INSERT INTO refresh_tokens (user_id, token_hash, expires_at) VALUES (\(id), \(person.rawValue + "-token"), now() + interval '1 day') RETURNING id"
             )
             add("refresh_tokens", token, .only(person))
+            let hex = String(format: "%02x", Person.allCases.firstIndex(of: person) ?? 0)
+            let device = try await seed.id(
+                "INSERT INTO devices (user_id, token, environment, bundle_id) VALUES (\(id), \(String(repeating: hex, count: 32)), 'production', 'app.orbitcove.ios') RETURNING id"
+            )
+            add("devices", device, .only(person))
         }
         world.communityA = try await seed.community("A", creator: world.id(.a))
         world.communityB = try await seed.community("B", creator: world.id(.b))
@@ -287,6 +292,12 @@ struct RowLevelSecurityTests {
             "moving one's post to another community", .ab,
             { w in
                 "UPDATE posts SET community_id = \(w.communityB) WHERE community_id = \(w.communityA)"
+            }
+        ),
+        (
+            "registering a device for somebody else", .a2,
+            { w in
+                "INSERT INTO devices (user_id, token, environment, bundle_id) VALUES (\(w.id(.a)), \(String(repeating: "ee", count: 32)), 'sandbox', 'x')"
             }
         ),
         ("writing a counter", .a, { w in "UPDATE communities SET member_count = 100 WHERE id = \(w.communityA)" }),

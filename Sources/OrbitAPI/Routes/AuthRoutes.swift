@@ -59,9 +59,14 @@ extension OrbitAPI {
             context.notes.user = grant.userID
             return JSON(try await tokenResponse(grant))
         }
+        struct Logout: Decodable {
+            var refreshToken: String
+            /// This phone's APNs token: it stops getting the user's pushes.
+            var deviceToken: String?
+        }
         auth.post("logout") { request, context in
-            let body = try await request.decodeJSON(Refresh.self, context: context)
-            try await services.sessions.revoke(body.refreshToken)
+            let body = try await request.decodeJSON(Logout.self, context: context)
+            try await services.sessions.revoke(body.refreshToken, deviceToken: body.deviceToken)
             return NoContent()
         }
 

@@ -34,6 +34,29 @@ extension OrbitAPI {
             return NoContent()
         }
 
+        // APNs device tokens: where the user's pushes go.
+        struct DeviceBody: Decodable {
+            var token: String
+            var environment: String
+            var bundleId: String
+            var locale: String?
+        }
+        me.get("devices") { _, context in
+            JSON(Items(try await services.devices.list(as: try context.requireUser())))
+        }
+        me.post("devices") { request, context in
+            let body = try await request.decodeJSON(DeviceBody.self, context: context)
+            return Created(
+                try await services.devices.register(
+                    token: body.token, environment: try APNsEnvironment.parse(body.environment, field: "environment"), bundleID: body.bundleId,
+                    locale: body.locale, as: try context.requireUser()))
+        }
+        me.delete("devices/:token") { _, context in
+            guard let token = context.parameters.get("token") else { throw APIProblem.validation(field: "token", "token is required.") }
+            try await services.devices.remove(token: token, as: try context.requireUser())
+            return NoContent()
+        }
+
         // A co-member's public profile.
         router.get("users/:user_id") { _, context in
             JSON(try await services.users.profile(try context.id("user_id"), as: try context.requireUser()))

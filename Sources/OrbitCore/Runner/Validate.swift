@@ -3,7 +3,7 @@ import Foundation
 /// Validation of text fields against the spec's column limits.
 enum Validate {
     /// Trims surrounding whitespace; refuses empty text, text over `limit` characters, and
-    /// control characters (newlines included unless `multiline`).
+    /// control characters anywhere in the value (newlines and tabs allowed when `multiline`).
     static func text(_ value: String, field: String, limit: Int, multiline: Bool = false) throws -> String {
         let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { throw ServiceError.invalidInput(field: field, reason: "must not be empty") }
@@ -14,7 +14,9 @@ enum Validate {
             if multiline && (scalar == "\n" || scalar == "\t") { return true }
             return scalar.properties.generalCategory != .control
         }
-        guard trimmed.unicodeScalars.allSatisfy(allowed) else {
+        // The whole value, not only what trimming keeps: a control character at an edge (a
+        // leading "\r") is as invalid as one inside, as openapi.yaml's patterns say.
+        guard value.unicodeScalars.allSatisfy(allowed) else {
             throw ServiceError.invalidInput(field: field, reason: "must not contain control characters")
         }
         return trimmed

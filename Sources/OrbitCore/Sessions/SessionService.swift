@@ -101,17 +101,25 @@ package struct SessionService: Sendable {
 
     /// Signs a device out: revokes the token's whole family. Unknown tokens are ignored, so
     /// signing out twice is not an error.
-    package func revoke(_ token: String) async throws {
+    package func revoke(_ token: String, deviceToken: String? = nil) async throws {
         // Not one this server could have made (a NUL, which text cannot hold, or any other
         // character): nothing to revoke, as for any unknown token.
         guard Self.couldBeRefreshToken(token) else { return }
+        // The phone signing out stops getting pushes: its device token goes too, if it is the
+        // signed-in user's (an unknown or malformed one is ignored, like an unknown session).
+        let device = try? deviceToken.map(DeviceService.validToken)
         let now = runner.now()
         try await runner.asOperator { connection in
             _ = try await connection.query(
                 """
-                UPDATE refresh_tokens SET revoked_at = \(now)
-                WHERE revoked_at IS NULL AND family_id IN (
-                    SELECT family_id FROM refresh_tokens WHERE token_hash = encode(sha256(convert_to(\(token), 'UTF8')), 'hex'))
+                WITH session AS (
+                    SELECT family_id, user_id FROM refresh_tokens WHERE token_hash = encode(sha256(convert_to(\(token), 'UTF8')), 'hex')
+                ),
+                revoked AS (
+                    UPDATE refresh_tokens SET revoked_at = \(now)
+                    WHERE revoked_at IS NULL AND family_id IN (SELECT family_id FROM session)
+                )
+                DELETE FROM devices WHERE token = \(device ?? nil) AND user_id IN (SELECT user_id FROM session)
                 """
             )
         }

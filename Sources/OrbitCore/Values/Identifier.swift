@@ -66,6 +66,7 @@ package enum MemberTag {}
 package enum InviteTag {}
 package enum FamilyMemberTag {}
 package enum AuditEntryTag {}
+package enum DeviceTag {}
 
 package typealias UserID = Identifier<UserTag>
 package typealias CommunityID = Identifier<CommunityTag>
@@ -73,6 +74,7 @@ package typealias MemberID = Identifier<MemberTag>
 package typealias InviteID = Identifier<InviteTag>
 package typealias FamilyMemberID = Identifier<FamilyMemberTag>
 package typealias AuditEntryID = Identifier<AuditEntryTag>
+package typealias DeviceID = Identifier<DeviceTag>
 
 extension Identifier: Comparable {
     /// Byte order, for stable sorting (cheaper than comparing `uuidString`s, which are formatted).
