@@ -36,6 +36,6 @@ token="$(curl -sf -X POST "$base/auth/dev" -H 'content-type: application/json' -
 mkdir -p results
 # Hooks: fresh Idempotency-Keys and server-made cursors (see scripts/schemathesis_hooks.py).
 export PYTHONPATH="$PWD/scripts${PYTHONPATH:+:$PYTHONPATH}" SCHEMATHESIS_HOOKS=schemathesis_hooks
-st run "$base/openapi.yaml" --url "$base" -H "Authorization: Bearer $token" \
+st --config-file scripts/schemathesis.toml run "$base/openapi.yaml" --url "$base" -H "Authorization: Bearer $token" \
     --checks all \
     --max-examples "${ORBIT_SCHEMATHESIS_EXAMPLES:-100}" --workers 2 --seed 1 "$@" | tee results/schemathesis.txt

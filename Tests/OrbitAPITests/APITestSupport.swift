@@ -141,6 +141,7 @@ actor Collector: ResponseBodyWriter {
 func withAPI<Result>(
     sourceLocation: SourceLocation = #_sourceLocation,
     configure: (inout APIConfiguration) -> Void = { _ in },
+    storage: (any MediaStorage)? = nil,
     _ body: (APIHarness) async throws -> Result
 ) async throws -> Result {
     try await withTestDatabase(sourceLocation: sourceLocation) { database in
@@ -153,7 +154,7 @@ func withAPI<Result>(
             configuration.authRateLimit = .unlimited
             configure(&configuration)
             let api = try OrbitAPI(
-                services: OrbitServices(pool: pool), configuration: configuration,
+                services: OrbitServices(pool: pool, storage: storage), configuration: configuration,
                 tokens: try await AccessTokens(secret: AccessTokens.randomSecret()),
                 appleVerifier: AppleJWKSVerifier(source: .json(apple.jwks), bundleID: TestApple.bundleID)
             )

@@ -39,9 +39,73 @@ extension OrbitAPI {
                 try await services.media.list(
                     of: try context.id("community_id"), limit: limit, cursor: request.query("cursor"), as: try context.requireUser()))
         }
+        // The file itself, to members of its community: streamed from disk, with its type, an
+        // ETag (an upload never changes, so its id is its version), long private caching, and
+        // single byte ranges for video seeking.
+        router.get("media/:media_id") { request, context in
+            let (media, path) = try await services.media.file(try context.id("media_id", as: MediaID.self), as: try context.requireUser())
+            guard let path else { throw APIProblem.notFound("The file of media \(media.id) is not kept by this server.") }
+            let etag = "\"\(media.id)\""
+            var headers: HTTPFields = [
+                .contentType: media.mimeType, .eTag: etag, .cacheControl: "private, max-age=31536000, immutable", .acceptRanges: "bytes",
+            ]
+            if let match = request.headers[.ifNoneMatch],
+                match.split(separator: ",").contains(where: { ["*", etag, "W/" + etag].contains($0.trimmingCharacters(in: .whitespaces)) })
+            {
+                return Response(status: .notModified, headers: headers)
+            }
+            let size = media.sizeBytes
+            // If-Range naming another version means: the whole file.
+            let ifRange = request.headers[.ifRange]
+            switch ByteRange(request.headers[.range], size: size, applies: ifRange == nil || ifRange == etag) {
+            case .whole:
+                headers[.contentLength] = String(size)
+                return Response(status: .ok, headers: headers, body: try await FileIO().loadFile(path: path, context: context))
+            case .part(let range):
+                headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(size)"
+                headers[.contentLength] = String(range.count)
+                return Response(
+                    status: .partialContent, headers: headers, body: try await FileIO().loadFile(path: path, range: range, context: context))
+            case .unsatisfiable:
+                headers[.contentRange] = "bytes */\(size)"
+                return Response(status: .rangeNotSatisfiable, headers: headers)
+            }
+        }
         router.delete("media/:media_id") { _, context in
             try await services.media.delete(try context.id("media_id", as: MediaID.self), as: try context.requireUser())
             return NoContent()
+        }
+    }
+}
+
+/// What a `Range` header asks of a file of `size` bytes (RFC 9110, section 14): one range of
+/// bytes, served with 206; a range wholly past the end, 416; anything else — no header, another
+/// unit, several ranges, a malformed one, or an `If-Range` for another version — the whole file.
+enum ByteRange: Equatable {
+    case whole
+    case part(ClosedRange<Int>)
+    case unsatisfiable
+
+    init(_ header: String?, size: Int, applies: Bool = true) {
+        guard applies, let header, header.hasPrefix("bytes="), !header.contains(",") else {
+            self = .whole
+            return
+        }
+        let spec = header.dropFirst(6).trimmingCharacters(in: .whitespaces)
+        let parts = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, parts.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }) else {
+            self = .whole
+            return
+        }
+        switch (Int(parts[0]), Int(parts[1])) {
+        case (let first?, let last?) where first <= last:
+            self = first < size ? .part(first...min(last, size - 1)) : .unsatisfiable
+        case (let first?, nil) where parts[1].isEmpty:
+            self = first < size ? .part(first...(size - 1)) : .unsatisfiable
+        case (nil, let suffix?) where parts[0].isEmpty:
+            self = suffix > 0 && size > 0 ? .part(max(0, size - suffix)...(size - 1)) : .unsatisfiable
+        default:
+            self = .whole
         }
     }
 }

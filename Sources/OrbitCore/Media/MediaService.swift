@@ -79,6 +79,19 @@ package struct MediaService: Sendable {
         }
     }
 
+    /// An upload's metadata, for members of its community (row-level security: anyone else
+    /// finds nothing), and where its file is on this machine, when the storage keeps it here.
+    package func file(_ id: MediaID, as actor: UserID) async throws -> (media: Media, localPath: String?) {
+        let storage = try runner.requireStorage()
+        let media = try await runner.asUserReading(actor) { connection in
+            guard let row = try await connection.query("SELECT \(unescaped: Media.columns) FROM media WHERE id = \(id)").first else {
+                throw ServiceError.notFound("Media \(id)")
+            }
+            return try Media(row: row)
+        }
+        return (media, storage.localFile(for: media.storagePath))
+    }
+
     /// Deletes an upload (its uploader or an admin): the row, then the file.
     package func delete(_ id: MediaID, as actor: UserID) async throws {
         let storage = try runner.requireStorage()

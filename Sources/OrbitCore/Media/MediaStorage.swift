@@ -9,6 +9,13 @@ package protocol MediaStorage: Sendable {
     func remove(at path: String) async throws
     /// The URL a client fetches the file from.
     func url(for path: String) -> String
+    /// Where the file is on this machine's disk, for the API to stream it (`GET /media/{id}`,
+    /// with ranges); nil for a storage whose files are elsewhere.
+    func localFile(for path: String) -> String?
+}
+
+extension MediaStorage {
+    package func localFile(for path: String) -> String? { nil }
 }
 
 /// Media in a folder of the local file system.
@@ -35,5 +42,9 @@ package struct LocalDirectoryStorage: MediaStorage {
 
     package func url(for path: String) -> String {
         root.appending(path: path).absoluteString
+    }
+
+    package func localFile(for path: String) -> String? {
+        root.appending(path: path).path
     }
 }

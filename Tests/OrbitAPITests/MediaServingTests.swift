@@ -1,0 +1,68 @@
+import Foundation
+import OrbitAPI
+import OrbitCore
+import Testing
+
+@testable import OrbitAPI
+
+/// `GET /media/{id}` (issue 21, item 3): the file to members of its community only, with its
+/// type, an ETag, caching headers and byte ranges.
+@Suite("Serving media")
+struct MediaServingTests {
+    @Test("members get the file, whole or by range; 304 for a known version; 416 past the end; others find nothing")
+    func serving() async throws {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "orbit-media-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await withAPI(storage: LocalDirectoryStorage(root: folder)) { harness in
+            let cast = try await APICast.make(harness)
+            let bytes = Data((0..<1000).map { UInt8($0 % 251) })
+            let uploaded = try await harness.request(
+                .post, "/communities/\(cast.community)/media?filename=clip.mp4", token: cast.memberToken, body: bytes,
+                headers: ["Content-Type": "video/mp4"])
+            #expect(uploaded.status == 201, "\(uploaded.text)")
+            let path = "/media/\(try uploaded.string("id"))"
+
+            let whole = try await harness.request(.get, path, token: cast.adminToken)
+            #expect(whole.status == 200)
+            #expect(whole.body == bytes)
+            #expect(whole.headers[.contentType] == "video/mp4")
+            #expect(whole.headers[.acceptRanges] == "bytes")
+            #expect(whole.headers[.cacheControl]?.hasPrefix("private") == true)
+            let etag = try #require(whole.headers[.eTag])
+
+            let head = try await harness.request(.get, path, token: cast.adminToken, headers: ["Range": "bytes=0-99"])
+            #expect(head.status == 206)
+            #expect(head.body == bytes.prefix(100))
+            #expect(head.headers[.contentRange] == "bytes 0-99/1000")
+            let tail = try await harness.request(.get, path, token: cast.adminToken, headers: ["Range": "bytes=-10"])
+            #expect(tail.body == bytes.suffix(10))
+            let from = try await harness.request(.get, path, token: cast.adminToken, headers: ["Range": "bytes=990-"])
+            #expect(from.body == bytes.suffix(10))
+            #expect(from.headers[.contentRange] == "bytes 990-999/1000")
+            let past = try await harness.request(.get, path, token: cast.adminToken, headers: ["Range": "bytes=1000-"])
+            #expect(past.status == 416)
+            #expect(past.headers[.contentRange] == "bytes */1000")
+            // Another version named in If-Range: the whole file.
+            let stale = try await harness.request(.get, path, token: cast.adminToken, headers: ["Range": "bytes=0-9", "If-Range": "\"other\""])
+            #expect(stale.status == 200 && stale.body == bytes)
+
+            let cached = try await harness.request(.get, path, token: cast.adminToken, headers: ["If-None-Match": etag])
+            #expect(cached.status == 304)
+            #expect(cached.body.isEmpty)
+
+            #expect(try await harness.request(.get, path, token: cast.outsiderToken).status == 404)
+            #expect(try await harness.request(.get, path).status == 401)
+        }
+    }
+
+    @Test(
+        "Range headers as RFC 9110 reads them",
+        arguments: [
+            ("bytes=0-0", ByteRange.part(0...0)), ("bytes=5-", .part(5...9)), ("bytes=-3", .part(7...9)), ("bytes=-30", .part(0...9)),
+            ("bytes=8-100", .part(8...9)), ("bytes=10-", .unsatisfiable), ("bytes=-0", .unsatisfiable), ("bytes=3-2", .whole),
+            ("bytes=0-1,4-5", .whole), ("items=0-1", .whole), ("bytes=a-b", .whole), ("bytes=-", .whole),
+        ])
+    func byteRanges(header: String, expected: ByteRange) {
+        #expect(ByteRange(header, size: 10) == expected)
+    }
+}
