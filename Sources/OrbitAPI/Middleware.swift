@@ -52,7 +52,8 @@ struct RateLimitMiddleware: RouterMiddleware {
 
 /// `Idempotency-Key` on authenticated POSTs: the first response (success or a 4xx refusal) is
 /// stored per user for `lifetime` and replayed to every retry with the same key and request;
-/// the same key with a different request is refused. Server errors release the key.
+/// the same key with a different request is refused. Server errors release the key. A JSON
+/// request is its method, path and canonical body; a file upload its method, path, type and length.
 struct IdempotencyMiddleware: RouterMiddleware {
     typealias Context = APIContext
     let services: OrbitServices
@@ -63,10 +64,17 @@ struct IdempotencyMiddleware: RouterMiddleware {
             return try await next(request, context)
         }
         var request = request
-        let body = try await request.collectBody(upTo: context.maxUploadSize)
         var hasher = SHA256()
         hasher.update(data: Array(request.method.rawValue.utf8) + [0] + Array(request.uri.description.utf8) + [0])
-        hasher.update(data: Self.canonical(Data(buffer: body)))
+        if let type = request.headers[.contentType], !type.lowercased().hasPrefix("application/json") {
+            // A file (a media upload) is streamed by its route, never held here: the request is
+            // its path, type and length, so a retry of the same upload is recognised, and one
+            // with another file of another length is refused.
+            hasher.update(data: Array(type.utf8) + [0] + Array((request.headers[.contentLength] ?? "").utf8))
+        } else {
+            let body = try await request.collectBody(upTo: context.maxUploadSize)
+            hasher.update(data: Self.canonical(Data(buffer: body)))
+        }
         let hash = hasher.finalize().map { String(format: "%02x", $0) }.joined()
 
         switch try await services.idempotency.begin(key: key, requestHash: hash, lifetime: lifetime, as: user) {

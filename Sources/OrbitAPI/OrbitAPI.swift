@@ -21,7 +21,7 @@ package struct APIConfiguration: Sendable {
     package var refreshTokenLifetime: Duration = .seconds(60 * 86_400)
     package var idempotencyKeyLifetime: Duration = .seconds(86_400)
     /// Uploads above this are refused before they are read (the service's limits by type apply too).
-    package var mediaUploadLimit = 20 << 20
+    package var mediaUploadLimit = 200 << 20
 
     package init() {}
 

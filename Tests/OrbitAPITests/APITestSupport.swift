@@ -119,6 +119,23 @@ struct APIHarness: Sendable {
         return TestResponse(status: response.status.code, headers: response.headers, body: Data(buffer: await collector.buffer))
     }
 
+    /// One request whose body is `body` as it is, streamed (no Content-Length).
+    func request(
+        _ method: HTTPRequest.Method, _ path: String, token: String?, streaming body: RequestBody, headers: [String: String] = [:]
+    ) async throws -> TestResponse {
+        var fields = HTTPFields()
+        if let token { fields[.authorization] = "Bearer \(token)" }
+        for (name, value) in headers { fields[try #require(HTTPField.Name(name))] = value }
+        let request = Request(head: HTTPRequest(method: method, scheme: "http", authority: "localhost", path: path, headerFields: fields), body: body)
+        var logger = Logger(label: "test")
+        logger.logLevel = .warning
+        let context = APIContext(source: ApplicationRequestContextSource(channel: NIOAsyncTestingChannel(), logger: logger))
+        let response = try await respond(request, context)
+        let collector = Collector()
+        try await response.body.write(collector)
+        return TestResponse(status: response.status.code, headers: response.headers, body: Data(buffer: await collector.buffer))
+    }
+
     /// An access token for `user`, minted as the server does.
     func token(for user: UserID) async throws -> String {
         try await api.tokens.issue(for: user)

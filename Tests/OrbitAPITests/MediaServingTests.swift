@@ -1,4 +1,6 @@
 import Foundation
+import Hummingbird
+import NIOCore
 import OrbitAPI
 import OrbitCore
 import Testing
@@ -64,5 +66,66 @@ struct MediaServingTests {
         ])
     func byteRanges(header: String, expected: ByteRange) {
         #expect(ByteRange(header, size: 10) == expected)
+    }
+}
+
+/// Uploads stream to storage (issue 21, item 3): never held in memory, limited by type, and a
+/// body cut off halfway leaves no file and no row.
+@Suite("Streaming uploads")
+struct MediaUploadTests {
+    struct CutOff: Error {}
+
+    @Test("a 3 MiB video with an Idempotency-Key is stored once and replayed; over the type's limit is 413; a cut-off body leaves nothing")
+    func streamingUploads() async throws {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "orbit-media-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await withAPI(storage: LocalDirectoryStorage(root: folder)) { harness in
+            let cast = try await APICast.make(harness)
+            let path = "/communities/\(cast.community)/media?filename=clip.mp4"
+            let video = Data((0..<(3 << 20)).map { UInt8($0 & 0xFF) })
+            let key = UUID().uuidString
+            let first = try await harness.request(
+                .post, path, token: cast.memberToken, body: video, headers: ["Content-Type": "video/mp4", "Idempotency-Key": key])
+            #expect(first.status == 201, "\(first.text)")
+            let again = try await harness.request(
+                .post, path, token: cast.memberToken, body: video, headers: ["Content-Type": "video/mp4", "Idempotency-Key": key])
+            #expect(try again.string("id") == first.string("id"))
+            let served = try await harness.request(.get, "/media/\(try first.string("id"))", token: cast.adminToken)
+            #expect(served.body == video)
+
+            // An image over 20 MiB: refused by its Content-Length before it is read.
+            let big = Data(count: (20 << 20) + 1)
+            let refused = try await harness.request(
+                .post, "/communities/\(cast.community)/media?filename=a.png", token: cast.memberToken, body: big,
+                headers: ["Content-Type": "image/png"])
+            #expect(refused.status == 413)
+
+            // Streamed without a length: over the limit while reading, then cut off halfway.
+            let chunk = ByteBuffer(repeating: 7, count: 1 << 20)
+            let endless = AsyncThrowingStream<ByteBuffer, any Error> { continuation in
+                for _ in 0..<21 { continuation.yield(chunk) }
+                continuation.finish()
+            }
+            let over = try await harness.request(
+                .post, "/communities/\(cast.community)/media?filename=b.png", token: cast.memberToken,
+                streaming: RequestBody(asyncSequence: endless), headers: ["Content-Type": "image/png"])
+            #expect(over.status == 413)
+            let broken = AsyncThrowingStream<ByteBuffer, any Error> { continuation in
+                continuation.yield(chunk)
+                continuation.finish(throwing: CutOff())
+            }
+            _ = try? await harness.request(
+                .post, "/communities/\(cast.community)/media?filename=c.mp4", token: cast.memberToken,
+                streaming: RequestBody(asyncSequence: broken), headers: ["Content-Type": "video/mp4"])
+
+            let rows = try await harness.request(.get, "/communities/\(cast.community)/media", token: cast.memberToken).items
+            #expect(rows.count == 1)
+            let incoming = try FileManager.default.contentsOfDirectory(atPath: folder.appending(path: ".incoming").path)
+            #expect(incoming.isEmpty, "left behind: \(incoming)")
+            let stored = try FileManager.default.subpathsOfDirectory(atPath: folder.path).filter {
+                !$0.hasPrefix(".incoming") && $0.hasSuffix(".mp4") || $0.hasSuffix(".png")
+            }
+            #expect(stored.count == 1, "\(stored)")
+        }
     }
 }

@@ -5,7 +5,10 @@ import OrbitCore
 
 extension OrbitAPI {
     func addMediaRoutes(to router: RouterGroup<APIContext>) {
-        // The file is the raw body; its type is Content-Type, its name the `filename` query.
+        // The file is the raw body; its type is Content-Type, its name the `filename` query. The
+        // body is streamed to a file next to the storage (never held in memory), up to the
+        // type's limit (images and PDFs 20 MB, videos 200 MB); a body cut off halfway, or over
+        // the limit, leaves no file and no row.
         router.post("communities/:community_id/media") { request, context in
             let community: CommunityID = try context.id("community_id")
             guard let filename = request.query("filename") else {
@@ -14,21 +17,40 @@ extension OrbitAPI {
             guard let mimeType = request.headers[.contentType] else {
                 throw APIProblem.validation(field: "Content-Type", "Content-Type must name the file's type, such as image/jpeg.")
             }
-            var request = request
-            let buffer: ByteBuffer
-            do {
-                buffer = try await request.collectBody(upTo: configuration.mediaUploadLimit)
-            } catch is NIOTooManyBytesError {
-                throw APIProblem(
-                    "payload-too-large", title: "Payload too large", status: .contentTooLarge,
-                    detail: "Uploads are limited to \(configuration.mediaUploadLimit >> 20) MiB.", field: "body"
-                )
-            }
             let width = request.query("width") == nil ? nil : try request.queryInt("width", default: 0, range: 1...100_000)
             let height = request.query("height") == nil ? nil : try request.queryInt("height", default: 0, range: 1...100_000)
+            guard let typeLimit = MediaService.sizeLimit(of: mimeType) else {
+                throw APIProblem.validation(
+                    field: "mime_type", "Content-Type must be one of \(Media.allowedTypes.keys.sorted().joined(separator: ", ")).")
+            }
+            let limit = min(typeLimit, configuration.mediaUploadLimit)
+            let tooLarge = APIProblem(
+                "payload-too-large", title: "Payload too large", status: .contentTooLarge,
+                detail: "Uploads of \(mimeType) are limited to \(limit >> 20) MiB.", field: "body"
+            )
+            if let length = request.headers[.contentLength].flatMap(Int.init), length > limit { throw tooLarge }
+            guard let storage = services.storage else { throw APIProblem(ServiceError.conflict("Media storage is not configured on this server.")) }
+            let file = try storage.incomingFile()
+            var size = 0
+            do {
+                guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
+                    throw APIProblem.internalError
+                }
+                let handle = try FileHandle(forWritingTo: file)
+                defer { try? handle.close() }
+                for try await buffer in request.body {
+                    size += buffer.readableBytes
+                    if size > limit { throw tooLarge }
+                    try handle.write(contentsOf: Data(buffer: buffer))
+                }
+            } catch {
+                try? FileManager.default.removeItem(at: file)
+                throw error
+            }
+            // The service records the row and stores the file, or removes it.
             return Created(
                 try await services.media.upload(
-                    to: community, filename: filename, mimeType: mimeType, data: Data(buffer: buffer), width: width, height: height,
+                    to: community, filename: filename, mimeType: mimeType, file: file, size: size, width: width, height: height,
                     as: try context.requireUser()
                 )
             )

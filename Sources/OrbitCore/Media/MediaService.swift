@@ -16,6 +16,40 @@ package struct MediaService: Sendable {
         to community: CommunityID, filename: String, mimeType: String, data: Data, width: Int? = nil, height: Int? = nil, as actor: UserID
     ) async throws -> Media {
         let storage = try runner.requireStorage()
+        let checked = try Self.check(filename: filename, mimeType: mimeType, size: data.count, width: width, height: height)
+        return try await record(checked, in: community, width: width, height: height, as: actor) { path in
+            try await storage.store(data, at: path)
+        }
+    }
+
+    /// Records an upload already written to `file` (`MediaStorage.incomingFile()`, streamed there
+    /// by the API: a file never has to fit in memory) and stores it; `file` is gone afterwards,
+    /// stored or deleted.
+    package func upload(
+        to community: CommunityID, filename: String, mimeType: String, file: URL, size: Int, width: Int? = nil, height: Int? = nil,
+        as actor: UserID
+    ) async throws -> Media {
+        defer { try? FileManager.default.removeItem(at: file) }
+        let storage = try runner.requireStorage()
+        let checked = try Self.check(filename: filename, mimeType: mimeType, size: size, width: width, height: height)
+        return try await record(checked, in: community, width: width, height: height, as: actor) { path in
+            try await storage.store(contentsOf: file, at: path)
+        }
+    }
+
+    /// The most an upload of `mimeType` may hold, or nil for a type that is not accepted.
+    package static func sizeLimit(of mimeType: String) -> Int? {
+        Media.allowedTypes[mimeType.lowercased().trimmingCharacters(in: .whitespaces)]?.limit
+    }
+
+    private struct CheckedUpload {
+        var filename: String
+        var mime: String
+        var type: MediaType
+        var size: Int
+    }
+
+    private static func check(filename: String, mimeType: String, size: Int, width: Int?, height: Int?) throws -> CheckedUpload {
         let filename = try Validate.text(filename, field: "filename", limit: 255)
         guard !filename.contains("/"), filename != ".", filename != ".." else {
             throw ServiceError.invalidInput(field: "filename", reason: "must be a file name, not a path")
@@ -24,15 +58,25 @@ package struct MediaService: Sendable {
         guard let allowed = Media.allowedTypes[mime] else {
             throw ServiceError.invalidInput(field: "mime_type", reason: "must be one of \(Media.allowedTypes.keys.sorted().joined(separator: ", "))")
         }
-        guard !data.isEmpty, data.count <= allowed.limit else {
+        guard size > 0, size <= allowed.limit else {
             throw ServiceError.invalidInput(field: "size_bytes", reason: "must be between 1 byte and \(allowed.limit >> 20) MB for \(mime)")
         }
         for (field, value) in [("width", width), ("height", height)] {
             if let value, !(1...100_000).contains(value) { throw ServiceError.invalidInput(field: field, reason: "must be between 1 and 100000") }
         }
+        return CheckedUpload(filename: filename, mime: mime, type: allowed.type, size: size)
+    }
+
+    /// Inserts the row and stores the file (`store`, given the storage path) in one transaction;
+    /// a failure after storing removes the file again.
+    private func record(
+        _ upload: CheckedUpload, in community: CommunityID, width: Int?, height: Int?, as actor: UserID,
+        store: (String) async throws -> Void
+    ) async throws -> Media {
+        let storage = try runner.requireStorage()
         let id = MediaID.random()
         let safeName = String(
-            filename.unicodeScalars.map {
+            upload.filename.unicodeScalars.map {
                 $0.isASCII && (CharacterSet.alphanumerics.contains($0) || ".-_".unicodeScalars.contains($0)) ? Character($0) : "_"
             })
         let path = "\(community)/\(id)/\(safeName)"
@@ -43,13 +87,15 @@ package struct MediaService: Sendable {
                 let row = try await connection.query(
                     """
                     INSERT INTO media (id, community_id, uploaded_by, type, filename, mime_type, size_bytes, storage_path, width, height)
-                    VALUES (\(id), \(community), \(actor), \(allowed.type)::media_type, \(filename), \(mime), \(Int32(data.count)), \(path),
-                        \(width.map(Int32.init)), \(height.map(Int32.init)))
+                    VALUES (\(id), \(community), \(actor), \(upload.type)::media_type, \(upload.filename), \(upload.mime), \(Int32(upload.size)),
+                        \(path), \(width.map(Int32.init)), \(height.map(Int32.init)))
                     RETURNING \(unescaped: Media.columns)
                     """
                 ).single()
-                try await storage.store(data, at: path)
-                stored = true
+                if !stored {
+                    try await store(path)
+                    stored = true
+                }
                 return try Media(row: row)
             }
         } catch {

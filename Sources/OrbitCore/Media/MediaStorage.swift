@@ -12,10 +12,25 @@ package protocol MediaStorage: Sendable {
     /// Where the file is on this machine's disk, for the API to stream it (`GET /media/{id}`,
     /// with ranges); nil for a storage whose files are elsewhere.
     func localFile(for path: String) -> String?
+    /// Stores the file at `source` (which it may move away) at `path`, replacing nothing.
+    func store(contentsOf source: URL, at path: String) async throws
+    /// A file name, on the same file system as the stored files when they are local, where an
+    /// upload can be written before it is stored (so storing it is a rename).
+    func incomingFile() throws -> URL
 }
 
 extension MediaStorage {
     package func localFile(for path: String) -> String? { nil }
+
+    /// Reads the file and stores its bytes: for storages that are not on this disk.
+    package func store(contentsOf source: URL, at path: String) async throws {
+        try await store(try Data(contentsOf: source), at: path)
+        try? FileManager.default.removeItem(at: source)
+    }
+
+    package func incomingFile() throws -> URL {
+        FileManager.default.temporaryDirectory.appending(path: "orbit-upload-\(UUID().uuidString)")
+    }
 }
 
 /// Media in a folder of the local file system.
@@ -46,5 +61,19 @@ package struct LocalDirectoryStorage: MediaStorage {
 
     package func localFile(for path: String) -> String? {
         root.appending(path: path).path
+    }
+
+    package func store(contentsOf source: URL, at path: String) async throws {
+        let file = root.appending(path: path)
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        // A rename within the folder: the file appears whole or not at all, and never replaces one.
+        try FileManager.default.moveItem(at: source, to: file)
+    }
+
+    /// `.incoming/` in the folder: uploads in progress, renamed into place when stored.
+    package func incomingFile() throws -> URL {
+        let incoming = root.appending(path: ".incoming")
+        try FileManager.default.createDirectory(at: incoming, withIntermediateDirectories: true)
+        return incoming.appending(path: UUID().uuidString)
     }
 }
