@@ -118,6 +118,13 @@ struct MediaUploadTests {
                 .post, "/communities/\(cast.community)/media?filename=c.mp4", token: cast.memberToken,
                 streaming: RequestBody(asyncSequence: broken), headers: ["Content-Type": "video/mp4"])
 
+            // An outsider is refused before the body is read: a body that would fail if read.
+            let unread = AsyncThrowingStream<ByteBuffer, any Error> { $0.finish(throwing: CutOff()) }
+            let outsider = try await harness.request(
+                .post, "/communities/\(cast.community)/media?filename=d.mp4", token: cast.outsiderToken,
+                streaming: RequestBody(asyncSequence: unread), headers: ["Content-Type": "video/mp4"])
+            #expect(outsider.status == 404)
+
             let rows = try await harness.request(.get, "/communities/\(cast.community)/media", token: cast.memberToken).items
             #expect(rows.count == 1)
             let incoming = try FileManager.default.contentsOfDirectory(atPath: folder.appending(path: ".incoming").path)

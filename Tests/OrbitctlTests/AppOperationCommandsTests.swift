@@ -61,6 +61,16 @@ struct AppOperationCommandsTests {
             let payments = try await cli.jsonItems("dues", "payments", dues, "--as", ada)
             #expect(payments.compactMap { $0["amount_paid"] as? Int } == [2000])
 
+            // Devices.
+            let token = String(repeating: "ab", count: 32)
+            let device = try await cli.json("device", "register", token, "--environment", "sandbox", "--bundle-id", "app.orbitcove.ios", "--as", max)
+            #expect(device["token"] as? String == token)
+            #expect(try await cli.jsonArray("device", "list", "--as", max).count == 1)
+            #expect(try await cli.jsonArray("device", "list", "--as", ada).isEmpty)
+            #expect(try await cli.run("device", "remove", token, "--as", ada).succeeded == false)
+            _ = try await cli.json("device", "remove", token, "--as", max)
+            #expect(try await cli.jsonArray("device", "list", "--as", max).isEmpty)
+
             // Who is coming, and taking an answer back.
             let event = try #require(
                 try await cli.json(

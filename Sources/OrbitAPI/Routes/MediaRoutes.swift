@@ -30,6 +30,8 @@ extension OrbitAPI {
             )
             if let length = request.headers[.contentLength].flatMap(Int.init), length > limit { throw tooLarge }
             guard let storage = services.storage else { throw APIProblem(ServiceError.conflict("Media storage is not configured on this server.")) }
+            // Someone who may not upload here is refused before the file is read.
+            try await services.media.requireUploader(in: community, as: try context.requireUser())
             let file = try storage.incomingFile()
             var size = 0
             do {

@@ -37,6 +37,12 @@ package struct MediaService: Sendable {
         }
     }
 
+    /// Refuses, before a byte of the file is read, someone who could not record an upload in
+    /// `community` (not an active member): the same check the recording makes again.
+    package func requireUploader(in community: CommunityID, as actor: UserID) async throws {
+        try await runner.asUser(actor) { connection in try await runner.requireMember(actor, of: community, on: connection) }
+    }
+
     /// The most an upload of `mimeType` may hold, or nil for a type that is not accepted.
     package static func sizeLimit(of mimeType: String) -> Int? {
         Media.allowedTypes[mimeType.lowercased().trimmingCharacters(in: .whitespaces)]?.limit

@@ -30,6 +30,7 @@ extension Identifier: ExpressibleByArgument {
 }
 
 extension MemberRole: ExpressibleByArgument {}
+extension APNsEnvironment: ExpressibleByArgument {}
 extension PostType: ExpressibleByArgument {}
 extension ReactionType: ExpressibleByArgument {}
 extension RSVPStatus: ExpressibleByArgument {}
