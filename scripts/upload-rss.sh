@@ -7,29 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size_mb="${1:-150}"
-swift build --product orbitctl
-bin="$(swift build --show-bin-path)/orbitctl"
-work="$(mktemp -d /tmp/orbit-upload.XXXXXX)"
-chmod 755 "$work"
 port="${ORBIT_UPLOAD_PORT:-18282}"
-echo '{"keys": []}' > "$work/apple-keys.json"
-(cd "$work" && exec "$bin" dev --api-port "$port" --apple-keys "$work/apple-keys.json" --no-jobs > "$work/dev.log" 2>&1) &
-dev=$!
-cleanup() {
-    kill -INT "$dev" 2>/dev/null || true
-    wait "$dev" 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-base="http://127.0.0.1:$port"
-for _ in $(seq 1 120); do
-    grep -q "  API " "$work/dev.log" 2>/dev/null && break
-    kill -0 "$dev" 2>/dev/null || { cat "$work/dev.log"; exit 1; }
-    sleep 1
-done
-server="$(pgrep -P "$dev" -x orbitctl || echo "$dev")"
-token="$(curl -sf -X POST "$base/auth/dev" -H 'content-type: application/json' -d '{"email": "ada@example.com"}' \
-    | python3 -c 'import json, sys; print(json.load(sys.stdin)["access_token"])')"
+source scripts/dev-server.sh
+server="$dev"
 head -c "$((size_mb << 20))" /dev/urandom > "$work/video.mp4"
 peak() { awk '/VmHWM/ {print $2 " kB"}' "/proc/$server/status"; }
 echo "peak RSS before: $(peak)"

@@ -35,8 +35,10 @@ extension Request {
         let value = try APIJSON.decode(type, from: data)
         // Swift decodes `null` and a missing key alike; the API does not: `null` is a value,
         // accepted only where the document says a field is nullable (it then clears the field).
+        // Parsed a second time only when the text holds a `null` at all (most bodies do not).
         let nullable = (T.self as? any NullableFields.Type)?.nullableFields ?? []
-        if let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]),
+        if data.firstRange(of: Data("null".utf8)) != nil,
+            let object = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]),
             let path = Self.firstNull(in: object, shape: Mirror(reflecting: value), at: "", allowed: nullable)
         {
             throw APIProblem.validation(field: path, "\(path) must not be null; leave it out to keep the current value.")

@@ -231,7 +231,7 @@ package struct CommunityService: Sendable {
             )
             return try Paging.page(
                 rows, limit: limit, list: "audit-log", item: AuditEntry.init(row:),
-                key: { row in [String(try row.decode("cursor_us", as: Int64.self)), try row.decode("id", as: UUID.self).uuidString] })
+                key: Paging.timeAndID)
         }
     }
 }

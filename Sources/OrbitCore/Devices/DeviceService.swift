@@ -61,7 +61,7 @@ package struct DeviceService: Sendable {
     static func validToken(_ token: String) throws -> String {
         let bytes = Array(token.utf8)
         guard (64...200).contains(bytes.count), bytes.count % 2 == 0,
-            bytes.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0 | 0x20) })
+            bytes.allSatisfy(Validate.isHexDigit)
         else {
             throw ServiceError.invalidInput(field: "token", reason: "must be the device token in hex (64 to 200 digits)")
         }
@@ -72,16 +72,14 @@ package struct DeviceService: Sendable {
     static func isBundleID(_ text: String) -> Bool {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         return text.utf8.count <= 155
-            && parts.allSatisfy { part in
-                !part.isEmpty && part.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x7A).contains($0 | 0x20) || $0 == 0x2D }
-            }
+            && parts.allSatisfy { !$0.isEmpty && $0.utf8.allSatisfy(Validate.isLabelByte) }
     }
 
     /// `^[A-Za-z]{2,3}([_-][A-Za-z0-9]{2,8}){0,3}$`
     static func isLocale(_ text: String) -> Bool {
         let parts = text.split(omittingEmptySubsequences: false) { $0 == "-" || $0 == "_" }
-        let letters = { (part: Substring) in part.utf8.allSatisfy { (0x61...0x7A).contains($0 | 0x20) } }
-        let alphanumerics = { (part: Substring) in part.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x7A).contains($0 | 0x20) } }
+        let letters = { (part: Substring) in part.utf8.allSatisfy(Validate.isLetter) }
+        let alphanumerics = { (part: Substring) in part.utf8.allSatisfy { Validate.isLetter($0) || Validate.isDigit($0) } }
         guard let first = parts.first, (2...3).contains(first.count), letters(first), parts.count <= 4 else { return false }
         return parts.dropFirst().allSatisfy { (2...8).contains($0.count) && alphanumerics($0) }
     }

@@ -310,7 +310,7 @@ package struct DuesService: Sendable {
             )
             return try Paging.page(
                 rows, limit: limit, list: "dues-payments", item: { try DuesPayment(row: $0, currency: dues.currency) },
-                key: { row in [String(try row.decode("cursor_us", as: Int64.self)), try row.decode("id", as: UUID.self).uuidString] })
+                key: Paging.timeAndID)
         }
     }
 }

@@ -129,7 +129,7 @@ extension EventService {
             )
             return try Paging.page(
                 rows, limit: limit, list: "rsvps", item: RSVPEntry.init(row:),
-                key: { row in [String(try row.decode("cursor_us", as: Int64.self)), try row.decode("id", as: UUID.self).uuidString] })
+                key: Paging.timeAndID)
         }
     }
 

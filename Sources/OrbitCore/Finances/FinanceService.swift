@@ -246,7 +246,7 @@ package struct FinanceService: Sendable {
             return try Paging.page(
                 rows, limit: limit, list: "expenses",
                 item: { row in try Expense(row: row, splits: splits[try row.decode("id", as: TransactionID.self)] ?? []) },
-                key: { row in [String(try row.decode("cursor_us", as: Int64.self)), try row.decode("id", as: UUID.self).uuidString] }
+                key: Paging.timeAndID
             )
         }
     }

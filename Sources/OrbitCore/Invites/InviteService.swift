@@ -65,7 +65,7 @@ package struct InviteService: Sendable {
             )
             return try Paging.page(
                 rows, limit: limit, list: "invites", item: Invite.init(row:),
-                key: { row in [String(try row.decode("cursor_us", as: Int64.self)), try row.decode("id", as: UUID.self).uuidString] })
+                key: Paging.timeAndID)
         }
     }
 

@@ -127,7 +127,7 @@ package struct MediaService: Sendable {
             )
             return try Paging.page(
                 rows, limit: limit, list: "media", item: Media.init(row:),
-                key: { row in [String(try row.decode("cursor_us", as: Int64.self)), try row.decode("id", as: UUID.self).uuidString] })
+                key: Paging.timeAndID)
         }
     }
 

@@ -72,7 +72,7 @@ package struct NotificationService: Sendable {
             )
             return try Paging.page(
                 rows, limit: limit, list: "notifications", item: AppNotification.init(row:),
-                key: { row in [String(try row.decode("cursor_us", as: Int64.self)), try row.decode("id", as: UUID.self).uuidString] })
+                key: Paging.timeAndID)
         }
     }
 

@@ -18,6 +18,12 @@ enum Paging {
         return Page(items: items, nextCursor: PageCursor(list: list, key: try key(last)).encoded)
     }
 
+    /// The key of a row of a list ordered by a timestamp and then id (newest first, most of them):
+    /// the timestamp in microseconds, selected `AS cursor_us` with `micros(_:)`, and the id.
+    static func timeAndID(_ row: PostgresRow) throws -> [String] {
+        [String(try row.decode("cursor_us", as: Int64.self)), try row.decode("id", as: UUID.self).uuidString]
+    }
+
     /// The SQL for "microseconds since 1970 of `column`", the exact form a cursor keeps a
     /// timestamp in (PostgreSQL stores microseconds).
     static func micros(_ column: String) -> String {

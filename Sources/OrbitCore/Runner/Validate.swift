@@ -22,6 +22,14 @@ enum Validate {
         return trimmed
     }
 
+    /// ASCII character classes, for the patterns openapi.yaml states (emails, URLs, device
+    /// tokens, bundle ids, locales): a byte at a time, never locale- or Unicode-dependent.
+    static func isDigit(_ byte: UInt8) -> Bool { (0x30...0x39).contains(byte) }
+    static func isLetter(_ byte: UInt8) -> Bool { (0x61...0x7A).contains(byte | 0x20) }
+    static func isHexDigit(_ byte: UInt8) -> Bool { isDigit(byte) || (0x61...0x66).contains(byte | 0x20) }
+    /// A letter, a digit or a hyphen: what a host name's label, or a bundle id's part, is made of.
+    static func isLabelByte(_ byte: UInt8) -> Bool { isDigit(byte) || isLetter(byte) || byte == UInt8(ascii: "-") }
+
     static func email(_ value: String) throws -> String {
         // Not trimmed: the pattern has no room for whitespace, so neither has the server.
         let email = value
@@ -30,9 +38,7 @@ enum Validate {
         // openapi.yaml's `Email` pattern, exactly: a local part of visible ASCII but `"` and `@`,
         // then domain labels of letters, digits and hyphens, at least two.
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
-        let label = { (text: Substring) in
-            !text.isEmpty && text.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || $0 == 0x2D }
-        }
+        let label = { (text: Substring) in !text.isEmpty && text.utf8.allSatisfy(isLabelByte) }
         guard parts.count == 2, !parts[0].isEmpty, parts[0].utf8.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E && $0 != 0x22 && $0 != 0x40 }),
             parts[1].split(separator: ".", omittingEmptySubsequences: false).count >= 2,
             parts[1].split(separator: ".", omittingEmptySubsequences: false).allSatisfy(label)
@@ -61,20 +67,17 @@ enum Validate {
         } else {
             return false
         }
-        func isLabel(_ byte: UInt8) -> Bool {
-            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D
-        }
         while true {
             let start = index
-            while index < bytes.count, isLabel(bytes[index]) { index += 1 }
+            while index < bytes.count, isLabelByte(bytes[index]) { index += 1 }
             guard index > start else { return false }
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "."), index + 1 < bytes.count, isLabel(bytes[index + 1]) else { break }
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "."), index + 1 < bytes.count, isLabelByte(bytes[index + 1]) else { break }
             index += 1
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: ":") {
             let start = index + 1
             index = start
-            while index < bytes.count, (0x30...0x39).contains(bytes[index]) { index += 1 }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
             guard (1...5).contains(index - start) else { return false }
         }
         guard index < bytes.count else { return true }

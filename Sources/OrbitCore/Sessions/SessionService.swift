@@ -129,10 +129,7 @@ package struct SessionService: Sendable {
     /// characters (room for a longer format later). Anything else is unknown without a query.
     static func couldBeRefreshToken(_ token: String) -> Bool {
         (1...100).contains(token.utf8.count)
-            && token.utf8.allSatisfy { byte in
-                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
-                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-            }
+            && token.utf8.allSatisfy { Validate.isLabelByte($0) || $0 == UInt8(ascii: "_") }
     }
 
     /// 32 random bytes, base64url without padding (43 characters).
