@@ -23,6 +23,11 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
         // libpq, the PostgreSQL C client library, as a system library (Debian: libpq-dev).
@@ -93,6 +98,21 @@ let package = Package(
             swiftSettings: swiftSettings,
             plugins: ["EmbedFiles"]
         ),
+        // Push delivery to Apple's APNs provider API: HTTP/2 (async-http-client) with ES256 token
+        // authentication (jwt-kit), behind OrbitCore's PushSender.
+        .target(
+            name: "OrbitPush",
+            dependencies: [
+                "OrbitCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Build-time tool of the EmbedFiles plugin: writes migrations/, sql/ and openapi.yaml into Swift.
         .executableTarget(name: "embed-files", path: "Plugins/embed-files"),
         .plugin(
@@ -113,6 +133,7 @@ let package = Package(
                 "OrbitCore",
                 "OrbitScaleData",
                 "OrbitAPI",
+                "OrbitPush",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "LocalPostgres",
                 "OrbitMigrations",
@@ -184,6 +205,23 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // APNs delivery against a local HTTP/2 server over TLS that checks what APNs checks.
+        .testTarget(
+            name: "OrbitPushTests",
+            dependencies: [
+                "OrbitPush", "OrbitCore", "OrbitPostgres", "OrbitTestSupport",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -13,9 +13,9 @@ package struct ScheduledJobs: Service {
     let logger: Logger
     let tick: Duration
 
-    package init(services: OrbitServices, delivery: any NotificationDelivery, logger: Logger, tick: Duration = .seconds(60)) {
+    package init(services: OrbitServices, pushes: any PushSender, logger: Logger, tick: Duration = .seconds(60)) {
         self.services = services
-        self.jobs = ScheduledJob.all(delivery: delivery)
+        self.jobs = ScheduledJob.all(pushes: pushes)
         self.logger = logger
         self.tick = tick
     }

@@ -235,7 +235,7 @@ struct APIBehaviourTests {
             _ = try await services.events.create(
                 in: cast.community, EventDraft(title: "Game", startsAt: Date().addingTimeInterval(3 * 3600)), as: cast.admin
             )
-            let jobs = ScheduledJobs(services: services, delivery: LoggingDelivery(), logger: .init(label: "test"))
+            let jobs = ScheduledJobs(services: services, pushes: LoggingPushSender(), logger: .init(label: "test"))
             await jobs.runJobs(round: 0)
             await jobs.runJobs(round: 1)
             let reminders = try await harness.database.withConnection { connection in

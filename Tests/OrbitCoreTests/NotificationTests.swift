@@ -112,20 +112,33 @@ struct NotificationTests {
         }
     }
 
-    @Test("pending notifications are handed to the delivery once")
+    @Test("pending notifications are handed out once, and each goes to every device of its user once")
     func delivery() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
+            for digit in ["a", "b"] {
+                _ = try await services.devices.register(
+                    token: String(repeating: digit, count: 64), environment: .production, bundleID: "app.orbitcove.ios", locale: nil,
+                    as: cast.admin)
+            }
             _ = try await services.feed.createPost(in: cast.community, PostDraft(content: "Hi"), as: cast.member)
             let recorder = Recorder()
-            #expect(try await services.notifications.deliverPending(using: recorder) == 1)
-            #expect(try await services.notifications.deliverPending(using: recorder) == 0)
-            #expect(await recorder.count == 1)
+            let first = try await services.notifications.deliverPending(using: recorder)
+            #expect((first.notifications, first.queued, first.sent) == (1, 2, 2))
+            let second = try await services.notifications.deliverPending(using: recorder)
+            #expect((second.notifications, second.queued, second.sent) == (0, 0, 0))
+            #expect(await recorder.tokens.sorted() == [String(repeating: "a", count: 64), String(repeating: "b", count: 64)])
+            #expect(await recorder.badges == [1, 1])
         }
     }
 }
 
-actor Recorder: NotificationDelivery {
-    var count = 0
-    func deliver(_ notification: AppNotification) async throws { count += 1 }
+actor Recorder: PushSender {
+    var tokens: [String] = []
+    var badges: [Int] = []
+    func send(_ push: Push) async -> PushOutcome {
+        tokens.append(push.token)
+        badges.append(push.badge)
+        return .sent(id: nil)
+    }
 }

@@ -20,18 +20,20 @@ struct JobsTests {
         }
     }
 
-    /// How often each notification id appears in the `notify <id> to …` lines of `runs`.
+    /// How often each `notification id device token` pair appears in the `push <id> to <token> …`
+    /// lines of `runs`.
     static func deliveries(in runs: [ProcessOutput]) -> [String: Int] {
         var deliveries: [String: Int] = [:]
         for run in runs {
-            for line in run.output.split(separator: "\n") where line.hasPrefix("notify ") {
-                deliveries[String(line.split(separator: " ")[1]), default: 0] += 1
+            for line in run.output.split(separator: "\n") where line.hasPrefix("push ") {
+                let words = line.split(separator: " ")
+                deliveries["\(words[1]) \(words[3])", default: 0] += 1
             }
         }
         return deliveries
     }
 
-    @Test("four processes delivering at once deliver each notification exactly once")
+    @Test("four processes delivering at once send each notification to each device of its user exactly once")
     func deliveryExactlyOnce() async throws {
         try await withTestDatabase { database in
             let cli = Orbitctl(database: database)
@@ -41,10 +43,16 @@ struct JobsTests {
                     WITH u AS (
                         INSERT INTO users (apple_id, email, display_name)
                         SELECT 'local.' || i, 'user' || i || '@example.com', 'User ' || i FROM generate_series(1, 30) i RETURNING id
+                    ), d AS (
+                        INSERT INTO devices (user_id, token, environment, bundle_id)
+                        SELECT u.id, md5(u.id::text || k) || md5(k || u.id::text), 'production', 'app.orbitcove.ios'
+                        FROM u, generate_series(1, 2) k RETURNING user_id, token
+                    ), n AS (
+                        INSERT INTO notifications (user_id, type, title, body)
+                        SELECT u.id, 'new_post', 'Post ' || n, 'Hello' FROM u, generate_series(1, 10) n
+                        RETURNING id, user_id
                     )
-                    INSERT INTO notifications (user_id, type, title, body)
-                    SELECT u.id, 'new_post', 'Post ' || n, 'Hello' FROM u, generate_series(1, 20) n
-                    RETURNING id::text
+                    SELECT n.id::text || ' ' || d.token FROM n JOIN d USING (user_id)
                     """
                 ).map { try $0.decode(0, as: String.self) }
             }
@@ -57,7 +65,7 @@ struct JobsTests {
             let deliveries = Self.deliveries(in: runs)
             #expect(Set(deliveries.keys) == expected)
             let twice = deliveries.filter { $0.value > 1 }
-            #expect(twice.count == 0, "notifications delivered more than once")
+            #expect(twice.count == 0, "pushes sent more than once")
             let undelivered = try await database.withConnection { connection in
                 try await connection.query("SELECT count(*) FROM notifications WHERE delivered_at IS NULL").single().decode(0, as: Int64.self)
             }

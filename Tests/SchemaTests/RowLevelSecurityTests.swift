@@ -304,6 +304,13 @@ struct RowLevelSecurityTests {
         ("hard-deleting a post", .a, { w in "DELETE FROM posts WHERE community_id = \(w.communityA)" }),
         ("reading the materialized balances", .a, { _ in "SELECT * FROM orbit_private.balances_snapshot" }),
         ("reading schema_migrations", .a, { _ in "SELECT * FROM schema_migrations" }),
+        ("reading the push queue", .a, { _ in "SELECT * FROM push_deliveries" }),
+        (
+            "queueing a push", .a,
+            { w in
+                "INSERT INTO push_deliveries (notification_id, device_id) SELECT n.id, d.id FROM notifications n, devices d WHERE n.user_id = \(w.id(.a)) AND d.user_id = \(w.id(.a))"
+            }
+        ),
         (
             "notifying someone one shares no community with", .a2,
             { w in

@@ -16,13 +16,13 @@ package struct ScheduledJob: Sendable {
     package var run: @Sendable (OrbitServices) async throws -> String
 
     /// The jobs, in the order a tick runs them.
-    package static func all(delivery: any NotificationDelivery) -> [ScheduledJob] {
+    package static func all(pushes: any PushSender) -> [ScheduledJob] {
         [
             ScheduledJob(name: "reminders", everyTicks: 1, timeout: .seconds(50)) { services in
                 "\(try await services.notifications.sendReminders()) created"
             },
             ScheduledJob(name: "delivery", everyTicks: 1, timeout: .seconds(50)) { services in
-                "\(try await services.notifications.deliverPending(using: delivery)) delivered"
+                "\(try await services.notifications.deliverPending(using: pushes))"
             },
             ScheduledJob(name: "balances", everyTicks: 5, timeout: .seconds(300)) { services in
                 guard let duration = try await services.finances.refreshBalancesSnapshot(timeout: .seconds(290)) else {

@@ -26,12 +26,33 @@ package struct AppNotification: Sendable, Codable, Equatable {
         case id, userID = "user_id", communityID = "community_id", type, title, body, data, readAt = "read_at", createdAt = "created_at"
     }
 
+    package init(
+        id: NotificationID, userID: UserID, communityID: CommunityID?, type: NotificationType, title: String, body: String, data: String,
+        readAt: Date? = nil, createdAt: Date
+    ) {
+        (self.id, self.userID, self.communityID, self.type, self.title, self.body, self.data, self.readAt, self.createdAt) =
+            (id, userID, communityID, type, title, body, data, readAt, createdAt)
+    }
+
     static let columns = "id, user_id, community_id, type::text AS type, title, body, data::text AS data, read_at, created_at"
 
     init(row: PostgresRow) throws {
         (id, userID, communityID, type, title, body, data, readAt, createdAt) = try row.decode(
             (NotificationID, UserID, CommunityID?, NotificationType, String, String, String, Date?, Date).self
         )
+    }
+
+    /// From the columns named as in `columns`, wherever they are in the row.
+    init(columnsNamedIn row: PostgresRow) throws {
+        id = try row.decode("id")
+        userID = try row.decode("user_id")
+        communityID = try row.decode("community_id")
+        type = try row.decode("type")
+        title = try row.decode("title")
+        body = try row.decode("body")
+        data = try row.decode("data")
+        readAt = try row.decode("read_at")
+        createdAt = try row.decode("created_at")
     }
 
     package func encode(to encoder: any Encoder) throws {

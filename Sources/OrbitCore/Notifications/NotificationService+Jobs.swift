@@ -1,13 +1,13 @@
-import Foundation
+package import Foundation
 import Logging
 import OrbitPostgres
 
 /// The scheduled work of notifications: reminders, and delivery to devices.
 ///
 /// Both are safe on any number of servers at once. Reminders carry a dedupe key (a unique index
-/// per user), so two servers making the same reminder store it once. Delivery claims a batch of
-/// rows with `FOR UPDATE SKIP LOCKED` and a lease, and marks a row delivered only if its claim is
-/// still the one it holds, so each notification goes to one server.
+/// per user), so two servers making the same reminder store it once. Delivery hands each
+/// notification out once and sends each push from one server, at most once per device
+/// (`deliverPending`).
 extension NotificationService {
     /// Occurrences of series per reminder insert (one statement, one transaction each).
     static let reminderBatch = 5000
@@ -176,59 +176,212 @@ extension NotificationService {
 
     // MARK: - Delivery
 
-    /// How long a server's claim on a batch holds: a server that dies with a batch claimed
-    /// leaves it to the others after this long.
-    static let deliveryLease: TimeInterval = 300
+    /// How many times a push is tried before it is given up.
+    static let pushAttempts = 5
+    /// A push not sent within this long after its notification is dropped (also its
+    /// `apns-expiration`): a day-old "new post" is noise.
+    package static let pushLifetime: TimeInterval = 86_400
+    /// A push claimed this long ago without an outcome belongs to a server that stopped; it is
+    /// marked failed, never sent again.
+    static let abandonedSend: TimeInterval = 3600
+    /// Pushes sent at once by one server (APNs multiplexes them over one HTTP/2 connection).
+    static let sendWidth = 32
 
-    /// Operator job: hands undelivered notifications to `delivery`, at most `limit` per call, in
-    /// claimed batches. A notification is marked delivered only by the claim that delivered it;
-    /// a delivery that fails is left for another attempt after the lease.
-    /// - Returns: how many were delivered.
-    package func deliverPending(using delivery: any NotificationDelivery, limit: Int = 1000, batch: Int = 100) async throws -> Int {
-        let claim = UUID()
-        var delivered = 0
-        while delivered < limit {
-            let now = runner.now()
-            let claimed = try await runner.asOperator { connection in
+    /// Operator job: hands undelivered notifications out and sends the pushes that are due, at
+    /// most `limit` of each per call, in batches of `batch`.
+    ///
+    /// Handing out is one statement per batch: it marks the notifications delivered and queues a
+    /// push for each device of their users, so a notification is handed out once whatever the
+    /// number of servers. Sending claims due pushes (`queued` → `sending`) and commits before
+    /// anything is sent, then records each outcome (migrations/0018_push_deliveries.sql): a push
+    /// reaches each device at most once; one that cannot have arrived is retried with backoff.
+    package func deliverPending(using sender: any PushSender, limit: Int = 1000, batch: Int = 100) async throws -> DeliveryReport {
+        var report = DeliveryReport()
+        let now = runner.now()
+        while report.notifications < limit {
+            let size = min(batch, limit - report.notifications)
+            let (notifications, queued) = try await runner.asOperator { connection in
                 try await connection.query(
                     """
-                    UPDATE notifications SET delivery_claim = \(claim), delivery_claimed_at = \(now)
-                    WHERE id IN (
-                        SELECT id FROM notifications
-                        WHERE delivered_at IS NULL
-                          AND (delivery_claimed_at IS NULL OR delivery_claimed_at < \(now.addingTimeInterval(-Self.deliveryLease)))
-                        ORDER BY created_at, id LIMIT \(min(batch, limit - delivered))
-                        FOR UPDATE SKIP LOCKED
+                    WITH handed AS (
+                        UPDATE notifications SET delivered_at = now()
+                        WHERE id IN (
+                            SELECT id FROM notifications WHERE delivered_at IS NULL
+                            ORDER BY created_at, id LIMIT \(size)
+                            FOR UPDATE SKIP LOCKED
+                        )
+                        RETURNING id, user_id
+                    ), queued AS (
+                        INSERT INTO push_deliveries (notification_id, device_id, next_attempt_at)
+                        SELECT h.id, d.id, \(now) FROM handed h JOIN devices d ON d.user_id = h.user_id
+                        ON CONFLICT DO NOTHING
+                        RETURNING 1
                     )
-                    RETURNING \(unescaped: AppNotification.columns)
+                    SELECT (SELECT count(*) FROM handed), (SELECT count(*) FROM queued)
                     """
-                ).map(AppNotification.init(row:))
+                ).single().decode((Int64, Int64).self)
             }
-            guard !claimed.isEmpty else { break }
-            var done: [UUID] = []
-            for notification in claimed.sorted(by: { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }) {
-                do {
-                    try await delivery.deliver(notification)
-                    done.append(notification.id.uuid)
-                } catch {
-                    Self.logger.warning(
-                        "a notification could not be delivered; it is retried after the lease",
-                        metadata: ["notification_id": "\(notification.id)", "error": "\(error)"]
-                    )
-                }
-            }
-            let marked = try await runner.asOperator { connection in
-                try await connection.query(
-                    """
-                    UPDATE notifications SET delivered_at = now()
-                    WHERE id = ANY(\(done)) AND delivered_at IS NULL AND delivery_claim = \(claim)
-                    """
-                ).affectedRows ?? 0
-            }
-            delivered += marked
-            if done.count < claimed.count { break }
+            report.notifications += Int(notifications)
+            report.queued += Int(queued)
+            if notifications < size { break }
         }
-        return delivered
+        report.failed += try await runner.asOperator { connection in
+            try await connection.query(
+                """
+                UPDATE push_deliveries SET state = 'failed', finished_at = now(),
+                    error = 'no outcome was recorded: the server sending it stopped'
+                WHERE state = 'sending' AND claimed_at < \(now.addingTimeInterval(-Self.abandonedSend))
+                """
+            ).affectedRows ?? 0
+        }
+        var claimedSoFar = 0
+        while claimedSoFar < limit {
+            let (pushes, dropped) = try await claimDuePushes(limit: min(batch, limit - claimedSoFar))
+            claimedSoFar += pushes.count + dropped
+            report.failed += dropped
+            guard !pushes.isEmpty else {
+                if dropped == 0 { break }
+                continue
+            }
+            let outcomes = await withTaskGroup(of: (Int, PushOutcome).self) { group in
+                var outcomes = [PushOutcome?](repeating: nil, count: pushes.count)
+                var next = 0
+                while next < min(Self.sendWidth, pushes.count) {
+                    let index = next
+                    group.addTask { (index, await sender.send(pushes[index])) }
+                    next += 1
+                }
+                while let (index, outcome) = await group.next() {
+                    outcomes[index] = outcome
+                    if next < pushes.count {
+                        let index = next
+                        group.addTask { (index, await sender.send(pushes[index])) }
+                        next += 1
+                    }
+                }
+                return outcomes.map { $0 ?? .failed(reason: "no outcome") }
+            }
+            try await record(outcomes, of: pushes, into: &report)
+        }
+        return report
+    }
+
+    /// Claims up to `limit` due pushes: marks them `sending` and returns them with what sending
+    /// needs. Pushes whose device moved to another user or whose notification is older than
+    /// `pushLifetime` are marked failed instead (the second count).
+    private func claimDuePushes(limit: Int) async throws -> ([Push], Int) {
+        let now = runner.now()
+        let rows = try await runner.asOperator { connection in
+            try await connection.query(
+                """
+                WITH due AS (
+                    SELECT notification_id, device_id FROM push_deliveries
+                    WHERE state = 'queued' AND next_attempt_at <= \(now)
+                    ORDER BY next_attempt_at LIMIT \(limit)
+                    FOR UPDATE SKIP LOCKED
+                ), claimed AS (
+                    UPDATE push_deliveries p
+                    SET attempts = p.attempts + 1, claimed_at = now(),
+                        state = CASE WHEN d.id IS NULL OR n.created_at < \(now.addingTimeInterval(-Self.pushLifetime)) THEN 'failed' ELSE 'sending' END,
+                        finished_at = CASE WHEN d.id IS NULL OR n.created_at < \(now.addingTimeInterval(-Self.pushLifetime)) THEN now() END,
+                        error = CASE WHEN d.id IS NULL THEN 'the device moved to another user'
+                                     WHEN n.created_at < \(now.addingTimeInterval(-Self.pushLifetime)) THEN 'expired before it could be sent' END
+                    FROM due
+                    JOIN notifications n ON n.id = due.notification_id
+                    LEFT JOIN devices d ON d.id = due.device_id AND d.user_id = n.user_id
+                    WHERE p.notification_id = due.notification_id AND p.device_id = due.device_id AND p.state = 'queued'
+                    RETURNING p.state, p.attempts, p.device_id, d.token, d.environment, d.bundle_id,
+                        n.id, n.user_id, n.community_id, n.type::text AS type, n.title, n.body, n.data::text AS data, n.read_at, n.created_at
+                )
+                SELECT c.*, (SELECT count(*) FROM notifications u WHERE u.user_id = c.user_id AND u.read_at IS NULL) AS badge
+                FROM claimed c
+                """
+            )
+        }
+        var pushes: [Push] = []
+        var dropped = 0
+        for row in rows {
+            let (state, attempt, deviceID, token, environment, bundleID) = try row.decode(
+                (String, Int, DeviceID, String?, APNsEnvironment?, String?).self)
+            guard state == "sending", let token, let environment, let bundleID else {
+                dropped += 1
+                continue
+            }
+            let notification = try AppNotification(columnsNamedIn: row)
+            pushes.append(
+                Push(
+                    notification: notification, deviceID: deviceID, token: token, environment: environment, bundleID: bundleID,
+                    badge: try row.decode("badge", as: Int.self), attempt: attempt))
+        }
+        return (pushes, dropped)
+    }
+
+    /// Writes how each send ended, removes devices APNs no longer knows, and counts it all.
+    private func record(_ outcomes: [PushOutcome], of pushes: [Push], into report: inout DeliveryReport) async throws {
+        let now = runner.now()
+        var states: [String] = []
+        var nextAttempts: [Date] = []
+        var apnsIDs: [String] = []
+        var errors: [String] = []
+        var unregistered: [UUID] = []
+        for (push, outcome) in zip(pushes, outcomes) {
+            var state = "failed"
+            var next = now
+            var apnsID = ""
+            var error = ""
+            switch outcome {
+            case .sent(let id):
+                state = "sent"
+                apnsID = id ?? ""
+                report.sent += 1
+            case .retry(let reason, let after):
+                error = reason
+                if push.attempt < Self.pushAttempts {
+                    state = "queued"
+                    let backoff = after.map { TimeInterval($0.components.seconds) } ?? 60 * pow(2, Double(push.attempt - 1))
+                    next = now.addingTimeInterval(min(max(backoff, 1), 3600))
+                    report.retrying += 1
+                } else {
+                    error = "gave up after \(push.attempt) attempts: \(reason)"
+                    report.failed += 1
+                }
+            case .failed(let reason):
+                error = reason
+                report.failed += 1
+            case .unregistered(let reason):
+                error = reason
+                unregistered.append(push.deviceID.uuid)
+                report.failed += 1
+            }
+            states.append(state)
+            nextAttempts.append(next)
+            apnsIDs.append(apnsID)
+            errors.append(error)
+        }
+        let notificationIDs = pushes.map(\.notification.id.uuid)
+        let deviceIDs = pushes.map(\.deviceID.uuid)
+        report.devicesRemoved += try await runner.asOperator { connection in
+            try await connection.query(
+                """
+                UPDATE push_deliveries p
+                SET state = o.state, next_attempt_at = o.next_attempt_at, apns_id = NULLIF(o.apns_id, ''), error = NULLIF(o.error, ''),
+                    finished_at = CASE WHEN o.state = 'queued' THEN NULL ELSE now() END
+                FROM unnest(\(notificationIDs)::uuid[], \(deviceIDs)::uuid[], \(states)::text[], \(nextAttempts)::timestamptz[],
+                            \(apnsIDs)::text[], \(errors)::text[])
+                    AS o(notification_id, device_id, state, next_attempt_at, apns_id, error)
+                WHERE p.notification_id = o.notification_id AND p.device_id = o.device_id AND p.state = 'sending'
+                """
+            )
+            guard !unregistered.isEmpty else { return 0 }
+            // A token registered again after the push was claimed is the app's new word on it.
+            return try await connection.query(
+                """
+                DELETE FROM devices d USING push_deliveries p
+                WHERE d.id = ANY(\(unregistered)) AND p.device_id = d.id AND p.claimed_at IS NOT NULL AND d.updated_at <= p.claimed_at
+                  AND p.notification_id = ANY(\(notificationIDs))
+                """
+            ).affectedRows ?? 0
+        }
     }
 
     static let logger = Logger(label: "orbit.notifications")

@@ -124,11 +124,12 @@ struct Dev: AsyncParsableCommand {
         let pool = ConnectionPool(configuration: configuration, options: .init(maxConnections: api.poolSize))
         try await api.serve(
             pool: pool, host: "127.0.0.1", port: apiPort, devAuth: true, logger: Logger(label: "orbit.api"), warnAboutRandomSecret: false,
-            onRunning: { port in
+            onRunning: { [pushes = api.jobs ? api.apns.summary : "off (--no-jobs)"] port in
                 let base = "http://127.0.0.1:\(port)"
                 print(
                     """
                       API         \(base)  (OpenAPI document: \(base)/openapi.yaml; dev auth on)
+                      Pushes      \(pushes)
                       Try it      TOKEN=$(curl -s -X POST \(base)/auth/dev -H 'content-type: application/json' \\
                                     -d '{"email":"ada@example.com"}' | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')
                                   curl -s \(base)/communities -H "authorization: Bearer $TOKEN"

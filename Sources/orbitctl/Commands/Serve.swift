@@ -4,6 +4,7 @@ import Logging
 import OrbitAPI
 import OrbitCore
 import OrbitPostgres
+import OrbitPush
 import ServiceLifecycle
 
 /// Options of the HTTP API shared by `orbitctl serve` and `orbitctl dev`.
@@ -28,6 +29,8 @@ struct APIOptions: ParsableArguments {
 
     @Option(help: "Sign-in requests per IP per minute (0: no limit).")
     var authRateLimit = 30
+
+    @OptionGroup var apns: APNsOptions
 
     @Flag(inversion: .prefixedNo, help: "Run the scheduled jobs (reminders, delivery, balances snapshot, retention) in this process.")
     var jobs = true
@@ -90,22 +93,40 @@ struct APIOptions: ParsableArguments {
             await replicas?.close()
             throw CommandFailure(error.description)
         }
-        let jobServices: [any Service] = jobs ? [ScheduledJobs(services: services, delivery: LoggingDelivery(), logger: logger)] : []
-        let app = api.makeApplication(logger: logger, services: jobServices, onRunning: onRunning)
-        guard let shutdown else {
-            try await app.runService()
-            return
-        }
-        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            tasks.addTask {
-                await shutdown()
-                await group.triggerGracefulShutdown()
+        var apnsSender: APNsSender?
+        var jobServices: [any Service] = []
+        if jobs {
+            let pushes: any PushSender
+            do {
+                (pushes, apnsSender) = try await apns.pushSender(logger: logger)
+            } catch {
+                await pool.close()
+                await replicas?.close()
+                throw error
             }
-            try await tasks.next()
-            tasks.cancelAll()
+            jobServices = [ScheduledJobs(services: services, pushes: pushes, logger: logger)]
         }
+        let app = api.makeApplication(logger: logger, services: jobServices, onRunning: onRunning)
+        do {
+            if let shutdown {
+                let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+                try await withThrowingTaskGroup(of: Void.self) { tasks in
+                    tasks.addTask { try await group.run() }
+                    tasks.addTask {
+                        await shutdown()
+                        await group.triggerGracefulShutdown()
+                    }
+                    try await tasks.next()
+                    tasks.cancelAll()
+                }
+            } else {
+                try await app.runService()
+            }
+        } catch {
+            await APNsOptions.close(apnsSender, logger: logger)
+            throw error
+        }
+        await APNsOptions.close(apnsSender, logger: logger)
     }
 }
 
@@ -162,5 +183,75 @@ struct Serve: AsyncParsableCommand {
             },
             shutdown: nil
         )
+    }
+}
+
+/// Where pushes go: APNs with the team's key, or (without these options) standard output.
+struct APNsOptions: ParsableArguments {
+    @Option(help: "APNs signing key (the .p8 file): pushes go to APNs. Needs --apns-key-id and --apns-team-id.")
+    var apnsKeyFile: String?
+
+    @Option(help: "The APNs key's 10-character id.")
+    var apnsKeyID: String?
+
+    @Option(help: "The Apple Developer team id (10 characters).")
+    var apnsTeamID: String?
+
+    @Option(help: "APNs environments to send to: production, sandbox or both (devices say which they belong to).")
+    var apnsEnvironment = "both"
+
+    func validate() throws {
+        let given = [apnsKeyFile, apnsKeyID, apnsTeamID]
+        guard given.allSatisfy({ $0 == nil }) || given.allSatisfy({ $0 != nil }) else {
+            throw ValidationError("APNs needs all three of --apns-key-file, --apns-key-id and --apns-team-id.")
+        }
+        guard environments != nil else { throw ValidationError("--apns-environment must be production, sandbox or both.") }
+    }
+
+    var environments: Set<APNsEnvironment>? {
+        switch apnsEnvironment {
+        case "both": [.production, .sandbox]
+        default: APNsEnvironment(rawValue: apnsEnvironment).map { [$0] }
+        }
+    }
+
+    /// Where pushes go, in a few words.
+    var summary: String {
+        guard apnsKeyFile != nil, let environments else { return "printed on stdout (no --apns-key-file)" }
+        return "APNs (\(environments.map(\.rawValue).sorted().joined(separator: ", ")))"
+    }
+
+    /// APNs when configured, otherwise the sender that prints; says which. The second value is
+    /// the APNs sender to shut down at the end.
+    func pushSender(logger: Logger) async throws -> (any PushSender, APNsSender?) {
+        guard let apnsKeyFile, let apnsKeyID, let apnsTeamID, let environments else {
+            logger.notice("APNs is not configured (--apns-key-file, --apns-key-id, --apns-team-id): pushes are only written to stdout")
+            return (LoggingPushSender(), nil)
+        }
+        let pem: String
+        do {
+            pem = try String(contentsOfFile: apnsKeyFile, encoding: .utf8)
+        } catch {
+            throw CommandFailure("cannot read the APNs key \(apnsKeyFile): \(error.localizedDescription)")
+        }
+        do {
+            let sender = try await APNsSender(
+                configuration: try APNsConfiguration(keyPEM: pem, keyID: apnsKeyID, teamID: apnsTeamID, environments: environments))
+            logger.info(
+                "pushes go to APNs",
+                metadata: ["environments": "\(environments.map(\.rawValue).sorted())", "key_id": "\(apnsKeyID)", "team_id": "\(apnsTeamID)"])
+            return (sender, sender)
+        } catch let error as APNsConfigurationError {
+            throw CommandFailure(error.description)
+        }
+    }
+
+    /// Shuts `sender` down, logging a failure.
+    static func close(_ sender: APNsSender?, logger: Logger) async {
+        do {
+            try await sender?.shutdown()
+        } catch {
+            logger.warning("closing the APNs connections failed", metadata: ["error": "\(error)"])
+        }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import OrbitCore
 
 /// `--now`: the time the jobs act as of (tests, catching up); default the clock.
@@ -64,29 +65,40 @@ struct JobsCommand: AsyncParsableCommand {
             discussion: """
                 Jobs: reminders, delivery, balances, accounts, retention, idempotency-keys. Any number of these
                 may run at once, on one machine or many: each job claims its work in the database. Delivery
-                without APNs configured prints one `notify` line per notification.
+                sends pushes to APNs with the --apns-* options (as `serve` does); without them it prints one \
+                `push` line per push.
                 """
         )
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var clock: ClockOptions
+        @OptionGroup var apns: APNsOptions
         @Option(name: .customLong("job"), help: ArgumentHelp("Run only this job (repeatable); default: all.", valueName: "name"))
         var only: [String] = []
 
         func validate() throws {
-            let known = Set(ScheduledJob.all(delivery: LoggingDelivery()).map(\.name))
+            let known = Set(ScheduledJob.all(pushes: LoggingPushSender()).map(\.name))
             if let unknown = only.first(where: { !known.contains($0) }) {
                 throw ValidationError("No job \(unknown); the jobs are \(known.sorted().joined(separator: ", ")).")
             }
         }
 
         func run() async throws {
-            let jobs = ScheduledJob.all(delivery: LoggingDelivery()).filter { only.isEmpty || only.contains($0.name) }
-            try await withServices(database) { services in
-                let services = clock.apply(to: services)
-                for job in jobs {
-                    print("\(job.name): \(try await job.runOnce(services))")
+            let logger = Logger(label: "orbitctl.jobs")
+            let needsPushes = only.isEmpty || only.contains("delivery")
+            let (pushes, sender) = needsPushes ? try await apns.pushSender(logger: logger) : (LoggingPushSender(), nil)
+            let jobs = ScheduledJob.all(pushes: pushes).filter { only.isEmpty || only.contains($0.name) }
+            do {
+                try await withServices(database) { services in
+                    let services = clock.apply(to: services)
+                    for job in jobs {
+                        print("\(job.name): \(try await job.runOnce(services))")
+                    }
                 }
+            } catch {
+                await APNsOptions.close(sender, logger: logger)
+                throw error
             }
+            await APNsOptions.close(sender, logger: logger)
         }
     }
 }
