@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Checks that this machine can build and run OrbitCove: Swift 6, pkg-config, libpq-dev (the
-# PostgreSQL C client library) and the PostgreSQL server programs (initdb, pg_ctl, postgres).
+# PostgreSQL C client library), the PostgreSQL server programs (initdb, pg_ctl, postgres) and
+# libvips-tools (vipsthumbnail, for image thumbnails).
 # As root, installs what is missing with apt-get; otherwise prints the exact command and fails.
 set -euo pipefail
 
@@ -17,6 +18,7 @@ done
 if [ -z "$server_found" ] && ! command -v initdb >/dev/null 2>&1; then
   missing+=(postgresql postgresql-contrib)
 fi
+command -v vipsthumbnail >/dev/null 2>&1 || missing+=(libvips-tools)
 if [ "$(id -u)" = 0 ] && ! command -v runuser >/dev/null 2>&1; then
   missing+=(util-linux)
 fi

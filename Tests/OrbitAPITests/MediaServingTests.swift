@@ -57,6 +57,62 @@ struct MediaServingTests {
         }
     }
 
+    /// A black 2000×1000 PNG (made by `vips black big.png 2000 1000`).
+    static let widePNG = Data(
+        base64Encoded:
+            "iVBORw0KGgoAAAANSUhEUgAAB9AAAAPoCAAAAACjNTp2AAAACXBIWXMAAAPoAAAD6AG1e1JrAAAHqUlEQVR4nO3BAQ0AAADCoPdPbQ8HFAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAPBmiioAAcbPhlIAAAAASUVORK5CYII="
+    )
+
+    @Test("an image gets a libvips thumbnail at upload; media JSON carries URLs the app can load; a PDF has none; delete removes both files")
+    func thumbnailsAndURLs() async throws {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "orbit-media-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await withAPI(storage: LocalDirectoryStorage(root: folder, publicURL: "https://api.example.com/")) { harness in
+            let cast = try await APICast.make(harness)
+            let png = try #require(Self.widePNG)
+            let uploaded = try await harness.request(
+                .post, "/communities/\(cast.community)/media?filename=wide.png", token: cast.memberToken, body: png,
+                headers: ["Content-Type": "image/png"])
+            #expect(uploaded.status == 201, "\(uploaded.text)")
+            let id = try uploaded.string("id")
+            #expect(try uploaded.string("url") == "https://api.example.com/media/\(id)")
+            #expect(try uploaded.string("thumbnail_url") == "https://api.example.com/media/\(id)/thumbnail")
+
+            let thumbnail = try await harness.request(.get, "/media/\(id)/thumbnail", token: cast.adminToken)
+            #expect(thumbnail.status == 200)
+            #expect(thumbnail.headers[.contentType] == "image/jpeg")
+            #expect(thumbnail.body.prefix(3) == Data([0xFF, 0xD8, 0xFF]))
+            // JPEG's SOF0 marker holds the height and width: shrunk to 512 on the longer side.
+            let marker = try #require(thumbnail.body.firstRange(of: Data([0xFF, 0xC0])))
+            let sof = thumbnail.body[marker.lowerBound...].prefix(9).map(Int.init)
+            #expect((sof[7] << 8 | sof[8], sof[5] << 8 | sof[6]) == (512, 256))
+            #expect(try await harness.request(.get, "/media/\(id)/thumbnail", token: cast.outsiderToken).status == 404)
+            let cached = try await harness.request(
+                .get, "/media/\(id)/thumbnail", token: cast.adminToken, headers: ["If-None-Match": thumbnail.headers[.eTag] ?? ""])
+            #expect(cached.status == 304)
+
+            // A photo post links the route, not a file on the server's disk.
+            let post = try await harness.request(
+                .post, "/communities/\(cast.community)/posts", token: cast.memberToken, json: ["type": "photo", "media_ids": [id]])
+            #expect(post.status == 201, "\(post.text)")
+            #expect((try post.json["media_urls"] as? [String]) == ["https://api.example.com/media/\(id)"])
+
+            let pdf = try await harness.request(
+                .post, "/communities/\(cast.community)/media?filename=rules.pdf", token: cast.memberToken, body: Data("%PDF-1.4".utf8),
+                headers: ["Content-Type": "application/pdf"])
+            #expect(pdf.status == 201)
+            #expect(try pdf.json["thumbnail_url"] is NSNull)
+            #expect(try await harness.request(.get, "/media/\(try pdf.string("id"))/thumbnail", token: cast.adminToken).status == 404)
+
+            let files = {
+                (try? FileManager.default.subpathsOfDirectory(atPath: folder.path))?.filter { $0.hasSuffix(".png") || $0.hasSuffix(".jpg") } ?? []
+            }
+            #expect(files().count == 2)
+            #expect(try await harness.request(.delete, "/media/\(id)", token: cast.memberToken).status == 204)
+            #expect(files().isEmpty)
+        }
+    }
+
     @Test(
         "Range headers as RFC 9110 reads them",
         arguments: [

@@ -69,35 +69,53 @@ extension OrbitAPI {
         router.get("media/:media_id") { request, context in
             let (media, path) = try await services.media.file(try context.id("media_id", as: MediaID.self), as: try context.requireUser())
             guard let path else { throw APIProblem.notFound("The file of media \(media.id) is not kept by this server.") }
-            let etag = "\"\(media.id)\""
-            var headers: HTTPFields = [
-                .contentType: media.mimeType, .eTag: etag, .cacheControl: "private, max-age=31536000, immutable", .acceptRanges: "bytes",
-            ]
-            if let match = request.headers[.ifNoneMatch],
-                match.split(separator: ",").contains(where: { ["*", etag, "W/" + etag].contains($0.trimmingCharacters(in: .whitespaces)) })
-            {
-                return Response(status: .notModified, headers: headers)
+            return try await Self.serveFile(
+                at: path, size: media.sizeBytes, type: media.mimeType, etag: "\"\(media.id)\"", request: request, context: context)
+        }
+        // Its thumbnail (images only; JPEG, at most 512 pixels on the longer side), the same way.
+        router.get("media/:media_id/thumbnail") { request, context in
+            let (media, path) = try await services.media.file(
+                try context.id("media_id", as: MediaID.self), .thumbnail, as: try context.requireUser())
+            guard let path, let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int else {
+                throw APIProblem.notFound("The thumbnail of media \(media.id) is not kept by this server.")
             }
-            let size = media.sizeBytes
-            // If-Range naming another version means: the whole file.
-            let ifRange = request.headers[.ifRange]
-            switch ByteRange(request.headers[.range], size: size, applies: ifRange == nil || ifRange == etag) {
-            case .whole:
-                headers[.contentLength] = String(size)
-                return Response(status: .ok, headers: headers, body: try await FileIO().loadFile(path: path, context: context))
-            case .part(let range):
-                headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(size)"
-                headers[.contentLength] = String(range.count)
-                return Response(
-                    status: .partialContent, headers: headers, body: try await FileIO().loadFile(path: path, range: range, context: context))
-            case .unsatisfiable:
-                headers[.contentRange] = "bytes */\(size)"
-                return Response(status: .rangeNotSatisfiable, headers: headers)
-            }
+            return try await Self.serveFile(
+                at: path, size: size, type: "image/jpeg", etag: "\"\(media.id)-thumbnail\"", request: request, context: context)
         }
         router.delete("media/:media_id") { _, context in
             try await services.media.delete(try context.id("media_id", as: MediaID.self), as: try context.requireUser())
             return NoContent()
+        }
+    }
+
+    /// A stored file, streamed from disk, with its type, an ETag (an upload never changes, so its
+    /// id is its version), long private caching, `If-None-Match` and single byte ranges (video
+    /// seeking, `If-Range`).
+    static func serveFile(
+        at path: String, size: Int, type: String, etag: String, request: Request, context: APIContext
+    ) async throws -> Response {
+        var headers: HTTPFields = [
+            .contentType: type, .eTag: etag, .cacheControl: "private, max-age=31536000, immutable", .acceptRanges: "bytes",
+        ]
+        if let match = request.headers[.ifNoneMatch],
+            match.split(separator: ",").contains(where: { ["*", etag, "W/" + etag].contains($0.trimmingCharacters(in: .whitespaces)) })
+        {
+            return Response(status: .notModified, headers: headers)
+        }
+        // If-Range naming another version means: the whole file.
+        let ifRange = request.headers[.ifRange]
+        switch ByteRange(request.headers[.range], size: size, applies: ifRange == nil || ifRange == etag) {
+        case .whole:
+            headers[.contentLength] = String(size)
+            return Response(status: .ok, headers: headers, body: try await FileIO().loadFile(path: path, context: context))
+        case .part(let range):
+            headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(size)"
+            headers[.contentLength] = String(range.count)
+            return Response(
+                status: .partialContent, headers: headers, body: try await FileIO().loadFile(path: path, range: range, context: context))
+        case .unsatisfiable:
+            headers[.contentRange] = "bytes */\(size)"
+            return Response(status: .rangeNotSatisfiable, headers: headers)
         }
     }
 }

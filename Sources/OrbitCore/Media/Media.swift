@@ -23,10 +23,29 @@ package struct Media: Sendable, Codable, Equatable {
     package var width: Int?
     package var height: Int?
     package var createdAt: Date
+    /// Where the app loads the file from (`MediaStorage.url`); set by the service.
+    package var url = ""
+    /// Where the app loads the thumbnail from, when there is one.
+    package var thumbnailURL: String?
 
     enum CodingKeys: String, CodingKey {
         case id, communityID = "community_id", uploadedBy = "uploaded_by", type, filename, mimeType = "mime_type", sizeBytes = "size_bytes"
         case storagePath = "storage_path", thumbnailPath = "thumbnail_path", width, height, createdAt = "created_at"
+        case url, thumbnailURL = "thumbnail_url"
+    }
+
+    /// With `url` and `thumbnailURL` from `storage`; without one (a reader such as `orbitctl
+    /// media list` that serves no files), the API's routes, relative.
+    func linked(by storage: (any MediaStorage)?) -> Media {
+        var media = self
+        guard let storage else {
+            media.url = "/media/\(id)"
+            media.thumbnailURL = thumbnailPath.map { _ in "/media/\(id)/thumbnail" }
+            return media
+        }
+        media.url = storage.url(for: id, .original, path: storagePath)
+        media.thumbnailURL = thumbnailPath.map { storage.url(for: id, .thumbnail, path: $0) }
+        return media
     }
 
     static let columns = """
@@ -59,6 +78,8 @@ package struct Media: Sendable, Codable, Equatable {
         try container.encode(sizeBytes, forKey: .sizeBytes)
         try container.encode(storagePath, forKey: .storagePath)
         try container.encode(thumbnailPath, forKey: .thumbnailPath)
+        try container.encode(url, forKey: .url)
+        try container.encode(thumbnailURL, forKey: .thumbnailURL)
         try container.encode(width, forKey: .width)
         try container.encode(height, forKey: .height)
         try container.encode(createdAt, forKey: .createdAt)

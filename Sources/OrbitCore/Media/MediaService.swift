@@ -86,11 +86,12 @@ package struct MediaService: Sendable {
                 $0.isASCII && (CharacterSet.alphanumerics.contains($0) || ".-_".unicodeScalars.contains($0)) ? Character($0) : "_"
             })
         let path = "\(community)/\(id)/\(safeName)"
-        var stored = false
+        let thumbnailPath = "\(community)/\(id)/\(Thumbnailer.fileName)"
+        var stored: [String] = []
         do {
             return try await runner.asUser(actor) { connection in
                 try await runner.requireMember(actor, of: community, on: connection)
-                let row = try await connection.query(
+                var row = try await connection.query(
                     """
                     INSERT INTO media (id, community_id, uploaded_by, type, filename, mime_type, size_bytes, storage_path, width, height)
                     VALUES (\(id), \(community), \(actor), \(upload.type)::media_type, \(upload.filename), \(upload.mime), \(Int32(upload.size)),
@@ -98,14 +99,29 @@ package struct MediaService: Sendable {
                     RETURNING \(unescaped: Media.columns)
                     """
                 ).single()
-                if !stored {
+                if !stored.contains(path) {
                     try await store(path)
-                    stored = true
+                    stored.append(path)
                 }
-                return try Media(row: row)
+                // The thumbnail, in the same transaction: the row appears with it or not at all.
+                if upload.type == .image, let original = storage.localFile(for: path) {
+                    if !stored.contains(thumbnailPath) {
+                        let made = try storage.incomingFile().appendingPathExtension("jpg")
+                        if await Thumbnailer.make(from: URL(fileURLWithPath: original), to: made) {
+                            try await storage.store(contentsOf: made, at: thumbnailPath)
+                            stored.append(thumbnailPath)
+                        }
+                    }
+                    if stored.contains(thumbnailPath) {
+                        row = try await connection.query(
+                            "UPDATE media SET thumbnail_path = \(thumbnailPath) WHERE id = \(id) RETURNING \(unescaped: Media.columns)"
+                        ).single()
+                    }
+                }
+                return try Media(row: row).linked(by: storage)
             }
         } catch {
-            if stored { try? await storage.remove(at: path) }
+            for file in stored.reversed() { try? await storage.remove(at: file) }
             throw error
         }
     }
@@ -113,6 +129,7 @@ package struct MediaService: Sendable {
     /// A community's media, newest first.
     package func list(of community: CommunityID, limit: Int = 50, cursor: String? = nil, as actor: UserID) async throws -> Page<Media> {
         try Validate.limit(limit, in: 1...200)
+        let storage = runner.storage
         let after = try PageCursor.decode(cursor, list: "media", parts: 2)
         return try await runner.asUserReading(actor) { connection in
             try await runner.requireMember(actor, of: community, on: connection)
@@ -126,28 +143,35 @@ package struct MediaService: Sendable {
                 """
             )
             return try Paging.page(
-                rows, limit: limit, list: "media", item: Media.init(row:),
+                rows, limit: limit, list: "media", item: { try Media(row: $0).linked(by: storage) },
                 key: Paging.timeAndID)
         }
     }
 
     /// An upload's metadata, for members of its community (row-level security: anyone else
-    /// finds nothing), and where its file is on this machine, when the storage keeps it here.
-    package func file(_ id: MediaID, as actor: UserID) async throws -> (media: Media, localPath: String?) {
+    /// finds nothing), and where its file (or its thumbnail) is on this machine, when the
+    /// storage keeps it here.
+    package func file(_ id: MediaID, _ variant: MediaVariant = .original, as actor: UserID) async throws -> (media: Media, localPath: String?) {
         let storage = try runner.requireStorage()
         let media = try await runner.asUserReading(actor) { connection in
             guard let row = try await connection.query("SELECT \(unescaped: Media.columns) FROM media WHERE id = \(id)").first else {
                 throw ServiceError.notFound("Media \(id)")
             }
-            return try Media(row: row)
+            return try Media(row: row).linked(by: storage)
         }
-        return (media, storage.localFile(for: media.storagePath))
+        switch variant {
+        case .original:
+            return (media, storage.localFile(for: media.storagePath))
+        case .thumbnail:
+            guard let thumbnail = media.thumbnailPath else { throw ServiceError.notFound("A thumbnail of media \(id)") }
+            return (media, storage.localFile(for: thumbnail))
+        }
     }
 
     /// Deletes an upload (its uploader or an admin): the row, then the file.
     package func delete(_ id: MediaID, as actor: UserID) async throws {
         let storage = try runner.requireStorage()
-        let path: String = try await runner.asUser(actor) { connection in
+        let paths: [String] = try await runner.asUser(actor) { connection in
             guard let row = try await connection.query("SELECT \(unescaped: Media.columns) FROM media WHERE id = \(id)").first else {
                 throw ServiceError.notFound("Media \(id)")
             }
@@ -156,9 +180,9 @@ package struct MediaService: Sendable {
                 try await runner.requireAdmin(actor, of: media.communityID, rule: "members can delete only their own uploads", on: connection)
             }
             try await connection.query("DELETE FROM media WHERE id = \(id)")
-            return media.storagePath
+            return [media.thumbnailPath, media.storagePath].compactMap { $0 }
         }
-        try await storage.remove(at: path)
+        for path in paths { try await storage.remove(at: path) }
     }
 
     /// The URLs of a community's media, for a photo post; every id must be an upload of it.
@@ -173,7 +197,7 @@ package struct MediaService: Sendable {
         }
         return try ids.map { id in
             guard let path = paths[id] else { throw ServiceError.notFound("Media \(id) in this community") }
-            return storage.url(for: path)
+            return storage.url(for: id, .original, path: path)
         }
     }
 }

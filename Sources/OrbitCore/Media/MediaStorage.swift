@@ -1,5 +1,10 @@
 package import Foundation
 
+/// Which file of an upload: the original or its thumbnail.
+package enum MediaVariant: Sendable {
+    case original, thumbnail
+}
+
 /// Where uploaded bytes live. `orbitctl dev` and the tests use a local directory; object
 /// storage comes later behind the same protocol.
 package protocol MediaStorage: Sendable {
@@ -7,8 +12,10 @@ package protocol MediaStorage: Sendable {
     func store(_ data: Data, at path: String) async throws
     /// Removes the file at `path`; removing a missing file is not an error.
     func remove(at path: String) async throws
-    /// The URL a client fetches the file from.
-    func url(for path: String) -> String
+    /// The URL the app loads a file of upload `id` from (stored at `path`): for a local folder
+    /// the authenticated route `GET /media/{id}` (or `/media/{id}/thumbnail`) of the API; an
+    /// object store would sign a short-lived URL of its own.
+    func url(for id: MediaID, _ variant: MediaVariant, path: String) -> String
     /// Where the file is on this machine's disk, for the API to stream it (`GET /media/{id}`,
     /// with ranges); nil for a storage whose files are elsewhere.
     func localFile(for path: String) -> String?
@@ -33,12 +40,16 @@ extension MediaStorage {
     }
 }
 
-/// Media in a folder of the local file system.
+/// Media in a folder of the local file system, served by the API.
 package struct LocalDirectoryStorage: MediaStorage {
     package let root: URL
+    /// The API's address as the app reaches it (`https://api.example.com`), without a trailing
+    /// slash; media URLs are relative (`/media/{id}`) when nil.
+    package let publicURL: String?
 
-    package init(root: URL) {
+    package init(root: URL, publicURL: String? = nil) {
         self.root = root
+        self.publicURL = publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
     }
 
     package func store(_ data: Data, at path: String) async throws {
@@ -55,8 +66,8 @@ package struct LocalDirectoryStorage: MediaStorage {
         try? FileManager.default.removeItem(at: file.deletingLastPathComponent())
     }
 
-    package func url(for path: String) -> String {
-        root.appending(path: path).absoluteString
+    package func url(for id: MediaID, _ variant: MediaVariant, path: String) -> String {
+        "\(publicURL ?? "")/media/\(id)\(variant == .thumbnail ? "/thumbnail" : "")"
     }
 
     package func localFile(for path: String) -> String? {

@@ -21,6 +21,9 @@ struct APIOptions: ParsableArguments {
     @Option(help: "Directory for uploaded media.")
     var mediaDirectory = ".orbit/media"
 
+    @Option(help: "The API's address as the app reaches it, e.g. https://api.example.com: media URLs begin with it (default: http://HOST:PORT).")
+    var publicURL: String?
+
     @Option(help: "Database connections of the server.")
     var poolSize = 10
 
@@ -62,6 +65,11 @@ struct APIOptions: ParsableArguments {
 
     func validate() throws {
         guard (1...200).contains(poolSize) else { throw ValidationError("--pool-size must be between 1 and 200.") }
+        if let publicURL {
+            guard let url = URL(string: publicURL), ["https", "http"].contains(url.scheme), url.host != nil, url.query == nil else {
+                throw ValidationError("--public-url must be an http(s) URL such as https://api.example.com.")
+            }
+        }
         guard writeRateLimit >= 0, authRateLimit >= 0 else { throw ValidationError("Rate limits must be 0 (none) or positive.") }
     }
 
@@ -76,7 +84,9 @@ struct APIOptions: ParsableArguments {
         if random && warnAboutRandomSecret {
             logger.warning("ORBIT_JWT_SECRET is not set: access tokens are signed with a random key and stop working when this process ends.")
         }
-        let storage = LocalDirectoryStorage(root: URL(fileURLWithPath: mediaDirectory, isDirectory: true).standardizedFileURL)
+        let storage = LocalDirectoryStorage(
+            root: URL(fileURLWithPath: mediaDirectory, isDirectory: true).standardizedFileURL,
+            publicURL: publicURL ?? (port == 0 ? nil : "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"))
         let services = OrbitServices(pool: pool, replicas: replicas, storage: storage)
         if let replicas {
             logger.info(
