@@ -13,6 +13,8 @@ dev=$!
 cleanup() {
     kill -INT "$dev" 2>/dev/null || true
     wait "$dev" 2>/dev/null || true
+    # The server's log outlives the run, for the errors a failing check points at.
+    cp "$work/dev.log" /tmp/orbit-dev-last.log 2>/dev/null || true
     rm -rf "$work"
 }
 trap cleanup EXIT

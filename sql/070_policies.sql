@@ -209,6 +209,14 @@ CREATE POLICY idempotency_keys_own ON idempotency_keys FOR ALL TO orbit_app
     USING (user_id = (SELECT orbit.app_user_id()))
     WITH CHECK (user_id = (SELECT orbit.app_user_id()));
 
+-- changes (the sync feed's log): the changes of one's active communities, and of entities only
+-- one user may see (notifications) only that user's. Written only by the trigger (sql/085).
+CREATE POLICY changes_select ON changes FOR SELECT TO orbit_app
+    USING (
+        community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
+        AND (user_id IS NULL OR user_id = (SELECT orbit.app_user_id()))
+    );
+
 -- audit log: admins read their community's; anyone records their own actions, in a community
 -- they belong or belonged to (leaving is logged after the leave).
 CREATE POLICY audit_log_select ON audit_log FOR SELECT TO orbit_app

@@ -20,13 +20,14 @@ GRANT EXECUTE ON FUNCTION
 TO orbit_app, orbit_admin;
 
 -- Operations a non-member must be able to perform, each checked inside the function.
-GRANT EXECUTE ON FUNCTION orbit.redeem_invite(text), orbit.materialize_occurrence(uuid, timestamptz), orbit.register_device(text, text, text, text)
+GRANT EXECUTE ON FUNCTION orbit.redeem_invite(text), orbit.materialize_occurrence(uuid, timestamptz), orbit.register_device(text, text, text, text),
+    orbit.change_horizon()
     TO orbit_app, orbit_admin;
 
 GRANT SELECT ON
     users, family_members, communities, members, invites, events, rsvps, posts, reactions,
     comments, poll_votes, transactions, splits, dues, dues_payments, media, notifications,
-    audit_log, refresh_tokens, idempotency_keys, devices, balances, orbit.balance_entries
+    audit_log, refresh_tokens, idempotency_keys, devices, balances, orbit.balance_entries, changes
 TO orbit_app;
 
 GRANT INSERT ON
@@ -56,4 +57,5 @@ TO orbit_app;
 -- orbit_admin: the operators' role (and owner of the SECURITY DEFINER functions).
 GRANT ALL ON ALL TABLES IN SCHEMA public TO orbit_admin;
 GRANT SELECT ON orbit.balance_entries TO orbit_admin;
+GRANT SELECT, UPDATE ON orbit_private.change_horizon TO orbit_admin;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA orbit TO orbit_admin;

@@ -76,6 +76,8 @@ package struct APIProblem: Error, Sendable, Encodable {
             self.init("conflict", title: "Conflict", status: .conflict, detail: error.message, field: error.field)
         case .unauthenticated:
             self = .unauthenticated(error.message)
+        case .gone:
+            self.init("resync", title: "Resync from scratch", status: .gone, detail: error.message)
         default:
             self = .internalError
         }

@@ -85,6 +85,7 @@ package struct OrbitAPI: Sendable {
         addMediaRoutes(to: app)
         addMoneyRoutes(to: app)
         addNotificationRoutes(to: app)
+        addSyncRoutes(to: app)
         routes.load(router.routes)
         return router
     }

@@ -44,4 +44,5 @@ package struct OrbitServices: Sendable {
     package var devices: DeviceService { DeviceService(runner) }
     package var idempotency: IdempotencyService { IdempotencyService(runner) }
     package var lifecycle: LifecycleService { LifecycleService(runner) }
+    package var sync: SyncService { SyncService(runner) }
 }

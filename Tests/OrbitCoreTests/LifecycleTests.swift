@@ -44,11 +44,19 @@ struct LifecycleTests {
                         "INSERT INTO audit_log (user_id, action, created_at) VALUES (\(cast.admin), 'test.old', now() - \(age) * interval '1 day')"
                     )
                 }
+                for age in [31, 29] {
+                    try await connection.query(
+                        """
+                        INSERT INTO changes (community_id, entity, entity_id, op, created_at)
+                        VALUES (\(cast.community), 'post', gen_random_uuid(), 'upsert', now() - \(age) * interval '1 day')
+                        """
+                    )
+                }
             }
             let dry = try await services.lifecycle.runRetention(dryRun: true)
             let expected = [
                 "posts": 1, "comments": 1, "reactions": 1, "poll_votes": 0, "notifications": 1, "invites": 1, "refresh_tokens": 1,
-                "audit_log": 1, "communities": 1, "members": 1, "events": 0, "transactions": 0,
+                "audit_log": 1, "communities": 1, "members": 1, "events": 0, "transactions": 0, "changes": 1,
             ]
             // posts also counts the posts of the purged community (none here).
             #expect(dry.counts == expected)

@@ -196,6 +196,31 @@ struct RowLevelSecurityTests {
         }
     }
 
+    @Test("the change log (sync feed): each user sees the changes of their active communities, and only their own notifications", arguments: viewers)
+    func changeLogVisibility(viewer: String) async throws {
+        try await withTestDatabase { database in
+            try await database.withConnection { connection in
+                let world = try await World.build(connection)
+                let person = World.Person(rawValue: viewer)
+                let rawSetting: String? = viewer == "(empty setting)" ? "" : nil
+                let all = try await connection.query("SELECT seq, community_id, user_id FROM changes").map {
+                    try $0.decode((Int64, UUID, UUID?).self)
+                }
+                #expect(all.contains { $0.2 != nil }, "the world has notification changes")
+                let expected = Set(
+                    all.filter { change in
+                        guard let person else { return false }
+                        let member = world.memberships[change.1]?.contains { $0.0 == person } ?? false
+                        return member && (change.2 == nil || change.2 == world.id(person))
+                    }.map(\.0))
+                try await connection.asApp(person.map(world.id), rawSetting: rawSetting) { connection in
+                    let visible = Set(try await connection.query("SELECT seq FROM changes").map { try $0.decode("seq", as: Int64.self) })
+                    #expect(visible == expected, "\(viewer): saw \(visible.count) changes, expected \(expected.count)")
+                }
+            }
+        }
+    }
+
     @Test("a soft-deleted community disappears for its members, with everything in it")
     func softDeletedCommunity() async throws {
         try await withTestDatabase { database in
@@ -305,6 +330,10 @@ struct RowLevelSecurityTests {
         ("reading the materialized balances", .a, { _ in "SELECT * FROM orbit_private.balances_snapshot" }),
         ("reading schema_migrations", .a, { _ in "SELECT * FROM schema_migrations" }),
         ("reading the push queue", .a, { _ in "SELECT * FROM push_deliveries" }),
+        (
+            "writing the change log", .a,
+            { w in "INSERT INTO changes (community_id, entity, entity_id, op) VALUES (\(w.communityA), 'post', gen_random_uuid(), 'delete')" }
+        ),
         (
             "queueing a push", .a,
             { w in

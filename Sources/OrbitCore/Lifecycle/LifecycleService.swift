@@ -102,6 +102,8 @@ package struct LifecycleService: Sendable {
             counts[rule.table] = 0
             for child in rule.children { counts[child.table] = 0 }
         }
+        counts["changes"] = 0
+        let changesCutoff = now.addingTimeInterval(-Double(SyncService.retentionDays) * Self.day)
         if dryRun {
             let due: [String: Int] = try await runner.asOperator { connection in
                 var due: [String: Int] = [:]
@@ -114,6 +116,8 @@ package struct LifecycleService: Sendable {
                         due[child.table, default: 0] += Int(try await connection.query(child.count(ids)).single().decode(0, as: Int64.self))
                     }
                 }
+                due["changes"] = Int(
+                    try await connection.query("SELECT count(*) FROM changes WHERE created_at < \(changesCutoff)").single().decode(0, as: Int64.self))
                 return due
             }
             return RetentionReport(counts: counts.merging(due, uniquingKeysWith: +), dryRun: true, ran: true)
@@ -144,6 +148,25 @@ package struct LifecycleService: Sendable {
                 counts.merge(batch, uniquingKeysWith: +)
                 if batch.isEmpty { break }
             }
+        }
+        // The sync feed's log: the cutoff moves first, in the same transaction as the deletes, so
+        // a cursor issued before it is refused (410) from the moment a change it may lack is gone.
+        while true {
+            let removed: Int? = try await runner.asOperator { connection in
+                let locked: Bool = try await connection.query("SELECT pg_try_advisory_xact_lock(\(Self.retentionLockKey)) AS locked")
+                    .single().decode("locked")
+                guard locked else { return nil }
+                try await connection.query("UPDATE orbit_private.change_horizon SET cutoff = greatest(cutoff, \(changesCutoff))")
+                return try await connection.query(
+                    """
+                    DELETE FROM changes WHERE seq IN (
+                        SELECT seq FROM changes WHERE created_at < \(changesCutoff) ORDER BY created_at LIMIT \(batchSize))
+                    """
+                ).affectedRows ?? 0
+            }
+            guard let removed else { break }
+            counts["changes", default: 0] += removed
+            if removed == 0 { break }
         }
         return RetentionReport(counts: counts, dryRun: false, ran: true)
     }

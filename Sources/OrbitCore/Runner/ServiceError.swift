@@ -17,6 +17,9 @@ package struct ServiceError: Error, Sendable, Equatable, CustomStringConvertible
         /// The caller's credentials (a sign-in token, a refresh token) are missing, invalid,
         /// expired or revoked.
         package static let unauthenticated = Code("unauthenticated")
+        /// What the request points at is no longer kept (a sync cursor older than the change
+        /// log's retention): start over.
+        package static let gone = Code("gone")
 
         package var description: String { name }
     }
@@ -51,6 +54,10 @@ package struct ServiceError: Error, Sendable, Equatable, CustomStringConvertible
     /// that 400 keeps meaning "malformed whatever the state" — what openapi.yaml can promise.
     package static func conflict(field: String, reason: String) -> ServiceError {
         ServiceError(code: .conflict, field: field, message: "\(field) \(reason).")
+    }
+
+    package static func gone(_ reason: String) -> ServiceError {
+        ServiceError(code: .gone, message: reason)
     }
 
     package static func unauthenticated(_ reason: String) -> ServiceError {

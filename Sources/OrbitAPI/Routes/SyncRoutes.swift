@@ -1,0 +1,15 @@
+import Foundation
+import Hummingbird
+import OrbitCore
+
+extension OrbitAPI {
+    func addSyncRoutes(to router: RouterGroup<APIContext>) {
+        // The change feed (docs/sync.md): the current state, then every change, resumable.
+        router.get("communities/:community_id/changes") { request, context in
+            let limit = try request.queryInt("limit", default: 500, range: 1...1000)
+            return JSON(
+                try await services.sync.changes(
+                    of: try context.id("community_id"), cursor: request.query("cursor"), limit: limit, as: try context.requireUser()))
+        }
+    }
+}

@@ -1,0 +1,207 @@
+package import Foundation
+import OrbitPostgres
+
+/// What a change is about: an entity of the feed, named as in the change JSON.
+package enum SyncEntity: String, Sendable, Codable, CaseIterable {
+    case community, member, event, rsvp, post, comment, media, expense, dues, duesPayment = "dues_payment", notification
+
+    /// The ids of the entities of this kind in `community` as `reader` sees them now, in id
+    /// order after `after`: the initial state.
+    func currentIDs(in community: CommunityID, after: UUID?, limit: Int, reader: UserID, on connection: PostgresConnection) async throws
+        -> [UUID]
+    {
+        let after = after ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        let query: PostgresQuery
+        switch self {
+        case .community:
+            return after == UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) ? [community.uuid] : []
+        case .member:
+            query = "SELECT id FROM members WHERE community_id = \(community) AND left_at IS NULL AND id > \(after) ORDER BY id LIMIT \(limit)"
+        case .event:
+            query = "SELECT id FROM events WHERE community_id = \(community) AND deleted_at IS NULL AND id > \(after) ORDER BY id LIMIT \(limit)"
+        case .rsvp:
+            query = """
+                SELECT r.id FROM rsvps r JOIN events e ON e.id = r.event_id
+                WHERE e.community_id = \(community) AND e.deleted_at IS NULL AND r.id > \(after) ORDER BY r.id LIMIT \(limit)
+                """
+        case .post:
+            query = "SELECT id FROM posts WHERE community_id = \(community) AND deleted_at IS NULL AND id > \(after) ORDER BY id LIMIT \(limit)"
+        case .comment:
+            query = """
+                SELECT c.id FROM comments c JOIN posts p ON p.id = c.post_id
+                WHERE p.community_id = \(community) AND p.deleted_at IS NULL AND c.deleted_at IS NULL AND c.id > \(after) ORDER BY c.id LIMIT \(limit)
+                """
+        case .media:
+            query = "SELECT id FROM media WHERE community_id = \(community) AND id > \(after) ORDER BY id LIMIT \(limit)"
+        case .expense:
+            query =
+                "SELECT id FROM transactions WHERE community_id = \(community) AND deleted_at IS NULL AND id > \(after) ORDER BY id LIMIT \(limit)"
+        case .dues:
+            query = "SELECT id FROM dues WHERE community_id = \(community) AND id > \(after) ORDER BY id LIMIT \(limit)"
+        case .duesPayment:
+            query = """
+                SELECT p.id FROM dues_payments p JOIN dues d ON d.id = p.dues_id
+                WHERE d.community_id = \(community) AND p.id > \(after) ORDER BY p.id LIMIT \(limit)
+                """
+        case .notification:
+            query = """
+                SELECT id FROM notifications WHERE community_id = \(community) AND user_id = \(reader) AND id > \(after) ORDER BY id LIMIT \(limit)
+                """
+        }
+        return try await connection.query(query).map { try $0.decode("id", as: UUID.self) }
+    }
+
+    /// The entity as its GET returns it to `reader`, or nil when they cannot see it (deleted,
+    /// left, or never theirs).
+    func load(_ id: UUID, reader: UserID, runner: RequestRunner, on connection: PostgresConnection) async throws -> (any Encodable & Sendable)? {
+        do {
+            switch self {
+            case .community:
+                let community = try await CommunityService.community(CommunityID(id), on: connection)
+                return community.deletedAt == nil ? community : nil
+            case .member:
+                return try await connection.query(
+                    "SELECT \(unescaped: Member.columns) FROM members m JOIN users u ON u.id = m.user_id WHERE m.id = \(id) AND m.left_at IS NULL"
+                ).first.map(Member.init(row:))
+            case .event:
+                return try await EventService.event(EventID(id), on: connection)
+            case .rsvp:
+                return try await connection.query("SELECT \(unescaped: RSVP.columns) FROM rsvps WHERE id = \(id)").first.map(RSVP.init(row:))
+            case .post:
+                return try await connection.query(FeedService.postQuery(PostID(id), reader: reader)).first.map(FeedPost.init(row:))
+            case .comment:
+                return try await connection.query("SELECT \(unescaped: Comment.columns) FROM comments c WHERE c.id = \(id) AND c.deleted_at IS NULL")
+                    .first.map(Comment.init(row:))
+            case .media:
+                return try await connection.query("SELECT \(unescaped: Media.columns) FROM media WHERE id = \(id)").first
+                    .map { try Media(row: $0).linked(by: runner.storage) }
+            case .expense:
+                return try await FinanceService(runner).expense(TransactionID(id), on: connection)
+            case .dues:
+                return try await DuesService.dues(DuesID(id), on: connection)
+            case .duesPayment:
+                guard
+                    let row = try await connection.query(
+                        """
+                        SELECT \(unescaped: DuesPayment.columns), (SELECT d.currency FROM dues d WHERE d.id = dues_payments.dues_id) AS dues_currency
+                        FROM dues_payments WHERE id = \(id)
+                        """
+                    ).first
+                else { return nil }
+                return try DuesPayment(row: row, currency: try row.decode("dues_currency"))
+            case .notification:
+                return try await connection.query(
+                    "SELECT \(unescaped: AppNotification.columns) FROM notifications WHERE id = \(id) AND user_id = \(reader)"
+                ).first.map(AppNotification.init(row:))
+            }
+        } catch let error as ServiceError where error.code == .notFound {
+            return nil
+        }
+    }
+}
+
+/// `upsert`: here is the entity as it is now; `delete`: drop it (deleted, or no longer visible).
+package enum ChangeOp: String, Sendable, Codable {
+    case upsert, delete
+}
+
+/// One entry of the feed.
+package struct Change: Sendable, Encodable {
+    package var entity: SyncEntity
+    package var id: UUID
+    package var op: ChangeOp
+    /// The entity's JSON as its GET returns it; nil for a delete.
+    package var data: (any Encodable & Sendable)?
+
+    enum CodingKeys: String, CodingKey { case entity, id, op, data }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(entity, forKey: .entity)
+        try container.encode(Identifier<SyncEntity>(id).description, forKey: .id)
+        try container.encode(op, forKey: .op)
+        if let data {
+            try container.encode(data, forKey: .data)
+        } else {
+            try container.encodeNil(forKey: .data)
+        }
+    }
+}
+
+/// A page of the feed: `next_cursor` is where the next pull starts; `has_more`: pull again now.
+package struct ChangePage: Sendable, Encodable {
+    package var changes: [Change]
+    package var nextCursor: String
+    package var hasMore: Bool
+
+    enum CodingKeys: String, CodingKey { case changes, nextCursor = "next_cursor", hasMore = "has_more" }
+}
+
+/// Where a follower is: at the start; listing the current state (begun at snapshot `mark`); or
+/// in the log, having been given every change of the transactions visible in snapshot `since`,
+/// and, while a window is paged, those of `target` up to (xid, seq).
+///
+/// Opaque to clients: base64url of a version, the parts and a checksum, checked when it comes
+/// back. Snapshots are PostgreSQL's `pg_snapshot` text (`xmin:xmax:xip,…`).
+enum SyncCursor: Equatable {
+    case start
+    /// `issued`: when `mark` (or `since`) was taken, in microseconds since 1970 (the database's
+    /// clock): a cursor issued before the log's compaction cutoff is gone.
+    case state(mark: String, issued: Int64, entity: Int, after: UUID?)
+    case log(since: String, issued: Int64, target: String?, xid: UInt64, seq: Int64)
+
+    static let version = "s1"
+
+    init(_ text: String?) throws {
+        guard let text else {
+            self = .start
+            return
+        }
+        let invalid = ServiceError.invalidInput(field: "cursor", reason: "is not a cursor of this feed")
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard text.count <= 16_384, let data = Data(base64Encoded: base64), let decoded = String(data: data, encoding: .utf8) else { throw invalid }
+        var fields = decoded.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+        guard fields.count >= 3, fields[0] == Self.version,
+            fields.removeLast() == String(FeedCursor.checksum(fields.joined(separator: "|")), radix: 36)
+        else { throw invalid }
+        switch (fields[1], fields.count) {
+        case ("state", 6):
+            guard Self.isSnapshot(fields[2]), let issued = Int64(fields[3]), let entity = Int(fields[4]),
+                SyncService.entities.indices.contains(entity)
+            else { throw invalid }
+            let after = fields[5].isEmpty ? nil : UUID(uuidString: fields[5])
+            guard fields[5].isEmpty || after != nil else { throw invalid }
+            self = .state(mark: fields[2], issued: issued, entity: entity, after: after)
+        case ("log", 7):
+            guard Self.isSnapshot(fields[2]), let issued = Int64(fields[3]), fields[4].isEmpty || Self.isSnapshot(fields[4]),
+                let xid = UInt64(fields[5]), let seq = Int64(fields[6])
+            else { throw invalid }
+            self = .log(since: fields[2], issued: issued, target: fields[4].isEmpty ? nil : fields[4], xid: xid, seq: seq)
+        default:
+            throw invalid
+        }
+    }
+
+    /// `xmin:xmax:xip,…` with decimal transaction ids.
+    static func isSnapshot(_ text: String) -> Bool {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        return parts.count == 3 && UInt64(parts[0]) != nil && UInt64(parts[1]) != nil
+            && (parts[2].isEmpty || parts[2].split(separator: ",", omittingEmptySubsequences: false).allSatisfy { UInt64($0) != nil })
+    }
+
+    var encoded: String {
+        let fields: [String]
+        switch self {
+        case .start: return ""
+        case .state(let mark, let issued, let entity, let after):
+            fields = [Self.version, "state", mark, String(issued), String(entity), after.map { Identifier<SyncEntity>($0).description } ?? ""]
+        case .log(let since, let issued, let target, let xid, let seq):
+            fields = [Self.version, "log", since, String(issued), target ?? "", String(xid), String(seq)]
+        }
+        let body = fields.joined(separator: "|")
+        let text = body + "|" + String(FeedCursor.checksum(body), radix: 36)
+        return Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}

@@ -1,0 +1,175 @@
+package import Foundation
+import OrbitPostgres
+
+/// The change feed of a community (issue 20, docs/sync.md): its current state, then every change
+/// after it, in windows a follower resumes from without ever skipping a commit.
+///
+/// The log records which entity each transaction changed, with the transaction's id. A cursor
+/// carries the snapshot up to which the follower has everything (`since`); a pull takes a new
+/// snapshot and delivers the changes of the transactions visible in it but not in `since`. A
+/// transaction still running is visible in neither, so it comes in a later window, whenever it
+/// commits, however long it ran and in whatever order writers commit; a long transaction holds
+/// back nothing but itself. The log holds no data: each page reads the entities as the follower
+/// (row-level security) the way their GETs do, so `data` is what the follower may see now, and an
+/// entity they can no longer see is a `delete`.
+package struct SyncService: Sendable {
+    let runner: RequestRunner
+
+    init(_ runner: RequestRunner) {
+        self.runner = runner
+    }
+
+    /// The entities of the feed, in the order the initial state lists them.
+    static let entities: [SyncEntity] = [
+        .community, .member, .event, .rsvp, .post, .comment, .media, .expense, .dues, .duesPayment, .notification,
+    ]
+
+    /// One page of `community`'s feed for `actor`: from the start (no cursor: the current state,
+    /// then changes) or after `cursor` (a `next_cursor` of an earlier page).
+    /// - Throws: `ServiceError.gone` when the cursor is older than the log's retention (resync
+    ///   from scratch); `invalidInput` for a cursor this server did not make.
+    package func changes(of community: CommunityID, cursor: String? = nil, limit: Int = 500, as actor: UserID) async throws -> ChangePage {
+        try Validate.limit(limit, in: 1...1000)
+        let position = try SyncCursor(cursor)
+        return try await runner.asUser(actor) { connection in
+            // Someone no longer in the community (left, removed, or it was deleted) is told to
+            // drop it all: one tombstone for the community.
+            guard try await Self.isMember(actor, of: community, on: connection) else {
+                return ChangePage(
+                    changes: [Change(entity: .community, id: community.uuid, op: .delete, data: nil)],
+                    nextCursor: cursor ?? "", hasMore: false)
+            }
+            switch position {
+            case .start:
+                let (mark, issued) = try await Self.snapshot(on: connection)
+                return try await state(of: community, mark: mark, issued: issued, entity: 0, after: nil, limit: limit, actor, on: connection)
+            case .state(let mark, let issued, let entity, let after):
+                try await Self.requireKept(issued, on: connection)
+                return try await state(of: community, mark: mark, issued: issued, entity: entity, after: after, limit: limit, actor, on: connection)
+            case .log(let since, let issued, let target, let xid, let seq):
+                try await Self.requireKept(issued, on: connection)
+                return try await log(
+                    of: community, since: since, issued: issued, target: target, after: (xid, seq), limit: limit, actor, on: connection)
+            }
+        }
+    }
+
+    /// The current snapshot and the time, in microseconds since 1970.
+    private static func snapshot(on connection: PostgresConnection) async throws -> (String, Int64) {
+        try await connection.query(
+            "SELECT pg_current_snapshot()::text AS snapshot, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS issued"
+        ).single().decode((String, Int64).self)
+    }
+
+    /// Refuses a cursor issued before the log's compaction cutoff: changes after it may be gone.
+    private static func requireKept(_ issued: Int64, on connection: PostgresConnection) async throws {
+        let kept = try await connection.query(
+            "SELECT orbit.change_horizon() <= timestamptz 'epoch' + \(issued) * interval '1 microsecond' AS kept"
+        ).single().decode("kept", as: Bool.self)
+        guard kept else {
+            throw ServiceError.gone(
+                "This cursor is older than the change log keeps (\(retentionDays) days): sync the community again from the start, without a cursor.")
+        }
+    }
+
+    private static func isMember(_ user: UserID, of community: CommunityID, on connection: PostgresConnection) async throws -> Bool {
+        try await connection.query(
+            """
+            SELECT FROM members m JOIN communities c ON c.id = m.community_id
+            WHERE m.community_id = \(community) AND m.user_id = \(user) AND m.left_at IS NULL AND c.deleted_at IS NULL
+            """
+        ).first != nil
+    }
+
+    /// The current state, entity by entity, in id order. When it is all listed, the log follows
+    /// from `mark` (the oldest transaction running when the listing began): every transaction at
+    /// or after it may have changed what was read, so its changes come next (an entity already
+    /// read in its new state comes again; harmless), and every one before it had ended.
+    private func state(
+        of community: CommunityID, mark: String, issued: Int64, entity start: Int, after first: UUID?, limit: Int, _ actor: UserID,
+        on connection: PostgresConnection
+    ) async throws -> ChangePage {
+        var changes: [Change] = []
+        var index = start
+        var after = first
+        while index < Self.entities.count, changes.count < limit {
+            let entity = Self.entities[index]
+            let wanted = limit - changes.count
+            let ids = try await entity.currentIDs(in: community, after: after, limit: wanted, reader: actor, on: connection)
+            for id in ids {
+                if let data = try await entity.load(id, reader: actor, runner: runner, on: connection) {
+                    changes.append(Change(entity: entity, id: id, op: .upsert, data: data))
+                }
+            }
+            if ids.count < wanted {
+                index += 1
+                after = nil
+            } else {
+                after = ids.last
+            }
+        }
+        guard index < Self.entities.count else {
+            // Listed as of at least `mark`: the log goes on from there.
+            return ChangePage(
+                changes: changes, nextCursor: SyncCursor.log(since: mark, issued: issued, target: nil, xid: 0, seq: -1).encoded, hasMore: true)
+        }
+        return ChangePage(
+            changes: changes, nextCursor: SyncCursor.state(mark: mark, issued: issued, entity: index, after: after).encoded, hasMore: true)
+    }
+
+    /// The changes of the transactions visible in `target` (a new snapshot unless a window is
+    /// being paged) but not in `since`, after (xid, seq); each entity once per page, where its
+    /// last change is, in the state it has now.
+    private func log(
+        of community: CommunityID, since: String, issued: Int64, target given: String?, after cursor: (xid: UInt64, seq: Int64), limit: Int,
+        _ actor: UserID, on connection: PostgresConnection
+    ) async throws -> ChangePage {
+        // A window being paged keeps its snapshot; a new one starts now.
+        let (target, targetIssued): (String, Int64)
+        if let given {
+            (target, targetIssued) = (given, issued)
+        } else {
+            (target, targetIssued) = try await Self.snapshot(on: connection)
+        }
+        // Everything below `since`'s xmin is visible in it: the scan starts there.
+        let rows = try await connection.query(
+            """
+            SELECT c.xid::text AS xid, c.seq, c.entity, c.entity_id
+            FROM changes c
+            WHERE c.community_id = \(community) AND c.xid >= pg_snapshot_xmin(\(since)::pg_snapshot)
+              AND pg_visible_in_snapshot(c.xid, \(target)::pg_snapshot) AND NOT pg_visible_in_snapshot(c.xid, \(since)::pg_snapshot)
+              AND (c.xid, c.seq) > (\(String(cursor.xid))::xid8, \(cursor.seq)::bigint)
+            ORDER BY c.xid, c.seq
+            LIMIT \(limit + 1)
+            """
+        )
+        var last = cursor
+        var order: [(entity: SyncEntity, id: UUID)] = []
+        var position: [String: Int] = [:]
+        for row in rows.prefix(limit) {
+            let (xidText, seq, name, id) = try row.decode((String, Int64, String, UUID).self)
+            guard let xid = UInt64(xidText) else { continue }
+            last = (xid, seq)
+            guard let entity = SyncEntity(rawValue: name) else { continue }
+            position["\(name)/\(id)"] = order.count
+            order.append((entity, id))
+        }
+        var changes: [Change] = []
+        for (index, entry) in order.enumerated() where position["\(entry.entity.rawValue)/\(entry.id)"] == index {
+            let data = try await entry.entity.load(entry.id, reader: actor, runner: runner, on: connection)
+            changes.append(Change(entity: entry.entity, id: entry.id, op: data == nil ? .delete : .upsert, data: data))
+        }
+        guard rows.count > limit else {
+            // The window is done: the follower has everything visible in `target`.
+            return ChangePage(
+                changes: changes, nextCursor: SyncCursor.log(since: target, issued: targetIssued, target: nil, xid: 0, seq: -1).encoded,
+                hasMore: false)
+        }
+        return ChangePage(
+            changes: changes,
+            nextCursor: SyncCursor.log(since: since, issued: targetIssued, target: target, xid: last.xid, seq: last.seq).encoded, hasMore: true)
+    }
+
+    /// How long the log keeps a change.
+    package static let retentionDays = 30
+}

@@ -1,0 +1,160 @@
+import Foundation
+import OrbitCore
+import OrbitPostgres
+import OrbitTestSupport
+import Testing
+
+/// A follower of a community's change feed: pulls pages until it is up to date and keeps a copy,
+/// entity by entity, as the app's local store would.
+struct Follower {
+    var user: UserID
+    var community: CommunityID
+    var cursor: String?
+    /// "entity/id" → the entity's JSON.
+    var copy: [String: String] = [:]
+    var pulled = 0
+    var droppedCommunity = false
+
+    init(_ user: UserID, of community: CommunityID) {
+        self.user = user
+        self.community = community
+    }
+
+    static func json(_ value: any Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        encoder.dateEncodingStrategy = .iso8601
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    /// Pulls until the feed says there is no more now, `limit` changes a page.
+    mutating func pull(_ services: OrbitServices, limit: Int = 7) async throws {
+        var page: ChangePage
+        repeat {
+            page = try await services.sync.changes(of: community, cursor: cursor, limit: limit, as: user)
+            for change in page.changes {
+                let key = "\(change.entity.rawValue)/\(change.id.uuidString.lowercased())"
+                switch change.op {
+                case .upsert: copy[key] = try Self.json(try #require(change.data))
+                case .delete:
+                    copy[key] = nil
+                    if change.entity == .community && change.id == community.uuid {
+                        copy = [:]
+                        droppedCommunity = true
+                    }
+                }
+            }
+            pulled += page.changes.count
+            cursor = page.nextCursor
+        } while page.hasMore
+    }
+
+    func has(_ entity: SyncEntity, _ id: UUID) -> Bool { copy["\(entity.rawValue)/\(id.uuidString.lowercased())"] != nil }
+    func data(_ entity: SyncEntity, _ id: UUID) -> String? { copy["\(entity.rawValue)/\(id.uuidString.lowercased())"] }
+}
+
+@Suite("Sync: the change feed")
+struct SyncTests {
+    @Test("no cursor: the current state as its GETs return it, then each change; deletes and lost visibility are tombstones")
+    func stateThenChanges() async throws {
+        try await withServices { services, _ in
+            let cast = try await Cast.make(services)
+            let first = try await services.feed.createPost(in: cast.community, PostDraft(content: "First"), as: cast.admin)
+            let second = try await services.feed.createPost(in: cast.community, PostDraft(content: "Second"), as: cast.admin)
+            let comment = try await services.feed.addComment(to: first.id, content: "Nice", as: cast.member)
+            let event = try await services.events.create(
+                in: cast.community, EventDraft(title: "Game", startsAt: Date().addingTimeInterval(86_400 * 3)), as: cast.admin)
+            let expense = try await services.finances.addExpense(
+                in: cast.community, description: "Pizza", total: try dollars("30.00"), paidBy: cast.admin, split: .equal([cast.admin, cast.member]),
+                as: cast.admin)
+
+            var follower = Follower(cast.member, of: cast.community)
+            try await follower.pull(services)
+            #expect(follower.has(.community, cast.community.uuid))
+            #expect(follower.has(.post, first.id.uuid) && follower.has(.post, second.id.uuid))
+            #expect(follower.has(.comment, comment.id.uuid) && follower.has(.event, event.id.uuid) && follower.has(.expense, expense.id.uuid))
+            let members = try await services.members.list(of: cast.community, as: cast.member).items
+            #expect(members.allSatisfy { follower.has(.member, $0.id.uuid) } && members.count == 2)
+            let notifications = try await services.notifications.list(as: cast.member).items
+            #expect(!notifications.isEmpty && notifications.allSatisfy { follower.has(.notification, $0.id.uuid) })
+            #expect(follower.data(.post, first.id.uuid) == (try Follower.json(try await services.feed.post(first.id, as: cast.member))))
+            #expect(follower.data(.expense, expense.id.uuid) == (try Follower.json(try await services.finances.expense(expense.id, as: cast.member))))
+
+            // Changes: an edit, a reaction (the post's counts), a deleted post and comment.
+            _ = try await services.feed.editPost(first.id, content: "First, edited", as: cast.admin)
+            _ = try await services.feed.react(to: first.id, type: .like, as: cast.admin)
+            try await services.feed.deletePost(second.id, as: cast.admin)
+            try await services.feed.deleteComment(comment.id, as: cast.member)
+            let before = follower.pulled
+            try await follower.pull(services)
+            #expect(follower.pulled - before == 3, "each entity once per page: the post, the deleted post, the comment")
+            #expect(follower.data(.post, first.id.uuid) == (try Follower.json(try await services.feed.post(first.id, as: cast.member))))
+            #expect(follower.data(.post, first.id.uuid)?.contains("First, edited") == true)
+            #expect(!follower.has(.post, second.id.uuid) && !follower.has(.comment, comment.id.uuid))
+
+            // Nothing new: an empty page.
+            let seen = follower.pulled
+            try await follower.pull(services)
+            #expect(follower.pulled == seen)
+
+            // Removed from the community: told to drop it all.
+            try await services.members.remove(cast.member, from: cast.community, as: cast.admin)
+            try await follower.pull(services)
+            #expect(follower.droppedCommunity && follower.copy.isEmpty)
+        }
+    }
+
+    @Test("never skips a commit: a long transaction that commits after a shorter, later one still reaches the follower")
+    func longTransactionCommitsLast() async throws {
+        try await withServices { services, database in
+            let cast = try await Cast.make(services)
+            var follower = Follower(cast.member, of: cast.community)
+            try await follower.pull(services)
+            let slowID = UUID()
+            let quick: FeedPost = try await database.withConnection { long in
+                // The long transaction writes first (its xid is the older one) ...
+                try await long.query("BEGIN")
+                try await long.query(
+                    "INSERT INTO posts (id, community_id, author_id, content) VALUES (\(slowID), \(cast.community), \(cast.admin), 'Slow')")
+                // ... a later, shorter one commits first, and the follower pulls in between ...
+                let quick = try await services.feed.createPost(in: cast.community, PostDraft(content: "Quick"), as: cast.admin)
+                try await follower.pull(services)
+                // The quick post arrives at once: a long transaction holds back only itself.
+                #expect(follower.has(.post, quick.id.uuid) && !follower.has(.post, slowID))
+                // ... then the long one commits, with an earlier timestamp than the quick post's.
+                try await long.query("COMMIT")
+                return quick
+            }
+            try await follower.pull(services)
+            #expect(follower.has(.post, quick.id.uuid), "the quick post")
+            #expect(follower.has(.post, slowID), "the slow post, committed last with the older transaction id")
+        }
+    }
+
+    @Test("retention compacts the log; a cursor older than what it keeps is refused as gone; one this server did not make is invalid")
+    func oldAndForeignCursors() async throws {
+        try await withServices { services, database in
+            let cast = try await Cast.make(services)
+            var follower = Follower(cast.member, of: cast.community)
+            try await follower.pull(services)
+            // 31 days later, retention removes today's changes and moves the cutoff.
+            var later = services
+            later.now = { Date().addingTimeInterval(31 * 86_400) }
+            let report = try await later.lifecycle.runRetention()
+            #expect((report.counts["changes"] ?? 0) > 0)
+            let left: Int64 = try await database.withConnection { try await $0.query("SELECT count(*) FROM changes").single().decode(0) }
+            #expect(left == 0)
+            let gone = await serviceError { try await services.sync.changes(of: cast.community, cursor: follower.cursor, as: cast.member) }
+            #expect(gone?.code == .gone)
+            let foreign = await serviceError { try await services.sync.changes(of: cast.community, cursor: "bm90LWEtY3Vyc29y", as: cast.member) }
+            #expect(foreign?.code == .invalidInput)
+            // Starting over works (with the cutoff back before the real clock's now).
+            try await database.withConnection { connection in
+                try await connection.query("UPDATE orbit_private.change_horizon SET cutoff = now() - interval '1 second'")
+            }
+            var fresh = Follower(cast.member, of: cast.community)
+            try await fresh.pull(services)
+            #expect(fresh.has(.community, cast.community.uuid))
+        }
+    }
+}

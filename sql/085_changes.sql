@@ -1,0 +1,85 @@
+-- The change feed's log (migrations/0019_changes.sql): a trigger per synced table appends which
+-- entity of which community changed, as the writing transaction. SECURITY DEFINER (owner
+-- orbit_admin): orbit_app has no right to write the log itself.
+--
+-- trigger arguments: the entity, how to find the community ('self' for communities, a column
+-- of the row, or a parent: 'event', 'post', 'transaction', 'dues'), and the column naming the
+-- entity (default 'id': the row itself; a parent's id folds a child's change into its parent,
+-- as an expense's splits and a post's poll votes are part of their JSON).
+CREATE OR REPLACE FUNCTION orbit.record_change() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    r jsonb := to_jsonb(CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END);
+    entity text := TG_ARGV[0];
+    parent text := TG_ARGV[1];
+    id_column text := coalesce(TG_ARGV[2], 'id');
+    community uuid;
+    op text := 'upsert';
+BEGIN
+    IF id_column = 'id' AND (TG_OP = 'DELETE' OR (r ->> 'deleted_at') IS NOT NULL OR (r ->> 'left_at') IS NOT NULL) THEN
+        op := 'delete';
+    END IF;
+    community := CASE parent
+        WHEN 'self' THEN (r ->> 'id')::uuid
+        WHEN 'event' THEN (SELECT e.community_id FROM public.events e WHERE e.id = (r ->> 'event_id')::uuid)
+        WHEN 'post' THEN (SELECT p.community_id FROM public.posts p WHERE p.id = (r ->> 'post_id')::uuid)
+        WHEN 'transaction' THEN (SELECT t.community_id FROM public.transactions t WHERE t.id = (r ->> 'transaction_id')::uuid)
+        WHEN 'dues' THEN (SELECT d.community_id FROM public.dues d WHERE d.id = (r ->> 'dues_id')::uuid)
+        ELSE (r ->> parent)::uuid
+    END;
+    -- A notification about no community, or a child whose parent is gone with it, syncs nowhere.
+    IF community IS NOT NULL THEN
+        INSERT INTO public.changes (community_id, entity, entity_id, op, user_id)
+        VALUES (community, entity, (r ->> id_column)::uuid, op, CASE WHEN entity = 'notification' THEN (r ->> 'user_id')::uuid END);
+    END IF;
+    RETURN NULL;
+END
+$$;
+ALTER FUNCTION orbit.record_change() OWNER TO orbit_admin;
+
+DROP TRIGGER IF EXISTS trigger_change_community ON communities;
+CREATE TRIGGER trigger_change_community AFTER INSERT OR UPDATE OR DELETE ON communities
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('community', 'self');
+DROP TRIGGER IF EXISTS trigger_change_member ON members;
+CREATE TRIGGER trigger_change_member AFTER INSERT OR UPDATE OR DELETE ON members
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('member', 'community_id');
+DROP TRIGGER IF EXISTS trigger_change_event ON events;
+CREATE TRIGGER trigger_change_event AFTER INSERT OR UPDATE OR DELETE ON events
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('event', 'community_id');
+DROP TRIGGER IF EXISTS trigger_change_rsvp ON rsvps;
+CREATE TRIGGER trigger_change_rsvp AFTER INSERT OR UPDATE OR DELETE ON rsvps
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('rsvp', 'event');
+DROP TRIGGER IF EXISTS trigger_change_post ON posts;
+CREATE TRIGGER trigger_change_post AFTER INSERT OR UPDATE OR DELETE ON posts
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('post', 'community_id');
+DROP TRIGGER IF EXISTS trigger_change_poll_vote ON poll_votes;
+CREATE TRIGGER trigger_change_poll_vote AFTER INSERT OR UPDATE OR DELETE ON poll_votes
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('post', 'post', 'post_id');
+DROP TRIGGER IF EXISTS trigger_change_comment ON comments;
+CREATE TRIGGER trigger_change_comment AFTER INSERT OR UPDATE OR DELETE ON comments
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('comment', 'post');
+DROP TRIGGER IF EXISTS trigger_change_expense ON transactions;
+CREATE TRIGGER trigger_change_expense AFTER INSERT OR UPDATE OR DELETE ON transactions
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('expense', 'community_id');
+DROP TRIGGER IF EXISTS trigger_change_split ON splits;
+CREATE TRIGGER trigger_change_split AFTER INSERT OR UPDATE OR DELETE ON splits
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('expense', 'transaction', 'transaction_id');
+DROP TRIGGER IF EXISTS trigger_change_media ON media;
+CREATE TRIGGER trigger_change_media AFTER INSERT OR UPDATE OR DELETE ON media
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('media', 'community_id');
+DROP TRIGGER IF EXISTS trigger_change_dues ON dues;
+CREATE TRIGGER trigger_change_dues AFTER INSERT OR UPDATE OR DELETE ON dues
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('dues', 'community_id');
+DROP TRIGGER IF EXISTS trigger_change_dues_payment ON dues_payments;
+CREATE TRIGGER trigger_change_dues_payment AFTER INSERT OR UPDATE OR DELETE ON dues_payments
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('dues_payment', 'dues');
+DROP TRIGGER IF EXISTS trigger_change_notification ON notifications;
+CREATE TRIGGER trigger_change_notification AFTER INSERT OR UPDATE OR DELETE ON notifications
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('notification', 'community_id');
+
+-- The compaction horizon, for the feed (which runs as orbit_app).
+CREATE OR REPLACE FUNCTION orbit.change_horizon() RETURNS timestamptz
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$ SELECT h.cutoff FROM orbit_private.change_horizon h $$;
+ALTER FUNCTION orbit.change_horizon() OWNER TO orbit_admin;
