@@ -101,6 +101,10 @@ struct SyncTests {
             try await services.members.remove(cast.member, from: cast.community, as: cast.admin)
             try await follower.pull(services)
             #expect(follower.droppedCommunity && follower.copy.isEmpty)
+            // A non-member starting out gets the same, and a cursor that works.
+            let outsider = try await services.sync.changes(of: cast.community, as: cast.outsider)
+            #expect(outsider.changes.map(\.op) == [.delete] && !outsider.hasMore)
+            _ = try await services.sync.changes(of: cast.community, cursor: outsider.nextCursor, as: cast.outsider)
         }
     }
 

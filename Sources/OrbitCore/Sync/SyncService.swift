@@ -35,9 +35,10 @@ package struct SyncService: Sendable {
             // Someone no longer in the community (left, removed, or it was deleted) is told to
             // drop it all: one tombstone for the community.
             guard try await Self.isMember(actor, of: community, on: connection) else {
+                let (now, issued) = try await Self.snapshot(on: connection)
                 return ChangePage(
                     changes: [Change(entity: .community, id: community.uuid, op: .delete, data: nil)],
-                    nextCursor: cursor ?? "", hasMore: false)
+                    nextCursor: cursor ?? SyncCursor.log(since: now, issued: issued, target: nil, xid: 0, seq: -1).encoded, hasMore: false)
             }
             switch position {
             case .start:
