@@ -160,7 +160,7 @@ enum SyncCursor: Equatable {
         let invalid = ServiceError.invalidInput(field: "cursor", reason: "is not a cursor of this feed")
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard text.count <= 16_384, let data = Data(base64Encoded: base64), let decoded = String(data: data, encoding: .utf8) else { throw invalid }
+        guard text.count <= 8192, let data = Data(base64Encoded: base64), let decoded = String(data: data, encoding: .utf8) else { throw invalid }
         var fields = decoded.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
         guard fields.count >= 3, fields[0] == Self.version,
             fields.removeLast() == String(FeedCursor.checksum(fields.joined(separator: "|")), radix: 36)
