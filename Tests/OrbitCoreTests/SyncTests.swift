@@ -62,6 +62,7 @@ struct SyncTests {
             let first = try await services.feed.createPost(in: cast.community, PostDraft(content: "First"), as: cast.admin)
             let second = try await services.feed.createPost(in: cast.community, PostDraft(content: "Second"), as: cast.admin)
             let comment = try await services.feed.addComment(to: first.id, content: "Nice", as: cast.member)
+            let onSecond = try await services.feed.addComment(to: second.id, content: "Goes with its post", as: cast.admin)
             let event = try await services.events.create(
                 in: cast.community, EventDraft(title: "Game", startsAt: Date().addingTimeInterval(86_400 * 3)), as: cast.admin)
             let expense = try await services.finances.addExpense(
@@ -87,10 +88,11 @@ struct SyncTests {
             try await services.feed.deleteComment(comment.id, as: cast.member)
             let before = follower.pulled
             try await follower.pull(services)
-            #expect(follower.pulled - before == 3, "each entity once per page: the post, the deleted post, the comment")
+            #expect(follower.pulled - before == 4, "each entity once per page: the post, the deleted post with its comment, the comment")
             #expect(follower.data(.post, first.id.uuid) == (try Follower.json(try await services.feed.post(first.id, as: cast.member))))
             #expect(follower.data(.post, first.id.uuid)?.contains("First, edited") == true)
             #expect(!follower.has(.post, second.id.uuid) && !follower.has(.comment, comment.id.uuid))
+            #expect(!follower.has(.comment, onSecond.id.uuid), "a deleted post's comments go with it")
 
             // Nothing new: an empty page.
             let seen = follower.pulled

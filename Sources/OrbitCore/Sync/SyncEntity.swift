@@ -51,6 +51,19 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
         return try await connection.query(query).map { try $0.decode("id", as: UUID.self) }
     }
 
+    /// The entities that go with this one when it is deleted (a post's comments, an event's
+    /// RSVPs): the follower is told to drop them too.
+    func dependents(of id: UUID, on connection: PostgresConnection) async throws -> [(SyncEntity, UUID)] {
+        switch self {
+        case .post:
+            return try await connection.query("SELECT id FROM comments WHERE post_id = \(id)").map { (.comment, try $0.decode("id")) }
+        case .event:
+            return try await connection.query("SELECT id FROM rsvps WHERE event_id = \(id)").map { (.rsvp, try $0.decode("id")) }
+        default:
+            return []
+        }
+    }
+
     /// The entity as its GET returns it to `reader`, or nil when they cannot see it (deleted,
     /// left, or never theirs).
     func load(_ id: UUID, reader: UserID, runner: RequestRunner, on connection: PostgresConnection) async throws -> (any Encodable & Sendable)? {
@@ -66,12 +79,21 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
             case .event:
                 return try await EventService.event(EventID(id), on: connection)
             case .rsvp:
-                return try await connection.query("SELECT \(unescaped: RSVP.columns) FROM rsvps WHERE id = \(id)").first.map(RSVP.init(row:))
+                return try await connection.query(
+                    """
+                    SELECT \(unescaped: RSVP.columns) FROM rsvps
+                    WHERE id = \(id) AND EXISTS (SELECT FROM events e WHERE e.id = rsvps.event_id AND e.deleted_at IS NULL)
+                    """
+                ).first.map(RSVP.init(row:))
             case .post:
                 return try await connection.query(FeedService.postQuery(PostID(id), reader: reader)).first.map(FeedPost.init(row:))
             case .comment:
-                return try await connection.query("SELECT \(unescaped: Comment.columns) FROM comments c WHERE c.id = \(id) AND c.deleted_at IS NULL")
-                    .first.map(Comment.init(row:))
+                return try await connection.query(
+                    """
+                    SELECT \(unescaped: Comment.columns) FROM comments c JOIN posts p ON p.id = c.post_id
+                    WHERE c.id = \(id) AND c.deleted_at IS NULL AND p.deleted_at IS NULL
+                    """
+                ).first.map(Comment.init(row:))
             case .media:
                 return try await connection.query("SELECT \(unescaped: Media.columns) FROM media WHERE id = \(id)").first
                     .map { try Media(row: $0).linked(by: runner.storage) }

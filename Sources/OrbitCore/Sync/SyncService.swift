@@ -156,9 +156,16 @@ package struct SyncService: Sendable {
             order.append((entity, id))
         }
         var changes: [Change] = []
+        var listed = Set(position.keys)
         for (index, entry) in order.enumerated() where position["\(entry.entity.rawValue)/\(entry.id)"] == index {
             let data = try await entry.entity.load(entry.id, reader: actor, runner: runner, on: connection)
             changes.append(Change(entity: entry.entity, id: entry.id, op: data == nil ? .delete : .upsert, data: data))
+            guard data == nil else { continue }
+            // What goes with a deleted entity (a post's comments, an event's RSVPs) goes too.
+            for (entity, id) in try await entry.entity.dependents(of: entry.id, on: connection)
+            where listed.insert("\(entity.rawValue)/\(id)").inserted {
+                changes.append(Change(entity: entity, id: id, op: .delete, data: nil))
+            }
         }
         guard rows.count > limit else {
             // The window is done: the follower has everything visible in `target`.

@@ -1,0 +1,143 @@
+import ArgumentParser
+import Foundation
+import OrbitCore
+import OrbitPostgres
+import OrbitScaleData
+
+/// `orbit-bench sync`: the change feed (issue 20). The randomized soak (writers with overlapping
+/// transactions of random length, a follower pulling all along, its copy compared with a fresh
+/// sync) for many rounds; then pulling a 100,000-change backlog, and what the change log costs
+/// an expense insert (with and without its triggers, alternating, in one run).
+struct SyncBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Soak rounds of the change feed under concurrent writers; pull throughput; the log's cost on writes."
+    )
+
+    @Option(help: "Server to use (a superuser). Default: a throwaway local cluster.") var databaseURL: String?
+    @Option(help: "Soak rounds (each a new community).") var rounds = 20
+    @Option(help: "Writers per round.") var writers = 4
+    @Option(help: "Transactions per writer per round.") var transactions = 40
+    @Option(help: "Changes in the backlog to pull (0: skip).") var backlog = 100_000
+    @Option(help: "Expenses per timed run of the write cost (0: skip).") var expenses = 2000
+
+    func run() async throws {
+        try await BenchmarkServer.withMigrated(databaseURL: databaseURL, measure)
+    }
+
+    private func measure(_ server: BenchmarkServer) async throws {
+        let pool = ConnectionPool(configuration: server.configuration, options: .init(maxConnections: 4))
+        do {
+            try await measure(server, OrbitServices(pool: pool))
+        } catch {
+            await pool.close()
+            throw error
+        }
+        await pool.close()
+    }
+
+    private func measure(_ server: BenchmarkServer, _ services: OrbitServices) async throws {
+        var total = SyncSoak.Report()
+        var failedRounds = 0
+        let clock = ContinuousClock()
+        let start = clock.now
+        for round in 0..<rounds {
+            let report = try await SyncSoak.round(
+                services: services, configuration: server.configuration, writers: writers, transactions: transactions, seed: UInt64(round + 1))
+            total.committed += report.committed
+            total.rolledBack += report.rolledBack
+            total.failed += report.failed
+            total.pulls += report.pulls
+            total.changesPulled += report.changesPulled
+            total.entitiesCompared += report.entitiesCompared
+            if !report.mismatches.isEmpty {
+                failedRounds += 1
+                print("round \(round + 1) (seed \(round + 1)): the follower differs from a fresh sync at \(report.mismatches.prefix(5))")
+            }
+        }
+        print("Soak: \(rounds) rounds in \(Int((clock.now - start).seconds)) s; \(total); rounds that differ: \(failedRounds)")
+
+        if backlog > 0 { try await pullBacklog(services, server.configuration) }
+        if expenses > 0 { try await writeCost(services, server.configuration) }
+        if failedRounds > 0 { throw ExitCode.failure }
+    }
+
+    /// A follower up to date, then `backlog` changes (posts inserted, half of them edited), then
+    /// the time to pull them all, 1,000 a page.
+    private func pullBacklog(_ services: OrbitServices, _ configuration: PostgresConfiguration) async throws {
+        let admin = try await services.users.create(email: "backlog@example.com", displayName: "Backlog").id
+        let community = try await services.communities.create(name: "Backlog", as: admin).id
+        var cursor: String?
+        var page: ChangePage
+        repeat {
+            page = try await services.sync.changes(of: community, cursor: cursor, limit: 1000, as: admin)
+            cursor = page.nextCursor
+        } while page.hasMore
+        let posts = backlog * 2 / 3
+        try await PostgresConnection.withConnection(configuration) { connection in
+            try await connection.query(
+                "INSERT INTO posts (community_id, author_id, content) SELECT \(community), \(admin), 'post ' || i FROM generate_series(1, \(posts)) i"
+            )
+            try await connection.query(
+                "UPDATE posts SET content = content || ' (edited)' WHERE id IN (SELECT id FROM posts WHERE community_id = \(community) LIMIT \(backlog - posts))"
+            )
+        }
+        let clock = ContinuousClock()
+        let start = clock.now
+        var pulled = 0
+        repeat {
+            page = try await services.sync.changes(of: community, cursor: cursor, limit: 1000, as: admin)
+            pulled += page.changes.count
+            cursor = page.nextCursor
+        } while page.hasMore
+        let seconds = (clock.now - start).seconds
+        print(
+            "Backlog: \(backlog) changes logged (\(posts) posts, \(backlog - posts) edits), pulled as \(pulled) entity changes "
+                + "in \(String(format: "%.2f", seconds)) s: \(Int(Double(backlog) / seconds)) changes/s, \(Int(Double(pulled) / seconds)) entities/s")
+    }
+
+    /// Expense inserts (4 splits) through the service layer, alternating runs with the change
+    /// log's triggers on and off, so both see the same machine state.
+    private func writeCost(_ services: OrbitServices, _ configuration: PostgresConfiguration) async throws {
+        let admin = try await services.users.create(email: "writes@example.com", displayName: "Writer").id
+        let community = try await services.communities.create(name: "Writes", as: admin).id
+        var people = [admin]
+        for index in 0..<3 {
+            let user = try await services.users.create(email: "writes\(index)@example.com", displayName: "W\(index)").id
+            _ = try await services.members.add(user, to: community, as: admin)
+            people.append(user)
+        }
+        let amount = try Money(parsing: "12.34", currency: .usd)
+        func timed() async throws -> Double {
+            let clock = ContinuousClock()
+            let start = clock.now
+            for _ in 0..<expenses {
+                _ = try await services.finances.addExpense(
+                    in: community, description: "Pizza", total: amount, paidBy: admin, split: .equal(people), as: admin)
+            }
+            return Double(expenses) / (clock.now - start).seconds
+        }
+        func triggers(_ on: Bool) async throws {
+            try await PostgresConnection.withConnection(configuration) { connection in
+                for (table, trigger) in [("transactions", "trigger_change_expense"), ("splits", "trigger_change_split")] {
+                    try await connection.query(
+                        "ALTER TABLE \(unescaped: table) \(unescaped: on ? "ENABLE" : "DISABLE") TRIGGER \(unescaped: trigger)")
+                }
+            }
+        }
+        _ = try await timed()  // warm-up
+        var with: [Double] = []
+        var without: [Double] = []
+        for _ in 0..<3 {
+            try await triggers(false)
+            without.append(try await timed())
+            try await triggers(true)
+            with.append(try await timed())
+        }
+        let withMedian = with.sorted()[1]
+        let withoutMedian = without.sorted()[1]
+        print(
+            "Write cost: add expense (4 splits) \(Int(withMedian))/s with the change log, \(Int(withoutMedian))/s without "
+                + "(medians of 3 alternating runs of \(expenses)): \(String(format: "%.2f", withMedian / withoutMedian))x")
+    }
+}
