@@ -1,5 +1,5 @@
 -- The change feed's log (migrations/0019_changes.sql): a trigger per synced table appends which
--- entity of which community changed, as the writing transaction. SECURITY DEFINER (owner
+-- entity of which community changed, as the writing transaction, and notifies `orbit_changes`. SECURITY DEFINER (owner
 -- orbit_admin): orbit_app has no right to write the log itself.
 --
 -- trigger arguments: the entity, how to find the community ('self' for communities, a column
@@ -32,6 +32,9 @@ BEGIN
     IF community IS NOT NULL THEN
         INSERT INTO public.changes (community_id, entity, entity_id, op, user_id)
         VALUES (community, entity, (r ->> id_column)::uuid, op, CASE WHEN entity = 'notification' THEN (r ->> 'user_id')::uuid END);
+        -- Live updates (GET /live): every server LISTENs; delivered at commit, once per community
+        -- per transaction (PostgreSQL folds identical notifications of a transaction).
+        PERFORM pg_notify('orbit_changes', community::text);
     END IF;
     RETURN NULL;
 END

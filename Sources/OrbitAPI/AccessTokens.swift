@@ -52,8 +52,13 @@ package struct AccessTokens: Sendable {
 
     /// The user of a valid token; nil for anything else (malformed, forged, expired).
     package func verify(_ token: String) async -> UserID? {
-        guard let payload = try? await keys.verify(token, as: Payload.self) else { return nil }
-        return UserID(payload.sub.value)
+        await verifyWithExpiry(token)?.user
+    }
+
+    /// The user of a valid token and when the token expires.
+    package func verifyWithExpiry(_ token: String) async -> (user: UserID, expires: Date)? {
+        guard let payload = try? await keys.verify(token, as: Payload.self), let user = UserID(payload.sub.value) else { return nil }
+        return (user, payload.exp.value)
     }
 }
 

@@ -22,6 +22,8 @@ package struct APIConfiguration: Sendable {
     package var idempotencyKeyLifetime: Duration = .seconds(86_400)
     /// Uploads above this are refused before they are read (the service's limits by type apply too).
     package var mediaUploadLimit = 200 << 20
+    /// How often `GET /live` sockets get a heartbeat message.
+    package var liveHeartbeat: Duration = .seconds(25)
 
     package init() {}
 
@@ -48,6 +50,8 @@ package struct OrbitAPI: Sendable {
     package let appleVerifier: any AppleIdentityVerifier
     package let metrics: APIMetrics
     let limiter = RateLimiter()
+    /// The `GET /live` sockets of this server.
+    let live = LiveHub()
 
     package init(
         services: OrbitServices, configuration: APIConfiguration, tokens: AccessTokens, appleVerifier: any AppleIdentityVerifier,
@@ -97,8 +101,10 @@ package struct OrbitAPI: Sendable {
     ) -> some ApplicationProtocol {
         Application(
             router: makeRouter(),
+            server: .http1WebSocketUpgrade { request, _, _ in await liveUpgrade(request) },
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            services: [PoolService(pool: services.pool, replicas: services.runner.replicas)] + extraServices,
+            services: [PoolService(pool: services.pool, replicas: services.runner.replicas)] + extraServices
+                + [LiveListener(hub: live, services: services, logger: logger)],
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )

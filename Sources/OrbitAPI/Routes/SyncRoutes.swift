@@ -11,5 +11,12 @@ extension OrbitAPI {
                 try await services.sync.changes(
                     of: try context.id("community_id"), cursor: request.query("cursor"), limit: limit, as: try context.requireUser()))
         }
+        // Live updates are a WebSocket (`liveUpgrade`); a plain GET lands here.
+        router.get("live") { _, context -> Response in
+            _ = try context.requireUser()
+            throw APIProblem(
+                "upgrade-required", title: "Upgrade required", status: .init(code: 426, reasonPhrase: "Upgrade Required"),
+                detail: "GET /live is a WebSocket: send Connection: Upgrade and Upgrade: websocket with the access token.")
+        }
     }
 }

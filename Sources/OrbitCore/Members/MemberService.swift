@@ -56,6 +56,19 @@ package struct MemberService: Sendable {
         }
     }
 
+    /// Operator: which of `users` are active members of `community` (and it is not deleted), for
+    /// the live updates' fan-out.
+    package func activeMembersAsOperator(of community: CommunityID, among users: [UserID]) async throws -> [UserID] {
+        try await runner.asOperator { connection in
+            try await connection.query(
+                """
+                SELECT m.user_id FROM members m JOIN communities c ON c.id = m.community_id
+                WHERE m.community_id = \(community) AND m.left_at IS NULL AND c.deleted_at IS NULL AND m.user_id = ANY(\(users.map(\.uuid)))
+                """
+            ).map { try $0.decode("user_id", as: UserID.self) }
+        }
+    }
+
     /// Operator: members of any community.
     package func listAsOperator(of community: CommunityID, includeFormer: Bool = true) async throws -> [Member] {
         try await runner.asOperator { connection in

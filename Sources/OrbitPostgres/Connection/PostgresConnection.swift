@@ -129,6 +129,44 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
+    // MARK: - LISTEN/NOTIFY
+
+    /// The notifications (`NOTIFY`) that arrived for the channels this connection `LISTEN`s to,
+    /// waiting up to `timeout` for the first when none is queued. Use a connection of its own
+    /// (not a pooled one): it must stay in the session that ran `LISTEN`.
+    public func notifications(waitingUpTo timeout: Duration) async throws -> [PostgresNotification] {
+        let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        return try await thread.run { [self] in
+            guard let handle else { throw PostgresError(code: .connectionClosed, message: "the connection is closed") }
+            var received = Self.drainNotifications(handle)
+            guard received.isEmpty else { return received }
+            var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, milliseconds)
+            if ready < 0 && errno != EINTR {
+                throw PostgresError(code: .connectionFailed, message: "waiting for notifications failed: \(String(cString: strerror(errno)))")
+            }
+            if ready > 0 {
+                guard PQconsumeInput(handle) == 1 else {
+                    throw PostgresError(code: .connectionClosed, message: String(cString: PQerrorMessage(handle)))
+                }
+                received = Self.drainNotifications(handle)
+            }
+            return received
+        }
+    }
+
+    private static func drainNotifications(_ handle: OpaquePointer) -> [PostgresNotification] {
+        var received: [PostgresNotification] = []
+        while let notice = PQnotifies(handle) {
+            received.append(
+                PostgresNotification(
+                    channel: String(cString: notice.pointee.relname), payload: String(cString: notice.pointee.extra),
+                    backendPID: notice.pointee.be_pid))
+            PQfreemem(notice)
+        }
+        return received
+    }
+
     /// Closes the connection. Idempotent.
     public func close() async {
         guard status.exchange(Status.closed.rawValue, ordering: .acquiringAndReleasing) != Status.closed.rawValue else {
@@ -660,4 +698,12 @@ func withCStringArrays<Result>(
             body(firstBuffer.baseAddress!, secondBuffer.baseAddress!)
         }
     }
+}
+
+/// One `NOTIFY` a listening connection received.
+public struct PostgresNotification: Sendable, Equatable {
+    public var channel: String
+    public var payload: String
+    /// The server process of the session that sent it.
+    public var backendPID: Int32
 }

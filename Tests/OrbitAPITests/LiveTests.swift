@@ -1,0 +1,112 @@
+import Foundation
+import HTTPTypes
+import HummingbirdWSClient
+import Logging
+import OrbitAPI
+import OrbitCore
+import ServiceLifecycle
+import Synchronization
+import Testing
+
+/// What a test's WebSocket client received.
+final class Received: Sendable {
+    private let texts = Mutex<[String]>([])
+    private let closed = Mutex<Bool>(false)
+
+    func append(_ text: String) { texts.withLock { $0.append(text) } }
+    func close() { closed.withLock { $0 = true } }
+    var all: [String] { texts.withLock { $0 } }
+    var isClosed: Bool { closed.withLock { $0 } }
+    var changes: [String] { all.filter { $0.contains(#""type":"changes""#) } }
+    var heartbeats: Int { all.filter { $0 == #"{"type":"heartbeat"}"# }.count }
+}
+
+@Suite("Live updates over a real WebSocket")
+struct LiveTests {
+    /// The real server with `heartbeat`, on a free port, until `body` returns.
+    func withServer(_ harness: APIHarness, heartbeat: Duration, _ body: @Sendable (Int) async throws -> Void) async throws {
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        var configuration = harness.api.configuration
+        configuration.port = 0
+        configuration.liveHeartbeat = heartbeat
+        let api = try OrbitAPI(
+            services: harness.services, configuration: configuration, tokens: harness.api.tokens, appleVerifier: harness.api.appleVerifier)
+        var logger = Logger(label: "test")
+        logger.logLevel = .warning
+        let app = api.makeApplication(logger: logger, onRunning: { continuation.yield($0) })
+        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            var iterator = ports.makeAsyncIterator()
+            let port = try #require(await iterator.next())
+            try await body(port)
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+    }
+
+    /// A WebSocket client on `/live` of `port` with `token`, recording what it receives until
+    /// the server closes it or the task is cancelled.
+    static func listen(port: Int, token: String, into received: Received) async throws {
+        var logger = Logger(label: "ws-client")
+        logger.logLevel = .warning
+        try await WebSocketClient.connect(
+            url: "ws://127.0.0.1:\(port)/live", configuration: .init(additionalHeaders: [.authorization: "Bearer \(token)"]), logger: logger
+        ) { inbound, _, _ in
+            for try await message in inbound.messages(maxSize: 1 << 16) {
+                if case .text(let text) = message { received.append(text) }
+            }
+        }
+        received.close()
+    }
+
+    @Test(
+        "a commit through one server reaches a member's socket on another; an outsider's socket hears nothing of it; heartbeats; a plain GET is 426")
+    func fanOutAcrossServers() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            try await withServer(harness, heartbeat: .milliseconds(200)) { portA in
+                try await withServer(harness, heartbeat: .milliseconds(200)) { portB in
+                    let plain = try await rawRequest(port: portB, "GET", "/live", token: cast.memberToken)
+                    #expect(plain.hasPrefix("HTTP/1.1 426"), "\(plain)")
+                    let member = Received()
+                    let outsider = Received()
+                    try await withThrowingTaskGroup(of: Void.self) { sockets in
+                        sockets.addTask { try await Self.listen(port: portB, token: cast.memberToken, into: member) }
+                        sockets.addTask { try await Self.listen(port: portB, token: cast.outsiderToken, into: outsider) }
+                        // Both sockets are open once each has had a heartbeat.
+                        try await waitUntil("both sockets are open") { member.heartbeats > 0 && outsider.heartbeats > 0 }
+                        // A post through server A (HTTP), in the community of the member only.
+                        let posted = try await rawRequest(
+                            port: portA, "POST", "/communities/\(cast.community)/posts", token: cast.adminToken, json: #"{"content": "Live!"}"#)
+                        #expect(posted.hasPrefix("HTTP/1.1 201"), "\(posted)")
+                        try await waitUntil("the member's socket hears of it") { !member.changes.isEmpty }
+                        #expect(member.changes.allSatisfy { $0 == #"{"type":"changes","community_id":"\#(cast.community)"}"# }, "\(member.changes)")
+                        // Heartbeats keep coming to the outsider, and nothing about the community.
+                        let seen = outsider.heartbeats
+                        try await waitUntil("the outsider has had two more heartbeats") { outsider.heartbeats >= seen + 2 }
+                        #expect(outsider.changes.isEmpty, "\(outsider.changes)")
+                        sockets.cancelAll()
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("a socket is closed when its access token expires; a socket without a valid token is refused")
+    func expiry() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            try await withServer(harness, heartbeat: .seconds(30)) { port in
+                // A token with a second left.
+                let lifetime = TimeInterval(harness.api.tokens.lifetime.components.seconds)
+                let token = try await harness.api.tokens.issue(for: cast.member, now: Date().addingTimeInterval(1 - lifetime))
+                let received = Received()
+                try await Self.listen(port: port, token: token, into: received)
+                #expect(received.isClosed)
+                let refused = Received()
+                await #expect(throws: (any Error).self) { try await Self.listen(port: port, token: "not-a-token", into: refused) }
+            }
+        }
+    }
+}
