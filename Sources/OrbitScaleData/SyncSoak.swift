@@ -49,7 +49,7 @@ package enum SyncSoak {
             for writer in 0..<writers {
                 group.addTask {
                     try await PostgresConnection.withConnection(configuration) { connection in
-                        var random = Random(seed: seed &* 31 &+ UInt64(writer))
+                        var random = SplitMix64(seed: seed &* 31 &+ UInt64(writer))
                         var report = Report()
                         for _ in 0..<transactions {
                             try await write(on: connection, community: community, members: members, random: &random, report: &report)
@@ -59,7 +59,7 @@ package enum SyncSoak {
                 }
             }
             group.addTask {
-                var random = Random(seed: seed ^ 0x5EED)
+                var random = SplitMix64(seed: seed ^ 0x5EED)
                 var report = Report()
                 var follower = Copy(user: admin, community: community)
                 while !(await done.isSet) {
@@ -99,7 +99,7 @@ package enum SyncSoak {
     /// One writer transaction: 1 to 3 random operations, held open for up to 20 ms, then
     /// committed (or, one time in ten, rolled back). A failure rolls back and is counted.
     private static func write(
-        on connection: PostgresConnection, community: CommunityID, members: [UserID], random: inout Random, report: inout Report
+        on connection: PostgresConnection, community: CommunityID, members: [UserID], random: inout SplitMix64, report: inout Report
     ) async throws {
         try await connection.query("BEGIN")
         do {
@@ -124,7 +124,7 @@ package enum SyncSoak {
     }
 
     private static func operation(
-        _ kind: Int, on connection: PostgresConnection, community: CommunityID, actor: UserID, members: [UserID], random: inout Random
+        _ kind: Int, on connection: PostgresConnection, community: CommunityID, actor: UserID, members: [UserID], random: inout SplitMix64
     ) async throws {
         let post: UUID? = try await connection.query(
             "SELECT id FROM posts WHERE community_id = \(community) AND deleted_at IS NULL ORDER BY id OFFSET \(random.below(8)) LIMIT 1"
@@ -201,19 +201,5 @@ package enum SyncSoak {
     actor Flag {
         var isSet = false
         func set() { isSet = true }
-    }
-
-    /// SplitMix64: a small, seeded generator, so a round's choices can be replayed.
-    struct Random {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(max(bound, 1))) }
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LocalPostgres
 import OrbitPostgres
+import OrbitScaleData
 
 /// `orbit-bench client`: OrbitPostgres against pgbench on the same SQL, in one run.
 ///
@@ -358,32 +359,6 @@ struct Results {
         var line = "  " + label.padding(toLength: 40, withPad: " ", startingAt: 0) + format(value, 2) + "×"
         if let target { line += " [≥ \(format(target, 1))]" + (value >= target ? "" : "  MISSED") }
         print(line)
-    }
-}
-
-/// Deterministic ids, as in the peers.
-struct SplitMix64 {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    /// 128 random bits as a UUID (not RFC 4122 version bits, which PostgreSQL does not check).
-    mutating func uuid() -> UUID {
-        let (high, low) = (next(), next())
-        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &bytes) { raw in
-            raw.storeBytes(of: high, toByteOffset: 0, as: UInt64.self)
-            raw.storeBytes(of: low, toByteOffset: 8, as: UInt64.self)
-        }
-        return UUID(uuid: bytes)
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 
