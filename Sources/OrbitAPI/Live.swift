@@ -119,7 +119,6 @@ extension OrbitAPI {
                     context.logger.debug("live: a message could not be sent", metadata: ["error": "\(error)"])
                 }
             }
-            defer { Task { await hub.remove(id) } }
             await withTaskGroup(of: Void.self) { group in
                 // Heartbeats.
                 group.addTask {
@@ -134,7 +133,11 @@ extension OrbitAPI {
                     if remaining > 0 {
                         do { try await Task.sleep(for: .milliseconds(Int64(remaining * 1000))) } catch { return }
                     }
-                    try? await outbound.close(.policyViolation, reason: "access token expired")
+                    do {
+                        try await outbound.close(.policyViolation, reason: "access token expired")
+                    } catch {
+                        context.logger.debug("live: closing an expired socket failed", metadata: ["error": "\(error)"])
+                    }
                 }
                 // Until the client closes: what it sends is ignored.
                 group.addTask {
@@ -147,6 +150,7 @@ extension OrbitAPI {
                 await group.next()
                 group.cancelAll()
             }
+            await hub.remove(id)
         }
     }
 }

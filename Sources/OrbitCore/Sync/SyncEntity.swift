@@ -10,11 +10,13 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
     func currentIDs(in community: CommunityID, after: UUID?, limit: Int, reader: UserID, on connection: PostgresConnection) async throws
         -> [UUID]
     {
+        if self == .community { return after == nil ? [community.uuid] : [] }
+        // Ids sort after the nil UUID, so no cursor means from the start.
         let after = after ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
         let query: PostgresQuery
         switch self {
         case .community:
-            return after == UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) ? [community.uuid] : []
+            return []
         case .member:
             query = "SELECT id FROM members WHERE community_id = \(community) AND left_at IS NULL AND id > \(after) ORDER BY id LIMIT \(limit)"
         case .event:
