@@ -171,6 +171,14 @@ struct ProblemMiddleware: RouterMiddleware {
             response = try await RequestRunner.$clientAddress.withValue(context.remoteAddress) {
                 try await RequestRunner.$consistency.withValue(consistency) { try await next(request, context) }
             }
+        } catch let failed as PreconditionFailed {
+            // If-Match named an older version: the current one goes back with the 412.
+            do {
+                response = try failed.response(requestID: context.requestID)
+            } catch {
+                context.logger.error("the current version did not encode", metadata: ["error": .string(Self.describeForLog(error))])
+                response = APIProblem.internalError.response(requestID: context.requestID)
+            }
         } catch {
             response = problem(for: error, request: request, context: context).response(requestID: context.requestID)
             if response.status == .methodNotAllowed {

@@ -150,3 +150,19 @@ final class BodyCollector: ResponseBodyWriter, Sendable {
 
     consuming func finish(_ trailingHeaders: HTTPFields?) async throws {}
 }
+
+/// `Access-Control-Expose-Headers` on the responses themselves, where browsers read it
+/// (Hummingbird's `CORSMiddleware` sends it only with preflight answers): a web app can then
+/// read the `ETag` it needs for `If-Match`, the read-after position and the request id.
+struct ExposeHeadersMiddleware: RouterMiddleware {
+    typealias Context = APIContext
+    static let exposed = ["ETag", "Orbit-Read-After", "X-Request-ID", "Retry-After"]
+
+    func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
+        var response = try await next(request, context)
+        if request.method != .options, request.headers.contains(.origin) {
+            response.headers[.accessControlExposeHeaders] = Self.exposed.joined(separator: ", ")
+        }
+        return response
+    }
+}

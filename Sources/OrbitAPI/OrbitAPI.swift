@@ -73,7 +73,13 @@ package struct OrbitAPI: Sendable {
         if let origin = configuration.corsOrigin {
             router.add(
                 middleware: CORSMiddleware(
-                    allowOrigin: .custom(origin), allowHeaders: [.authorization, .contentType, APIHeaders.idempotencyKey, APIHeaders.readAfter]))
+                    allowOrigin: .custom(origin),
+                    allowHeaders: [
+                        .authorization, .contentType, APIHeaders.idempotencyKey, APIHeaders.readAfter, EntityTags.ifMatch, EntityTags.ifNoneMatch,
+                    ],
+                    allowMethods: [.get, .head, .post, .put, .patch, .delete, .options],
+                    exposedHeaders: ExposeHeadersMiddleware.exposed))
+            router.add(middleware: ExposeHeadersMiddleware())
         }
         addOperationRoutes(to: router)
         addAuthRoutes(to: router.group())

@@ -124,6 +124,8 @@ final class JSONWriter {
             try writeDouble(number, path: path)
         } else if T.self == UUID.self, let uuid = value as? UUID {
             writeString(uuid.uuidString.lowercased())
+        } else if let object = value as? any SortedJSONObject {
+            try object.write(to: self, depth: depth, path: path)
         } else {
             let before = bytes.count
             try value.encode(to: JSONValueEncoder(writer: self, depth: depth, codingPath: path))
@@ -131,6 +133,26 @@ final class JSONWriter {
             // A value that encoded nothing at all: an empty object, as JSONEncoder writes it.
             if bytes.count == before { writeRaw("{}") }
         }
+    }
+}
+
+/// A dictionary keyed by strings is an object written in key order, whatever order the
+/// dictionary holds its keys in (which differs between processes, and between two equal
+/// dictionaries built differently): the same value is always the same bytes, so its entity tag
+/// (`EntityTags`) is the same on every server.
+protocol SortedJSONObject {
+    func write(to writer: JSONWriter, depth: Int, path: [any CodingKey]) throws
+}
+
+extension Dictionary: SortedJSONObject where Key == String, Value: Encodable {
+    func write(to writer: JSONWriter, depth: Int, path: [any CodingKey]) throws {
+        writer.openContainer(isObject: true, depth: depth)
+        for key in keys.sorted() {
+            guard let value = self[key] else { continue }
+            writer.beginMember(key, depth: depth)
+            try writer.writeValue(value, depth: depth + 1, path: path)
+        }
+        writer.close(to: depth)
     }
 }
 

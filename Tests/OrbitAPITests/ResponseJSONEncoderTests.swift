@@ -82,4 +82,19 @@ struct ResponseJSONEncoderTests {
     func infinityIsRefused() {
         #expect(throws: EncodingError.self) { try APIJSON.encode([Double.infinity]) }
     }
+
+    @Test("a dictionary is written in key order, however it was built, so equal values are equal bytes")
+    func dictionariesInKeyOrder() throws {
+        var forward: [String: [String: Int]] = [:]
+        var backward: [String: [String: Int]] = [:]
+        let keys = (0..<40).map { "key\($0)" }
+        for key in keys { forward[key] = ["b": 2, "a": 1] }
+        backward.reserveCapacity(1000)
+        for key in keys.reversed() { backward[key] = ["a": 1, "b": 2] }
+        let bytes = try APIJSON.encode(forward)
+        #expect(bytes == (try APIJSON.encode(backward)))
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.hasPrefix(#"{"key0":{"a":1,"b":2},"key1":{"a":1,"b":2},"key10":"#))
+        #expect(try APIJSON.encode([String: Int]()) == Data("{}".utf8))
+    }
 }

@@ -27,19 +27,24 @@ extension OrbitAPI {
 
         let community = router.group("communities/:community_id")
         community.get { _, context in
-            JSON(try await services.communities.get(try context.id("community_id"), as: try context.requireUser()))
+            Tagged(try await services.communities.get(try context.id("community_id"), as: try context.requireUser()))
         }
         community.patch { request, context in
             let body = try await request.decodeJSON(CommunityBody.self, context: context)
-            return JSON(
-                try await services.communities.update(
-                    try context.id("community_id"), name: body.name, description: body.description, iconURL: body.iconUrl,
-                    settings: body.settings, as: try context.requireUser()
-                )
+            let id: CommunityID = try context.id("community_id")
+            return Tagged(
+                try await request.underIfMatch(.entity(.community, id.uuid)) {
+                    try await services.communities.update(
+                        id, name: body.name, description: body.description, iconURL: body.iconUrl, settings: body.settings,
+                        as: try context.requireUser())
+                }
             )
         }
-        community.delete { _, context in
-            try await services.communities.delete(try context.id("community_id"), as: try context.requireUser())
+        community.delete { request, context in
+            let id: CommunityID = try context.id("community_id")
+            try await request.underIfMatch(.entity(.community, id.uuid)) {
+                try await services.communities.delete(id, as: try context.requireUser())
+            }
             return NoContent()
         }
         // An admin restores the community within 30 days of its deletion.
@@ -74,14 +79,16 @@ extension OrbitAPI {
         }
         // One's own membership: nickname and notification preferences.
         community.get("members/me") { _, context in
-            JSON(try await services.members.mine(in: try context.id("community_id"), as: try context.requireUser()))
+            Tagged(try await services.members.mine(in: try context.id("community_id"), as: try context.requireUser()))
         }
         community.patch("members/me") { request, context in
             let body = try await request.decodeJSON(MembershipPatch.self, context: context)
-            return JSON(
-                try await services.members.updateMine(
-                    in: try context.id("community_id"), nickname: body.nickname, notificationPrefs: try body.preferences(),
-                    as: try context.requireUser())
+            let id: CommunityID = try context.id("community_id")
+            return Tagged(
+                try await request.underIfMatch(.membership(id)) {
+                    try await services.members.updateMine(
+                        in: id, nickname: body.nickname, notificationPrefs: try body.preferences(), as: try context.requireUser())
+                }
             )
         }
         struct NewMember: Decodable {

@@ -51,22 +51,27 @@ extension OrbitAPI {
 
         let event = router.group("events/:event_id")
         event.get { _, context in
-            JSON(try await services.events.get(try context.id("event_id"), as: try context.requireUser()))
+            Tagged(try await services.events.get(try context.id("event_id"), as: try context.requireUser()))
         }
         event.patch { request, context in
             let body = try await request.decodeJSON(EventBody.self, context: context)
-            return JSON(
-                try await services.events.update(
-                    try context.id("event_id"), occurrence: body.occurrence, try body.draft(), as: try context.requireUser()))
+            let id: EventID = try context.id("event_id")
+            return Tagged(
+                try await request.underIfMatch(.entity(.event, id.uuid)) {
+                    try await services.events.update(id, occurrence: body.occurrence, try body.draft(), as: try context.requireUser())
+                }
+            )
         }
         event.delete { request, context in
             let scopeText = request.query("scope") ?? "all"
             guard let scope = EventDeletionScope(rawValue: scopeText) else {
                 throw APIProblem.validation(field: "scope", "scope must be all, occurrence or following.")
             }
-            try await services.events.delete(
-                try context.id("event_id"), occurrence: try request.queryDate("occurrence"), scope: scope, as: try context.requireUser()
-            )
+            let id: EventID = try context.id("event_id")
+            let occurrence = try request.queryDate("occurrence")
+            try await request.underIfMatch(.entity(.event, id.uuid)) {
+                try await services.events.delete(id, occurrence: occurrence, scope: scope, as: try context.requireUser())
+            }
             return NoContent()
         }
 

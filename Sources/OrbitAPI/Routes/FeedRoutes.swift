@@ -43,17 +43,23 @@ extension OrbitAPI {
 
         let post = router.group("posts/:post_id")
         post.get { _, context in
-            JSON(try await services.feed.post(try context.id("post_id"), as: try context.requireUser()))
+            Tagged(try await services.feed.post(try context.id("post_id"), as: try context.requireUser()))
         }
         struct Edit: Decodable {
             var content: String
         }
         post.patch { request, context in
             let body = try await request.decodeJSON(Edit.self, context: context)
-            return JSON(try await services.feed.editPost(try context.id("post_id"), content: body.content, as: try context.requireUser()))
+            let id: PostID = try context.id("post_id")
+            return Tagged(
+                try await request.underIfMatch(.entity(.post, id.uuid)) {
+                    try await services.feed.editPost(id, content: body.content, as: try context.requireUser())
+                }
+            )
         }
-        post.delete { _, context in
-            try await services.feed.deletePost(try context.id("post_id"), as: try context.requireUser())
+        post.delete { request, context in
+            let id: PostID = try context.id("post_id")
+            try await request.underIfMatch(.entity(.post, id.uuid)) { try await services.feed.deletePost(id, as: try context.requireUser()) }
             return NoContent()
         }
         struct Pin: Decodable {
@@ -108,10 +114,18 @@ extension OrbitAPI {
         }
         router.patch("comments/:comment_id") { request, context in
             let body = try await request.decodeJSON(Edit.self, context: context)
-            return JSON(try await services.feed.editComment(try context.id("comment_id"), content: body.content, as: try context.requireUser()))
+            let id: CommentID = try context.id("comment_id")
+            return Tagged(
+                try await request.underIfMatch(.entity(.comment, id.uuid)) {
+                    try await services.feed.editComment(id, content: body.content, as: try context.requireUser())
+                }
+            )
         }
-        router.delete("comments/:comment_id") { _, context in
-            try await services.feed.deleteComment(try context.id("comment_id", as: CommentID.self), as: try context.requireUser())
+        router.delete("comments/:comment_id") { request, context in
+            let id: CommentID = try context.id("comment_id")
+            try await request.underIfMatch(.entity(.comment, id.uuid)) {
+                try await services.feed.deleteComment(id, as: try context.requireUser())
+            }
             return NoContent()
         }
     }

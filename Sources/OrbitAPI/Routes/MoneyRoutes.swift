@@ -113,7 +113,7 @@ extension OrbitAPI {
             )
         }
         router.get("expenses/:expense_id") { _, context in
-            JSON(try await services.finances.expense(try context.id("expense_id", as: TransactionID.self), as: try context.requireUser()))
+            Tagged(try await services.finances.expense(try context.id("expense_id", as: TransactionID.self), as: try context.requireUser()))
         }
         struct ExpenseChange: Decodable {
             var description: String?
@@ -127,12 +127,15 @@ extension OrbitAPI {
             let id: TransactionID = try context.id("expense_id")
             let user = try context.requireUser()
             let currency = try Amounts.currency(try await services.finances.expense(id, as: user).currency)
-            return JSON(
-                try await services.finances.updateExpense(
-                    id, description: body.description, total: try body.amount.map { try Amounts.money($0, currency: currency, field: "amount") },
-                    split: try body.split?.method(currency: currency),
-                    category: try body.category.map { try ExpenseCategory.parse($0, field: "category") }, as: user
-                )
+            return Tagged(
+                try await request.underIfMatch(.entity(.expense, id.uuid)) {
+                    try await services.finances.updateExpense(
+                        id, description: body.description,
+                        total: try body.amount.map { try Amounts.money($0, currency: currency, field: "amount") },
+                        split: try body.split?.method(currency: currency),
+                        category: try body.category.map { try ExpenseCategory.parse($0, field: "category") }, as: user
+                    )
+                }
             )
         }
         struct SettleBody: Decodable {
@@ -145,8 +148,11 @@ extension OrbitAPI {
                 try await services.finances.settleSplit(
                     try context.id("split_id", as: SplitID.self), via: body.settledVia, as: try context.requireUser()))
         }
-        router.delete("expenses/:expense_id") { _, context in
-            try await services.finances.deleteExpense(try context.id("expense_id", as: TransactionID.self), as: try context.requireUser())
+        router.delete("expenses/:expense_id") { request, context in
+            let id: TransactionID = try context.id("expense_id")
+            try await request.underIfMatch(.entity(.expense, id.uuid)) {
+                try await services.finances.deleteExpense(id, as: try context.requireUser())
+            }
             return NoContent()
         }
 
@@ -189,7 +195,7 @@ extension OrbitAPI {
                     in: try context.id("community_id"), limit: limit, cursor: request.query("cursor"), as: try context.requireUser()))
         }
         router.get("dues/:dues_id") { _, context in
-            JSON(try await services.dues.get(try context.id("dues_id"), as: try context.requireUser()))
+            Tagged(try await services.dues.get(try context.id("dues_id"), as: try context.requireUser()))
         }
         struct DuesChange: Decodable {
             var name: String?
@@ -201,11 +207,13 @@ extension OrbitAPI {
             let id: DuesID = try context.id("dues_id")
             let user = try context.requireUser()
             let currency = try Amounts.currency(try await services.dues.get(id, as: user).currency)
-            return JSON(
-                try await services.dues.update(
-                    id, name: body.name, amount: try body.amount.map { try Amounts.money($0, currency: currency, field: "amount") },
-                    dueDate: try body.dueDate.map { try CivilDate.parse($0, field: "due_date") }, as: user
-                )
+            return Tagged(
+                try await request.underIfMatch(.entity(.dues, id.uuid)) {
+                    try await services.dues.update(
+                        id, name: body.name, amount: try body.amount.map { try Amounts.money($0, currency: currency, field: "amount") },
+                        dueDate: try body.dueDate.map { try CivilDate.parse($0, field: "due_date") }, as: user
+                    )
+                }
             )
         }
         router.post("dues/:dues_id/deactivate") { _, context in

@@ -9,7 +9,8 @@ extension OrbitAPI {
             let limit = try request.queryInt("limit", default: 500, range: 1...1000)
             return JSON(
                 try await services.sync.changes(
-                    of: try context.id("community_id"), cursor: request.query("cursor"), limit: limit, as: try context.requireUser()))
+                    of: try context.id("community_id"), cursor: request.query("cursor"), limit: limit, as: try context.requireUser()
+                ).taggingUpserts())
         }
         // Live updates are a WebSocket (`liveUpgrade`); a plain GET lands here.
         router.get("live") { _, context -> Response in

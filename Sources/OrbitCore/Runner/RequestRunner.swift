@@ -36,11 +36,24 @@ package struct RequestRunner: Sendable {
     /// `ip_address`. The HTTP API binds it around each request; the CLI leaves it nil.
     @TaskLocal package static var clientAddress: String?
 
-    /// Runs `body` as one request of `user`, on the primary.
+    /// The `If-Match` of the current request (its update or delete happens only to the version
+    /// the client names); bound by the HTTP API around such a request.
+    @TaskLocal package static var writePrecondition: WritePrecondition?
+
+    /// Runs `body` as one request of `user`, on the primary. Under a `writePrecondition`, the
+    /// transaction checks it first, at REPEATABLE READ (see `WritePrecondition`).
     package func asUser<Result: Sendable>(_ user: UserID, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
         var settings = ["role": "orbit_app", "app.current_user_id": user.description]
         settings["app.client_address"] = Self.clientAddress
-        let result = try await transaction(settings, body)
+        let result: Result
+        if let precondition = Self.writePrecondition {
+            result = try await transaction(settings, isolation: .repeatableRead) { connection in
+                try await precondition.check(as: user, runner: self, on: connection)
+                return try await body(connection)
+            }
+        } else {
+            result = try await transaction(settings, body)
+        }
         await rememberWrite(of: user)
         return result
     }
@@ -64,11 +77,11 @@ package struct RequestRunner: Sendable {
     }
 
     private func transaction<Result: Sendable>(
-        _ settings: [String: String], _ body: (PostgresConnection) async throws -> Result
+        _ settings: [String: String], isolation: TransactionOptions.IsolationLevel? = nil, _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         try await mappingErrors {
             try await retryingTransientFailures {
-                try await pool.withTransaction(TransactionOptions(localSettings: settings), body)
+                try await pool.withTransaction(TransactionOptions(isolation: isolation, localSettings: settings), body)
             }
         }
     }

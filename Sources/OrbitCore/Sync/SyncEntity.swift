@@ -75,9 +75,19 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
                 let community = try await CommunityService.community(CommunityID(id), on: connection)
                 return community.deletedAt == nil ? community : nil
             case .member:
-                return try await connection.query(
-                    "SELECT \(unescaped: Member.columns) FROM members m JOIN users u ON u.id = m.user_id WHERE m.id = \(id) AND m.left_at IS NULL"
-                ).first.map(Member.init(row:))
+                guard
+                    let row = try await connection.query(
+                        """
+                        SELECT \(unescaped: Member.columns), m.notification_prefs FROM members m JOIN users u ON u.id = m.user_id
+                        WHERE m.id = \(id) AND m.left_at IS NULL
+                        """
+                    ).first
+                else { return nil }
+                let member = try Member(row: row)
+                // One's own membership as `GET …/members/me` returns it (with its preferences).
+                guard member.userID == reader else { return member }
+                return MyMembership(
+                    member: member, notificationPrefs: try row.decode("notification_prefs", as: PostgresJSON.self).decode([String: Bool].self))
             case .event:
                 return try await EventService.event(EventID(id), on: connection)
             case .rsvp:
@@ -136,8 +146,10 @@ package struct Change: Sendable, Encodable {
     package var op: ChangeOp
     /// The entity's JSON as its GET returns it; nil for a delete.
     package var data: (any Encodable & Sendable)?
+    /// The entity tag of `data` (what its GET sends as `ETag`, for `If-Match`); set by the API.
+    package var etag: String?
 
-    enum CodingKeys: String, CodingKey { case entity, id, op, data }
+    enum CodingKeys: String, CodingKey { case entity, id, op, data, etag }
 
     package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -149,6 +161,7 @@ package struct Change: Sendable, Encodable {
         } else {
             try container.encodeNil(forKey: .data)
         }
+        if let etag { try container.encode(etag, forKey: .etag) }
     }
 }
 

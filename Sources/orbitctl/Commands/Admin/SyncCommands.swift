@@ -1,4 +1,5 @@
 import ArgumentParser
+import OrbitAPI
 import OrbitCore
 
 /// `orbitctl sync …`: the change feed, as the app pulls it.
@@ -19,6 +20,7 @@ struct SyncCommand: AsyncParsableCommand {
         func run() async throws {
             let page = try await withServices(database) { services in
                 try await services.sync.changes(of: community, cursor: cursor, limit: limit, as: try await services.users.resolve(actor.actor))
+                    .taggingUpserts()
             }
             if output.json { return try printJSON(page) }
             printTable(["ENTITY", "ID", "OP"], page.changes.map { [$0.entity.rawValue, "\(Identifier<SyncEntity>($0.id))", $0.op.rawValue] })
