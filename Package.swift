@@ -152,6 +152,7 @@ let package = Package(
                 "OrbitScaleData",
                 "OrbitAPI",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 "LocalPostgres",
                 "OrbitMigrations",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
