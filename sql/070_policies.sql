@@ -227,6 +227,44 @@ CREATE POLICY audit_log_insert ON audit_log FOR INSERT TO orbit_app
         AND (community_id IS NULL OR community_id = ANY ((SELECT orbit.joined_community_ids())::uuid[]))
     );
 
+-- chat (sql/057_chat.sql): only the people taking part read or write a conversation — active
+-- participants who are active members of its community. A group's or direct conversation's
+-- starter adds (and removes) its people; everyone updates their own participation (watermarks,
+-- mute, leaving); a message is written by its sender, and an admin may delete one in the
+-- community conversation.
+CREATE POLICY conversations_select ON conversations FOR SELECT TO orbit_app
+    USING (id = ANY ((SELECT orbit.conversation_ids())::uuid[]));
+CREATE POLICY conversations_insert ON conversations FOR INSERT TO orbit_app
+    WITH CHECK (
+        created_by = (SELECT orbit.app_user_id()) AND kind IN ('group', 'direct')
+        AND community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
+    );
+CREATE POLICY conversations_update ON conversations FOR UPDATE TO orbit_app
+    USING (id = ANY ((SELECT orbit.conversation_ids())::uuid[]) AND kind = 'group')
+    WITH CHECK (id = ANY ((SELECT orbit.conversation_ids())::uuid[]) AND kind = 'group');
+CREATE POLICY conversation_participants_select ON conversation_participants FOR SELECT TO orbit_app
+    USING (conversation_id = ANY ((SELECT orbit.conversation_ids())::uuid[]));
+CREATE POLICY conversation_participants_insert ON conversation_participants FOR INSERT TO orbit_app
+    WITH CHECK (conversation_id = ANY ((SELECT orbit.started_conversation_ids(false))::uuid[]));
+CREATE POLICY conversation_participants_update ON conversation_participants FOR UPDATE TO orbit_app
+    USING (
+        conversation_id = ANY ((SELECT orbit.conversation_ids())::uuid[])
+        AND (user_id = (SELECT orbit.app_user_id()) OR conversation_id = ANY ((SELECT orbit.started_conversation_ids(true))::uuid[]))
+    )
+    WITH CHECK (user_id = (SELECT orbit.app_user_id()) OR conversation_id = ANY ((SELECT orbit.started_conversation_ids(true))::uuid[]));
+CREATE POLICY messages_select ON messages FOR SELECT TO orbit_app
+    USING (conversation_id = ANY ((SELECT orbit.conversation_ids())::uuid[]));
+CREATE POLICY messages_insert ON messages FOR INSERT TO orbit_app
+    WITH CHECK (conversation_id = ANY ((SELECT orbit.conversation_ids())::uuid[]) AND sender_id = (SELECT orbit.app_user_id()));
+CREATE POLICY messages_update ON messages FOR UPDATE TO orbit_app
+    USING (
+        conversation_id = ANY ((SELECT orbit.conversation_ids())::uuid[])
+        AND (sender_id = (SELECT orbit.app_user_id())
+             OR (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
+                 AND EXISTS (SELECT FROM conversations c WHERE c.id = conversation_id AND c.kind = 'community')))
+    )
+    WITH CHECK (conversation_id = ANY ((SELECT orbit.conversation_ids())::uuid[]));
+
 -- Only admins change roles: a member's UPDATE policy lets them edit their own row, and a
 -- policy cannot compare old and new values, so this trigger does. It limits orbit_app only:
 -- orbit_admin (operators) bypasses row-level security by design.

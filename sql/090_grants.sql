@@ -16,7 +16,8 @@ GRANT USAGE ON SCHEMA orbit_private TO orbit_admin;
 GRANT EXECUTE ON FUNCTION
     orbit.app_user_id(), orbit.member_community_ids(), orbit.admin_community_ids(),
     orbit.joined_community_ids(), orbit.contact_user_ids(), orbit.can_found(uuid),
-    orbit.community_allows(uuid, text), orbit.bump_count(jsonb, text, int), orbit.civil_date(timestamptz, text)
+    orbit.community_allows(uuid, text), orbit.bump_count(jsonb, text, int), orbit.civil_date(timestamptz, text),
+    orbit.conversation_ids(), orbit.started_conversation_ids(boolean)
 TO orbit_app, orbit_admin;
 
 -- Operations a non-member must be able to perform, each checked inside the function.
@@ -27,13 +28,14 @@ GRANT EXECUTE ON FUNCTION orbit.redeem_invite(text), orbit.materialize_occurrenc
 GRANT SELECT ON
     users, family_members, communities, members, invites, events, rsvps, posts, reactions,
     comments, poll_votes, transactions, splits, dues, dues_payments, media, notifications,
-    audit_log, refresh_tokens, idempotency_keys, devices, balances, orbit.balance_entries, changes
+    audit_log, refresh_tokens, idempotency_keys, devices, balances, orbit.balance_entries, changes,
+    conversations, conversation_participants, messages
 TO orbit_app;
 
 GRANT INSERT ON
     users, family_members, communities, members, invites, events, rsvps, posts, reactions,
     comments, poll_votes, transactions, splits, dues, dues_payments, media, notifications,
-    audit_log, refresh_tokens, idempotency_keys, devices
+    audit_log, refresh_tokens, idempotency_keys, devices, conversations, conversation_participants, messages
 TO orbit_app;
 
 GRANT UPDATE ON
@@ -45,6 +47,9 @@ GRANT UPDATE (name, description, icon_url, settings, subscription_status, subscr
 GRANT UPDATE (role, nickname, notification_prefs, joined_at, invited_by, left_at) ON members TO orbit_app;
 GRANT UPDATE (type, content, media_urls, is_pinned, is_announcement, linked_event_id, poll_data, deleted_at, mentioned_user_ids)
     ON posts TO orbit_app;
+GRANT UPDATE (title) ON conversations TO orbit_app;
+GRANT UPDATE (left_at, read_position, delivered_position, muted_until) ON conversation_participants TO orbit_app;
+GRANT UPDATE (text, content_encrypted, encryption_version, edited_at, deleted_at) ON messages TO orbit_app;
 
 -- Hard deletes the product has: un-RSVP, un-react, withdraw a vote, replace an expense's
 -- splits, revoke an invite, remove a family member, media or a payment record, clear

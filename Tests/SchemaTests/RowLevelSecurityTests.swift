@@ -19,6 +19,8 @@ struct World {
         case only(Person)
         /// The person and everyone who shares an active community with them.
         case contactsOf(Person)
+        /// Exactly these people (the participants of a conversation).
+        case people(Set<Person>)
     }
 
     var people: [Person: UUID] = [:]
@@ -26,13 +28,16 @@ struct World {
     var communityB = UUID()
     /// The poll post of each community.
     var posts: [UUID: UUID] = [:]
+    /// Chat in A: a group of a, a2 and ab (who left it), and a direct conversation of a2 and ab.
+    var group = UUID()
+    var direct = UUID()
     /// table → [(row id, who may see it)]
     var rows: [String: [(id: UUID, audience: Audience)]] = [:]
 
     static let tables = [
         "users", "family_members", "communities", "members", "invites", "events", "rsvps", "posts", "reactions",
         "comments", "poll_votes", "transactions", "splits", "dues", "dues_payments", "media", "notifications",
-        "audit_log", "refresh_tokens", "devices",
+        "audit_log", "refresh_tokens", "devices", "conversations", "conversation_participants", "messages",
     ]
 
     func id(_ person: Person) -> UUID { people[person]! }
@@ -50,6 +55,8 @@ struct World {
             return memberships[community]?.contains { $0.0 == viewer && $0.1 } ?? false
         case .only(let person):
             return viewer == person
+        case .people(let people):
+            return people.contains(viewer)
         case .contactsOf(let person):
             return viewer == person
                 || memberships.values.contains { members in
@@ -170,6 +177,56 @@ struct World {
                 .adminsOf(community)
             )
         }
+
+        // Chat. Each community's own conversation (made by trigger, its active members in it:
+        // `former` left with the community), a message in each; in A a group of a, a2 and ab,
+        // which ab left, and a direct conversation of a2 and ab, each with a message.
+        for community in [world.communityA, world.communityB] {
+            let conversation = try await seed.id("SELECT id FROM conversations WHERE community_id = \(community) AND kind = 'community'")
+            add("conversations", conversation, .membersOf(community))
+            for row in try await connection.query("SELECT id FROM conversation_participants WHERE conversation_id = \(conversation)") {
+                add("conversation_participants", try row.decode("id", as: UUID.self), .membersOf(community))
+            }
+            let sender = community == world.communityA ? world.id(.a2) : world.id(.b)
+            add(
+                "messages",
+                try await seed.id(
+                    "INSERT INTO messages (conversation_id, community_id, sender_id, text) VALUES (\(conversation), \(community), \(sender), 'Hi all') RETURNING id"
+                ),
+                .membersOf(community))
+        }
+        let a = world.communityA
+        let group = try await seed.id(
+            "INSERT INTO conversations (community_id, kind, title, created_by) VALUES (\(a), 'group', 'Coaches', \(world.id(.a))) RETURNING id")
+        let direct = try await seed.id(
+            """
+            INSERT INTO conversations (community_id, kind, created_by, direct_user_low, direct_user_high)
+            VALUES (\(a), 'direct', \(world.id(.a2)), least(\(world.id(.a2)), \(world.id(.ab))), greatest(\(world.id(.a2)), \(world.id(.ab)))) RETURNING id
+            """)
+        add("conversations", group, .people([.a, .a2]))
+        add("conversations", direct, .people([.a2, .ab]))
+        for (conversation, people, audience) in [
+            (group, [World.Person.a, .a2, .ab], Set([World.Person.a, .a2])), (direct, [.a2, .ab], [.a2, .ab]),
+        ] {
+            for person in people {
+                add(
+                    "conversation_participants",
+                    try await seed.id(
+                        "INSERT INTO conversation_participants (conversation_id, user_id, community_id) VALUES (\(conversation), \(world.id(person)), \(a)) RETURNING id"
+                    ),
+                    .people(audience))
+            }
+            add(
+                "messages",
+                try await seed.id(
+                    "INSERT INTO messages (conversation_id, community_id, sender_id, text) VALUES (\(conversation), \(a), \(world.id(.a2)), 'Psst') RETURNING id"
+                ),
+                .people(audience))
+        }
+        try await connection.query(
+            "UPDATE conversation_participants SET left_at = now() WHERE conversation_id = \(group) AND user_id = \(world.id(.ab))")
+        world.group = group
+        world.direct = direct
         return world
     }
 }
@@ -347,6 +404,42 @@ struct RowLevelSecurityTests {
             }
         ),
         (
+            "a message into a conversation one left", .ab,
+            { w in
+                "INSERT INTO messages (conversation_id, community_id, sender_id, text) VALUES (\(w.group), \(w.communityA), \(w.id(.ab)), 'back')"
+            }
+        ),
+        (
+            "a message into a direct conversation of others, in one's own community", .a,
+            { w in
+                "INSERT INTO messages (conversation_id, community_id, sender_id, text) VALUES (\(w.direct), \(w.communityA), \(w.id(.a)), 'hi')"
+            }
+        ),
+        (
+            "a message in somebody else's name", .a2,
+            { w in
+                "INSERT INTO messages (conversation_id, community_id, sender_id, text) VALUES (\(w.direct), \(w.communityA), \(w.id(.ab)), 'hi')"
+            }
+        ),
+        (
+            "adding oneself back to a group one left", .ab,
+            { w in
+                "INSERT INTO conversation_participants (conversation_id, user_id, community_id) VALUES (\(w.group), \(w.id(.ab)), \(w.communityA))"
+            }
+        ),
+        (
+            "a participant adding people to a group they did not start", .a2,
+            { w in
+                "INSERT INTO conversation_participants (conversation_id, user_id, community_id) VALUES (\(w.group), \(w.id(.ab)), \(w.communityA))"
+            }
+        ),
+        (
+            "a second community conversation", .a,
+            { w in
+                "INSERT INTO conversations (community_id, kind, created_by) VALUES (\(w.communityA), 'community', \(w.id(.a)))"
+            }
+        ),
+        (
             "a new community created in somebody else's name", .a2,
             { w in
                 "INSERT INTO communities (name, created_by) VALUES ('Mine', \(w.id(.a)))"
@@ -381,9 +474,13 @@ struct RowLevelSecurityTests {
                         try await connection.query("UPDATE posts SET content = 'x' WHERE author_id = \(world.id(.a))").affectedRows,
                         try await connection.query("UPDATE users SET display_name = 'x' WHERE id = \(world.id(.a))").affectedRows,
                         try await connection.query("UPDATE communities SET name = 'x' WHERE id = \(world.communityA)").affectedRows,
+                        // a's message in the group, and the message of B's conversation.
+                        try await connection.query("UPDATE messages SET text = 'x' WHERE sender_id <> \(world.id(.a2))").affectedRows,
+                        try await connection.query("UPDATE conversation_participants SET read_position = 9 WHERE user_id <> \(world.id(.a2))")
+                            .affectedRows,
                     ]
                 }
-                #expect(affected == [0, 0, 0, 0])
+                #expect(affected == [0, 0, 0, 0, 0, 0])
             }
         }
     }

@@ -1,0 +1,162 @@
+-- Chat's invariants (migrations/0020_chat.sql, docs/chat.md), kept by the database whoever
+-- writes. SECURITY DEFINER (owner orbit_admin): they write what orbit_app may not (the
+-- conversation's position and last message, participants of the community conversation).
+
+-- Every community has its conversation from the start.
+CREATE OR REPLACE FUNCTION orbit.chat_community_conversation() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    INSERT INTO public.conversations (community_id, kind, created_by) VALUES (NEW.id, 'community', NEW.created_by)
+    ON CONFLICT DO NOTHING;
+    RETURN NULL;
+END
+$$;
+ALTER FUNCTION orbit.chat_community_conversation() OWNER TO orbit_admin;
+DROP TRIGGER IF EXISTS trigger_chat_community_conversation ON communities;
+CREATE TRIGGER trigger_chat_community_conversation AFTER INSERT ON communities
+    FOR EACH ROW EXECUTE FUNCTION orbit.chat_community_conversation();
+
+-- Active members take part in the community conversation; leaving (or being removed from) the
+-- community ends every participation in its conversations at once. Rejoining brings back the
+-- community conversation, not the groups and direct conversations.
+CREATE OR REPLACE FUNCTION orbit.chat_follow_membership() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF NEW.left_at IS NULL THEN
+        INSERT INTO public.conversation_participants (conversation_id, user_id, community_id)
+        SELECT c.id, NEW.user_id, NEW.community_id FROM public.conversations c
+        WHERE c.community_id = NEW.community_id AND c.kind = 'community'
+        ON CONFLICT (conversation_id, user_id) DO UPDATE SET left_at = NULL, joined_at = now()
+            WHERE conversation_participants.left_at IS NOT NULL;
+    ELSIF TG_OP = 'UPDATE' AND OLD.left_at IS NULL THEN
+        UPDATE public.conversation_participants SET left_at = now()
+        WHERE community_id = NEW.community_id AND user_id = NEW.user_id AND left_at IS NULL;
+    END IF;
+    RETURN NULL;
+END
+$$;
+ALTER FUNCTION orbit.chat_follow_membership() OWNER TO orbit_admin;
+DROP TRIGGER IF EXISTS trigger_chat_follow_membership ON members;
+CREATE TRIGGER trigger_chat_follow_membership AFTER INSERT OR UPDATE OF left_at ON members
+    FOR EACH ROW EXECUTE FUNCTION orbit.chat_follow_membership();
+
+-- A participant is an active member of the conversation's community; a group has at most 256
+-- active participants, a direct conversation its two.
+CREATE OR REPLACE FUNCTION orbit.chat_check_participant() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    conversation record;
+BEGIN
+    -- The conversation's row lock orders concurrent additions, so the cap holds under races.
+    SELECT c.community_id, c.kind, c.direct_user_low, c.direct_user_high INTO conversation
+    FROM public.conversations c WHERE c.id = NEW.conversation_id FOR UPDATE;
+    NEW.community_id := conversation.community_id;
+    IF NEW.left_at IS NOT NULL THEN
+        RETURN NEW;
+    END IF;
+    IF NOT EXISTS (
+        SELECT FROM public.members m WHERE m.community_id = NEW.community_id AND m.user_id = NEW.user_id AND m.left_at IS NULL
+    ) THEN
+        RAISE EXCEPTION 'a participant must be an active member of the community'
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'conversation_participants_members', TABLE = 'conversation_participants';
+    END IF;
+    IF conversation.kind = 'direct' AND NEW.user_id NOT IN (conversation.direct_user_low, conversation.direct_user_high) THEN
+        RAISE EXCEPTION 'a direct conversation is between its two members'
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'conversation_participants_direct', TABLE = 'conversation_participants';
+    END IF;
+    IF conversation.kind = 'group' AND (
+        SELECT count(*) FROM public.conversation_participants p
+        WHERE p.conversation_id = NEW.conversation_id AND p.left_at IS NULL AND p.user_id <> NEW.user_id
+    ) >= 256 THEN
+        RAISE EXCEPTION 'a group has at most 256 participants'
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'conversation_participants_group_size', TABLE = 'conversation_participants';
+    END IF;
+    RETURN NEW;
+END
+$$;
+ALTER FUNCTION orbit.chat_check_participant() OWNER TO orbit_admin;
+DROP TRIGGER IF EXISTS trigger_chat_check_participant ON conversation_participants;
+CREATE TRIGGER trigger_chat_check_participant BEFORE INSERT OR UPDATE OF left_at ON conversation_participants
+    FOR EACH ROW EXECUTE FUNCTION orbit.chat_check_participant();
+
+-- A new message: under the conversation's row lock, a resend (same sender and
+-- client_message_id) stores nothing; otherwise the message takes the next position and becomes
+-- the conversation's last message.
+CREATE OR REPLACE FUNCTION orbit.chat_store_message() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    conversation_community uuid;
+BEGIN
+    SELECT c.community_id INTO conversation_community FROM public.conversations c WHERE c.id = NEW.conversation_id FOR UPDATE;
+    -- Read after the lock: a resend that waited for the first sees it committed.
+    IF NEW.client_message_id IS NOT NULL AND EXISTS (
+        SELECT FROM public.messages m WHERE m.sender_id = NEW.sender_id AND m.client_message_id = NEW.client_message_id
+    ) THEN
+        RETURN NULL;
+    END IF;
+    NEW.community_id := conversation_community;
+    UPDATE public.conversations SET
+        last_position = last_position + 1, last_message_id = NEW.id, last_message_sender_id = NEW.sender_id,
+        last_message_text = NEW.text, last_message_at = NEW.created_at
+    WHERE id = NEW.conversation_id
+    RETURNING last_position INTO NEW.position;
+    RETURN NEW;
+END
+$$;
+ALTER FUNCTION orbit.chat_store_message() OWNER TO orbit_admin;
+DROP TRIGGER IF EXISTS trigger_chat_store_message ON messages;
+CREATE TRIGGER trigger_chat_store_message BEFORE INSERT ON messages
+    FOR EACH ROW EXECUTE FUNCTION orbit.chat_store_message();
+
+-- An edit or a deletion of the conversation's last message shows in its preview.
+CREATE OR REPLACE FUNCTION orbit.chat_refresh_last_message() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    UPDATE public.conversations SET last_message_text = CASE WHEN NEW.deleted_at IS NULL THEN NEW.text END
+    WHERE id = NEW.conversation_id AND last_message_id = NEW.id;
+    RETURN NULL;
+END
+$$;
+ALTER FUNCTION orbit.chat_refresh_last_message() OWNER TO orbit_admin;
+DROP TRIGGER IF EXISTS trigger_chat_refresh_last_message ON messages;
+CREATE TRIGGER trigger_chat_refresh_last_message AFTER UPDATE OF text, deleted_at ON messages
+    FOR EACH ROW EXECUTE FUNCTION orbit.chat_refresh_last_message();
+
+-- The conversations the current user takes part in now: an active participant and an active
+-- member of a community that is not deleted (row-level security of chat, sql/070_policies.sql).
+CREATE OR REPLACE FUNCTION orbit.conversation_ids() RETURNS uuid[]
+LANGUAGE plpgsql STABLE SECURITY DEFINER PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN (
+        SELECT coalesce(array_agg(p.conversation_id), '{}')
+        FROM public.conversation_participants p
+        JOIN public.members m ON m.community_id = p.community_id AND m.user_id = p.user_id AND m.left_at IS NULL
+        JOIN public.communities c ON c.id = p.community_id AND c.deleted_at IS NULL
+        WHERE p.user_id = orbit.app_user_id() AND p.left_at IS NULL
+    );
+END
+$$;
+ALTER FUNCTION orbit.conversation_ids() OWNER TO orbit_admin;
+
+-- Conversations the current user started: its starter adds the people of a group or direct
+-- conversation (`groups_only` false), and removes people from a group (true).
+CREATE OR REPLACE FUNCTION orbit.started_conversation_ids(groups_only boolean) RETURNS uuid[]
+LANGUAGE plpgsql STABLE SECURITY DEFINER PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN (
+        SELECT coalesce(array_agg(c.id), '{}') FROM public.conversations c
+        WHERE c.created_by = orbit.app_user_id() AND c.kind IN ('group', CASE WHEN groups_only THEN 'group' ELSE 'direct' END)
+          AND c.community_id = ANY (orbit.member_community_ids())
+    );
+END
+$$;
+ALTER FUNCTION orbit.started_conversation_ids(boolean) OWNER TO orbit_admin;
