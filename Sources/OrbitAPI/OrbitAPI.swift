@@ -96,6 +96,7 @@ package struct OrbitAPI: Sendable {
         addMoneyRoutes(to: app)
         addNotificationRoutes(to: app)
         addSyncRoutes(to: app)
+        addChatRoutes(to: app)
         routes.load(router.routes)
         return router
     }

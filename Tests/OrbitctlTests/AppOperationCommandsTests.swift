@@ -83,4 +83,40 @@ struct AppOperationCommandsTests {
             #expect(try await cli.jsonItems("event", "rsvps", event, "--as", ada).isEmpty)
         }
     }
+
+    @Test("chat: start, send (a resend stores nothing), history, read, edit, mute, list")
+    func chat() async throws {
+        try await withTestDatabase { database in
+            let cli = Orbitctl(database: database)
+            let ada = "ada@example.com"
+            let max = "max@example.com"
+            _ = try await cli.json("user", "create", "--email", ada, "--name", "Ada Lovelace")
+            _ = try await cli.json("user", "create", "--email", max, "--name", "Max Planck")
+            let community = try #require(try await cli.json("community", "create", "--name", "Tigers", "--as", ada)["id"] as? String)
+            _ = try await cli.json("community", "add-member", community, "--user", max, "--as", ada)
+
+            let direct = try await cli.json("chat", "start", "--community", community, "--kind", "direct", "--with", max, "--as", ada)
+            let conversation = try #require(direct["id"] as? String)
+            let again = try await cli.json("chat", "start", "--community", community, "--kind", "direct", "--with", ada, "--as", max)
+            #expect(again["id"] as? String == conversation)
+            let sent = try await cli.json("chat", "send", conversation, "--text", "Kit?", "--client-id", "c-1", "--as", ada)
+            let resent = try await cli.json("chat", "send", conversation, "--text", "Kit?", "--client-id", "c-1", "--as", ada)
+            #expect(resent["id"] as? String == sent["id"] as? String)
+            let list = try await cli.json("chat", "list", "--as", max)
+            let items = try #require(list["items"] as? [[String: Any]])
+            #expect(items.first { $0["id"] as? String == conversation }?["unread_count"] as? Int == 1)
+            #expect(items.contains { $0["kind"] as? String == "community" })
+            let messageID = try #require(sent["id"] as? String)
+            let read = try await cli.json("chat", "read", conversation, "--up-to", messageID, "--as", max)
+            #expect(read["unread_count"] as? Int == 0)
+            let history = try await cli.json("chat", "history", conversation, "--as", ada)
+            #expect((history["items"] as? [[String: Any]])?.first?["status"] as? String == "read")
+            let edited = try await cli.json("chat", "edit", messageID, "--text", "Kit in the car?", "--as", ada)
+            #expect(edited["text"] as? String == "Kit in the car?")
+            #expect(try await cli.run("chat", "edit", messageID, "--text", "Mine", "--as", max).succeeded == false)
+            let muted = try await cli.json("chat", "mute", conversation, "--until", "2030-01-01T00:00:00Z", "--as", max)
+            #expect((muted["muted_until"] as? String)?.hasPrefix("2030-01-01T00:00:00") == true)
+            #expect(try await cli.run("chat", "leave", conversation, "--as", max).succeeded == false)
+        }
+    }
 }

@@ -1,0 +1,91 @@
+import Foundation
+import Hummingbird
+import OrbitCore
+
+extension OrbitAPI {
+    /// Chat (docs/chat.md): conversations of a community and their messages.
+    func addChatRoutes(to router: RouterGroup<APIContext>) {
+        router.get("chats") { request, context in
+            let limit = try request.queryInt("limit", default: 50, range: 1...200)
+            return JSON(
+                try await services.chat.list(
+                    in: try request.queryID("community_id"), limit: limit, cursor: request.query("cursor"), as: try context.requireUser()))
+        }
+        struct StartBody: Decodable {
+            var kind: String
+            var userIds: [UserID]
+            var title: String?
+        }
+        // 201 with a new conversation; 200 with the direct conversation the pair has already.
+        router.post("communities/:community_id/chats") { request, context in
+            let body = try await request.decodeJSON(StartBody.self, context: context)
+            guard let kind = ConversationKind(rawValue: body.kind), kind != .community else {
+                throw APIProblem.validation(field: "kind", "kind must be group or direct.")
+            }
+            let (conversation, created) = try await services.chat.start(
+                in: try context.id("community_id"), kind: kind, with: body.userIds, title: body.title, as: try context.requireUser())
+            return Created(conversation, status: created ? .created : .ok)
+        }
+        let chat = router.group("chats/:conversation_id")
+        chat.get { _, context in
+            JSON(try await services.chat.get(try context.id("conversation_id"), as: try context.requireUser()))
+        }
+        chat.get("messages") { request, context in
+            let limit = try request.queryInt("limit", default: 50, range: 1...200)
+            return JSON(
+                try await services.chat.history(
+                    of: try context.id("conversation_id"), limit: limit, cursor: request.query("cursor"), as: try context.requireUser()))
+        }
+        struct SendBody: Decodable {
+            var text: String
+            var clientMessageId: String?
+        }
+        // 201 with the new message; 200 with the first one for a resend of its client_message_id.
+        chat.post("messages") { request, context in
+            let body = try await request.decodeJSON(SendBody.self, context: context)
+            let (message, created) = try await services.chat.send(
+                to: try context.id("conversation_id"), text: body.text, clientMessageID: body.clientMessageId, as: try context.requireUser())
+            return Created(message, status: created ? .created : .ok)
+        }
+        struct Watermark: Decodable {
+            var messageId: MessageID
+        }
+        chat.put("read") { request, context in
+            let body = try await request.decodeJSON(Watermark.self, context: context)
+            return JSON(
+                try await services.chat.mark(.read, upTo: body.messageId, in: try context.id("conversation_id"), as: try context.requireUser()))
+        }
+        chat.put("delivered") { request, context in
+            let body = try await request.decodeJSON(Watermark.self, context: context)
+            return JSON(
+                try await services.chat.mark(.delivered, upTo: body.messageId, in: try context.id("conversation_id"), as: try context.requireUser()))
+        }
+        struct MuteBody: Decodable, NullableFields {
+            static let nullableFields: Set<String> = ["until"]
+            var until: Date?
+        }
+        chat.put("mute") { request, context in
+            let body = try await request.decodeJSON(MuteBody.self, context: context)
+            return JSON(try await services.chat.mute(try context.id("conversation_id"), until: body.until, as: try context.requireUser()))
+        }
+        chat.post("leave") { _, context in
+            try await services.chat.leave(try context.id("conversation_id"), as: try context.requireUser())
+            return NoContent()
+        }
+        chat.delete("participants/:user_id") { _, context in
+            try await services.chat.remove(try context.id("user_id"), from: try context.id("conversation_id"), as: try context.requireUser())
+            return NoContent()
+        }
+        struct EditBody: Decodable {
+            var text: String
+        }
+        router.patch("messages/:message_id") { request, context in
+            let body = try await request.decodeJSON(EditBody.self, context: context)
+            return JSON(try await services.chat.edit(try context.id("message_id"), text: body.text, as: try context.requireUser()))
+        }
+        router.delete("messages/:message_id") { _, context in
+            try await services.chat.delete(try context.id("message_id"), as: try context.requireUser())
+            return NoContent()
+        }
+    }
+}
