@@ -44,6 +44,16 @@ struct ChatAPITests {
 
             let muted = try await harness.request(.put, "/chats/\(conversation)/mute", token: cast.memberToken, json: ["until": NSNull()])
             #expect(muted.status == 200)
+            // `until` is required (null unmutes); a direct conversation has no title; naming oneself is the state's refusal.
+            let noUntil = try await harness.request(.put, "/chats/\(conversation)/mute", token: cast.memberToken, json: [String: Any]())
+            #expect(noUntil.status == 400)
+            let titled = try await harness.request(
+                .post, "/communities/\(cast.community)/chats", token: cast.adminToken,
+                json: ["kind": "direct", "user_ids": [cast.member.description], "title": "Us"])
+            #expect(titled.status == 400)
+            let oneself = try await harness.request(
+                .post, "/communities/\(cast.community)/chats", token: cast.adminToken, json: ["kind": "direct", "user_ids": [cast.admin.description]])
+            #expect(oneself.status == 409)
             let edit = try await harness.request(.patch, "/messages/\(try sent.string("id"))", token: cast.memberToken, json: ["text": "Mine now"])
             #expect(edit.status == 403)
 

@@ -63,6 +63,16 @@ extension OrbitAPI {
         struct MuteBody: Decodable, NullableFields {
             static let nullableFields: Set<String> = ["until"]
             var until: Date?
+            enum CodingKeys: String, CodingKey { case until }
+
+            /// `until` is required: `null` unmutes, a missing key is a mistake, not an unmute.
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                guard container.contains(.until) else {
+                    throw DecodingError.keyNotFound(CodingKeys.until, .init(codingPath: [], debugDescription: "until is required"))
+                }
+                until = try container.decode(Date?.self, forKey: .until)
+            }
         }
         chat.put("mute") { request, context in
             let body = try await request.decodeJSON(MuteBody.self, context: context)

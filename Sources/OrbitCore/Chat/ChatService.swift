@@ -27,10 +27,12 @@ package struct ChatService: Sendable {
         case .community:
             throw ServiceError.invalidInput(field: "kind", reason: "must be group or direct (every community has its conversation already)")
         case .direct:
-            guard others.count == 1, let other = others.first else {
+            guard users.count == 1 else {
                 throw ServiceError.invalidInput(field: "user_ids", reason: "must name exactly one other member for a direct conversation")
             }
             guard title == nil else { throw ServiceError.invalidInput(field: "title", reason: "is for groups only") }
+            // Well-formed, but oneself: the state (who is asking) refuses it.
+            guard let other = others.first else { throw ServiceError.conflict(field: "user_ids", reason: "must name someone other than you") }
             return try await runner.asUser(actor) { connection in
                 try await runner.requireMember(actor, of: community, on: connection)
                 try await runner.requireActiveMembers([other], of: community, on: connection)
@@ -61,7 +63,8 @@ package struct ChatService: Sendable {
                 return (try await Self.conversation(id, reader: actor, on: connection), true)
             }
         case .group:
-            guard !others.isEmpty else { throw ServiceError.invalidInput(field: "user_ids", reason: "must name at least one other member") }
+            guard !users.isEmpty else { throw ServiceError.invalidInput(field: "user_ids", reason: "must name at least one other member") }
+            guard !others.isEmpty else { throw ServiceError.conflict(field: "user_ids", reason: "must name someone other than you") }
             guard others.count + 1 <= Self.groupLimit else {
                 throw ServiceError.invalidInput(
                     field: "user_ids", reason: "must name at most \(Self.groupLimit - 1) others (a group holds \(Self.groupLimit))")
