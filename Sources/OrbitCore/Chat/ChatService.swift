@@ -118,7 +118,7 @@ package struct ChatService: Sendable {
         let text = try Validate.text(text, field: "text", limit: 4000, multiline: true)
         let clientMessageID = try clientMessageID.map(Self.validClientID)
         return try await runner.asUser(actor) { connection in
-            _ = try await Self.conversation(conversation, reader: actor, on: connection)
+            _ = try await Self.access(conversation, on: connection)
             // The trigger numbers the message under the conversation's row lock, and stores
             // nothing for a resend (no row returned).
             let rows = try await connection.query(
@@ -151,7 +151,7 @@ package struct ChatService: Sendable {
         try Validate.limit(limit, in: 1...200)
         let after = try PageCursor.decode(cursor, list: "messages", parts: 1)
         return try await runner.asUser(actor) { connection in
-            _ = try await Self.conversation(conversation, reader: actor, on: connection)
+            _ = try await Self.access(conversation, on: connection)
             let rows = try await connection.query(
                 """
                 SELECT \(unescaped: ChatMessage.columns) FROM messages m
@@ -174,23 +174,14 @@ package struct ChatService: Sendable {
         -> Conversation
     {
         try await runner.asUser(actor) { connection in
-            _ = try await Self.conversation(conversation, reader: actor, on: connection)
-            let query: PostgresQuery
-            switch watermark {
-            case .read:
-                query = """
-                    UPDATE conversation_participants AS p
-                    SET read_position = greatest(p.read_position, m.position), delivered_position = greatest(p.delivered_position, m.position)
-                    FROM messages m
-                    WHERE m.id = \(message) AND m.conversation_id = \(conversation) AND p.conversation_id = \(conversation) AND p.user_id = \(actor)
-                    """
-            case .delivered:
-                query = """
-                    UPDATE conversation_participants AS p SET delivered_position = greatest(p.delivered_position, m.position)
-                    FROM messages m
-                    WHERE m.id = \(message) AND m.conversation_id = \(conversation) AND p.conversation_id = \(conversation) AND p.user_id = \(actor)
-                    """
-            }
+            _ = try await Self.access(conversation, on: connection)
+            let query: PostgresQuery = """
+                UPDATE conversation_participants AS p
+                SET read_position = CASE WHEN \(watermark == .read) THEN greatest(p.read_position, m.position) ELSE p.read_position END,
+                    delivered_position = greatest(p.delivered_position, m.position)
+                FROM messages m
+                WHERE m.id = \(message) AND m.conversation_id = \(conversation) AND p.conversation_id = \(conversation) AND p.user_id = \(actor)
+                """
             guard try await connection.query(query).affectedRows == 1 else { throw ServiceError.notFound("Message \(message) in this conversation") }
             return try await Self.conversation(conversation, reader: actor, on: connection)
         }
@@ -220,9 +211,9 @@ package struct ChatService: Sendable {
             let current = try await Self.message(message, on: connection)
             guard current.deletedAt == nil else { return }
             if current.senderID != actor {
-                let conversation = try await Self.conversation(current.conversationID, reader: actor, on: connection)
+                let conversation = try await Self.access(current.conversationID, on: connection)
                 guard conversation.kind == .community,
-                    try await runner.membership(actor, in: conversation.communityID, on: connection) == .admin
+                    try await runner.membership(actor, in: conversation.community, on: connection) == .admin
                 else {
                     throw ServiceError.forbidden(rule: "only the sender deletes a message, or an admin in the community conversation")
                 }
@@ -236,7 +227,7 @@ package struct ChatService: Sendable {
     /// conversation is muted, not left.)
     package func leave(_ conversation: ConversationID, as actor: UserID) async throws {
         try await runner.asUser(actor) { connection in
-            let current = try await Self.conversation(conversation, reader: actor, on: connection)
+            let current = try await Self.access(conversation, on: connection)
             guard current.kind == .group else {
                 throw ServiceError.conflict(
                     field: "conversation",
@@ -250,8 +241,8 @@ package struct ChatService: Sendable {
     /// Removes someone from a group (its starter); their access ends at once.
     package func remove(_ user: UserID, from conversation: ConversationID, as actor: UserID) async throws {
         try await runner.asUser(actor) { connection in
-            let current = try await Self.conversation(conversation, reader: actor, on: connection)
-            guard current.kind == .group, current.createdBy == actor else {
+            let current = try await Self.access(conversation, on: connection)
+            guard current.kind == .group, current.startedBy == actor else {
                 throw ServiceError.forbidden(rule: "only the starter of a group removes people from it")
             }
             let removed = try await connection.query(
@@ -264,7 +255,7 @@ package struct ChatService: Sendable {
     /// Mutes the conversation for the actor until `until` (nil: unmutes): no pushes meanwhile.
     package func mute(_ conversation: ConversationID, until: Date?, as actor: UserID) async throws -> Conversation {
         try await runner.asUser(actor) { connection in
-            _ = try await Self.conversation(conversation, reader: actor, on: connection)
+            _ = try await Self.access(conversation, on: connection)
             try await connection.query(
                 "UPDATE conversation_participants SET muted_until = \(until) WHERE conversation_id = \(conversation) AND user_id = \(actor)")
             return try await Self.conversation(conversation, reader: actor, on: connection)
@@ -272,6 +263,18 @@ package struct ChatService: Sendable {
     }
 
     // MARK: - Reading
+
+    /// The conversation's kind, community and starter, if the reader takes part in it (row-level
+    /// security shows it to active participants only): the check before a write or a page,
+    /// without the counts `conversation` computes.
+    static func access(_ id: ConversationID, on connection: PostgresConnection) async throws
+        -> (kind: ConversationKind, community: CommunityID, startedBy: UserID?)
+    {
+        guard let row = try await connection.query("SELECT kind, community_id, created_by FROM conversations WHERE id = \(id)").first,
+            let kind = ConversationKind(rawValue: try row.decode("kind", as: String.self))
+        else { throw ServiceError.notFound("Conversation \(id)") }
+        return (kind, try row.decode("community_id"), try row.decode("created_by"))
+    }
 
     static func conversation(_ id: ConversationID, reader: UserID, on connection: PostgresConnection) async throws -> Conversation {
         guard
