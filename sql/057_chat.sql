@@ -160,3 +160,43 @@ BEGIN
 END
 $$;
 ALTER FUNCTION orbit.started_conversation_ids(boolean) OWNER TO orbit_admin;
+
+-- Presence (issue 22, item 4): for each of `users` the current user may see — themselves, and
+-- people who share an active community with them — whether they show it, whether they are
+-- online (a live socket of theirs is fresh: its server refreshed it within 90 s), and when they
+-- were last seen (their last socket closed, or went stale). Nothing of someone who hides it.
+CREATE OR REPLACE FUNCTION orbit.presence(users uuid[])
+RETURNS TABLE (user_id uuid, visible boolean, online boolean, last_seen_at timestamptz)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT u.id, v.visible,
+        v.visible AND coalesce(l.fresh, false),
+        CASE WHEN v.visible THEN greatest(u.last_seen_at, l.seen) END
+    FROM public.users u
+    CROSS JOIN LATERAL (SELECT u.presence_visible OR u.id = orbit.app_user_id() AS visible) v
+    LEFT JOIN LATERAL (
+        SELECT max(c.seen_at) AS seen, bool_or(c.seen_at > now() - interval '90 seconds') AS fresh
+        FROM public.live_connections c WHERE c.user_id = u.id
+    ) l ON true
+    WHERE u.id = ANY (users) AND u.id = ANY (orbit.contact_user_ids())
+$$;
+ALTER FUNCTION orbit.presence(uuid[]) OWNER TO orbit_admin;
+
+-- Whom a new message of `conversation` is pushed to: its active participants (active members),
+-- but not the current user (the sender), not those who muted it, not those with a fresh live
+-- socket (it reaches them there), not those who switched chat pushes off for the community.
+-- Empty unless the current user takes part in the conversation.
+CREATE OR REPLACE FUNCTION orbit.chat_push_recipients(conversation uuid) RETURNS SETOF uuid
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT p.user_id FROM public.conversation_participants p
+    JOIN public.members m ON m.community_id = p.community_id AND m.user_id = p.user_id AND m.left_at IS NULL
+    WHERE p.conversation_id = conversation AND conversation = ANY (orbit.conversation_ids())
+      AND p.left_at IS NULL AND p.user_id <> orbit.app_user_id()
+      AND (p.muted_until IS NULL OR p.muted_until <= now())
+      AND (m.notification_prefs -> 'chat_message') IS DISTINCT FROM 'false'::jsonb
+      AND NOT EXISTS (
+          SELECT FROM public.live_connections c WHERE c.user_id = p.user_id AND c.seen_at > now() - interval '90 seconds'
+      )
+$$;
+ALTER FUNCTION orbit.chat_push_recipients(uuid) OWNER TO orbit_admin;

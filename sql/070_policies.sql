@@ -210,12 +210,17 @@ CREATE POLICY idempotency_keys_own ON idempotency_keys FOR ALL TO orbit_app
     WITH CHECK (user_id = (SELECT orbit.app_user_id()));
 
 -- changes (the sync feed's log): the changes of one's active communities, and of entities only
--- one user may see (notifications) only that user's. Written only by the trigger (sql/085).
+-- one user may see (notifications) only that user's; chat's only the conversation's participants'
+-- (and the end of one's participation, only one's own). Written only by the trigger (sql/085).
 CREATE POLICY changes_select ON changes FOR SELECT TO orbit_app
     USING (
         community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
         AND (user_id IS NULL OR user_id = (SELECT orbit.app_user_id()))
+        AND (conversation_id IS NULL OR user_id IS NOT NULL OR conversation_id = ANY ((SELECT orbit.conversation_ids())::uuid[]))
     );
+
+-- live connections (presence): servers only (orbit_admin); people see presence through
+-- orbit.presence(), which applies who may see it. No policy for orbit_app: nothing.
 
 -- audit log: admins read their community's; anyone records their own actions, in a community
 -- they belong or belonged to (leaving is logged after the leave).

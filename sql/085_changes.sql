@@ -5,7 +5,9 @@
 -- trigger arguments: the entity, how to find the community ('self' for communities, a column
 -- of the row, or a parent: 'event', 'post', 'transaction', 'dues'), and the column naming the
 -- entity (default 'id': the row itself; a parent's id folds a child's change into its parent,
--- as an expense's splits and a post's poll votes are part of their JSON).
+-- as an expense's splits and a post's poll votes are part of their JSON), and for chat the column
+-- naming the conversation: only its participants see the change (sql/070_policies.sql), and live
+-- updates go to them alone, on `orbit_chat` as '<conversation> <message|participant|conversation> <id>'.
 CREATE OR REPLACE FUNCTION orbit.record_change() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
@@ -14,6 +16,7 @@ DECLARE
     entity text := TG_ARGV[0];
     parent text := TG_ARGV[1];
     id_column text := coalesce(TG_ARGV[2], 'id');
+    conversation uuid := (r ->> TG_ARGV[3])::uuid;
     community uuid;
     op text := 'upsert';
 BEGIN
@@ -30,11 +33,26 @@ BEGIN
     END;
     -- A notification about no community, or a child whose parent is gone with it, syncs nowhere.
     IF community IS NOT NULL THEN
-        INSERT INTO public.changes (community_id, entity, entity_id, op, user_id)
-        VALUES (community, entity, (r ->> id_column)::uuid, op, CASE WHEN entity = 'notification' THEN (r ->> 'user_id')::uuid END);
-        -- Live updates (GET /live): every server LISTENs; delivered at commit, once per community
+        INSERT INTO public.changes (community_id, entity, entity_id, op, user_id, conversation_id)
+        VALUES (community, entity, (r ->> id_column)::uuid, op, CASE WHEN entity = 'notification' THEN (r ->> 'user_id')::uuid END,
+                conversation);
+        -- Live updates (GET /live): every server LISTENs; delivered at commit, once per payload
         -- per transaction (PostgreSQL folds identical notifications of a transaction).
-        PERFORM pg_notify('orbit_changes', community::text);
+        IF conversation IS NULL THEN
+            PERFORM pg_notify('orbit_changes', community::text);
+        ELSIF TG_TABLE_NAME = 'messages' THEN
+            PERFORM pg_notify('orbit_chat', conversation::text || ' message ' || (r ->> 'id'));
+        ELSIF TG_TABLE_NAME = 'conversation_participants' AND TG_OP = 'UPDATE' THEN
+            -- A receipt or someone leaving; a participant who left also gets a change only they
+            -- see (they no longer see the conversation's): the conversation is gone for them.
+            IF (r ->> 'left_at') IS NOT NULL AND (to_jsonb(OLD) ->> 'left_at') IS NULL THEN
+                INSERT INTO public.changes (community_id, entity, entity_id, op, user_id, conversation_id)
+                VALUES (community, entity, conversation, 'delete', (r ->> 'user_id')::uuid, conversation);
+            END IF;
+            PERFORM pg_notify('orbit_chat', conversation::text || ' participant ' || (r ->> 'user_id'));
+        ELSIF TG_TABLE_NAME = 'conversations' AND TG_OP = 'INSERT' THEN
+            PERFORM pg_notify('orbit_chat', conversation::text || ' conversation ' || conversation::text);
+        END IF;
     END IF;
     RETURN NULL;
 END
@@ -80,6 +98,15 @@ CREATE TRIGGER trigger_change_dues_payment AFTER INSERT OR UPDATE OR DELETE ON d
 DROP TRIGGER IF EXISTS trigger_change_notification ON notifications;
 CREATE TRIGGER trigger_change_notification AFTER INSERT OR UPDATE OR DELETE ON notifications
     FOR EACH ROW EXECUTE FUNCTION orbit.record_change('notification', 'community_id');
+DROP TRIGGER IF EXISTS trigger_change_conversation ON conversations;
+CREATE TRIGGER trigger_change_conversation AFTER INSERT OR UPDATE ON conversations
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('conversation', 'community_id', 'id', 'id');
+DROP TRIGGER IF EXISTS trigger_change_participant ON conversation_participants;
+CREATE TRIGGER trigger_change_participant AFTER INSERT OR UPDATE ON conversation_participants
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('conversation', 'community_id', 'conversation_id', 'conversation_id');
+DROP TRIGGER IF EXISTS trigger_change_message ON messages;
+CREATE TRIGGER trigger_change_message AFTER INSERT OR UPDATE ON messages
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('message', 'community_id', 'id', 'conversation_id');
 
 -- The compaction horizon, for the feed (which runs as orbit_app).
 CREATE OR REPLACE FUNCTION orbit.change_horizon() RETURNS timestamptz

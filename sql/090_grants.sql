@@ -22,7 +22,7 @@ TO orbit_app, orbit_admin;
 
 -- Operations a non-member must be able to perform, each checked inside the function.
 GRANT EXECUTE ON FUNCTION orbit.redeem_invite(text), orbit.materialize_occurrence(uuid, timestamptz), orbit.register_device(text, text, text, text),
-    orbit.change_horizon()
+    orbit.change_horizon(), orbit.presence(uuid[]), orbit.chat_push_recipients(uuid)
     TO orbit_app, orbit_admin;
 
 GRANT SELECT ON

@@ -8,11 +8,16 @@ import OrbitCore
 import OrbitPostgres
 import ServiceLifecycle
 
-/// `GET /live` (issue 20, item 3, docs/sync.md): a WebSocket per app, told which of the user's
-/// communities changed so it pulls the change feed. Every server LISTENs to `orbit_changes`
-/// (sent by the change log's trigger at commit), so a commit made through any server reaches
-/// sockets on every server.
+/// `GET /live` (issue 20, item 3, docs/sync.md; chat: docs/chat.md): a WebSocket per app, told
+/// which of the user's communities changed so it pulls the change feed, and given chat's
+/// messages, receipts and typing as they happen. Every server LISTENs to `orbit_changes` and
+/// `orbit_chat` (sent by the change log's trigger at commit), so a commit made through any server
+/// reaches sockets on every server. Each socket is a row of `live_connections` while it is open:
+/// the user's presence, and no chat push while they can see the message live.
 actor LiveHub {
+    /// This server, in `live_connections`.
+    nonisolated let serverID = UUID()
+
     struct Socket {
         var user: UserID
         var send: @Sendable (String) async -> Void
@@ -48,30 +53,59 @@ enum LiveMessage {
     }
 
     static let heartbeat = #"{"type":"heartbeat"}"#
+
+    /// The conversation of a client's `{"type": "typing", "conversation_id": "…"}`.
+    static func typing(in text: String) -> ConversationID? {
+        struct Typing: Decodable {
+            var type: String
+            var conversation_id: String
+        }
+        guard let typing = try? JSONDecoder().decode(Typing.self, from: Data(text.utf8)), typing.type == "typing" else { return nil }
+        return ConversationID(typing.conversation_id)
+    }
 }
 
-/// LISTENs to `orbit_changes` on a connection of its own and hands each changed community to
-/// the sockets of its active members. Reconnects (after a second) when the connection fails.
+/// LISTENs to `orbit_changes` and `orbit_chat` on a connection of its own and hands each changed
+/// community to the sockets of its active members, each chat event to the sockets of the
+/// conversation's participants (and wakes push delivery for a new message). Reconnects (after a
+/// second) when the connection fails. Keeps this server's sockets fresh in `live_connections`.
 struct LiveListener: Service {
     let hub: LiveHub
     let services: OrbitServices
+    let pushSignal: PushSignal
     let logger: Logger
 
     static let channel = "orbit_changes"
 
     func run() async throws {
         await withGracefulShutdownHandler {
-            while !Task.isCancelled && !Task.isShuttingDownGracefully {
-                do {
-                    try await listen()
-                } catch is CancellationError {
-                    return
-                } catch {
-                    logger.warning("live updates: the listening connection failed; reconnecting", metadata: ["error": "\(error)"])
-                    try? await Task.sleep(for: .seconds(1))
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await refreshPresence() }
+                while !Task.isCancelled && !Task.isShuttingDownGracefully {
+                    do {
+                        try await listen()
+                    } catch is CancellationError {
+                        break
+                    } catch {
+                        logger.warning("live updates: the listening connection failed; reconnecting", metadata: ["error": "\(error)"])
+                        try? await Task.sleep(for: .seconds(1))
+                    }
                 }
+                group.cancelAll()
             }
         } onGracefulShutdown: {
+        }
+    }
+
+    /// Every 30 s: this server's sockets are still open (their users online).
+    private func refreshPresence() async {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            do { try await Task.sleep(for: ChatService.presenceRefresh) } catch { return }
+            do {
+                try await services.chat.refreshSockets(on: hub.serverID)
+            } catch {
+                logger.warning("live updates: refreshing this server's sockets failed", metadata: ["error": "\(error)"])
+            }
         }
     }
 
@@ -79,9 +113,20 @@ struct LiveListener: Service {
         let connection = try await PostgresConnection.connect(services.pool.configuration, logger: logger)
         do {
             try await connection.query("LISTEN \(unescaped: Self.channel)")
+            try await connection.query("LISTEN \(unescaped: ChatEvent.channel)")
             while !Task.isCancelled && !Task.isShuttingDownGracefully {
                 let notes = try await connection.notifications(waitingUpTo: .milliseconds(500))
-                let communities = Set(notes.filter { $0.channel == Self.channel }.compactMap { CommunityID($0.payload) })
+                var chat: [ChatEvent] = []
+                var communities: [CommunityID] = []
+                for note in notes {
+                    if note.channel == ChatEvent.channel, let event = ChatEvent(payload: note.payload) {
+                        if !chat.contains(event) { chat.append(event) }
+                    } else if note.channel == Self.channel, let community = CommunityID(note.payload), !communities.contains(community) {
+                        communities.append(community)
+                    }
+                }
+                if chat.contains(where: { if case .message = $0 { true } else { false } }) { pushSignal.wake() }
+                for event in chat { try await deliver(event) }
                 for community in communities { try await deliver(community) }
             }
         } catch {
@@ -99,6 +144,31 @@ struct LiveListener: Service {
         guard !members.isEmpty else { return }
         await hub.send(LiveMessage.changes(community), to: Set(members))
     }
+
+    /// Hands a chat event to the sockets of the conversation's participants.
+    private func deliver(_ event: ChatEvent) async throws {
+        let connected = await hub.connectedUsers
+        guard !connected.isEmpty else { return }
+        for (recipients, message) in try await services.chat.liveMessages(for: event, among: Array(connected)) {
+            await hub.send(String(decoding: try ResponseJSONEncoder.encode(message), as: UTF8.self), to: recipients)
+        }
+    }
+}
+
+/// Wakes push delivery (`ScheduledJobs`) between its ticks: a chat message's pushes go out at
+/// once, not at the next minute.
+package final class PushSignal: Sendable {
+    private let stream: AsyncStream<Void>
+    private let continuation: AsyncStream<Void>.Continuation
+
+    package init() {
+        (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    func wake() { continuation.yield() }
+
+    /// One element per wake (wakes while one is handled fold into one).
+    package var wakes: AsyncStream<Void> { stream }
 }
 
 extension OrbitAPI {
@@ -111,6 +181,7 @@ extension OrbitAPI {
         else { return .dontUpgrade }
         let hub = live
         let heartbeat = configuration.liveHeartbeat
+        let chat = services.chat
         return .upgrade([:]) { inbound, outbound, context in
             let id = await hub.add(user) { message in
                 do {
@@ -118,6 +189,11 @@ extension OrbitAPI {
                 } catch {
                     context.logger.debug("live: a message could not be sent", metadata: ["error": "\(error)"])
                 }
+            }
+            do {
+                try await chat.socketOpened(id, of: user, on: hub.serverID)
+            } catch {
+                context.logger.warning("live: the socket could not be recorded (presence)", metadata: ["error": "\(error)"])
             }
             await withTaskGroup(of: Void.self) { group in
                 // Heartbeats.
@@ -139,10 +215,22 @@ extension OrbitAPI {
                         context.logger.debug("live: closing an expired socket failed", metadata: ["error": "\(error)"])
                     }
                 }
-                // Until the client closes: what it sends is ignored.
+                // Until the client closes: typing indicators; anything else is ignored.
                 group.addTask {
+                    var lastTyping: [ConversationID: ContinuousClock.Instant] = [:]
                     do {
-                        for try await _ in inbound {}
+                        for try await message in inbound.messages(maxSize: 4096) {
+                            guard case .text(let text) = message, let conversation = LiveMessage.typing(in: text) else { continue }
+                            // At most one a second per conversation per socket.
+                            let now = ContinuousClock.now
+                            if let last = lastTyping[conversation], now - last < .seconds(1) { continue }
+                            lastTyping[conversation] = now
+                            do {
+                                try await chat.typing(in: conversation, as: user)
+                            } catch {
+                                context.logger.debug("live: a typing indicator was refused", metadata: ["error": "\(error)"])
+                            }
+                        }
                     } catch {
                         context.logger.debug("live: the socket ended", metadata: ["error": "\(error)"])
                     }
@@ -151,6 +239,11 @@ extension OrbitAPI {
                 group.cancelAll()
             }
             await hub.remove(id)
+            do {
+                try await chat.socketClosed(id)
+            } catch {
+                context.logger.warning("live: the socket's end could not be recorded (presence)", metadata: ["error": "\(error)"])
+            }
         }
     }
 }

@@ -52,6 +52,8 @@ package struct OrbitAPI: Sendable {
     let limiter = RateLimiter()
     /// The `GET /live` sockets of this server.
     let live = LiveHub()
+    /// Wakes push delivery when a chat message is stored (pass it to `ScheduledJobs`).
+    package let pushSignal = PushSignal()
 
     package init(
         services: OrbitServices, configuration: APIConfiguration, tokens: AccessTokens, appleVerifier: any AppleIdentityVerifier,
@@ -111,7 +113,7 @@ package struct OrbitAPI: Sendable {
             server: .http1WebSocketUpgrade { request, _, _ in await liveUpgrade(request) },
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             services: [PoolService(pool: services.pool, replicas: services.runner.replicas)] + extraServices
-                + [LiveListener(hub: live, services: services, logger: logger)],
+                + [LiveListener(hub: live, services: services, pushSignal: pushSignal, logger: logger)],
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )

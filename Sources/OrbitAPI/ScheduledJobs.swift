@@ -6,31 +6,51 @@ package import ServiceLifecycle
 /// delivery every tick, the balances snapshot every fifth, account deletions, retention and
 /// expired idempotency keys every sixtieth. Every job is safe on several servers at once (see
 /// `ScheduledJob`), a failing or timed-out run is logged and tried again at its next tick, and
-/// a job never waits for another one's lock. Stops at graceful shutdown.
+/// a job never waits for another one's lock. Stops at graceful shutdown. With a `PushSignal`,
+/// delivery also runs whenever it wakes (a chat message was stored: its pushes go out at once).
 package struct ScheduledJobs: Service {
     let services: OrbitServices
     let jobs: [ScheduledJob]
     let logger: Logger
     let tick: Duration
+    let pushes: any PushSender
+    let pushSignal: PushSignal?
 
-    package init(services: OrbitServices, pushes: any PushSender, logger: Logger, tick: Duration = .seconds(60)) {
+    package init(services: OrbitServices, pushes: any PushSender, logger: Logger, tick: Duration = .seconds(60), pushSignal: PushSignal? = nil) {
         self.services = services
         self.jobs = ScheduledJob.all(pushes: pushes)
         self.logger = logger
         self.tick = tick
+        self.pushes = pushes
+        self.pushSignal = pushSignal
     }
 
     package func run() async throws {
         await cancelWhenGracefulShutdown {
-            var round = 0
-            while !Task.isCancelled {
-                await runJobs(round: round)
-                round += 1
-                do {
-                    try await Task.sleep(for: tick)
-                } catch {
-                    return  // cancelled: shutting down
+            await withTaskGroup(of: Void.self) { group in
+                if let pushSignal {
+                    group.addTask {
+                        for await _ in pushSignal.wakes {
+                            do {
+                                let report = try await services.notifications.deliverPending(using: pushes)
+                                logger.debug("delivery woken", metadata: ["outcome": .string("\(report)")])
+                            } catch {
+                                logger.error("delivery failed", metadata: ["error": .string(ProblemMiddleware.describeForLog(error))])
+                            }
+                        }
+                    }
                 }
+                var round = 0
+                while !Task.isCancelled {
+                    await runJobs(round: round)
+                    round += 1
+                    do {
+                        try await Task.sleep(for: tick)
+                    } catch {
+                        break  // cancelled: shutting down
+                    }
+                }
+                group.cancelAll()
             }
         }
     }

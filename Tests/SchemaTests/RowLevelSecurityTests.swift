@@ -227,6 +227,9 @@ struct World {
             "UPDATE conversation_participants SET left_at = now() WHERE conversation_id = \(group) AND user_id = \(world.id(.ab))")
         world.group = group
         world.direct = direct
+        // A live socket of a (presence): servers only (orbit_app may not touch the table; below).
+        try await connection.query(
+            "INSERT INTO live_connections (id, user_id, server_id) VALUES (gen_random_uuid(), \(world.id(.a)), gen_random_uuid())")
         return world
     }
 }
@@ -253,26 +256,80 @@ struct RowLevelSecurityTests {
         }
     }
 
-    @Test("the change log (sync feed): each user sees the changes of their active communities, and only their own notifications", arguments: viewers)
+    @Test(
+        "the change log (sync feed): each user sees the changes of their active communities, only their own notifications, and chat's only as a participant (or their own leaving)",
+        arguments: viewers)
     func changeLogVisibility(viewer: String) async throws {
         try await withTestDatabase { database in
             try await database.withConnection { connection in
                 let world = try await World.build(connection)
                 let person = World.Person(rawValue: viewer)
                 let rawSetting: String? = viewer == "(empty setting)" ? "" : nil
-                let all = try await connection.query("SELECT seq, community_id, user_id FROM changes").map {
-                    try $0.decode((Int64, UUID, UUID?).self)
+                let all = try await connection.query("SELECT seq, community_id, user_id, conversation_id FROM changes").map {
+                    try $0.decode((Int64, UUID, UUID?, UUID?).self)
                 }
-                #expect(all.contains { $0.2 != nil }, "the world has notification changes")
+                #expect(all.contains { $0.2 != nil && $0.3 == nil }, "the world has notification changes")
+                #expect(all.contains { $0.2 != nil && $0.3 == world.group }, "the world has someone's leaving of a group")
+                // Who takes part in each conversation now: the community's own, its active members.
+                var participants: [UUID: Set<World.Person>] = [world.group: [.a, .a2], world.direct: [.a2, .ab]]
+                for row in try await connection.query("SELECT id, community_id FROM conversations WHERE kind = 'community'") {
+                    let (conversation, community) = try row.decode((UUID, UUID).self)
+                    participants[conversation] = Set(world.memberships[community]?.map(\.0) ?? [])
+                }
+                #expect(all.filter { $0.3 != nil }.count > 10, "the world has chat changes")
                 let expected = Set(
                     all.filter { change in
                         guard let person else { return false }
                         let member = world.memberships[change.1]?.contains { $0.0 == person } ?? false
-                        return member && (change.2 == nil || change.2 == world.id(person))
+                        let own = change.2 == nil || change.2 == world.id(person)
+                        let chat = change.3.map { change.2 != nil || participants[$0]?.contains(person) == true } ?? true
+                        return member && own && chat
                     }.map(\.0))
                 try await connection.asApp(person.map(world.id), rawSetting: rawSetting) { connection in
                     let visible = Set(try await connection.query("SELECT seq FROM changes").map { try $0.decode("seq", as: Int64.self) })
                     #expect(visible == expected, "\(viewer): saw \(visible.count) changes, expected \(expected.count)")
+                }
+            }
+        }
+    }
+
+    @Test(
+        "presence (orbit.presence): one's own and of people who share an active community; someone hiding it shows nothing but that",
+        arguments: viewers)
+    func presenceVisibility(viewer: String) async throws {
+        try await withTestDatabase { database in
+            try await database.withConnection { connection in
+                let world = try await World.build(connection)
+                let person = World.Person(rawValue: viewer)
+                let rawSetting: String? = viewer == "(empty setting)" ? "" : nil
+                // a is online (World's socket); a2 hides their presence; b was seen an hour ago.
+                try await connection.query("UPDATE users SET presence_visible = false WHERE id = \(world.id(.a2))")
+                try await connection.query("UPDATE users SET last_seen_at = now() - interval '1 hour' WHERE id = \(world.id(.b))")
+                let everyone = World.Person.allCases.map { world.id($0) }
+                let rows = try await connection.asApp(person.map(world.id), rawSetting: rawSetting) { connection in
+                    try await connection.query("SELECT user_id, visible, online, last_seen_at FROM orbit.presence(\(everyone)::uuid[])").map {
+                        try $0.decode((UUID, Bool, Bool, Date?).self)
+                    }
+                }
+                var seen: [World.Person: (visible: Bool, online: Bool, lastSeen: Date?)] = [:]
+                for (id, visible, online, lastSeen) in rows {
+                    let who = try #require(World.Person.allCases.first { world.id($0) == id })
+                    seen[who] = (visible, online, lastSeen)
+                }
+                do {
+                    let expected = Set(World.Person.allCases.filter { other in person.map { world.canSee($0, .contactsOf(other)) } ?? false })
+                    #expect(Set(seen.keys) == expected, "\(viewer) sees the presence of \(seen.keys.map(\.rawValue).sorted())")
+                    if let a = seen[.a] {
+                        #expect(a.visible && a.online && a.lastSeen != nil)
+                    }
+                    if let a2 = seen[.a2] {
+                        // Hidden from others; one's own is always there.
+                        #expect(a2.visible == (person == .a2) && !a2.online)
+                        if person != .a2 { #expect(a2.lastSeen == nil) }
+                    }
+                    if let b = seen[.b] {
+                        #expect(b.visible && !b.online && b.lastSeen != nil)
+                    }
                 }
             }
         }
@@ -387,6 +444,11 @@ struct RowLevelSecurityTests {
         ("reading the materialized balances", .a, { _ in "SELECT * FROM orbit_private.balances_snapshot" }),
         ("reading schema_migrations", .a, { _ in "SELECT * FROM schema_migrations" }),
         ("reading the push queue", .a, { _ in "SELECT * FROM push_deliveries" }),
+        ("reading who is connected (presence is orbit.presence)", .a, { _ in "SELECT * FROM live_connections" }),
+        (
+            "appearing online", .a,
+            { w in "INSERT INTO live_connections (id, user_id, server_id) VALUES (gen_random_uuid(), \(w.id(.a)), gen_random_uuid())" }
+        ),
         (
             "writing the change log", .a,
             { w in "INSERT INTO changes (community_id, entity, entity_id, op) VALUES (\(w.communityA), 'post', gen_random_uuid(), 'delete')" }

@@ -8,13 +8,14 @@ import Testing
 struct SchemaCatalogTests {
     static let draftDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "DraftDDL").path
 
-    /// Tables with their columns and types, index names, and enum types with their labels.
+    /// Tables with their columns and types, index names, and enum types with each label and its
+    /// place (an enum may gain labels after the spec's, as notification_type gained chat_message).
     static let catalogListing = """
         SELECT 'column ' || table_name || '.' || column_name || ' ' || data_type AS item FROM information_schema.columns
         WHERE table_schema = 'public' AND table_name NOT IN ('schema_migrations', 'schema_repeatables', 'balances')
         UNION ALL SELECT 'index ' || indexname FROM pg_indexes WHERE schemaname = 'public'
-        UNION ALL SELECT 'type ' || t.typname || ' ' || string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder)
-        FROM pg_type t JOIN pg_enum e ON e.enumtypid = t.oid GROUP BY t.typname
+        UNION ALL SELECT 'type ' || t.typname || ' ' || e.enumlabel || ' #' || row_number() OVER (PARTITION BY t.oid ORDER BY e.enumsortorder)
+        FROM pg_type t JOIN pg_enum e ON e.enumtypid = t.oid
         """
 
     private func listing(_ connection: PostgresConnection) async throws -> Set<String> {

@@ -86,6 +86,28 @@ extension OrbitAPI {
             try await services.chat.remove(try context.id("user_id"), from: try context.id("conversation_id"), as: try context.requireUser())
             return NoContent()
         }
+        // Typing indicator (also a socket message of GET /live): to the others' sockets, not stored.
+        chat.post("typing") { _, context in
+            try await services.chat.typing(in: try context.id("conversation_id"), as: try context.requireUser())
+            return NoContent()
+        }
+
+        // Presence: online while a live socket is open; seen by people who share a community.
+        router.get("users/me/presence") { _, context in
+            let user = try context.requireUser()
+            return JSON(try await services.chat.presence(of: user, as: user))
+        }
+        router.get("users/:user_id/presence") { _, context in
+            JSON(try await services.chat.presence(of: try context.id("user_id"), as: try context.requireUser()))
+        }
+        struct PresenceBody: Decodable {
+            var visible: Bool
+        }
+        router.put("users/me/presence") { request, context in
+            let body = try await request.decodeJSON(PresenceBody.self, context: context)
+            return JSON(try await services.chat.setPresenceVisible(body.visible, as: try context.requireUser()))
+        }
+
         struct EditBody: Decodable {
             var text: String
         }

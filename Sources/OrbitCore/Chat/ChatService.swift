@@ -130,6 +130,7 @@ package struct ChatService: Sendable {
             if let row = rows.first {
                 var message = try ChatMessage(row: row)
                 message.status = .sent
+                try await Self.queuePushes(for: message, on: connection)
                 return (message, true)
             }
             guard let clientMessageID,
@@ -183,6 +184,16 @@ package struct ChatService: Sendable {
                 WHERE m.id = \(message) AND m.conversation_id = \(conversation) AND p.conversation_id = \(conversation) AND p.user_id = \(actor)
                 """
             guard try await connection.query(query).affectedRows == 1 else { throw ServiceError.notFound("Message \(message) in this conversation") }
+            if watermark == .read {
+                // The pushes of what is read now are read too (they leave the badge).
+                try await connection.query(
+                    """
+                    UPDATE notifications n SET read_at = now()
+                    FROM conversation_participants p
+                    WHERE n.user_id = \(actor) AND n.type = 'chat_message' AND n.read_at IS NULL AND n.data ->> 'conversation_id' = \(conversation.description)
+                      AND (n.data ->> 'position')::bigint <= p.read_position AND p.conversation_id = \(conversation) AND p.user_id = \(actor)
+                    """)
+            }
             return try await Self.conversation(conversation, reader: actor, on: connection)
         }
     }
@@ -339,6 +350,26 @@ package struct ChatService: Sendable {
             }
             return message
         }
+    }
+
+    /// Queues a push of a new message for its participants who will not see it on a live socket
+    /// (orbit.chat_push_recipients: not the sender, not the muted, none with a fresh socket): a
+    /// `chat_message` notification each, in the sending transaction, which push delivery hands
+    /// out (every server's live listener wakes delivery when a message is stored).
+    static func queuePushes(for message: ChatMessage, on connection: PostgresConnection) async throws {
+        try await connection.query(
+            """
+            INSERT INTO notifications (user_id, community_id, type, title, body, data)
+            SELECT r.user_id, c.community_id, 'chat_message'::notification_type,
+                left(coalesce(u.display_name, 'Someone') || CASE WHEN c.kind = 'direct' THEN '' ELSE ' in ' || coalesce(c.title, o.name) END, 200),
+                \(message.text ?? ""),
+                jsonb_build_object('conversation_id', c.id::text, 'message_id', \(message.id.description)::text, 'position', \(String(message.position))::text)
+            FROM conversations c
+            JOIN communities o ON o.id = c.community_id
+            JOIN users u ON u.id = \(message.senderID)
+            CROSS JOIN LATERAL orbit.chat_push_recipients(c.id) AS r(user_id)
+            WHERE c.id = \(message.conversationID)
+            """)
     }
 
     static func validClientID(_ value: String) throws -> String {

@@ -47,24 +47,38 @@ package struct Conversation: Sendable, Codable, Equatable {
     package var participantCount: Int
     package var lastMessage: LastMessage?
     package var unreadCount: Int
+    /// The reader's own watermarks: the last message they read, and the last on a device of theirs.
+    package var readPosition: Int64
+    package var deliveredPosition: Int64
+    /// Receipts: every other active participant has read (has on a device) the messages up to
+    /// these positions; nil when nobody else takes part. One's own message at or below them is
+    /// `read` (`delivered`).
+    package var othersReadPosition: Int64?
+    package var othersDeliveredPosition: Int64?
     package var mutedUntil: Date?
     package var createdAt: Date
 
     enum CodingKeys: String, CodingKey {
         case id, communityID = "community_id", kind, title, createdBy = "created_by", withUserID = "with_user_id"
         case participantCount = "participant_count", lastMessage = "last_message", unreadCount = "unread_count"
+        case readPosition = "read_position", deliveredPosition = "delivered_position", othersReadPosition = "others_read_position"
+        case othersDeliveredPosition = "others_delivered_position"
         case mutedUntil = "muted_until", createdAt = "created_at"
     }
 
     /// The columns `init(row:)` reads: `c` the conversation, `p` the reader's participation.
     static let columns = """
         c.id, c.community_id, c.kind, c.title, c.created_by, c.created_at, c.last_message_id, c.last_message_sender_id,
-        c.last_message_text, c.last_message_at, p.muted_until,
+        c.last_message_text, c.last_message_at, p.muted_until, p.read_position, p.delivered_position,
         CASE WHEN c.kind = 'direct' THEN CASE WHEN c.direct_user_low = p.user_id THEN c.direct_user_high ELSE c.direct_user_low END END AS with_user_id,
         (SELECT count(*) FROM conversation_participants x WHERE x.conversation_id = c.id AND x.left_at IS NULL) AS participant_count,
         (SELECT count(*) FROM messages m
          WHERE m.conversation_id = c.id AND m.position > p.read_position AND m.sender_id IS DISTINCT FROM p.user_id AND m.deleted_at IS NULL
         ) AS unread_count,
+        (SELECT min(x.read_position) FROM conversation_participants x WHERE x.conversation_id = c.id AND x.left_at IS NULL AND x.user_id <> p.user_id
+        ) AS others_read_position,
+        (SELECT min(x.delivered_position) FROM conversation_participants x
+         WHERE x.conversation_id = c.id AND x.left_at IS NULL AND x.user_id <> p.user_id) AS others_delivered_position,
         \(Paging.micros("coalesce(c.last_message_at, c.created_at)")) AS cursor_us
         """
 
@@ -86,6 +100,10 @@ package struct Conversation: Sendable, Codable, Equatable {
         withUserID = try row.decode("with_user_id")
         participantCount = Int(try row.decode("participant_count", as: Int64.self))
         unreadCount = Int(try row.decode("unread_count", as: Int64.self))
+        readPosition = try row.decode("read_position")
+        deliveredPosition = try row.decode("delivered_position")
+        othersReadPosition = try row.decode("others_read_position")
+        othersDeliveredPosition = try row.decode("others_delivered_position")
     }
 
     package func encode(to encoder: any Encoder) throws {
@@ -99,6 +117,10 @@ package struct Conversation: Sendable, Codable, Equatable {
         try container.encode(participantCount, forKey: .participantCount)
         try container.encode(lastMessage, forKey: .lastMessage)
         try container.encode(unreadCount, forKey: .unreadCount)
+        try container.encode(readPosition, forKey: .readPosition)
+        try container.encode(deliveredPosition, forKey: .deliveredPosition)
+        try container.encode(othersReadPosition, forKey: .othersReadPosition)
+        try container.encode(othersDeliveredPosition, forKey: .othersDeliveredPosition)
         try container.encode(mutedUntil, forKey: .mutedUntil)
         try container.encode(createdAt, forKey: .createdAt)
     }

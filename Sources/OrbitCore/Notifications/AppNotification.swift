@@ -8,6 +8,8 @@ package typealias NotificationID = Identifier<NotificationTag>
 /// `notification_prefs`.
 package enum NotificationType: String, DatabaseEnum {
     case eventReminder = "event_reminder", newPost = "new_post", mention, rsvpRequest = "rsvp_request", paymentRequest = "payment_request"
+    /// A chat message, pushed to a participant without a live socket (docs/chat.md).
+    case chatMessage = "chat_message"
 }
 
 /// A notification (spec: Notifications); `data` is the deep link (JSON object text).

@@ -293,7 +293,15 @@ extension NotificationService {
                     RETURNING p.state, p.attempts, p.device_id, d.token, d.environment, d.bundle_id,
                         n.id, n.user_id, n.community_id, n.type::text AS type, n.title, n.body, n.data::text AS data, n.read_at, n.created_at
                 )
-                SELECT c.*, (SELECT count(*) FROM notifications u WHERE u.user_id = c.user_id AND u.read_at IS NULL) AS badge
+                -- The badge: unread notifications, chat's counted as unread messages (a push per
+                -- message is only for those sent while the user was away).
+                SELECT c.*,
+                    (SELECT count(*) FROM notifications u WHERE u.user_id = c.user_id AND u.read_at IS NULL AND u.type <> 'chat_message')
+                    + (SELECT count(*) FROM conversation_participants p
+                       JOIN members m ON m.community_id = p.community_id AND m.user_id = p.user_id AND m.left_at IS NULL
+                       JOIN messages x ON x.conversation_id = p.conversation_id AND x.position > p.read_position
+                       WHERE p.user_id = c.user_id AND p.left_at IS NULL AND x.sender_id IS DISTINCT FROM p.user_id AND x.deleted_at IS NULL)
+                    AS badge
                 FROM claimed c
                 """
             )

@@ -4,6 +4,9 @@ import OrbitPostgres
 /// What a change is about: an entity of the feed, named as in the change JSON.
 package enum SyncEntity: String, Sendable, Codable, CaseIterable {
     case community, member, event, rsvp, post, comment, media, expense, dues, duesPayment = "dues_payment", notification
+    /// Chat (docs/chat.md): the conversations the reader takes part in (with their receipts),
+    /// and their messages from the follower's first cursor on (older ones: the history pages).
+    case conversation, message
 
     /// The ids of the entities of this kind in `community` as `reader` sees them now, in id
     /// order after `after`: the initial state.
@@ -49,6 +52,16 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
             query = """
                 SELECT id FROM notifications WHERE community_id = \(community) AND user_id = \(reader) AND id > \(after) ORDER BY id LIMIT \(limit)
                 """
+        case .conversation:
+            query = """
+                SELECT c.id FROM conversations c
+                JOIN conversation_participants p ON p.conversation_id = c.id AND p.user_id = \(reader) AND p.left_at IS NULL
+                WHERE c.community_id = \(community) AND c.id > \(after) ORDER BY c.id LIMIT \(limit)
+                """
+        case .message:
+            // The state lists each conversation with its last message; earlier ones are paged
+            // from GET /chats/{id}/messages when the user scrolls (a conversation may hold millions).
+            return []
         }
         return try await connection.query(query).map { try $0.decode("id", as: UUID.self) }
     }
@@ -127,6 +140,11 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
                 return try await connection.query(
                     "SELECT \(unescaped: AppNotification.columns) FROM notifications WHERE id = \(id) AND user_id = \(reader)"
                 ).first.map(AppNotification.init(row:))
+            case .conversation:
+                return try await ChatService.conversation(ConversationID(id), reader: reader, on: connection)
+            case .message:
+                let message = try await ChatService.message(MessageID(id), on: connection)
+                return try await ChatService.withStatus([message], in: message.conversationID, reader: reader, on: connection)[0]
             }
         } catch let error as ServiceError where error.code == .notFound {
             return nil

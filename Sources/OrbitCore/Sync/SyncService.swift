@@ -21,7 +21,7 @@ package struct SyncService: Sendable {
 
     /// The entities of the feed, in the order the initial state lists them.
     static let entities: [SyncEntity] = [
-        .community, .member, .event, .rsvp, .post, .comment, .media, .expense, .dues, .duesPayment, .notification,
+        .community, .member, .event, .rsvp, .post, .comment, .media, .expense, .dues, .duesPayment, .notification, .conversation, .message,
     ]
 
     /// One page of `community`'s feed for `actor`: from the start (no cursor: the current state,

@@ -114,7 +114,7 @@ struct APIOptions: ParsableArguments {
                 await replicas?.close()
                 throw error
             }
-            jobServices = [ScheduledJobs(services: services, pushes: pushes, logger: logger)]
+            jobServices = [ScheduledJobs(services: services, pushes: pushes, logger: logger, pushSignal: api.pushSignal)]
         }
         let app = api.makeApplication(logger: logger, services: jobServices, onRunning: onRunning)
         do {

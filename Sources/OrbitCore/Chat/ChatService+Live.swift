@@ -1,0 +1,221 @@
+package import Foundation
+import OrbitPostgres
+
+/// What a chat notification on `orbit_chat` says (sql/085_changes.sql sends the first three at
+/// commit; `typing` is sent by the server a participant types on, and never stored):
+/// `<conversation> <kind> <id>`.
+package enum ChatEvent: Sendable, Equatable {
+    /// A message was stored, edited or deleted.
+    case message(ConversationID, MessageID)
+    /// A participant's watermarks moved (a receipt), or they left.
+    case participant(ConversationID, UserID)
+    /// A conversation was started.
+    case conversation(ConversationID)
+    case typing(ConversationID, UserID)
+
+    package static let channel = "orbit_chat"
+
+    package init?(payload: String) {
+        let parts = payload.split(separator: " ")
+        guard parts.count == 3, let conversation = ConversationID(String(parts[0])) else { return nil }
+        switch parts[1] {
+        case "message": guard let id = MessageID(String(parts[2])) else { return nil }; self = .message(conversation, id)
+        case "participant": guard let id = UserID(String(parts[2])) else { return nil }; self = .participant(conversation, id)
+        case "conversation": self = .conversation(conversation)
+        case "typing": guard let id = UserID(String(parts[2])) else { return nil }; self = .typing(conversation, id)
+        default: return nil
+        }
+    }
+
+    package var conversation: ConversationID {
+        switch self {
+        case .message(let conversation, _), .participant(let conversation, _), .conversation(let conversation), .typing(let conversation, _):
+            return conversation
+        }
+    }
+}
+
+/// A message of `GET /live` about chat (docs/chat.md, "Live"), for the sockets of `recipients`.
+package struct ChatLiveMessage: Sendable, Encodable {
+    package enum Kind: String, Sendable, Encodable { case message, receipt, typing, changes }
+
+    package var type: Kind
+    package var communityID: CommunityID
+    package var conversationID: ConversationID
+    /// `message`: the message (as history returns it, without `status`).
+    package var message: ChatMessage?
+    /// `receipt` and `typing`: whose.
+    package var userID: UserID?
+    package var readPosition: Int64?
+    package var deliveredPosition: Int64?
+
+    enum CodingKeys: String, CodingKey {
+        case type, communityID = "community_id", conversationID = "conversation_id", message, userID = "user_id"
+        case readPosition = "read_position", deliveredPosition = "delivered_position"
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(type, forKey: .type)
+        try container.encode(communityID, forKey: .communityID)
+        try container.encode(conversationID, forKey: .conversationID)
+        try container.encodeIfPresent(message, forKey: .message)
+        try container.encodeIfPresent(userID, forKey: .userID)
+        try container.encodeIfPresent(readPosition, forKey: .readPosition)
+        try container.encodeIfPresent(deliveredPosition, forKey: .deliveredPosition)
+    }
+}
+
+/// Someone's presence as the reader may see it (`GET /users/{id}/presence`).
+package struct Presence: Sendable, Codable, Equatable {
+    package var userID: UserID
+    /// false: they hide their presence (`online` false, `last_seen_at` null).
+    package var visible: Bool
+    package var online: Bool
+    package var lastSeenAt: Date?
+
+    enum CodingKeys: String, CodingKey { case userID = "user_id", visible, online, lastSeenAt = "last_seen_at" }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(userID, forKey: .userID)
+        try container.encode(visible, forKey: .visible)
+        try container.encode(online, forKey: .online)
+        try container.encode(lastSeenAt, forKey: .lastSeenAt)
+    }
+}
+
+extension ChatService {
+    /// Tells the conversation's other participants that the actor is typing: a notification to
+    /// every server, nothing stored. Only a participant may.
+    package func typing(in conversation: ConversationID, as actor: UserID) async throws {
+        try await runner.asUser(actor) { connection in
+            let payload = "\(conversation) typing \(actor)"
+            // Row-level security: the notification is sent only if the actor takes part.
+            let sent = try await connection.query(
+                "SELECT pg_notify(\(ChatEvent.channel), \(payload)) FROM conversations WHERE id = \(conversation)"
+            ).count
+            guard sent == 1 else { throw ServiceError.notFound("Conversation \(conversation)") }
+        }
+    }
+
+    /// The presence of `user` as the actor may see it: their own, or of someone who shares an
+    /// active community with them (others: not found).
+    package func presence(of user: UserID, as actor: UserID) async throws -> Presence {
+        try await runner.asUser(actor) { connection in
+            guard
+                let row = try await connection.query(
+                    "SELECT user_id, visible, online, last_seen_at FROM orbit.presence(\([user.uuid])::uuid[])"
+                ).first
+            else { throw ServiceError.notFound("User \(user)") }
+            let (id, visible, online, lastSeen) = try row.decode((UserID, Bool, Bool, Date?).self)
+            return Presence(userID: id, visible: visible, online: online, lastSeenAt: lastSeen)
+        }
+    }
+
+    /// Shows or hides the actor's presence from everyone else.
+    package func setPresenceVisible(_ visible: Bool, as actor: UserID) async throws -> Presence {
+        try await runner.asUser(actor) { connection in
+            try await connection.query("UPDATE users SET presence_visible = \(visible) WHERE id = \(actor)")
+        }
+        return try await presence(of: actor, as: actor)
+    }
+
+    // MARK: - Servers (operator)
+
+    /// How long a socket's row stays fresh without its server refreshing it (the SQL functions
+    /// of sql/057_chat.sql use the same 90 s); servers refresh every `presenceRefresh`.
+    package static let presenceRefresh: Duration = .seconds(30)
+
+    /// Operator: a live socket of `user` opened on `server`.
+    package func socketOpened(_ socket: UUID, of user: UserID, on server: UUID) async throws {
+        try await runner.asOperator { connection in
+            try await connection.query("INSERT INTO live_connections (id, user_id, server_id) VALUES (\(socket), \(user), \(server))")
+        }
+    }
+
+    /// Operator: a live socket closed; the user was last seen now if it was their last.
+    package func socketClosed(_ socket: UUID) async throws {
+        try await runner.asOperator { connection in
+            try await connection.query(
+                """
+                WITH closed AS (DELETE FROM live_connections WHERE id = \(socket) RETURNING user_id)
+                UPDATE users u SET last_seen_at = now() FROM closed WHERE u.id = closed.user_id
+                """)
+        }
+    }
+
+    /// Operator: refreshes the sockets of `server` (they stay online), and clears sockets no
+    /// server refreshed for five minutes (their server stopped): their users were last seen then.
+    package func refreshSockets(on server: UUID) async throws {
+        try await runner.asOperator { connection in
+            try await connection.query("UPDATE live_connections SET seen_at = now() WHERE server_id = \(server)")
+            try await connection.query(
+                """
+                WITH stale AS (
+                    DELETE FROM live_connections WHERE seen_at < now() - interval '5 minutes' RETURNING user_id, seen_at
+                ), last AS (SELECT user_id, max(seen_at) AS seen FROM stale GROUP BY user_id)
+                UPDATE users u SET last_seen_at = greatest(u.last_seen_at, last.seen) FROM last WHERE u.id = last.user_id
+                """)
+        }
+    }
+
+    /// Operator: what `event` tells the sockets of the connected users `among`, and whose: the
+    /// conversation's active participants (active members of a community not deleted), and for
+    /// someone who left, that user (to pull the feed, where the conversation is gone).
+    package func liveMessages(for event: ChatEvent, among connected: [UserID]) async throws -> [(recipients: Set<UserID>, message: ChatLiveMessage)] {
+        guard !connected.isEmpty else { return [] }
+        return try await runner.asOperator { connection in
+            let conversation = event.conversation
+            guard
+                let community = try await connection.query(
+                    "SELECT c.community_id FROM conversations c JOIN communities o ON o.id = c.community_id AND o.deleted_at IS NULL WHERE c.id = \(conversation)"
+                ).first?.decode("community_id", as: CommunityID.self)
+            else { return [] }
+            let participants = Set(
+                try await connection.query(
+                    """
+                    SELECT p.user_id FROM conversation_participants p
+                    JOIN members m ON m.community_id = p.community_id AND m.user_id = p.user_id AND m.left_at IS NULL
+                    WHERE p.conversation_id = \(conversation) AND p.left_at IS NULL AND p.user_id = ANY(\(connected.map(\.uuid)))
+                    """
+                ).map { try $0.decode("user_id", as: UserID.self) })
+            var base = ChatLiveMessage(type: .changes, communityID: community, conversationID: conversation)
+            switch event {
+            case .conversation:
+                return participants.isEmpty ? [] : [(participants, base)]
+            case .typing(_, let user):
+                base.type = .typing
+                base.userID = user
+                // Only a participant can have sent it (ChatService.typing checks).
+                let others = participants.subtracting([user])
+                return others.isEmpty ? [] : [(others, base)]
+            case .message(_, let id):
+                guard !participants.isEmpty else { return [] }
+                base.type = .message
+                base.message = try await Self.message(id, on: connection)
+                return [(participants, base)]
+            case .participant(_, let user):
+                guard
+                    let row = try await connection.query(
+                        "SELECT read_position, delivered_position, left_at FROM conversation_participants WHERE conversation_id = \(conversation) AND user_id = \(user)"
+                    ).first
+                else { return [] }
+                let (read, delivered, left) = try row.decode((Int64, Int64, Date?).self)
+                var messages: [(Set<UserID>, ChatLiveMessage)] = []
+                if left != nil, connected.contains(user) {
+                    messages.append(([user], base))
+                }
+                if !participants.isEmpty {
+                    var receipt = base
+                    receipt.type = .receipt
+                    receipt.userID = user
+                    receipt.readPosition = read
+                    receipt.deliveredPosition = delivered
+                    messages.append((participants, receipt))
+                }
+                return messages
+            }
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import HummingbirdWSClient
+import Logging
+import OrbitAPI
+import OrbitCore
+import Testing
+
+@Suite("Chat on live sockets: messages, receipts, typing and presence, across servers")
+struct ChatLiveTests {
+    /// A WebSocket client on `/live` that records what it receives and sends what `outbox` yields.
+    static func connect(port: Int, token: String, into received: Received, outbox: AsyncStream<String>) async throws {
+        var logger = Logger(label: "ws-client")
+        logger.logLevel = .warning
+        try await WebSocketClient.connect(
+            url: "ws://127.0.0.1:\(port)/live", configuration: .init(additionalHeaders: [.authorization: "Bearer \(token)"]), logger: logger
+        ) { inbound, outbound, _ in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await text in outbox { try await outbound.write(.text(text)) }
+                }
+                group.addTask {
+                    for try await message in inbound.messages(maxSize: 1 << 16) {
+                        if case .text(let text) = message { received.append(text) }
+                    }
+                }
+                try await group.next()
+                group.cancelAll()
+            }
+        }
+        received.close()
+    }
+
+    /// The chat messages of `type` a socket received, as JSON objects.
+    static func messages(_ received: Received, _ type: String) -> [[String: Any]] {
+        received.all.compactMap { text in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], object["type"] as? String == type
+            else { return nil }
+            return object
+        }
+    }
+
+    @Test(
+        "a message, an edit, a read receipt and typing reach the other participants' sockets on another server, never a non-participant's; presence follows the socket"
+    )
+    func liveChat() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let third = try await harness.services.users.create(email: "third@example.com", displayName: "Tia Third").id
+            _ = try await harness.services.members.add(third, to: cast.community, as: cast.admin)
+            let thirdToken = try await harness.token(for: third)
+            let start = try await harness.request(
+                .post, "/communities/\(cast.community)/chats", token: cast.adminToken,
+                json: ["kind": "group", "user_ids": [cast.member.description], "title": "Coaches"])
+            let group = try start.string("id")
+
+            try await LiveTests().withServer(harness, heartbeat: .milliseconds(200)) { portA in
+                try await LiveTests().withServer(harness, heartbeat: .milliseconds(200)) { portB in
+                    let (admin, member, outsider) = (Received(), Received(), Received())
+                    let (memberOutbox, memberSend) = AsyncStream<String>.makeStream()
+                    let (thirdOutbox, thirdSend) = AsyncStream<String>.makeStream()
+                    let (adminOutbox, _) = AsyncStream<String>.makeStream()
+                    try await withThrowingTaskGroup(of: Void.self) { sockets in
+                        sockets.addTask { try await Self.connect(port: portA, token: cast.adminToken, into: admin, outbox: adminOutbox) }
+                        sockets.addTask { try await Self.connect(port: portB, token: cast.memberToken, into: member, outbox: memberOutbox) }
+                        sockets.addTask { try await Self.connect(port: portB, token: thirdToken, into: outsider, outbox: thirdOutbox) }
+                        try await waitUntil("the sockets are open") { admin.heartbeats > 0 && member.heartbeats > 0 && outsider.heartbeats > 0 }
+                        let online = try await harness.request(.get, "/users/\(cast.member)/presence", token: cast.adminToken)
+                        #expect(try online.json["online"] as? Bool == true, "\(online.text)")
+
+                        // A message through server A reaches the member's socket on server B, with the message.
+                        let sent = try await rawRequest(
+                            port: portA, "POST", "/chats/\(group)/messages", token: cast.adminToken, json: #"{"text": "Nets at 5"}"#)
+                        #expect(sent.hasPrefix("HTTP/1.1 201"), "\(sent)")
+                        try await waitUntil("the member's socket has the message") { !Self.messages(member, "message").isEmpty }
+                        let live = try #require(Self.messages(member, "message").first)
+                        #expect(live["conversation_id"] as? String == group && live["community_id"] as? String == cast.community.description)
+                        let message = try #require(live["message"] as? [String: Any])
+                        #expect(message["text"] as? String == "Nets at 5" && message["position"] as? Int == 1)
+                        let messageID = try #require(message["id"] as? String)
+
+                        // An edit, then a read receipt back to the sender's socket on server A.
+                        let edited = try await harness.request(.patch, "/messages/\(messageID)", token: cast.adminToken, json: ["text": "Nets at 6"])
+                        #expect(edited.status == 200)
+                        try await waitUntil("the member's socket has the edit") {
+                            Self.messages(member, "message").contains { ($0["message"] as? [String: Any])?["text"] as? String == "Nets at 6" }
+                        }
+                        let read = try await harness.request(.put, "/chats/\(group)/read", token: cast.memberToken, json: ["message_id": messageID])
+                        #expect(read.status == 200)
+                        try await waitUntil("the sender's socket has the receipt") {
+                            Self.messages(admin, "receipt").contains {
+                                $0["user_id"] as? String == cast.member.description && $0["read_position"] as? Int == 1
+                            }
+                        }
+
+                        // Typing from the member's socket reaches the admin, not the member; the
+                        // third (not in the group) cannot type into it.
+                        thirdSend.yield(#"{"type": "typing", "conversation_id": "\#(group)"}"#)
+                        memberSend.yield(#"{"type": "typing", "conversation_id": "\#(group)"}"#)
+                        try await waitUntil("the admin's socket has the typing") { !Self.messages(admin, "typing").isEmpty }
+                        let seen = admin.heartbeats
+                        try await waitUntil("two more heartbeats") { admin.heartbeats >= seen + 2 }
+                        #expect(Self.messages(admin, "typing").map { $0["user_id"] as? String } == [cast.member.description])
+                        #expect(Self.messages(member, "typing").isEmpty)
+                        // The third heard nothing of the group (the community's conversation is another).
+                        #expect(!outsider.all.contains { $0.contains(group) }, "\(outsider.all.filter { !$0.contains("heartbeat") })")
+
+                        // The member's socket closes (the app went away): offline, last seen now.
+                        memberSend.finish()
+                        try await waitUntil("the member is offline") {
+                            try await harness.request(.get, "/users/\(cast.member)/presence", token: cast.adminToken).json["online"] as? Bool == false
+                        }
+                        let away = try await harness.request(.get, "/users/\(cast.member)/presence", token: cast.adminToken)
+                        #expect(try away.json["last_seen_at"] is String, "\(away.text)")
+                        let outsiderView = try await harness.request(.get, "/users/\(cast.member)/presence", token: cast.outsiderToken)
+                        #expect(outsiderView.status == 404)
+                        let hide = try await harness.request(.put, "/users/me/presence", token: cast.memberToken, json: ["visible": false])
+                        #expect(hide.status == 200)
+                        let hidden = try await harness.request(.get, "/users/\(cast.member)/presence", token: cast.adminToken)
+                        #expect(try hidden.json["visible"] as? Bool == false, "\(hidden.text)")
+                        #expect(try hidden.json["last_seen_at"] is NSNull, "\(hidden.text)")
+                        let typing = try await harness.request(.post, "/chats/\(group)/typing", token: thirdToken)
+                        #expect(typing.status == 404)
+                        thirdSend.finish()
+                        sockets.cancelAll()
+                    }
+                }
+            }
+        }
+    }
+}
