@@ -126,7 +126,7 @@ struct LiveListener: Service {
                     }
                 }
                 if chat.contains(where: { if case .message = $0 { true } else { false } }) { pushSignal.wake() }
-                for event in chat { try await deliver(event) }
+                try await deliver(chat)
                 for community in communities { try await deliver(community) }
             }
         } catch {
@@ -145,11 +145,12 @@ struct LiveListener: Service {
         await hub.send(LiveMessage.changes(community), to: Set(members))
     }
 
-    /// Hands a chat event to the sockets of the conversation's participants.
-    private func deliver(_ event: ChatEvent) async throws {
+    /// Hands a batch of chat events to the sockets of their conversations' participants.
+    private func deliver(_ events: [ChatEvent]) async throws {
+        guard !events.isEmpty else { return }
         let connected = await hub.connectedUsers
         guard !connected.isEmpty else { return }
-        for (recipients, message) in try await services.chat.liveMessages(for: event, among: Array(connected)) {
+        for (recipients, message) in try await services.chat.liveMessages(for: events, among: Array(connected)) {
             await hub.send(String(decoding: try ResponseJSONEncoder.encode(message), as: UTF8.self), to: recipients)
         }
     }

@@ -8,7 +8,7 @@ struct OrbitBench: AsyncParsableCommand {
         abstract: "OrbitCove benchmarks (build with -c release).",
         subcommands: [
             ClientBenchmark.self, SchemaBenchmark.self, EventsBenchmark.self, FeedBenchmark.self, MoneyBenchmark.self, HTTPBenchmark.self,
-            FaultBenchmark.self, ScaleBenchmark.self, ReplicaBenchmark.self, SyncBenchmark.self, LiveBenchmark.self,
+            FaultBenchmark.self, ScaleBenchmark.self, ReplicaBenchmark.self, SyncBenchmark.self, LiveBenchmark.self, ChatBenchmark.self,
         ]
     )
 }

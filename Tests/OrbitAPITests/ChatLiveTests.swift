@@ -3,6 +3,7 @@ import HummingbirdWSClient
 import Logging
 import OrbitAPI
 import OrbitCore
+import ServiceLifecycle
 import Testing
 
 @Suite("Chat on live sockets: messages, receipts, typing and presence, across servers")
@@ -87,8 +88,10 @@ struct ChatLiveTests {
                         let read = try await harness.request(.put, "/chats/\(group)/read", token: cast.memberToken, json: ["message_id": messageID])
                         #expect(read.status == 200)
                         try await waitUntil("the sender's socket has the receipt") {
-                            Self.messages(admin, "receipt").contains {
-                                $0["user_id"] as? String == cast.member.description && $0["read_position"] as? Int == 1
+                            Self.messages(admin, "receipts").contains { message in
+                                (message["receipts"] as? [[String: Any]] ?? []).contains {
+                                    $0["user_id"] as? String == cast.member.description && $0["read_position"] as? Int == 1
+                                }
                             }
                         }
 
@@ -124,6 +127,48 @@ struct ChatLiveTests {
                         sockets.cancelAll()
                     }
                 }
+            }
+        }
+    }
+
+    actor Pushes: PushSender {
+        var sent: [Push] = []
+        func send(_ push: Push) async -> PushOutcome {
+            sent.append(push)
+            return .sent(id: nil)
+        }
+    }
+
+    @Test("a chat message wakes push delivery at once (the scheduled tick is an hour away): the away participant's device gets it")
+    func pushWakesDelivery() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            _ = try await harness.services.devices.register(
+                token: String(repeating: "ab", count: 32), environment: .sandbox, bundleID: "app.orbitcove.ios", locale: nil, as: cast.member)
+            let (direct, _) = try await harness.services.chat.start(in: cast.community, kind: .direct, with: [cast.member], as: cast.admin)
+            let pushes = Pushes()
+            var configuration = harness.api.configuration
+            configuration.port = 0
+            let api = try OrbitAPI(
+                services: harness.services, configuration: configuration, tokens: harness.api.tokens, appleVerifier: harness.api.appleVerifier)
+            var logger = Logger(label: "test")
+            logger.logLevel = .warning
+            let jobs = ScheduledJobs(services: harness.services, pushes: pushes, logger: logger, tick: .seconds(3600), pushSignal: api.pushSignal)
+            let (ports, continuation) = AsyncStream<Int>.makeStream()
+            let app = api.makeApplication(logger: logger, services: [jobs], onRunning: { continuation.yield($0) })
+            let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await group.run() }
+                var iterator = ports.makeAsyncIterator()
+                _ = try #require(await iterator.next())
+                // The first tick has run (it delivers what is pending then); the next is an hour away.
+                try await Task.sleep(for: .milliseconds(300))
+                _ = try await harness.services.chat.send(to: direct.id, text: "Are you coming?", as: cast.admin)
+                try await waitUntil("the push is sent") { await !pushes.sent.isEmpty }
+                let push = try #require(await pushes.sent.first)
+                #expect(push.notification.type == .chatMessage && push.notification.body == "Are you coming?" && push.badge == 1)
+                await group.triggerGracefulShutdown()
+                try await tasks.waitForAll()
             }
         }
     }

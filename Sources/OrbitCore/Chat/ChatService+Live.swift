@@ -37,21 +37,29 @@ package enum ChatEvent: Sendable, Equatable {
 
 /// A message of `GET /live` about chat (docs/chat.md, "Live"), for the sockets of `recipients`.
 package struct ChatLiveMessage: Sendable, Encodable {
-    package enum Kind: String, Sendable, Encodable { case message, receipt, typing, changes }
+    package enum Kind: String, Sendable, Encodable { case message, receipts, typing, changes }
+
+    /// A participant's watermarks.
+    package struct Receipt: Sendable, Encodable {
+        package var userID: UserID
+        package var readPosition: Int64
+        package var deliveredPosition: Int64
+
+        enum CodingKeys: String, CodingKey { case userID = "user_id", readPosition = "read_position", deliveredPosition = "delivered_position" }
+    }
 
     package var type: Kind
     package var communityID: CommunityID
     package var conversationID: ConversationID
     /// `message`: the message (as history returns it, without `status`).
     package var message: ChatMessage?
-    /// `receipt` and `typing`: whose.
+    /// `typing`: who types.
     package var userID: UserID?
-    package var readPosition: Int64?
-    package var deliveredPosition: Int64?
+    /// `receipts`: the participants whose watermarks moved, with their watermarks now.
+    package var receipts: [Receipt]?
 
     enum CodingKeys: String, CodingKey {
-        case type, communityID = "community_id", conversationID = "conversation_id", message, userID = "user_id"
-        case readPosition = "read_position", deliveredPosition = "delivered_position"
+        case type, communityID = "community_id", conversationID = "conversation_id", message, userID = "user_id", receipts
     }
 
     package func encode(to encoder: any Encoder) throws {
@@ -61,8 +69,7 @@ package struct ChatLiveMessage: Sendable, Encodable {
         try container.encode(conversationID, forKey: .conversationID)
         try container.encodeIfPresent(message, forKey: .message)
         try container.encodeIfPresent(userID, forKey: .userID)
-        try container.encodeIfPresent(readPosition, forKey: .readPosition)
-        try container.encodeIfPresent(deliveredPosition, forKey: .deliveredPosition)
+        try container.encodeIfPresent(receipts, forKey: .receipts)
     }
 }
 
@@ -160,62 +167,105 @@ extension ChatService {
         }
     }
 
-    /// Operator: what `event` tells the sockets of the connected users `among`, and whose: the
-    /// conversation's active participants (active members of a community not deleted), and for
-    /// someone who left, that user (to pull the feed, where the conversation is gone).
-    package func liveMessages(for event: ChatEvent, among connected: [UserID]) async throws -> [(recipients: Set<UserID>, message: ChatLiveMessage)] {
-        guard !connected.isEmpty else { return [] }
+    /// Operator: what `events` (one batch of notifications) tell the sockets of the connected
+    /// users `among`, and whose: each conversation's active participants (active members of a
+    /// community not deleted), and for someone who left, that user (to pull the feed, where the
+    /// conversation is gone). One transaction for the batch, a few statements per conversation,
+    /// and the receipts of a conversation in one message: 200 people marking a message delivered
+    /// at once make a few messages per socket, not 200.
+    package func liveMessages(for events: [ChatEvent], among connected: [UserID]) async throws
+        -> [(recipients: Set<UserID>, message: ChatLiveMessage)]
+    {
+        guard !connected.isEmpty, !events.isEmpty else { return [] }
+        var order: [ConversationID] = []
+        var byConversation: [ConversationID: [ChatEvent]] = [:]
+        for event in events {
+            if byConversation[event.conversation] == nil { order.append(event.conversation) }
+            byConversation[event.conversation, default: []].append(event)
+        }
         return try await runner.asOperator { connection in
-            let conversation = event.conversation
-            guard
-                let community = try await connection.query(
-                    "SELECT c.community_id FROM conversations c JOIN communities o ON o.id = c.community_id AND o.deleted_at IS NULL WHERE c.id = \(conversation)"
-                ).first?.decode("community_id", as: CommunityID.self)
-            else { return [] }
-            let participants = Set(
-                try await connection.query(
-                    """
-                    SELECT p.user_id FROM conversation_participants p
-                    JOIN members m ON m.community_id = p.community_id AND m.user_id = p.user_id AND m.left_at IS NULL
-                    WHERE p.conversation_id = \(conversation) AND p.left_at IS NULL AND p.user_id = ANY(\(connected.map(\.uuid)))
-                    """
-                ).map { try $0.decode("user_id", as: UserID.self) })
-            var base = ChatLiveMessage(type: .changes, communityID: community, conversationID: conversation)
+            var out: [(Set<UserID>, ChatLiveMessage)] = []
+            for conversation in order {
+                out += try await Self.liveMessages(
+                    for: byConversation[conversation] ?? [], in: conversation, among: connected, on: connection)
+            }
+            return out
+        }
+    }
+
+    private static func liveMessages(
+        for events: [ChatEvent], in conversation: ConversationID, among connected: [UserID], on connection: PostgresConnection
+    )
+        async throws -> [(Set<UserID>, ChatLiveMessage)]
+    {
+        guard
+            let community = try await connection.query(
+                "SELECT c.community_id FROM conversations c JOIN communities o ON o.id = c.community_id AND o.deleted_at IS NULL WHERE c.id = \(conversation)"
+            ).first?.decode("community_id", as: CommunityID.self)
+        else { return [] }
+        let participants = Set(
+            try await connection.query(
+                """
+                SELECT p.user_id FROM conversation_participants p
+                JOIN members m ON m.community_id = p.community_id AND m.user_id = p.user_id AND m.left_at IS NULL
+                WHERE p.conversation_id = \(conversation) AND p.left_at IS NULL AND p.user_id = ANY(\(connected.map(\.uuid)))
+                """
+            ).map { try $0.decode("user_id", as: UserID.self) })
+        let base = ChatLiveMessage(type: .changes, communityID: community, conversationID: conversation)
+        var out: [(Set<UserID>, ChatLiveMessage)] = []
+        var messageIDs: [UUID] = []
+        var movers: [UUID] = []
+        for event in events {
             switch event {
             case .conversation:
-                return participants.isEmpty ? [] : [(participants, base)]
-            case .typing(_, let user):
-                base.type = .typing
-                base.userID = user
-                // Only a participant can have sent it (ChatService.typing checks).
-                let others = participants.subtracting([user])
-                return others.isEmpty ? [] : [(others, base)]
+                if !participants.isEmpty { out.append((participants, base)) }
             case .message(_, let id):
-                guard !participants.isEmpty else { return [] }
-                base.type = .message
-                base.message = try await Self.message(id, on: connection)
-                return [(participants, base)]
+                messageIDs.append(id.uuid)
             case .participant(_, let user):
-                guard
-                    let row = try await connection.query(
-                        "SELECT read_position, delivered_position, left_at FROM conversation_participants WHERE conversation_id = \(conversation) AND user_id = \(user)"
-                    ).first
-                else { return [] }
-                let (read, delivered, left) = try row.decode((Int64, Int64, Date?).self)
-                var messages: [(Set<UserID>, ChatLiveMessage)] = []
-                if left != nil, connected.contains(user) {
-                    messages.append(([user], base))
-                }
-                if !participants.isEmpty {
-                    var receipt = base
-                    receipt.type = .receipt
-                    receipt.userID = user
-                    receipt.readPosition = read
-                    receipt.deliveredPosition = delivered
-                    messages.append((participants, receipt))
-                }
-                return messages
+                movers.append(user.uuid)
+            case .typing:
+                break
             }
         }
+        if !messageIDs.isEmpty, !participants.isEmpty {
+            for row in try await connection.query(
+                "SELECT \(unescaped: ChatMessage.columns) FROM messages m WHERE m.id = ANY(\(messageIDs)) ORDER BY m.position")
+            {
+                var message = base
+                message.type = .message
+                message.message = try ChatMessage(row: row)
+                out.append((participants, message))
+            }
+        }
+        if !movers.isEmpty {
+            var receipts: [ChatLiveMessage.Receipt] = []
+            for row in try await connection.query(
+                """
+                SELECT user_id, read_position, delivered_position, left_at FROM conversation_participants
+                WHERE conversation_id = \(conversation) AND user_id = ANY(\(movers))
+                """)
+            {
+                let (user, read, delivered, left) = try row.decode((UserID, Int64, Int64, Date?).self)
+                // Someone who left: told to pull (their feed drops the conversation).
+                if left != nil, connected.contains(user) { out.append(([user], base)) }
+                receipts.append(.init(userID: user, readPosition: read, deliveredPosition: delivered))
+            }
+            if !participants.isEmpty, !receipts.isEmpty {
+                var message = base
+                message.type = .receipts
+                message.receipts = receipts
+                out.append((participants, message))
+            }
+        }
+        for case .typing(_, let user) in events {
+            // Only a participant can have sent it (ChatService.typing checks).
+            let others = participants.subtracting([user])
+            guard !others.isEmpty else { continue }
+            var message = base
+            message.type = .typing
+            message.userID = user
+            out.append((others, message))
+        }
+        return out
     }
 }
