@@ -146,6 +146,8 @@ struct ChatLiveTests {
             _ = try await harness.services.devices.register(
                 token: String(repeating: "ab", count: 32), environment: .sandbox, bundleID: "app.orbitcove.ios", locale: nil, as: cast.member)
             let (direct, _) = try await harness.services.chat.start(in: cast.community, kind: .direct, with: [cast.member], as: cast.admin)
+            // Pending before the server starts: the first tick sends it (and so shows it has run).
+            _ = try await harness.services.chat.send(to: direct.id, text: "Hello", as: cast.admin)
             let pushes = Pushes()
             var configuration = harness.api.configuration
             configuration.port = 0
@@ -161,12 +163,12 @@ struct ChatLiveTests {
                 tasks.addTask { try await group.run() }
                 var iterator = ports.makeAsyncIterator()
                 _ = try #require(await iterator.next())
-                // The first tick has run (it delivers what is pending then); the next is an hour away.
-                try await Task.sleep(for: .milliseconds(300))
+                // The first tick has handed out what was pending (its pushes are being sent); the next is an hour away.
+                try await waitUntil("the first tick's push is sent") { await pushes.sent.count == 1 }
                 _ = try await harness.services.chat.send(to: direct.id, text: "Are you coming?", as: cast.admin)
-                try await waitUntil("the push is sent") { await !pushes.sent.isEmpty }
-                let push = try #require(await pushes.sent.first)
-                #expect(push.notification.type == .chatMessage && push.notification.body == "Are you coming?" && push.badge == 1)
+                try await waitUntil("the new message's push is sent") { await pushes.sent.count == 2 }
+                let push = try #require(await pushes.sent.last)
+                #expect(push.notification.type == .chatMessage && push.notification.body == "Are you coming?" && push.badge == 2)
                 await group.triggerGracefulShutdown()
                 try await tasks.waitForAll()
             }
