@@ -32,6 +32,13 @@ struct ChatBenchmark: AsyncParsableCommand {
     @Option(help: "Messages in the history conversation.") var history = 1_000_000
     @Option(help: "Reads of each page and of the list.") var reads = 200
 
+    func validate() throws {
+        guard history >= 500 * 50 else { throw ValidationError("--history must be at least 25000 (page 500 of 50 a page)") }
+        guard members >= 2, messages >= 1, reads >= 1 else {
+            throw ValidationError("--members must be at least 2, --messages and --reads at least 1")
+        }
+    }
+
     func run() async throws {
         try await BenchmarkServer.withMigrated(databaseURL: databaseURL) { server in
             // The server closes its pool when it stops: it gets one of its own.
@@ -106,11 +113,6 @@ struct ChatBenchmark: AsyncParsableCommand {
     }
 
     private func sendToDelivered(_ services: OrbitServices) async throws {
-        let logger = {
-            var logger = Logger(label: "orbit-bench")
-            logger.logLevel = .error
-            return logger
-        }()
         let sender = try await services.users.create(email: "chat-sender@example.com", displayName: "Sender").id
         let community = try await services.communities.create(name: "Chat", as: sender).id
         var people: [UserID] = []
@@ -121,43 +123,25 @@ struct ChatBenchmark: AsyncParsableCommand {
         }
         guard let conversation = try await services.chat.list(in: community, as: sender).items.first(where: { $0.kind == .community })
         else { throw ValidationError("the community has no conversation") }
-        var configuration = APIConfiguration()
-        configuration.port = 0
-        configuration.liveHeartbeat = .seconds(60)
-        let api = try OrbitAPI(
-            services: services, configuration: configuration, tokens: try await AccessTokens(secret: AccessTokens.randomSecret()),
-            appleVerifier: AppleJWKSVerifier(source: .json(#"{"keys": []}"#), bundleID: "bench"))
-        var tokens: [String] = []
-        for person in people { tokens.append(try await api.tokens.issue(for: person)) }
-        let senderToken = try await api.tokens.issue(for: sender)
-        let (ports, portContinuation) = AsyncStream<Int>.makeStream()
-        let app = api.makeApplication(logger: logger, onRunning: { portContinuation.yield($0) })
-        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
         let deliveries = Deliveries(sockets: people.count)
         let clock = ContinuousClock()
         var sent: [ContinuousClock.Instant] = []
 
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next() else { throw ValidationError("the API did not start") }
+        try await BenchmarkLiveServer.run(services) { api, port in
+            var tokens: [String] = []
+            for person in people { tokens.append(try await api.tokens.issue(for: person)) }
+            let senderToken = try await api.tokens.issue(for: sender)
             try await withThrowingTaskGroup(of: Void.self) { clients in
                 // The sender's socket: counts receipts.
                 clients.addTask {
-                    try await WebSocketClient.connect(
-                        url: "ws://127.0.0.1:\(port)/live", configuration: .init(additionalHeaders: [.authorization: "Bearer \(senderToken)"]),
-                        logger: logger
-                    ) { inbound, _, _ in
-                        deliveries.open()
-                        for try await message in inbound.messages(maxSize: 1 << 16) {
-                            guard case .text(let text) = message, text.contains(#""type":"receipts""#),
-                                let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
-                                let receipts = object["receipts"] as? [[String: Any]]
-                            else { continue }
-                            for receipt in receipts {
-                                guard let user = receipt["user_id"] as? String, let position = receipt["delivered_position"] as? Int else { continue }
-                                deliveries.receipt(from: user, delivered: Int64(position))
-                            }
+                    try await BenchmarkLiveServer.listen(port: port, token: senderToken, opened: deliveries.open) { text in
+                        guard text.contains(#""type":"receipts""#),
+                            let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
+                            let receipts = object["receipts"] as? [[String: Any]]
+                        else { return }
+                        for receipt in receipts {
+                            guard let user = receipt["user_id"] as? String, let position = receipt["delivered_position"] as? Int else { continue }
+                            deliveries.receipt(from: user, delivered: Int64(position))
                         }
                     }
                 }
@@ -165,19 +149,13 @@ struct ChatBenchmark: AsyncParsableCommand {
                 for (index, token) in tokens.enumerated() {
                     let person = people[index]
                     clients.addTask {
-                        try await WebSocketClient.connect(
-                            url: "ws://127.0.0.1:\(port)/live", configuration: .init(additionalHeaders: [.authorization: "Bearer \(token)"]),
-                            logger: logger
-                        ) { inbound, _, _ in
-                            deliveries.open()
-                            for try await message in inbound.messages(maxSize: 1 << 16) {
-                                guard case .text(let text) = message, text.contains(#""type":"message""#) else { continue }
-                                deliveries.arrived()
-                                guard let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
-                                    let id = ((object["message"] as? [String: Any])?["id"] as? String).flatMap(MessageID.init)
-                                else { throw ValidationError("a message without its id: \(text)") }
-                                _ = try await services.chat.mark(.delivered, upTo: id, in: conversation.id, as: person)
-                            }
+                        try await BenchmarkLiveServer.listen(port: port, token: token, opened: deliveries.open) { text in
+                            guard text.contains(#""type":"message""#) else { return }
+                            deliveries.arrived()
+                            guard let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
+                                let id = ((object["message"] as? [String: Any])?["id"] as? String).flatMap(MessageID.init)
+                            else { throw ValidationError("a message without its id: \(text)") }
+                            _ = try await services.chat.mark(.delivered, upTo: id, in: conversation.id, as: person)
                         }
                     }
                 }
@@ -196,8 +174,6 @@ struct ChatBenchmark: AsyncParsableCommand {
                 }
                 clients.cancelAll()
             }
-            await group.triggerGracefulShutdown()
-            try await tasks.waitForAll()
         }
 
         // Measured from the send's start: the send itself is in the numbers.

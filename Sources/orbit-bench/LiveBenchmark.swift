@@ -50,11 +50,6 @@ struct LiveBenchmark: AsyncParsableCommand {
     }
 
     private func measure(_ services: OrbitServices) async throws {
-        let logger = {
-            var logger = Logger(label: "orbit-bench")
-            logger.logLevel = .error
-            return logger
-        }()
         let admin = try await services.users.create(email: "live-admin@example.com", displayName: "Live admin").id
         let community = try await services.communities.create(name: "Live", as: admin).id
         var members: [UserID] = []
@@ -63,37 +58,19 @@ struct LiveBenchmark: AsyncParsableCommand {
             _ = try await services.members.add(user, to: community, as: admin)
             members.append(user)
         }
-        var configuration = APIConfiguration()
-        configuration.port = 0
-        configuration.liveHeartbeat = .seconds(60)
-        let api = try OrbitAPI(
-            services: services, configuration: configuration, tokens: try await AccessTokens(secret: AccessTokens.randomSecret()),
-            appleVerifier: AppleJWKSVerifier(source: .json(#"{"keys": []}"#), bundleID: "bench"))
-        var tokens: [String] = []
-        for member in members { tokens.append(try await api.tokens.issue(for: member)) }
-        let (ports, portContinuation) = AsyncStream<Int>.makeStream()
-        let app = api.makeApplication(logger: logger, onRunning: { portContinuation.yield($0) })
-        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
         let arrivals = Arrivals(sockets: sockets)
         let clock = ContinuousClock()
         var committed: [ContinuousClock.Instant] = []
 
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next() else { throw ValidationError("the API did not start") }
+        try await BenchmarkLiveServer.run(services) { api, port in
+            var tokens: [String] = []
+            for member in members { tokens.append(try await api.tokens.issue(for: member)) }
             let opening = clock.now
             try await withThrowingTaskGroup(of: Void.self) { clients in
                 for (index, token) in tokens.enumerated() {
                     clients.addTask {
-                        try await WebSocketClient.connect(
-                            url: "ws://127.0.0.1:\(port)/live", configuration: .init(additionalHeaders: [.authorization: "Bearer \(token)"]),
-                            logger: logger
-                        ) { inbound, _, _ in
-                            arrivals.open()
-                            for try await message in inbound.messages(maxSize: 1 << 16) {
-                                if case .text(let text) = message, text.contains(#""type":"changes""#) { arrivals.received(on: index) }
-                            }
+                        try await BenchmarkLiveServer.listen(port: port, token: token, opened: arrivals.open) { text in
+                            if text.contains(#""type":"changes""#) { arrivals.received(on: index) }
                         }
                     }
                 }
@@ -113,8 +90,6 @@ struct LiveBenchmark: AsyncParsableCommand {
                 }
                 clients.cancelAll()
             }
-            await group.triggerGracefulShutdown()
-            try await tasks.waitForAll()
         }
 
         // Latency of every (socket, commit), and of the last socket per commit.

@@ -122,7 +122,7 @@ extension ChatService {
 
     /// Shows or hides the actor's presence from everyone else.
     package func setPresenceVisible(_ visible: Bool, as actor: UserID) async throws -> Presence {
-        try await runner.asUser(actor) { connection in
+        _ = try await runner.asUser(actor) { connection in
             try await connection.query("UPDATE users SET presence_visible = \(visible) WHERE id = \(actor)")
         }
         return try await presence(of: actor, as: actor)
@@ -136,14 +136,14 @@ extension ChatService {
 
     /// Operator: a live socket of `user` opened on `server`.
     package func socketOpened(_ socket: UUID, of user: UserID, on server: UUID) async throws {
-        try await runner.asOperator { connection in
+        _ = try await runner.asOperator { connection in
             try await connection.query("INSERT INTO live_connections (id, user_id, server_id) VALUES (\(socket), \(user), \(server))")
         }
     }
 
     /// Operator: a live socket closed; the user was last seen now if it was their last.
     package func socketClosed(_ socket: UUID) async throws {
-        try await runner.asOperator { connection in
+        _ = try await runner.asOperator { connection in
             try await connection.query(
                 """
                 WITH closed AS (DELETE FROM live_connections WHERE id = \(socket) RETURNING user_id)
