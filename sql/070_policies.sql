@@ -270,6 +270,101 @@ CREATE POLICY messages_update ON messages FOR UPDATE TO orbit_app
     )
     WITH CHECK (conversation_id = ANY ((SELECT orbit.conversation_ids())::uuid[]));
 
+-- chores, rewards and points (sql/058_chores.sql): a community's members see its chores,
+-- completions, rewards, redemptions and points; a signed-in child (orbit.app_child_id()) sees the
+-- chores assigned to them, their own completions, redemptions, ledger and account, and the
+-- rewards of their parent's communities. Admins (parents) write chores, their assignees and
+-- rewards, review completions, resolve redemptions and adjust points. A completion or a
+-- redemption is recorded by its holder (the user, or the child on their device), by the child's
+-- parent, or by an admin for a family member.
+CREATE POLICY chores_select ON chores FOR SELECT TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) OR id = ANY ((SELECT orbit.child_chore_ids())::uuid[]));
+CREATE POLICY chores_insert ON chores FOR INSERT TO orbit_app
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) AND created_by = (SELECT orbit.app_user_id()));
+CREATE POLICY chores_update ON chores FOR UPDATE TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
+CREATE POLICY chore_assignees_select ON chore_assignees FOR SELECT TO orbit_app
+    USING (
+        community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
+        OR (family_member_id = (SELECT orbit.app_child_id()) AND community_id = ANY ((SELECT orbit.child_community_ids())::uuid[]))
+    );
+CREATE POLICY chore_assignees_insert ON chore_assignees FOR INSERT TO orbit_app
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
+CREATE POLICY chore_assignees_delete ON chore_assignees FOR DELETE TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
+CREATE POLICY chore_completions_select ON chore_completions FOR SELECT TO orbit_app
+    USING (
+        community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
+        OR (family_member_id = (SELECT orbit.app_child_id()) AND community_id = ANY ((SELECT orbit.child_community_ids())::uuid[]))
+    );
+CREATE POLICY chore_completions_insert ON chore_completions FOR INSERT TO orbit_app
+    WITH CHECK (
+        (
+            community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND recorded_by = (SELECT orbit.app_user_id())
+            AND (
+                user_id = (SELECT orbit.app_user_id())
+                OR family_member_id = ANY ((SELECT orbit.parent_family_member_ids())::uuid[])
+                OR (family_member_id IS NOT NULL AND community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
+            )
+        )
+        OR (
+            recorded_by IS NULL AND family_member_id = (SELECT orbit.app_child_id())
+            AND community_id = ANY ((SELECT orbit.child_community_ids())::uuid[])
+        )
+    );
+CREATE POLICY chore_completions_update ON chore_completions FOR UPDATE TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
+CREATE POLICY rewards_select ON rewards FOR SELECT TO orbit_app
+    USING (
+        community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
+        OR community_id = ANY ((SELECT orbit.child_community_ids())::uuid[])
+    );
+CREATE POLICY rewards_insert ON rewards FOR INSERT TO orbit_app
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) AND created_by = (SELECT orbit.app_user_id()));
+CREATE POLICY rewards_update ON rewards FOR UPDATE TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
+CREATE POLICY reward_redemptions_select ON reward_redemptions FOR SELECT TO orbit_app
+    USING (
+        community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
+        OR (family_member_id = (SELECT orbit.app_child_id()) AND community_id = ANY ((SELECT orbit.child_community_ids())::uuid[]))
+    );
+CREATE POLICY reward_redemptions_insert ON reward_redemptions FOR INSERT TO orbit_app
+    WITH CHECK (
+        (
+            community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND requested_by = (SELECT orbit.app_user_id())
+            AND (
+                user_id = (SELECT orbit.app_user_id())
+                OR family_member_id = ANY ((SELECT orbit.parent_family_member_ids())::uuid[])
+                OR (family_member_id IS NOT NULL AND community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
+            )
+        )
+        OR (
+            requested_by IS NULL AND family_member_id = (SELECT orbit.app_child_id())
+            AND community_id = ANY ((SELECT orbit.child_community_ids())::uuid[])
+        )
+    );
+CREATE POLICY reward_redemptions_update ON reward_redemptions FOR UPDATE TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
+CREATE POLICY points_ledger_select ON points_ledger FOR SELECT TO orbit_app
+    USING (
+        community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
+        OR (family_member_id = (SELECT orbit.app_child_id()) AND community_id = ANY ((SELECT orbit.child_community_ids())::uuid[]))
+    );
+CREATE POLICY points_ledger_insert ON points_ledger FOR INSERT TO orbit_app
+    WITH CHECK (
+        kind = 'adjustment' AND community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
+        AND created_by = (SELECT orbit.app_user_id())
+    );
+CREATE POLICY points_accounts_select ON points_accounts FOR SELECT TO orbit_app
+    USING (
+        community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
+        OR (family_member_id = (SELECT orbit.app_child_id()) AND community_id = ANY ((SELECT orbit.child_community_ids())::uuid[]))
+    );
+
 -- Only admins change roles: a member's UPDATE policy lets them edit their own row, and a
 -- policy cannot compare old and new values, so this trigger does. It limits orbit_app only:
 -- orbit_admin (operators) bypasses row-level security by design.

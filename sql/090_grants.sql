@@ -17,25 +17,30 @@ GRANT EXECUTE ON FUNCTION
     orbit.app_user_id(), orbit.member_community_ids(), orbit.admin_community_ids(),
     orbit.joined_community_ids(), orbit.contact_user_ids(), orbit.can_found(uuid),
     orbit.community_allows(uuid, text), orbit.bump_count(jsonb, text, int), orbit.civil_date(timestamptz, text),
-    orbit.conversation_ids(), orbit.started_conversation_ids(boolean)
+    orbit.conversation_ids(), orbit.started_conversation_ids(boolean),
+    orbit.app_child_id(), orbit.child_community_ids(), orbit.child_chore_ids(), orbit.parent_family_member_ids()
 TO orbit_app, orbit_admin;
 
 -- Operations a non-member must be able to perform, each checked inside the function.
 GRANT EXECUTE ON FUNCTION orbit.redeem_invite(text), orbit.materialize_occurrence(uuid, timestamptz), orbit.register_device(text, text, text, text),
-    orbit.change_horizon(), orbit.presence(uuid[]), orbit.chat_push_recipients(uuid)
+    orbit.change_horizon(), orbit.presence(uuid[]), orbit.chat_push_recipients(uuid),
+    orbit.set_child_pin(uuid, uuid, text), orbit.start_child_pairing(uuid, uuid, bytea, timestamptz),
+    orbit.finish_child_pairing(bytea, bytea), orbit.child_sign_in(bytea, text)
     TO orbit_app, orbit_admin;
 
 GRANT SELECT ON
     users, family_members, communities, members, invites, events, rsvps, posts, reactions,
     comments, poll_votes, transactions, splits, dues, dues_payments, media, notifications,
     audit_log, refresh_tokens, idempotency_keys, devices, balances, orbit.balance_entries, changes,
-    conversations, conversation_participants, messages
+    conversations, conversation_participants, messages,
+    chores, chore_assignees, chore_completions, rewards, reward_redemptions, points_ledger, points_accounts
 TO orbit_app;
 
 GRANT INSERT ON
     users, family_members, communities, members, invites, events, rsvps, posts, reactions,
     comments, poll_votes, transactions, splits, dues, dues_payments, media, notifications,
-    audit_log, refresh_tokens, idempotency_keys, devices, conversations, conversation_participants, messages
+    audit_log, refresh_tokens, idempotency_keys, devices, conversations, conversation_participants, messages,
+    chores, chore_assignees, chore_completions, rewards, reward_redemptions, points_ledger
 TO orbit_app;
 
 GRANT UPDATE ON
@@ -50,14 +55,22 @@ GRANT UPDATE (type, content, media_urls, is_pinned, is_announcement, linked_even
 GRANT UPDATE (title) ON conversations TO orbit_app;
 GRANT UPDATE (left_at, read_position, delivered_position, muted_until) ON conversation_participants TO orbit_app;
 GRANT UPDATE (text, content_encrypted, encryption_version, edited_at, deleted_at) ON messages TO orbit_app;
+GRANT UPDATE (title, description, points, difficulty, category, due_at, recurrence_rule, requires_approval, archived_at)
+    ON chores TO orbit_app;
+GRANT UPDATE (status, reviewed_by, reviewed_at) ON chore_completions TO orbit_app;
+GRANT UPDATE (title, description, points_cost, available, stock) ON rewards TO orbit_app;
+GRANT UPDATE (status, resolved_by, resolved_at) ON reward_redemptions TO orbit_app;
 
 -- Hard deletes the product has: un-RSVP, un-react, withdraw a vote, replace an expense's
 -- splits, revoke an invite, remove a family member, media or a payment record, clear
--- notifications, sign out.
+-- notifications, sign out, unassign a chore.
 GRANT DELETE ON
     family_members, invites, rsvps, reactions, poll_votes, splits, dues_payments, media,
-    notifications, refresh_tokens, idempotency_keys, devices
+    notifications, refresh_tokens, idempotency_keys, devices, chore_assignees
 TO orbit_app;
+
+-- The ledger's order (points_ledger.seq): adjustments are inserted as orbit_app.
+GRANT USAGE ON SEQUENCE points_ledger_seq_seq TO orbit_app, orbit_admin;
 
 -- orbit_admin: the operators' role (and owner of the SECURITY DEFINER functions).
 GRANT ALL ON ALL TABLES IN SCHEMA public TO orbit_admin;

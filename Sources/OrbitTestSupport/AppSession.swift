@@ -15,4 +15,12 @@ extension PostgresConnection {
         settings["app.current_user_id"] = rawSetting ?? user?.uuidString.lowercased()
         return try await withTransaction(TransactionOptions(localSettings: settings), body)
     }
+
+    /// Runs `body` as a signed-in child's request: as `orbit_app`, with
+    /// `app.current_family_member_id` set to `child` and no user.
+    @discardableResult
+    package func asChild<Result>(_ child: UUID, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+        try await withTransaction(
+            TransactionOptions(localSettings: ["role": "orbit_app", "app.current_family_member_id": child.uuidString.lowercased()]), body)
+    }
 }

@@ -21,9 +21,19 @@ struct World {
         case contactsOf(Person)
         /// Exactly these people (the participants of a conversation).
         case people(Set<Person>)
+        /// The community's members, and the signed-in children of these people (a child's own
+        /// chore rows; a community's rewards name every parent).
+        case membersAndChildren(UUID, childrenOf: Set<Person>)
+    }
+
+    /// A signed-in child (`app.current_family_member_id`): the `Kid` of `parent`.
+    struct Child: Hashable, Sendable {
+        var parent: Person
     }
 
     var people: [Person: UUID] = [:]
+    /// Each person's family member, `Kid`.
+    var kids: [Person: UUID] = [:]
     var communityA = UUID()
     var communityB = UUID()
     /// The poll post of each community.
@@ -38,6 +48,7 @@ struct World {
         "users", "family_members", "communities", "members", "invites", "events", "rsvps", "posts", "reactions",
         "comments", "poll_votes", "transactions", "splits", "dues", "dues_payments", "media", "notifications",
         "audit_log", "refresh_tokens", "devices", "conversations", "conversation_participants", "messages",
+        "chores", "chore_assignees", "chore_completions", "rewards", "reward_redemptions", "points_ledger", "points_accounts",
     ]
 
     func id(_ person: Person) -> UUID { people[person]! }
@@ -62,7 +73,20 @@ struct World {
                 || memberships.values.contains { members in
                     members.contains { $0.0 == viewer } && members.contains { $0.0 == person }
                 }
+        case .membersAndChildren(let community, _):
+            return canSee(viewer, .membersOf(community))
         }
+    }
+
+    /// What a signed-in child sees: rows of `membersAndChildren` audiences that name their
+    /// parent, while the parent is an active member of the community; nothing else.
+    func canSee(_ child: Child, _ audience: Audience) -> Bool {
+        guard case .membersAndChildren(let community, let parents) = audience else { return false }
+        return parents.contains(child.parent) && canSee(child.parent, .membersOf(community))
+    }
+
+    func expectedIDs(_ table: String, for child: Child) -> Set<UUID> {
+        Set((rows[table] ?? []).filter { canSee(child, $0.audience) }.map(\.id))
     }
 
     func expectedIDs(_ table: String, for viewer: Person?) -> Set<UUID> {
@@ -81,6 +105,7 @@ struct World {
             add("users", id, .contactsOf(person))
             let family = try await seed.id("INSERT INTO family_members (user_id, name) VALUES (\(id), 'Kid') RETURNING id")
             add("family_members", family, .contactsOf(person))
+            world.kids[person] = family
             let notification = try await seed.id(
                 "INSERT INTO notifications (user_id, type, title, body) VALUES (\(id), 'new_post', 'Hi', 'There') RETURNING id"
             )
@@ -227,10 +252,92 @@ struct World {
             "UPDATE conversation_participants SET left_at = now() WHERE conversation_id = \(group) AND user_id = \(world.id(.ab))")
         world.group = group
         world.direct = direct
+        for (table, id, audience) in try await choreRows(world, seed: seed) { add(table, id, audience) }
         // A live socket of a (presence): servers only (orbit_app may not touch the table; below).
         try await connection.query(
             "INSERT INTO live_connections (id, user_id, server_id) VALUES (gen_random_uuid(), \(world.id(.a)), gen_random_uuid())")
         return world
+    }
+}
+
+extension World {
+    /// Chores in each community: one the admin assigned to a member and the member's kid,
+    /// which the kid did (approved: credited), one for the admin alone; a reward the kid
+    /// redeemed; an adjustment for the member. In A, also a chore for `former`'s kid, given
+    /// while `former` was a member.
+    fileprivate static func choreRows(_ world: World, seed: Seed) async throws -> [(String, UUID, Audience)] {
+        var rows: [(String, UUID, Audience)] = []
+        func add(_ table: String, _ id: UUID, _ audience: Audience) { rows.append((table, id, audience)) }
+        let connection = seed.connection
+        for (community, owner, member) in [(world.communityA, Person.a, Person.a2), (world.communityB, .b, .ab)] {
+            let ownerID = world.id(owner)
+            let kid = try #require(world.kids[member])
+            let forKid = Audience.membersAndChildren(community, childrenOf: [member])
+            let everyone = Audience.membersAndChildren(community, childrenOf: [])
+            let chore = try await seed.id(
+                "INSERT INTO chores (community_id, title, points, created_by) VALUES (\(community), 'Dishes', 10, \(ownerID)) RETURNING id")
+            add("chores", chore, forKid)
+            let own = try await seed.id(
+                "INSERT INTO chores (community_id, title, points, created_by) VALUES (\(community), 'Taxes', 50, \(ownerID)) RETURNING id")
+            add("chores", own, everyone)
+            add(
+                "chore_assignees",
+                try await seed.id("INSERT INTO chore_assignees (chore_id, family_member_id) VALUES (\(chore), \(kid)) RETURNING id"), forKid)
+            add(
+                "chore_assignees",
+                try await seed.id("INSERT INTO chore_assignees (chore_id, user_id) VALUES (\(chore), \(world.id(member))) RETURNING id"),
+                everyone)
+            add(
+                "chore_assignees",
+                try await seed.id("INSERT INTO chore_assignees (chore_id, user_id) VALUES (\(own), \(ownerID)) RETURNING id"), everyone)
+            let completion = try await seed.id(
+                """
+                INSERT INTO chore_completions (chore_id, occurrence_at, family_member_id)
+                SELECT id, created_at, \(kid) FROM chores WHERE id = \(chore) RETURNING id
+                """)
+            add("chore_completions", completion, forKid)
+            try await connection.query(
+                "UPDATE chore_completions SET status = 'approved', reviewed_by = \(ownerID), reviewed_at = now() WHERE id = \(completion)")
+            let reward = try await seed.id(
+                "INSERT INTO rewards (community_id, title, points_cost, created_by) VALUES (\(community), 'Ice cream', 3, \(ownerID)) RETURNING id")
+            add("rewards", reward, .membersAndChildren(community, childrenOf: Set(Person.allCases)))
+            add(
+                "reward_redemptions",
+                try await seed.id("INSERT INTO reward_redemptions (reward_id, family_member_id) VALUES (\(reward), \(kid)) RETURNING id"),
+                forKid)
+            try await connection.query(
+                """
+                INSERT INTO points_ledger (community_id, user_id, delta, kind, reason, created_by)
+                VALUES (\(community), \(world.id(member)), 5, 'adjustment', 'Birthday', \(ownerID))
+                """)
+            for table in ["points_ledger", "points_accounts"] {
+                for row in try await connection.query("SELECT id, family_member_id FROM \(unescaped: table) WHERE community_id = \(community)") {
+                    let (id, child) = try row.decode((UUID, UUID?).self)
+                    add(table, id, child == nil ? everyone : forKid)
+                }
+            }
+        }
+        // former's kid was given a chore while former was a member; former has left since.
+        let formerKid = try #require(world.kids[.former])
+        let old = try await seed.id(
+            "INSERT INTO chores (community_id, title, points, created_by) VALUES (\(world.communityA), 'Old', 1, \(world.id(.a))) RETURNING id")
+        add("chores", old, .membersAndChildren(world.communityA, childrenOf: [.former]))
+        try await connection.query("UPDATE members SET left_at = NULL WHERE community_id = \(world.communityA) AND user_id = \(world.id(.former))")
+        add(
+            "chore_assignees",
+            try await seed.id("INSERT INTO chore_assignees (chore_id, family_member_id) VALUES (\(old), \(formerKid)) RETURNING id"),
+            .membersAndChildren(world.communityA, childrenOf: [.former]))
+        try await connection.query(
+            "UPDATE members SET left_at = now() WHERE community_id = \(world.communityA) AND user_id = \(world.id(.former))")
+        // What the triggers told people (assigned, waiting for approval, approved, redeemed).
+        for row in try await connection.query(
+            "SELECT id, user_id FROM notifications WHERE type IN ('chore_assigned', 'chore_completed', 'chore_approved', 'reward_redeemed')")
+        {
+            let (id, user) = try row.decode((UUID, UUID).self)
+            let person = try #require(Person.allCases.first { world.id($0) == user })
+            add("notifications", id, .only(person))
+        }
+        return rows
     }
 }
 
@@ -251,6 +358,30 @@ struct RowLevelSecurityTests {
                         let expected = world.expectedIDs(table, for: person)
                         #expect(visible == expected, "\(viewer) on \(table): saw \(visible.count) rows, expected \(expected.count)")
                     }
+                }
+            }
+        }
+    }
+
+    @Test(
+        "a signed-in child sees their own chores, completions, redemptions and points and their parent's communities' rewards; nothing else",
+        arguments: World.Person.allCases.map(\.rawValue))
+    func childVisibilityMatrix(parent: String) async throws {
+        let parent = try #require(World.Person(rawValue: parent))
+        try await withTestDatabase { database in
+            try await database.withConnection { connection in
+                let world = try await World.build(connection)
+                let kid = try #require(world.kids[parent])
+                let seen = try await connection.asChild(kid) { connection in
+                    var seen: [String: Set<UUID>] = [:]
+                    for table in World.tables {
+                        seen[table] = Set(try await connection.query("SELECT id FROM \(unescaped: table)").map { try $0.decode("id", as: UUID.self) })
+                    }
+                    return seen
+                }
+                for table in World.tables {
+                    let expected = world.expectedIDs(table, for: World.Child(parent: parent))
+                    #expect(seen[table] == expected, "kid of \(parent) on \(table): saw \(seen[table]?.count ?? -1) rows, expected \(expected.count)")
                 }
             }
         }
@@ -501,6 +632,53 @@ struct RowLevelSecurityTests {
                 "INSERT INTO conversations (community_id, kind, created_by) VALUES (\(w.communityA), 'community', \(w.id(.a)))"
             }
         ),
+        (
+            "a chore set by a plain member", .a2,
+            { w in
+                "INSERT INTO chores (community_id, title, points, created_by) VALUES (\(w.communityA), 'Mine', 10, \(w.id(.a2)))"
+            }
+        ),
+        (
+            "a chore marked done in another member's name", .a2,
+            { w in
+                """
+                INSERT INTO chore_completions (chore_id, occurrence_at, user_id, recorded_by)
+                SELECT id, created_at, \(w.id(.a)), \(w.id(.a2)) FROM chores WHERE community_id = \(w.communityA) AND title = 'Taxes'
+                """
+            }
+        ),
+        (
+            "a reward redeemed for another parent's child", .ab,
+            { w in
+                """
+                INSERT INTO reward_redemptions (reward_id, family_member_id, requested_by)
+                SELECT id, \(w.kids[.a2]), \(w.id(.ab)) FROM rewards WHERE community_id = \(w.communityA)
+                """
+            }
+        ),
+        (
+            "points given by a plain member", .a2,
+            { w in
+                """
+                INSERT INTO points_ledger (community_id, user_id, delta, kind, reason, created_by)
+                VALUES (\(w.communityA), \(w.id(.a2)), 100, 'adjustment', 'Mine', \(w.id(.a2)))
+                """
+            }
+        ),
+        (
+            "a chore credit written by hand, even by an admin", .a,
+            { w in
+                """
+                INSERT INTO points_ledger (community_id, user_id, delta, kind, completion_id, created_by)
+                SELECT community_id, \(w.id(.a)), 10, 'chore', id, \(w.id(.a)) FROM chore_completions WHERE community_id = \(w.communityA)
+                """
+            }
+        ),
+        ("changing the points ledger, even by an admin", .a, { _ in "UPDATE points_ledger SET delta = 1000" }),
+        ("deleting from the points ledger, even by an admin", .a, { _ in "DELETE FROM points_ledger" }),
+        ("writing a points balance, even by an admin", .a, { _ in "UPDATE points_accounts SET balance = 1000" }),
+        ("reading children's PIN hashes", .a, { _ in "SELECT * FROM child_credentials" }),
+        ("reading paired children's devices", .a, { _ in "SELECT * FROM child_devices" }),
         (
             "a new community created in somebody else's name", .a2,
             { w in

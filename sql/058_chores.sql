@@ -1,0 +1,474 @@
+-- Chores, points and rewards (migrations/0022_chores.sql, docs/chores.md): their invariants are
+-- kept here, whoever writes. SECURITY DEFINER (owner orbit_admin): the triggers write what
+-- orbit_app may not (the ledger's credits and debits, the accounts, notifications).
+--
+-- Who asks: a user (orbit.app_user_id()) or a child, a family member signed in on a paired
+-- device (`app.current_family_member_id`, set instead of the user). A child sees their own
+-- chores, completions, redemptions and points and the rewards of their parent's communities.
+
+CREATE OR REPLACE FUNCTION orbit.app_child_id() RETURNS uuid
+LANGUAGE sql STABLE PARALLEL SAFE
+AS $$ SELECT nullif(current_setting('app.current_family_member_id', true), '')::uuid $$;
+
+-- The active, non-deleted communities of the signed-in child's parent.
+CREATE OR REPLACE FUNCTION orbit.child_community_ids() RETURNS uuid[]
+LANGUAGE plpgsql STABLE SECURITY DEFINER PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN (
+        SELECT coalesce(array_agg(m.community_id), '{}')
+        FROM public.family_members f
+        JOIN public.members m ON m.user_id = f.user_id AND m.left_at IS NULL
+        JOIN public.communities c ON c.id = m.community_id AND c.deleted_at IS NULL
+        WHERE f.id = orbit.app_child_id()
+    );
+END
+$$;
+
+-- The chores assigned to the signed-in child, in those communities.
+CREATE OR REPLACE FUNCTION orbit.child_chore_ids() RETURNS uuid[]
+LANGUAGE plpgsql STABLE SECURITY DEFINER PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN (
+        SELECT coalesce(array_agg(a.chore_id), '{}') FROM public.chore_assignees a
+        WHERE a.family_member_id = orbit.app_child_id() AND a.community_id = ANY (orbit.child_community_ids())
+    );
+END
+$$;
+
+-- The family members the current user is the parent of.
+CREATE OR REPLACE FUNCTION orbit.parent_family_member_ids() RETURNS uuid[]
+LANGUAGE plpgsql STABLE SECURITY DEFINER PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN (SELECT coalesce(array_agg(f.id), '{}') FROM public.family_members f WHERE f.user_id = orbit.app_user_id());
+END
+$$;
+
+ALTER FUNCTION orbit.child_community_ids() OWNER TO orbit_admin;
+ALTER FUNCTION orbit.child_chore_ids() OWNER TO orbit_admin;
+ALTER FUNCTION orbit.parent_family_member_ids() OWNER TO orbit_admin;
+
+-- Raises unless the holder (a user or a family member) may hold points in `community`: an
+-- active member, or a family member whose parent is one.
+CREATE OR REPLACE FUNCTION orbit.chore_require_holder(community uuid, holder_user uuid, holder_child uuid) RETURNS void
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF NOT EXISTS (
+        SELECT FROM public.members m
+        WHERE m.community_id = community AND m.left_at IS NULL
+          AND m.user_id = coalesce(holder_user, (SELECT f.user_id FROM public.family_members f WHERE f.id = holder_child))
+    ) THEN
+        RAISE EXCEPTION 'chores and points are for active members of the community and their family members'
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'chores_holder_in_community';
+    END IF;
+END
+$$;
+ALTER FUNCTION orbit.chore_require_holder(uuid, uuid, uuid) OWNER TO orbit_admin;
+
+-- Notifies the person behind a holder — the user, or a family member's parent — and, with
+-- `admins`, the community's admins (once each); every one an active member, unless they switched
+-- that kind off for the community (members.notification_prefs).
+CREATE OR REPLACE FUNCTION orbit.chore_notify(
+    community uuid, holder_user uuid, holder_child uuid, admins boolean, kind text, title text, body text, data jsonb
+) RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    INSERT INTO public.notifications (user_id, community_id, type, title, body, data)
+    SELECT m.user_id, community, kind::public.notification_type, left(title, 200), body, data
+    FROM public.members m
+    WHERE m.community_id = community AND m.left_at IS NULL
+      AND (m.notification_prefs -> kind) IS DISTINCT FROM 'false'::jsonb
+      AND ((admins AND m.role = 'admin')
+           OR m.user_id = coalesce(holder_user, (SELECT f.user_id FROM public.family_members f WHERE f.id = holder_child)));
+END
+$$;
+ALTER FUNCTION orbit.chore_notify(uuid, uuid, uuid, boolean, text, text, text, jsonb) OWNER TO orbit_admin;
+
+-- The name of a holder, for notifications.
+CREATE OR REPLACE FUNCTION orbit.holder_name(holder_user uuid, holder_child uuid) RETURNS text
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT coalesce((SELECT u.display_name FROM public.users u WHERE u.id = holder_user),
+                    (SELECT f.name FROM public.family_members f WHERE f.id = holder_child), 'Someone')
+$$;
+ALTER FUNCTION orbit.holder_name(uuid, uuid) OWNER TO orbit_admin;
+
+-- An assignee belongs to the chore's community; they hear of it.
+CREATE OR REPLACE FUNCTION orbit.chore_check_assignee() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    chore record;
+BEGIN
+    SELECT c.community_id, c.title, c.points INTO chore FROM public.chores c WHERE c.id = NEW.chore_id;
+    NEW.community_id := chore.community_id;
+    PERFORM orbit.chore_require_holder(NEW.community_id, NEW.user_id, NEW.family_member_id);
+    PERFORM orbit.chore_notify(
+        NEW.community_id, NEW.user_id, NEW.family_member_id, false, 'chore_assigned',
+        'New chore for ' || orbit.holder_name(NEW.user_id, NEW.family_member_id) || ': ' || chore.title,
+        chore.points || ' points', jsonb_build_object('chore_id', NEW.chore_id)
+    );
+    RETURN NEW;
+END
+$$;
+ALTER FUNCTION orbit.chore_check_assignee() OWNER TO orbit_admin;
+DROP TRIGGER IF EXISTS trigger_chore_check_assignee ON chore_assignees;
+CREATE TRIGGER trigger_chore_check_assignee BEFORE INSERT ON chore_assignees
+    FOR EACH ROW EXECUTE FUNCTION orbit.chore_check_assignee();
+
+-- A completion: of an assignee, of a live chore, of one of its occurrences (a one-off chore has
+-- one: its due time, or its creation without one; a recurring chore's are checked against its
+-- rule by the service, here only that it is not before the first). It takes the chore's points
+-- and is approved at once when the chore needs no approval. The partial unique index
+-- chore_completions_one_per_occurrence refuses a second completion of the same occurrence.
+CREATE OR REPLACE FUNCTION orbit.chore_check_completion() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    chore record;
+BEGIN
+    SELECT c.community_id, c.points, c.due_at, c.recurrence_rule, c.requires_approval, c.archived_at, c.created_at, c.title
+    INTO chore FROM public.chores c WHERE c.id = NEW.chore_id;
+    NEW.community_id := chore.community_id;
+    NEW.points := chore.points;
+    NEW.status := CASE WHEN chore.requires_approval THEN 'pending' ELSE 'approved' END;
+    NEW.reviewed_by := NULL;
+    NEW.reviewed_at := CASE WHEN chore.requires_approval THEN NULL ELSE NEW.completed_at END;
+    IF chore.archived_at IS NOT NULL THEN
+        RAISE EXCEPTION 'the chore is archived' USING ERRCODE = 'check_violation', CONSTRAINT = 'chore_completions_live_chore';
+    END IF;
+    IF NOT EXISTS (SELECT FROM public.chore_assignees a WHERE a.chore_id = NEW.chore_id AND a.holder_id = coalesce(NEW.user_id, NEW.family_member_id)) THEN
+        RAISE EXCEPTION 'only an assignee of the chore completes it'
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'chore_completions_by_assignee';
+    END IF;
+    IF (chore.recurrence_rule IS NULL AND NEW.occurrence_at <> coalesce(chore.due_at, chore.created_at))
+       OR (chore.recurrence_rule IS NOT NULL AND NEW.occurrence_at < chore.due_at) THEN
+        RAISE EXCEPTION 'not an occurrence of the chore'
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'chore_completions_occurrence';
+    END IF;
+    PERFORM orbit.chore_require_holder(NEW.community_id, NEW.user_id, NEW.family_member_id);
+    RETURN NEW;
+END
+$$;
+ALTER FUNCTION orbit.chore_check_completion() OWNER TO orbit_admin;
+DROP TRIGGER IF EXISTS trigger_chore_check_completion ON chore_completions;
+CREATE TRIGGER trigger_chore_check_completion BEFORE INSERT ON chore_completions
+    FOR EACH ROW EXECUTE FUNCTION orbit.chore_check_completion();
+
+-- A review decides once: pending → approved or rejected, never back, nothing else changes.
+CREATE OR REPLACE FUNCTION orbit.chore_check_review() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF (NEW.chore_id, NEW.occurrence_at, NEW.user_id, NEW.family_member_id, NEW.points, NEW.community_id)
+       IS DISTINCT FROM (OLD.chore_id, OLD.occurrence_at, OLD.user_id, OLD.family_member_id, OLD.points, OLD.community_id) THEN
+        RAISE EXCEPTION 'a completion''s chore, occurrence, doer and points do not change'
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'chore_completions_fixed';
+    END IF;
+    IF NEW.status IS DISTINCT FROM OLD.status AND OLD.status <> 'pending' THEN
+        RAISE EXCEPTION 'the completion was already %', OLD.status
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'chore_completions_reviewed_once';
+    END IF;
+    RETURN NEW;
+END
+$$;
+ALTER FUNCTION orbit.chore_check_review() OWNER TO orbit_admin;
+DROP TRIGGER IF EXISTS trigger_chore_check_review ON chore_completions;
+CREATE TRIGGER trigger_chore_check_review BEFORE UPDATE ON chore_completions
+    FOR EACH ROW EXECUTE FUNCTION orbit.chore_check_review();
+
+-- Done, waiting for a parent: the admins hear. Approved (at once, or by review): the points
+-- are credited — once, points_ledger_one_credit — and the doer hears.
+CREATE OR REPLACE FUNCTION orbit.chore_after_completion() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    title text := (SELECT c.title FROM public.chores c WHERE c.id = NEW.chore_id);
+    who text := orbit.holder_name(NEW.user_id, NEW.family_member_id);
+BEGIN
+    IF TG_OP = 'INSERT' AND NEW.status = 'pending' THEN
+        PERFORM orbit.chore_notify(
+            NEW.community_id, NULL, NULL, true, 'chore_completed', who || ' did ' || title,
+            'Waiting for approval: ' || NEW.points || ' points',
+            jsonb_build_object('chore_id', NEW.chore_id, 'completion_id', NEW.id)
+        );
+    END IF;
+    IF NEW.status = 'approved' AND (TG_OP = 'INSERT' OR OLD.status <> 'approved') THEN
+        INSERT INTO public.points_ledger (community_id, user_id, family_member_id, delta, kind, completion_id, created_by)
+        VALUES (NEW.community_id, NEW.user_id, NEW.family_member_id, NEW.points, 'chore', NEW.id, NEW.reviewed_by);
+        PERFORM orbit.chore_notify(
+            NEW.community_id, NEW.user_id, NEW.family_member_id, false, 'chore_approved', title || ': approved',
+            who || ' earned ' || NEW.points || ' points', jsonb_build_object('chore_id', NEW.chore_id, 'completion_id', NEW.id)
+        );
+    END IF;
+    RETURN NULL;
+END
+$$;
+ALTER FUNCTION orbit.chore_after_completion() OWNER TO orbit_admin;
+DROP TRIGGER IF EXISTS trigger_chore_after_completion ON chore_completions;
+CREATE TRIGGER trigger_chore_after_completion AFTER INSERT OR UPDATE OF status ON chore_completions
+    FOR EACH ROW EXECUTE FUNCTION orbit.chore_after_completion();
+
+-- A redemption: of an available reward in stock (the reward's row lock orders concurrent
+-- redemptions, so the stock never goes below zero), at the reward's cost, by a holder of the
+-- community; debited at once (the account's CHECK refuses an overdraft), the admins hear.
+CREATE OR REPLACE FUNCTION orbit.reward_check_redemption() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    reward record;
+BEGIN
+    SELECT r.community_id, r.points_cost, r.available, r.stock INTO reward FROM public.rewards r WHERE r.id = NEW.reward_id FOR UPDATE;
+    NEW.community_id := reward.community_id;
+    NEW.points_cost := reward.points_cost;
+    NEW.status := 'requested';
+    NEW.resolved_by := NULL;
+    NEW.resolved_at := NULL;
+    IF NOT reward.available THEN
+        RAISE EXCEPTION 'the reward is not available' USING ERRCODE = 'check_violation', CONSTRAINT = 'reward_redemptions_available';
+    END IF;
+    IF reward.stock = 0 THEN
+        RAISE EXCEPTION 'the reward is out of stock' USING ERRCODE = 'check_violation', CONSTRAINT = 'reward_redemptions_in_stock';
+    END IF;
+    PERFORM orbit.chore_require_holder(NEW.community_id, NEW.user_id, NEW.family_member_id);
+    UPDATE public.rewards SET stock = stock - 1 WHERE id = NEW.reward_id AND stock IS NOT NULL;
+    RETURN NEW;
+END
+$$;
+ALTER FUNCTION orbit.reward_check_redemption() OWNER TO orbit_admin;
+DROP TRIGGER IF EXISTS trigger_reward_check_redemption ON reward_redemptions;
+CREATE TRIGGER trigger_reward_check_redemption BEFORE INSERT ON reward_redemptions
+    FOR EACH ROW EXECUTE FUNCTION orbit.reward_check_redemption();
+
+-- A redemption is resolved once: requested → fulfilled or cancelled; nothing else changes.
+CREATE OR REPLACE FUNCTION orbit.reward_check_resolution() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF (NEW.reward_id, NEW.user_id, NEW.family_member_id, NEW.points_cost, NEW.community_id)
+       IS DISTINCT FROM (OLD.reward_id, OLD.user_id, OLD.family_member_id, OLD.points_cost, OLD.community_id) THEN
+        RAISE EXCEPTION 'a redemption''s reward, holder and cost do not change'
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'reward_redemptions_fixed';
+    END IF;
+    IF NEW.status IS DISTINCT FROM OLD.status AND OLD.status <> 'requested' THEN
+        RAISE EXCEPTION 'the redemption was already %', OLD.status
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'reward_redemptions_resolved_once';
+    END IF;
+    RETURN NEW;
+END
+$$;
+ALTER FUNCTION orbit.reward_check_resolution() OWNER TO orbit_admin;
+DROP TRIGGER IF EXISTS trigger_reward_check_resolution ON reward_redemptions;
+CREATE TRIGGER trigger_reward_check_resolution BEFORE UPDATE ON reward_redemptions
+    FOR EACH ROW EXECUTE FUNCTION orbit.reward_check_resolution();
+
+-- Requested: debited, the admins hear. Cancelled: refunded (once,
+-- points_ledger_one_per_redemption) and the reward's stock given back.
+CREATE OR REPLACE FUNCTION orbit.reward_after_redemption() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO public.points_ledger (community_id, user_id, family_member_id, delta, kind, redemption_id, created_by)
+        VALUES (NEW.community_id, NEW.user_id, NEW.family_member_id, -NEW.points_cost, 'redemption', NEW.id, NEW.requested_by);
+        PERFORM orbit.chore_notify(
+            NEW.community_id, NULL, NULL, true, 'reward_redeemed',
+            orbit.holder_name(NEW.user_id, NEW.family_member_id) || ' redeemed ' || (SELECT r.title FROM public.rewards r WHERE r.id = NEW.reward_id),
+            NEW.points_cost || ' points', jsonb_build_object('reward_id', NEW.reward_id, 'redemption_id', NEW.id)
+        );
+    ELSIF NEW.status = 'cancelled' AND OLD.status <> 'cancelled' THEN
+        INSERT INTO public.points_ledger (community_id, user_id, family_member_id, delta, kind, redemption_id, created_by)
+        VALUES (NEW.community_id, NEW.user_id, NEW.family_member_id, NEW.points_cost, 'refund', NEW.id, NEW.resolved_by);
+        UPDATE public.rewards SET stock = stock + 1 WHERE id = NEW.reward_id AND stock IS NOT NULL;
+    END IF;
+    RETURN NULL;
+END
+$$;
+ALTER FUNCTION orbit.reward_after_redemption() OWNER TO orbit_admin;
+DROP TRIGGER IF EXISTS trigger_reward_after_redemption ON reward_redemptions;
+CREATE TRIGGER trigger_reward_after_redemption AFTER INSERT OR UPDATE OF status ON reward_redemptions
+    FOR EACH ROW EXECUTE FUNCTION orbit.reward_after_redemption();
+
+-- An adjustment is for a holder of the community. Every entry moves its holder's account under
+-- the account's row lock (an UPDATE): concurrent debits are applied one
+-- after the other, each to the balance the previous one left, and the account's CHECK refuses
+-- the one that would go below zero. Lifetime earned counts chore credits and positive
+-- adjustments.
+CREATE OR REPLACE FUNCTION orbit.points_apply_entry() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    earned integer := CASE WHEN NEW.kind IN ('chore', 'adjustment') AND NEW.delta > 0 THEN NEW.delta ELSE 0 END;
+BEGIN
+    IF NEW.kind = 'adjustment' THEN
+        PERFORM orbit.chore_require_holder(NEW.community_id, NEW.user_id, NEW.family_member_id);
+    END IF;
+    -- The account first, empty (a CHECK applies to an INSERT's proposed row even when it
+    -- conflicts, so the delta cannot ride on the INSERT), then the delta under its row lock.
+    INSERT INTO public.points_accounts (community_id, user_id, family_member_id)
+    VALUES (NEW.community_id, NEW.user_id, NEW.family_member_id)
+    ON CONFLICT (community_id, holder_id) DO NOTHING;
+    UPDATE public.points_accounts
+    SET balance = balance + NEW.delta, lifetime_earned = lifetime_earned + earned, updated_at = now()
+    WHERE community_id = NEW.community_id AND holder_id = coalesce(NEW.user_id, NEW.family_member_id);
+    RETURN NULL;
+END
+$$;
+ALTER FUNCTION orbit.points_apply_entry() OWNER TO orbit_admin;
+DROP TRIGGER IF EXISTS trigger_points_apply_entry ON points_ledger;
+CREATE TRIGGER trigger_points_apply_entry AFTER INSERT ON points_ledger
+    FOR EACH ROW EXECUTE FUNCTION orbit.points_apply_entry();
+
+-- The ledger is history: no entry changes, whoever asks (orbit_app may not even try, sql/090).
+CREATE OR REPLACE FUNCTION orbit.points_ledger_immutable() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RAISE EXCEPTION 'points_ledger is append-only' USING ERRCODE = 'check_violation', CONSTRAINT = 'points_ledger_append_only';
+END
+$$;
+DROP TRIGGER IF EXISTS trigger_points_ledger_immutable ON points_ledger;
+CREATE TRIGGER trigger_points_ledger_immutable BEFORE UPDATE ON points_ledger
+    FOR EACH ROW EXECUTE FUNCTION orbit.points_ledger_immutable();
+
+-- Lifetime earned never decreases, whoever writes the account.
+CREATE OR REPLACE FUNCTION orbit.points_account_check() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF NEW.lifetime_earned < OLD.lifetime_earned THEN
+        RAISE EXCEPTION 'lifetime earned never decreases'
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'points_accounts_lifetime_never_decreases';
+    END IF;
+    RETURN NEW;
+END
+$$;
+DROP TRIGGER IF EXISTS trigger_points_account_check ON points_accounts;
+CREATE TRIGGER trigger_points_account_check BEFORE UPDATE ON points_accounts
+    FOR EACH ROW EXECUTE FUNCTION orbit.points_account_check();
+
+-- Children's sign-in (issue 23, item 3). Only these functions touch child_credentials and
+-- child_devices.
+
+-- True when the current user may manage `child`'s sign-in from `community`: the child's
+-- parent, or an admin of the community, and the parent is an active member of it.
+CREATE OR REPLACE FUNCTION orbit.can_manage_child(child uuid, community uuid) RETURNS boolean
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT EXISTS (
+        SELECT FROM public.family_members f
+        JOIN public.members parent ON parent.user_id = f.user_id AND parent.community_id = community AND parent.left_at IS NULL
+        JOIN public.communities c ON c.id = community AND c.deleted_at IS NULL
+        WHERE f.id = child
+          AND (f.user_id = orbit.app_user_id() OR community = ANY (orbit.admin_community_ids()))
+    )
+$$;
+ALTER FUNCTION orbit.can_manage_child(uuid, uuid) OWNER TO orbit_admin;
+
+-- Sets (or replaces) a child's PIN: 4–6 digits, kept as a bcrypt hash; clears a lockout.
+CREATE OR REPLACE FUNCTION orbit.set_child_pin(child uuid, community uuid, pin text) RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF NOT orbit.can_manage_child(child, community) THEN
+        RAISE EXCEPTION 'only the child''s parent or an admin sets a PIN' USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF pin IS NULL OR pin !~ '^[0-9]{4,6}$' THEN
+        RAISE EXCEPTION 'a PIN is 4 to 6 digits' USING ERRCODE = 'check_violation', CONSTRAINT = 'child_credentials_pin';
+    END IF;
+    INSERT INTO public.child_credentials AS c (family_member_id, pin_hash)
+    VALUES (child, orbit_private.crypt(pin, orbit_private.gen_salt('bf', 10)))
+    ON CONFLICT (family_member_id) DO UPDATE
+        SET pin_hash = EXCLUDED.pin_hash, failed_attempts = 0, locked_until = NULL, updated_at = now();
+END
+$$;
+ALTER FUNCTION orbit.set_child_pin(uuid, uuid, text) OWNER TO orbit_admin;
+
+-- Starts pairing a device for a child: stores the pairing code's hash, valid until `expires`.
+CREATE OR REPLACE FUNCTION orbit.start_child_pairing(child uuid, community uuid, code_hash bytea, expires timestamptz) RETURNS uuid
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    device uuid;
+BEGIN
+    IF NOT orbit.can_manage_child(child, community) THEN
+        RAISE EXCEPTION 'only the child''s parent or an admin pairs a device' USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    INSERT INTO public.child_devices (family_member_id, community_id, pairing_code_hash, pairing_expires_at, created_by)
+    VALUES (child, community, code_hash, expires, orbit.app_user_id())
+    RETURNING id INTO device;
+    RETURN device;
+END
+$$;
+ALTER FUNCTION orbit.start_child_pairing(uuid, uuid, bytea, timestamptz) OWNER TO orbit_admin;
+
+-- Uses a pairing code, once: the device gets its token (its hash is stored). The child, or
+-- NULL for an unknown, used or expired code.
+CREATE OR REPLACE FUNCTION orbit.finish_child_pairing(code_hash bytea, device_token_hash bytea) RETURNS uuid
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    UPDATE public.child_devices SET pairing_code_hash = NULL, token_hash = device_token_hash, paired_at = now()
+    WHERE pairing_code_hash = code_hash AND pairing_expires_at > now() AND revoked_at IS NULL
+    RETURNING family_member_id
+$$;
+ALTER FUNCTION orbit.finish_child_pairing(bytea, bytea) OWNER TO orbit_admin;
+
+-- A sign-in attempt on a paired device: checks the PIN of that device's child, and no other.
+-- Outcomes: 'signed_in'; 'wrong_pin'; 'locked' (now, or by this fifth wrong PIN: for 15
+-- minutes, and the child's parent and the community's admins hear); 'unknown_device'; 'no_pin'.
+-- Never raises on a wrong PIN, so the failure count is committed with the answer. The
+-- credential's row lock makes concurrent attempts count one after the other.
+CREATE OR REPLACE FUNCTION orbit.child_sign_in(device_token_hash bytea, pin text)
+RETURNS TABLE (outcome text, family_member_id uuid, locked_until timestamptz)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    device record;
+    credential record;
+BEGIN
+    SELECT d.family_member_id AS child, d.community_id INTO device FROM public.child_devices d
+    WHERE d.token_hash = device_token_hash AND d.revoked_at IS NULL;
+    IF NOT FOUND THEN
+        RETURN QUERY SELECT 'unknown_device', NULL::uuid, NULL::timestamptz;
+        RETURN;
+    END IF;
+    SELECT c.pin_hash, c.failed_attempts, c.locked_until AS until INTO credential
+    FROM public.child_credentials c WHERE c.family_member_id = device.child FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN QUERY SELECT 'no_pin', device.child, NULL::timestamptz;
+        RETURN;
+    END IF;
+    IF credential.until > now() THEN
+        RETURN QUERY SELECT 'locked', device.child, credential.until;
+        RETURN;
+    END IF;
+    IF pin IS NOT NULL AND orbit_private.crypt(pin, credential.pin_hash) = credential.pin_hash THEN
+        UPDATE public.child_credentials c SET failed_attempts = 0, locked_until = NULL, updated_at = now()
+        WHERE c.family_member_id = device.child;
+        RETURN QUERY SELECT 'signed_in', device.child, NULL::timestamptz;
+        RETURN;
+    END IF;
+    IF credential.failed_attempts + 1 >= 5 THEN
+        UPDATE public.child_credentials c SET failed_attempts = 0, locked_until = now() + interval '15 minutes', updated_at = now()
+        WHERE c.family_member_id = device.child;
+        PERFORM orbit.chore_notify(
+            device.community_id, NULL, device.child, true, 'child_locked_out',
+            orbit.holder_name(NULL, device.child) || '''s sign-in is locked',
+            'Five wrong PINs: sign-in is locked for 15 minutes.', jsonb_build_object('family_member_id', device.child)
+        );
+        RETURN QUERY SELECT 'locked', device.child, now() + interval '15 minutes';
+        RETURN;
+    END IF;
+    UPDATE public.child_credentials c SET failed_attempts = c.failed_attempts + 1, updated_at = now()
+    WHERE c.family_member_id = device.child;
+    RETURN QUERY SELECT 'wrong_pin', device.child, NULL::timestamptz;
+END
+$$;
+ALTER FUNCTION orbit.child_sign_in(bytea, text) OWNER TO orbit_admin;
