@@ -20,6 +20,8 @@ CREATE TABLE chores (
     due_at TIMESTAMP WITH TIME ZONE,
     -- RRULE, expanded in the community's zone (the recurrence engine, docs/recurrence.md).
     recurrence_rule TEXT CHECK (recurrence_rule IS NULL OR char_length(recurrence_rule) BETWEEN 1 AND 500),
+    -- The community's zone when the chore was set: its occurrences keep their wall-clock time.
+    recurrence_timezone TEXT,
     requires_approval BOOLEAN NOT NULL DEFAULT true,
     created_by UUID REFERENCES users(id) ON DELETE SET NULL,
     created_at TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(),

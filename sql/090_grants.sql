@@ -25,7 +25,7 @@ TO orbit_app, orbit_admin;
 GRANT EXECUTE ON FUNCTION orbit.redeem_invite(text), orbit.materialize_occurrence(uuid, timestamptz), orbit.register_device(text, text, text, text),
     orbit.change_horizon(), orbit.presence(uuid[]), orbit.chat_push_recipients(uuid),
     orbit.set_child_pin(uuid, uuid, text), orbit.start_child_pairing(uuid, uuid, bytea, timestamptz),
-    orbit.finish_child_pairing(bytea, bytea), orbit.child_sign_in(bytea, text)
+    orbit.finish_child_pairing(bytea, bytea), orbit.child_sign_in(bytea, text), orbit.can_manage_child(uuid, uuid)
     TO orbit_app, orbit_admin;
 
 GRANT SELECT ON
@@ -55,7 +55,7 @@ GRANT UPDATE (type, content, media_urls, is_pinned, is_announcement, linked_even
 GRANT UPDATE (title) ON conversations TO orbit_app;
 GRANT UPDATE (left_at, read_position, delivered_position, muted_until) ON conversation_participants TO orbit_app;
 GRANT UPDATE (text, content_encrypted, encryption_version, edited_at, deleted_at) ON messages TO orbit_app;
-GRANT UPDATE (title, description, points, difficulty, category, due_at, recurrence_rule, requires_approval, archived_at)
+GRANT UPDATE (title, description, points, difficulty, category, due_at, recurrence_rule, recurrence_timezone, requires_approval, archived_at)
     ON chores TO orbit_app;
 GRANT UPDATE (status, reviewed_by, reviewed_at) ON chore_completions TO orbit_app;
 GRANT UPDATE (title, description, points_cost, available, stock) ON rewards TO orbit_app;

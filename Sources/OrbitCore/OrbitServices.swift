@@ -40,6 +40,7 @@ package struct OrbitServices: Sendable {
     package var finances: FinanceService { FinanceService(runner) }
     package var dues: DuesService { DuesService(runner) }
     package var chat: ChatService { ChatService(runner) }
+    package var chores: ChoreService { ChoreService(runner) }
     package var notifications: NotificationService { NotificationService(runner) }
     package var sessions: SessionService { SessionService(runner) }
     package var devices: DeviceService { DeviceService(runner) }

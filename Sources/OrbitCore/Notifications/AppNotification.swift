@@ -10,6 +10,10 @@ package enum NotificationType: String, DatabaseEnum {
     case eventReminder = "event_reminder", newPost = "new_post", mention, rsvpRequest = "rsvp_request", paymentRequest = "payment_request"
     /// A chat message, pushed to a participant without a live socket (docs/chat.md).
     case chatMessage = "chat_message"
+    /// Chores and rewards (docs/chores.md): a chore assigned, due soon, done and waiting for
+    /// approval, approved; a reward redeemed; a child's sign-in locked after five wrong PINs.
+    case choreAssigned = "chore_assigned", choreDue = "chore_due", choreCompleted = "chore_completed", choreApproved = "chore_approved"
+    case rewardRedeemed = "reward_redeemed", childLockedOut = "child_locked_out"
 }
 
 /// A notification (spec: Notifications); `data` is the deep link (JSON object text).

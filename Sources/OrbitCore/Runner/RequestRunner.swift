@@ -58,6 +58,32 @@ package struct RequestRunner: Sendable {
         return result
     }
 
+    /// Runs `body` as a signed-in child's request (docs/chores.md): as `orbit_app` with
+    /// `app.current_family_member_id` and no user, so row-level security shows the child their
+    /// own chores, completions, redemptions and points and their parent's communities' rewards,
+    /// and nothing else.
+    package func asChild<Result: Sendable>(_ child: FamilyMemberID, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+        var settings = ["role": "orbit_app", "app.current_family_member_id": child.description]
+        settings["app.client_address"] = Self.clientAddress
+        return try await transaction(settings, body)
+    }
+
+    /// Runs `body` as `orbit_app` on behalf of nobody (a sign-in step before there is a user or
+    /// a child): row-level security shows nothing; only functions granted for it do anything.
+    package func asNobody<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+        var settings = ["role": "orbit_app"]
+        settings["app.client_address"] = Self.clientAddress
+        return try await transaction(settings, body)
+    }
+
+    /// `asUser` or `asChild`.
+    package func run<Result: Sendable>(as principal: Principal, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+        switch principal {
+        case .user(let user): try await asUser(user, body)
+        case .child(let child): try await asChild(child, body)
+        }
+    }
+
     /// Runs `body` as an operator (`orbit_admin`, which bypasses row-level security); `user`,
     /// when given, is recorded as the acting user.
     package func asOperator<Result: Sendable>(_ user: UserID? = nil, _ body: (PostgresConnection) async throws -> Result) async throws
@@ -125,6 +151,24 @@ package struct RequestRunner: Sendable {
                 // A request with both times is checked before (400); reaching the table means one
                 // of them is the stored one: the event's state refuses it.
                 throw ServiceError.conflict(field: "ends_at", reason: "must not be before the event's start")
+            case "23514" where error.constraint == "points_accounts_balance_not_negative":
+                throw ServiceError.conflict("Not enough points for that.")
+            case "23505" where error.constraint == "chore_completions_one_per_occurrence":
+                throw ServiceError.conflict("That chore is already done for this occurrence.")
+            case "23514" where error.constraint == "reward_redemptions_in_stock":
+                throw ServiceError.conflict("That reward is out of stock.")
+            case "23514" where error.constraint == "reward_redemptions_available":
+                throw ServiceError.conflict("That reward is not available.")
+            case "23514" where error.constraint == "chore_completions_live_chore":
+                throw ServiceError.conflict("That chore is archived.")
+            case "23514" where error.constraint == "chore_completions_by_assignee":
+                throw ServiceError.conflict(field: "by", reason: "is not assigned this chore")
+            case "23514" where error.constraint == "chore_completions_occurrence":
+                throw ServiceError.conflict(field: "occurrence", reason: "is not an occurrence of this chore")
+            case "23514" where error.constraint == "chores_holder_in_community":
+                throw ServiceError.conflict("Chores and points are for the community's active members and their family members.")
+            case "23514" where error.constraint == "chore_completions_reviewed_once" || error.constraint == "reward_redemptions_resolved_once":
+                throw ServiceError.conflict("That was already decided (\(error.message)).")
             case "23514" where error.constraint == "members_last_admin":
                 throw ServiceError.conflict("A community needs at least one admin: make another member an admin first.")
             case "23514", "23503", "23502", "23001", "22001":

@@ -1,0 +1,321 @@
+package import Foundation
+import OrbitPostgres
+
+package enum ChoreTag {}
+package enum ChoreCompletionTag {}
+package enum RewardTag {}
+package enum RedemptionTag {}
+package typealias ChoreID = Identifier<ChoreTag>
+package typealias ChoreCompletionID = Identifier<ChoreCompletionTag>
+package typealias RewardID = Identifier<RewardTag>
+package typealias RedemptionID = Identifier<RedemptionTag>
+
+/// Who asks: a user, or a child — a family member signed in on a paired device, who may only
+/// see and do their own chores, completions, rewards and redemptions (docs/chores.md).
+package enum Principal: Sendable, Equatable, Hashable {
+    case user(UserID)
+    case child(FamilyMemberID)
+}
+
+/// Who does chores and holds points: a user (an active member) or a family member (whose
+/// parent is one). In JSON, `user_id` and `family_member_id`, one of them null.
+package enum Holder: Sendable, Equatable, Hashable, Codable {
+    case user(UserID)
+    case familyMember(FamilyMemberID)
+
+    package var userID: UserID? {
+        if case .user(let id) = self { id } else { nil }
+    }
+
+    package var familyMemberID: FamilyMemberID? {
+        if case .familyMember(let id) = self { id } else { nil }
+    }
+
+    package var id: UUID {
+        switch self {
+        case .user(let id): id.uuid
+        case .familyMember(let id): id.uuid
+        }
+    }
+
+    enum CodingKeys: String, CodingKey { case userID = "user_id", familyMemberID = "family_member_id" }
+
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        if let user = try container.decodeIfPresent(UserID.self, forKey: .userID) {
+            self = .user(user)
+        } else {
+            self = .familyMember(try container.decode(FamilyMemberID.self, forKey: .familyMemberID))
+        }
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(userID, forKey: .userID)
+        try container.encode(familyMemberID, forKey: .familyMemberID)
+    }
+
+    /// From a row's `user_id` and `family_member_id`.
+    init(row: PostgresRow) throws {
+        if let user = try row.decode("user_id", as: UserID?.self) {
+            self = .user(user)
+        } else {
+            self = .familyMember(try row.decode("family_member_id", as: FamilyMemberID.self))
+        }
+    }
+}
+
+package enum ChoreDifficulty: String, Sendable, Codable, CaseIterable {
+    case easy, medium, hard
+}
+
+/// A chore: set by an admin (a parent) for some of the community's people, once (with an
+/// optional due time) or recurring (an RRULE from `dueAt`, in the community's zone).
+package struct Chore: Sendable, Codable, Equatable {
+    package var id: ChoreID
+    package var communityID: CommunityID
+    package var title: String
+    package var description: String?
+    package var points: Int
+    package var difficulty: ChoreDifficulty
+    package var category: String?
+    package var dueAt: Date?
+    package var recurrenceRule: String?
+    package var recurrenceTimezone: String?
+    package var requiresApproval: Bool
+    package var assignees: [Holder]
+    package var createdBy: UserID?
+    package var createdAt: Date
+    package var archivedAt: Date?
+    /// The occurrence a completion now counts for (`ChoreService.currentOccurrence`), and
+    /// whether it is done (completed and not rejected).
+    package var nextOccurrenceAt: Date?
+    package var nextOccurrenceDone: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case id, communityID = "community_id", title, description, points, difficulty, category, dueAt = "due_at"
+        case recurrenceRule = "recurrence_rule", recurrenceTimezone = "recurrence_timezone", requiresApproval = "requires_approval"
+        case assignees, createdBy = "created_by", createdAt = "created_at", archivedAt = "archived_at"
+        case nextOccurrenceAt = "next_occurrence_at", nextOccurrenceDone = "next_occurrence_done"
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(communityID, forKey: .communityID)
+        try container.encode(title, forKey: .title)
+        try container.encode(description, forKey: .description)
+        try container.encode(points, forKey: .points)
+        try container.encode(difficulty, forKey: .difficulty)
+        try container.encode(category, forKey: .category)
+        try container.encode(dueAt, forKey: .dueAt)
+        try container.encode(recurrenceRule, forKey: .recurrenceRule)
+        try container.encode(recurrenceTimezone, forKey: .recurrenceTimezone)
+        try container.encode(requiresApproval, forKey: .requiresApproval)
+        try container.encode(assignees, forKey: .assignees)
+        try container.encode(createdBy, forKey: .createdBy)
+        try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(archivedAt, forKey: .archivedAt)
+        try container.encode(nextOccurrenceAt, forKey: .nextOccurrenceAt)
+        try container.encode(nextOccurrenceDone, forKey: .nextOccurrenceDone)
+    }
+
+    static let columns = """
+        c.id, c.community_id, c.title, c.description, c.points, c.difficulty, c.category, c.due_at, c.recurrence_rule,
+        c.recurrence_timezone, c.requires_approval, c.created_by, c.created_at, c.archived_at,
+        (SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', a.user_id, 'family_member_id', a.family_member_id)
+                                   ORDER BY a.user_id NULLS LAST, a.family_member_id), '[]')
+         FROM chore_assignees a WHERE a.chore_id = c.id) AS assignees
+        """
+
+    init(row: PostgresRow) throws {
+        id = try row.decode("id")
+        communityID = try row.decode("community_id")
+        title = try row.decode("title")
+        description = try row.decode("description")
+        points = Int(try row.decode("points", as: Int32.self))
+        difficulty = ChoreDifficulty(rawValue: try row.decode("difficulty", as: String.self)) ?? .easy
+        category = try row.decode("category")
+        dueAt = try row.decode("due_at")
+        recurrenceRule = try row.decode("recurrence_rule")
+        recurrenceTimezone = try row.decode("recurrence_timezone")
+        requiresApproval = try row.decode("requires_approval")
+        assignees = try row.decode("assignees", as: PostgresJSON.self).decode([Holder].self)
+        createdBy = try row.decode("created_by")
+        createdAt = try row.decode("created_at")
+        archivedAt = try row.decode("archived_at")
+        nextOccurrenceAt = nil
+        nextOccurrenceDone = false
+    }
+}
+
+package enum CompletionStatus: String, Sendable, Codable, CaseIterable {
+    case pending, approved, rejected
+}
+
+/// One occurrence of a chore, done: by whoever did it first; `pending` until a parent approves
+/// or rejects it (approved at once when the chore needs no approval).
+package struct ChoreCompletion: Sendable, Codable, Equatable {
+    package var id: ChoreCompletionID
+    package var choreID: ChoreID
+    package var communityID: CommunityID
+    package var occurrenceAt: Date
+    package var holder: Holder
+    package var recordedBy: UserID?
+    package var status: CompletionStatus
+    package var points: Int
+    package var note: String?
+    package var completedAt: Date
+    package var reviewedBy: UserID?
+    package var reviewedAt: Date?
+
+    enum CodingKeys: String, CodingKey {
+        case id, choreID = "chore_id", communityID = "community_id", occurrenceAt = "occurrence_at", holder = "done_by"
+        case recordedBy = "recorded_by", status, points, note, completedAt = "completed_at", reviewedBy = "reviewed_by"
+        case reviewedAt = "reviewed_at"
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(choreID, forKey: .choreID)
+        try container.encode(communityID, forKey: .communityID)
+        try container.encode(occurrenceAt, forKey: .occurrenceAt)
+        try container.encode(holder, forKey: .holder)
+        try container.encode(recordedBy, forKey: .recordedBy)
+        try container.encode(status, forKey: .status)
+        try container.encode(points, forKey: .points)
+        try container.encode(note, forKey: .note)
+        try container.encode(completedAt, forKey: .completedAt)
+        try container.encode(reviewedBy, forKey: .reviewedBy)
+        try container.encode(reviewedAt, forKey: .reviewedAt)
+    }
+
+    static let columns = """
+        id, chore_id, community_id, occurrence_at, user_id, family_member_id, recorded_by, status, points, note, completed_at,
+        reviewed_by, reviewed_at
+        """
+
+    init(row: PostgresRow) throws {
+        id = try row.decode("id")
+        choreID = try row.decode("chore_id")
+        communityID = try row.decode("community_id")
+        occurrenceAt = try row.decode("occurrence_at")
+        holder = try Holder(row: row)
+        recordedBy = try row.decode("recorded_by")
+        status = CompletionStatus(rawValue: try row.decode("status", as: String.self)) ?? .pending
+        points = Int(try row.decode("points", as: Int32.self))
+        note = try row.decode("note")
+        completedAt = try row.decode("completed_at")
+        reviewedBy = try row.decode("reviewed_by")
+        reviewedAt = try row.decode("reviewed_at")
+    }
+}
+
+/// Something to spend points on.
+package struct Reward: Sendable, Codable, Equatable {
+    package var id: RewardID
+    package var communityID: CommunityID
+    package var title: String
+    package var description: String?
+    package var pointsCost: Int
+    package var available: Bool
+    /// How many are left; nil: unlimited.
+    package var stock: Int?
+    package var createdBy: UserID?
+    package var createdAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case id, communityID = "community_id", title, description, pointsCost = "points_cost", available, stock
+        case createdBy = "created_by", createdAt = "created_at"
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(communityID, forKey: .communityID)
+        try container.encode(title, forKey: .title)
+        try container.encode(description, forKey: .description)
+        try container.encode(pointsCost, forKey: .pointsCost)
+        try container.encode(available, forKey: .available)
+        try container.encode(stock, forKey: .stock)
+        try container.encode(createdBy, forKey: .createdBy)
+        try container.encode(createdAt, forKey: .createdAt)
+    }
+
+    static let columns = "id, community_id, title, description, points_cost, available, stock, created_by, created_at"
+
+    init(row: PostgresRow) throws {
+        let (cost, stock): (Int32, Int32?)
+        (id, communityID, title, description, cost, available, stock, createdBy, createdAt) = try row.decode(
+            (RewardID, CommunityID, String, String?, Int32, Bool, Int32?, UserID?, Date).self)
+        pointsCost = Int(cost)
+        self.stock = stock.map(Int.init)
+    }
+}
+
+package enum RedemptionStatus: String, Sendable, Codable, CaseIterable {
+    case requested, fulfilled, cancelled
+}
+
+/// A reward asked for: debited at once; a parent fulfils it, or cancels it (a refund).
+package struct RewardRedemption: Sendable, Codable, Equatable {
+    package var id: RedemptionID
+    package var rewardID: RewardID
+    package var communityID: CommunityID
+    package var holder: Holder
+    package var pointsCost: Int
+    package var status: RedemptionStatus
+    package var requestedBy: UserID?
+    package var requestedAt: Date
+    package var resolvedBy: UserID?
+    package var resolvedAt: Date?
+
+    enum CodingKeys: String, CodingKey {
+        case id, rewardID = "reward_id", communityID = "community_id", holder = "redeemed_by", pointsCost = "points_cost", status
+        case requestedBy = "requested_by", requestedAt = "requested_at", resolvedBy = "resolved_by", resolvedAt = "resolved_at"
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(rewardID, forKey: .rewardID)
+        try container.encode(communityID, forKey: .communityID)
+        try container.encode(holder, forKey: .holder)
+        try container.encode(pointsCost, forKey: .pointsCost)
+        try container.encode(status, forKey: .status)
+        try container.encode(requestedBy, forKey: .requestedBy)
+        try container.encode(requestedAt, forKey: .requestedAt)
+        try container.encode(resolvedBy, forKey: .resolvedBy)
+        try container.encode(resolvedAt, forKey: .resolvedAt)
+    }
+
+    static let columns =
+        "id, reward_id, community_id, user_id, family_member_id, points_cost, status, requested_by, requested_at, resolved_by, resolved_at"
+
+    init(row: PostgresRow) throws {
+        id = try row.decode("id")
+        rewardID = try row.decode("reward_id")
+        communityID = try row.decode("community_id")
+        holder = try Holder(row: row)
+        pointsCost = Int(try row.decode("points_cost", as: Int32.self))
+        status = RedemptionStatus(rawValue: try row.decode("status", as: String.self)) ?? .requested
+        requestedBy = try row.decode("requested_by")
+        requestedAt = try row.decode("requested_at")
+        resolvedBy = try row.decode("resolved_by")
+        resolvedAt = try row.decode("resolved_at")
+    }
+}
+
+/// A holder's points in a community: the balance to spend and everything ever earned.
+package struct PointsAccount: Sendable, Codable, Equatable {
+    package var balance: Int
+    package var lifetimeEarned: Int
+
+    package init(balance: Int, lifetimeEarned: Int) {
+        self.balance = balance
+        self.lifetimeEarned = lifetimeEarned
+    }
+
+    enum CodingKeys: String, CodingKey { case balance, lifetimeEarned = "lifetime_earned" }
+}

@@ -1,0 +1,313 @@
+package import Foundation
+package import OrbitPostgres
+
+/// Chores, points and rewards for households (issue 23, docs/chores.md). Admins (parents) set
+/// chores and rewards, review completions, resolve redemptions and adjust points; an assignee,
+/// or a parent for their child, marks a chore done; children, signed in on a paired device
+/// (`Principal.child`), see and do their own. The database keeps the invariants (sql/058):
+/// the services check the permission matrix first, to say which rule refused.
+package struct ChoreService: Sendable {
+    let runner: RequestRunner
+
+    init(_ runner: RequestRunner) {
+        self.runner = runner
+    }
+
+    /// What an admin gives to set a chore. `assignees` are user ids or family member ids.
+    package struct NewChore: Sendable {
+        package var title: String
+        package var description: String?
+        package var points: Int
+        package var difficulty: ChoreDifficulty
+        package var category: String?
+        package var dueAt: Date?
+        package var recurrenceRule: String?
+        package var requiresApproval: Bool
+        package var assignees: [UUID]
+
+        package init(
+            title: String, description: String? = nil, points: Int, difficulty: ChoreDifficulty = .easy, category: String? = nil,
+            dueAt: Date? = nil, recurrenceRule: String? = nil, requiresApproval: Bool = true, assignees: [UUID]
+        ) {
+            self.title = title
+            self.description = description
+            self.points = points
+            self.difficulty = difficulty
+            self.category = category
+            self.dueAt = dueAt
+            self.recurrenceRule = recurrenceRule
+            self.requiresApproval = requiresApproval
+            self.assignees = assignees
+        }
+    }
+
+    static let adminRule = "only admins (parents) set chores and rewards, review completions and adjust points"
+
+    /// Sets a chore (admins), assigned to members and family members of members.
+    package func create(_ new: NewChore, in community: CommunityID, as actor: UserID) async throws -> Chore {
+        let title = try Validate.text(new.title, field: "title", limit: 200)
+        let description = try new.description.map { try Validate.text($0, field: "description", limit: 2000, multiline: true) }
+        let category = try new.category.map { try Validate.text($0, field: "category", limit: 50) }
+        guard (1...1000).contains(new.points) else { throw ServiceError.invalidInput(field: "points", reason: "must be from 1 to 1000") }
+        guard (1...50).contains(Set(new.assignees).count) else {
+            throw ServiceError.invalidInput(field: "assignees", reason: "must name from 1 to 50 people (user or family member ids)")
+        }
+        if let rule = new.recurrenceRule {
+            _ = try EventService.parseRule(rule)
+            guard new.dueAt != nil else {
+                throw ServiceError.invalidInput(field: "due_at", reason: "is required with a recurrence rule (the first occurrence)")
+            }
+        }
+        return try await runner.asUser(actor, auditingRefusal: .init(action: "chore.created", community: community)) { connection in
+            try await runner.requireAdmin(actor, of: community, rule: Self.adminRule, on: connection)
+            let holders = try await resolve(new.assignees, on: connection)
+            let zone = new.recurrenceRule == nil ? nil : try await runner.timeZone(of: community, on: connection).identifier
+            let id: ChoreID = try await connection.query(
+                """
+                INSERT INTO chores (community_id, title, description, points, difficulty, category, due_at, recurrence_rule,
+                    recurrence_timezone, requires_approval, created_by)
+                VALUES (\(community), \(title), \(description), \(Int32(new.points)), \(new.difficulty.rawValue), \(category), \(new.dueAt),
+                    \(new.recurrenceRule), \(zone), \(new.requiresApproval), \(actor))
+                RETURNING id
+                """
+            ).single().decode("id")
+            for holder in holders {
+                try await connection.query(
+                    "INSERT INTO chore_assignees (chore_id, user_id, family_member_id) VALUES (\(id), \(holder.userID), \(holder.familyMemberID))")
+            }
+            try await runner.audit(
+                "chore.created", by: actor, community: community, target: ("chore", id.uuid), metadata: ["title": title], on: connection)
+            guard let chore = try await chore(id, on: connection) else { throw ServiceError.changedMeanwhile }
+            return chore
+        }
+    }
+
+    /// The community's live chores, or those of one holder (`for`), with the occurrence a
+    /// completion now counts for. A child sees only their own.
+    package func list(in community: CommunityID, for holderID: UUID? = nil, as principal: Principal) async throws -> [Chore] {
+        try await runner.run(as: principal) { connection in
+            try await requireAccess(principal, to: community, on: connection)
+            return try await chores(
+                """
+                SELECT \(unescaped: Chore.columns) FROM chores c
+                WHERE c.community_id = \(community) AND c.archived_at IS NULL
+                  AND (\(holderID)::uuid IS NULL OR EXISTS (SELECT FROM chore_assignees a WHERE a.chore_id = c.id AND a.holder_id = \(holderID)))
+                ORDER BY c.due_at NULLS LAST, c.created_at, c.id
+                """, on: connection)
+        }
+    }
+
+    /// One chore, as `principal` sees it.
+    package func get(_ id: ChoreID, as principal: Principal) async throws -> Chore {
+        try await runner.run(as: principal) { connection in
+            guard let chore = try await chore(id, on: connection) else { throw ServiceError.notFound("Chore \(id)") }
+            return chore
+        }
+    }
+
+    /// Marks an occurrence of a chore done (the current one unless `occurrence` names another):
+    /// by `holderID` (an assignee; the actor themselves when nil), recorded by the actor — the
+    /// assignee, the child's parent, an admin for a family member, or the child on their
+    /// device. Approved at once when the chore needs no approval.
+    package func complete(
+        _ id: ChoreID, occurrence: Date? = nil, by holderID: UUID? = nil, note: String? = nil, as principal: Principal
+    ) async throws -> ChoreCompletion {
+        let note = try note.map { try Validate.text($0, field: "note", limit: 1000, multiline: true) }
+        return try await runner.run(as: principal) { connection in
+            guard let chore = try await chore(id, on: connection) else { throw ServiceError.notFound("Chore \(id)") }
+            let holder: Holder
+            switch principal {
+            case .child(let child):
+                guard holderID == nil || holderID == child.uuid else {
+                    throw ServiceError.forbidden(rule: "a child marks only their own chores done")
+                }
+                holder = .familyMember(child)
+            case .user(let actor):
+                holder = try await resolve([holderID ?? actor.uuid], on: connection)[0]
+                try await requireMayAct(for: holder, as: actor, in: chore.communityID, on: connection)
+            }
+            guard chore.assignees.contains(holder) else { throw ServiceError.conflict(field: "by", reason: "is not assigned this chore") }
+            let at = try occurrence.map { try Self.requireOccurrence($0, of: chore) } ?? Self.currentOccurrence(of: chore, now: runner.now())
+            guard let at else { throw ServiceError.conflict("That chore has no occurrence left.") }
+            let recordedBy: UserID? = if case .user(let actor) = principal { actor } else { nil }
+            return try ChoreCompletion(
+                row: try await connection.query(
+                    """
+                    INSERT INTO chore_completions (chore_id, occurrence_at, user_id, family_member_id, recorded_by, note)
+                    VALUES (\(id), \(at), \(holder.userID), \(holder.familyMemberID), \(recordedBy), \(note))
+                    RETURNING \(unescaped: ChoreCompletion.columns)
+                    """
+                ).single())
+        }
+    }
+
+    /// Approves (credits the points, once) or rejects a pending completion (admins).
+    package func review(_ id: ChoreCompletionID, approve: Bool, as actor: UserID) async throws -> ChoreCompletion {
+        let action = approve ? "chore.approved" : "chore.rejected"
+        return try await runner.asUser(actor) { connection in
+            guard
+                let community = try await connection.query("SELECT community_id FROM chore_completions WHERE id = \(id)").first?
+                    .decode("community_id", as: CommunityID.self)
+            else { throw ServiceError.notFound("Completion \(id)") }
+            try await runner.requireAdmin(actor, of: community, rule: Self.adminRule, on: connection)
+            guard
+                let row = try await connection.query(
+                    """
+                    UPDATE chore_completions SET status = \(approve ? "approved" : "rejected"), reviewed_by = \(actor), reviewed_at = now()
+                    WHERE id = \(id) AND status = 'pending' RETURNING \(unescaped: ChoreCompletion.columns)
+                    """
+                ).first
+            else { throw ServiceError.conflict("That completion was already reviewed.") }
+            try await runner.audit(action, by: actor, community: community, target: ("chore_completion", id.uuid), on: connection)
+            return try ChoreCompletion(row: row)
+        }
+    }
+
+    /// Completions of the community's chores, newest first; `pending` ones only when asked. A
+    /// child sees their own.
+    package func completions(in community: CommunityID, pendingOnly: Bool = false, as principal: Principal) async throws -> [ChoreCompletion] {
+        try await runner.run(as: principal) { connection in
+            try await requireAccess(principal, to: community, on: connection)
+            return try await connection.query(
+                """
+                SELECT \(unescaped: ChoreCompletion.columns) FROM chore_completions
+                WHERE community_id = \(community) AND (NOT \(pendingOnly) OR status = 'pending')
+                ORDER BY completed_at DESC, id LIMIT 500
+                """
+            ).map(ChoreCompletion.init(row:))
+        }
+    }
+
+    // MARK: - Shared checks
+
+    /// One chore the actor can see, or nil.
+    func chore(_ id: ChoreID, on connection: PostgresConnection) async throws -> Chore? {
+        try await chores("SELECT \(unescaped: Chore.columns) FROM chores c WHERE c.id = \(id)", on: connection).first
+    }
+
+    /// The chores `query` selects (`Chore.columns` of `c`), with their current occurrence and
+    /// whether it is done.
+    func chores(_ query: PostgresQuery, on connection: PostgresConnection) async throws -> [Chore] {
+        var chores = try await connection.query(query).map(Chore.init(row:))
+        let now = runner.now()
+        for index in chores.indices {
+            chores[index].nextOccurrenceAt = try Self.currentOccurrence(of: chores[index], now: now)
+        }
+        let pending = chores.filter { $0.nextOccurrenceAt != nil }
+        if !pending.isEmpty {
+            let rows = try await connection.query(
+                """
+                SELECT chore_id, occurrence_at FROM chore_completions
+                WHERE status <> 'rejected' AND chore_id = ANY(\(pending.map { $0.id.uuid })) AND occurrence_at = ANY(\(pending.compactMap { $0.nextOccurrenceAt }))
+                """)
+            var done: [ChoreID: [Date]] = [:]
+            for row in rows {
+                let (chore, at) = try row.decode((ChoreID, Date).self)
+                done[chore, default: []].append(at)
+            }
+            for index in chores.indices {
+                if let at = chores[index].nextOccurrenceAt {
+                    chores[index].nextOccurrenceDone = done[chores[index].id]?.contains { abs($0.timeIntervalSince(at)) < 0.001 } ?? false
+                }
+            }
+        }
+        return chores
+    }
+
+    /// A user principal must be an active member; a child's parent must be one.
+    func requireAccess(_ principal: Principal, to community: CommunityID, on connection: PostgresConnection) async throws {
+        switch principal {
+        case .user(let user):
+            try await runner.requireMember(user, of: community, on: connection)
+        case .child:
+            let allowed: Bool = try await connection.query("SELECT \(community) = ANY (orbit.child_community_ids()) AS allowed").single()
+                .decode("allowed")
+            guard allowed else { throw ServiceError.notFound("Community \(community)") }
+        }
+    }
+
+    /// Whether `actor` may act for `holder` (mark a chore done, redeem): themselves, their own
+    /// family member, or any member's family member when an admin.
+    func requireMayAct(for holder: Holder, as actor: UserID, in community: CommunityID, on connection: PostgresConnection) async throws {
+        let role = try await runner.requireMember(actor, of: community, on: connection)
+        switch holder {
+        case .user(let user) where user == actor:
+            return
+        case .familyMember(let child):
+            let parent = try await connection.query("SELECT user_id FROM family_members WHERE id = \(child)").first?.decode(
+                "user_id", as: UserID.self)
+            if parent == actor || role == .admin { return }
+        default:
+            break
+        }
+        throw ServiceError.forbidden(rule: "people act for themselves; a parent for their own child, an admin for any child")
+    }
+
+    /// Which of users and family members each id is (as the actor sees them: co-members and
+    /// their family members); an unknown id is refused, naming it.
+    func resolve(_ ids: [UUID], on connection: PostgresConnection) async throws -> [Holder] {
+        let unique = Array(Set(ids))
+        let rows = try await connection.query(
+            """
+            SELECT id, 'user' AS kind FROM users WHERE id = ANY(\(unique))
+            UNION ALL SELECT id, 'family_member' FROM family_members WHERE id = ANY(\(unique))
+            """)
+        var found: [UUID: Holder] = [:]
+        for row in rows {
+            let (id, kind) = try row.decode((UUID, String).self)
+            found[id] = kind == "user" ? .user(UserID(id)) : .familyMember(FamilyMemberID(id))
+        }
+        return try unique.sorted { $0.uuidString < $1.uuidString }.map { id in
+            guard let holder = found[id] else {
+                throw ServiceError.conflict(field: "assignees", reason: "\(id) is neither a member nor a family member of one")
+            }
+            return holder
+        }
+    }
+
+    // MARK: - Occurrences
+
+    /// The occurrences of a recurring chore in [from, to), in the zone it was set in.
+    static func occurrences(of chore: Chore, from: Date?, to: Date?, limit: Int) throws -> [Date] {
+        guard let text = chore.recurrenceRule, let start = chore.dueAt else { return [] }
+        let rule = try EventService.parseRule(text)
+        let zone = chore.recurrenceTimezone.flatMap(TimeZone.init(identifier:)) ?? TimeZone(secondsFromGMT: 0) ?? .current
+        let wall = Int(start.timeIntervalSince1970.rounded(.down)) + zone.secondsFromGMT(for: start)
+        let found = RecurringSeries(rule: rule, start: LocalDateTime(secondsAsIfUTC: wall), timeZone: zone)
+            .occurrences(from: from, to: to, limit: limit)
+        guard let to else { return found }
+        return found.filter { $0 < to }
+    }
+
+    /// The occurrence a completion made now counts for: a one-off chore's only one (its due
+    /// time, or its creation); a recurring chore's first occurrence on or after the start of
+    /// today in its zone (today's, even when late; otherwise the next). nil when none is left.
+    static func currentOccurrence(of chore: Chore, now: Date) throws -> Date? {
+        guard chore.recurrenceRule != nil else { return chore.dueAt ?? chore.createdAt }
+        let zone = chore.recurrenceTimezone.flatMap(TimeZone.init(identifier:)) ?? TimeZone(secondsFromGMT: 0) ?? .current
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        return try occurrences(of: chore, from: calendar.startOfDay(for: now), to: nil, limit: 1).first
+    }
+
+    /// `at`, if it is an occurrence of the chore.
+    static func requireOccurrence(_ at: Date, of chore: Chore) throws -> Date {
+        let matches =
+            chore.recurrenceRule == nil
+            ? [chore.dueAt ?? chore.createdAt].filter { abs($0.timeIntervalSince(at)) < 0.001 }
+            : try occurrences(of: chore, from: at, to: at.addingTimeInterval(1), limit: 1)
+        guard let match = matches.first else {
+            throw ServiceError.invalidInput(field: "occurrence", reason: "is not an occurrence of this chore")
+        }
+        return match
+    }
+}
+
+extension RequestRunner {
+    /// `community`'s time zone (`settings.timezone`; UTC without one).
+    func timeZone(of community: CommunityID, on connection: PostgresConnection) async throws -> TimeZone {
+        let zone = try await connection.query("SELECT settings ->> 'timezone' AS timezone FROM communities WHERE id = \(community)")
+            .first?.decode("timezone", as: String?.self)
+        return CommunitySettings(timezone: zone ?? nil).timeZone
+    }
+}
