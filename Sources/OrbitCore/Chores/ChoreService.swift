@@ -127,8 +127,14 @@ package struct ChoreService: Sendable {
                 try await requireMayAct(for: holder, as: actor, in: chore.communityID, on: connection)
             }
             guard chore.assignees.contains(holder) else { throw ServiceError.conflict(field: "by", reason: "is not assigned this chore") }
-            let at = try occurrence.map { try Self.requireOccurrence($0, of: chore) } ?? Self.currentOccurrence(of: chore, now: runner.now())
+            let now = runner.now()
+            let at = try occurrence.map { try Self.requireOccurrence($0, of: chore) } ?? Self.currentOccurrence(of: chore, now: now)
             guard let at else { throw ServiceError.conflict("That chore has no occurrence left.") }
+            if chore.recurrenceRule != nil, let zone = chore.recurrenceTimezone.flatMap(TimeZone.init(identifier:)),
+                CivilDate(containing: at, in: zone) > CivilDate(containing: now, in: zone)
+            {
+                throw ServiceError.invalidInput(field: "occurrence", reason: "is on a day still to come: a chore is done on its day or after")
+            }
             let recordedBy: UserID? = if case .user(let actor) = principal { actor } else { nil }
             return try ChoreCompletion(
                 row: try await connection.query(

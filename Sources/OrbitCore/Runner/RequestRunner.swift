@@ -145,12 +145,6 @@ package struct RequestRunner: Sendable {
             switch error.sqlState {
             case "42501":
                 throw ServiceError.forbidden(rule: "the database refused it (\(error.message))")
-            case "23505":
-                throw ServiceError.conflict("That already exists (\(error.constraint ?? "unique constraint")).")
-            case "23514" where error.constraint == "events_ends_after_start":
-                // A request with both times is checked before (400); reaching the table means one
-                // of them is the stored one: the event's state refuses it.
-                throw ServiceError.conflict(field: "ends_at", reason: "must not be before the event's start")
             case "23514" where error.constraint == "points_accounts_balance_not_negative":
                 throw ServiceError.conflict("Not enough points for that.")
             case "23505" where error.constraint == "chore_completions_one_per_occurrence":
@@ -169,6 +163,12 @@ package struct RequestRunner: Sendable {
                 throw ServiceError.conflict("Chores and points are for the community's active members and their family members.")
             case "23514" where error.constraint == "chore_completions_reviewed_once" || error.constraint == "reward_redemptions_resolved_once":
                 throw ServiceError.conflict("That was already decided (\(error.message)).")
+            case "23505":
+                throw ServiceError.conflict("That already exists (\(error.constraint ?? "unique constraint")).")
+            case "23514" where error.constraint == "events_ends_after_start":
+                // A request with both times is checked before (400); reaching the table means one
+                // of them is the stored one: the event's state refuses it.
+                throw ServiceError.conflict(field: "ends_at", reason: "must not be before the event's start")
             case "23514" where error.constraint == "members_last_admin":
                 throw ServiceError.conflict("A community needs at least one admin: make another member an admin first.")
             case "23514", "23503", "23502", "23001", "22001":

@@ -60,8 +60,43 @@ struct FamilyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "family",
         abstract: "Manage a user's family members (dependents without a login).",
-        subcommands: [Add.self, List.self, Rename.self, Remove.self]
+        subcommands: [Add.self, List.self, Rename.self, Remove.self, SetPIN.self, Pair.self]
     )
+
+    struct SetPIN: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-pin", abstract: "Set a child's sign-in PIN (4 to 6 digits; their parent, or an admin of --community).")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Family member id.") var member: FamilyMemberID
+        @Option(help: "A community the child's parent is in.") var community: CommunityID
+        @Option(help: "The PIN.") var pin: String
+        @OptionGroup var actor: ActorOptions
+
+        func run() async throws {
+            try await withServices(database) { services in
+                try await services.family.setPIN(pin, for: member, in: community, as: try await services.users.resolve(actor.actor))
+            }
+            print("PIN set for \(member).")
+        }
+    }
+
+    struct Pair: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Pair a device for a child: prints a one-time code for POST /auth/child (valid 15 minutes).")
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "Family member id.") var member: FamilyMemberID
+        @Option(help: "A community the child's parent is in.") var community: CommunityID
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let pairing = try await withServices(database) { services in
+                try await services.family.startPairing(for: member, in: community, as: try await services.users.resolve(actor.actor))
+            }
+            if output.json { return try printJSON(pairing) }
+            print("Pairing code \(pairing.pairingCode) (until \(show(pairing.expiresAt))).")
+        }
+    }
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a family member to the acting user.")
