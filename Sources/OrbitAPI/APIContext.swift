@@ -9,6 +9,8 @@ package struct APIContext: RequestContext {
     package var coreContext: CoreRequestContextStorage
     /// The signed-in user, set by `AuthenticationMiddleware` on routes that need one.
     package var user: UserID?
+    /// The signed-in child (a child's token, docs/chores.md): set instead of `user`.
+    package var child: FamilyMemberID?
     /// The peer's IP address (per-IP rate limits); nil for in-process requests.
     package var remoteAddress: String?
     /// The request id, in logs and in the `X-Request-ID` response header.
@@ -29,8 +31,21 @@ package struct APIContext: RequestContext {
 
     /// The signed-in user; routes behind `AuthenticationMiddleware` always have one.
     func requireUser() throws -> UserID {
-        guard let user else { throw APIProblem.unauthenticated("Sign in first: send Authorization: Bearer <access token>.") }
+        guard let user else {
+            if child != nil {
+                throw APIProblem(
+                    "forbidden", title: "Forbidden", status: .forbidden,
+                    detail: "A child's token reaches only their chores, rewards and points.", rule: "a child's token is scoped to chores")
+            }
+            throw APIProblem.unauthenticated("Sign in first: send Authorization: Bearer <access token>.")
+        }
         return user
+    }
+
+    /// The signed-in user or child (the chore routes serve both).
+    func requirePrincipal() throws -> Principal {
+        if let child { return .child(child) }
+        return .user(try requireUser())
     }
 }
 

@@ -11,6 +11,8 @@ package struct AccessTokens: Sendable {
         var exp: ExpirationClaim
         var iat: IssuedAtClaim
         var iss: IssuerClaim
+        /// "child" for a child's token (`sub` is then a family member id); absent for a user's.
+        var kind: String?
 
         func verify(using algorithm: some JWTAlgorithm) throws {
             try exp.verifyNotExpired()
@@ -50,6 +52,33 @@ package struct AccessTokens: Sendable {
         return try await keys.sign(payload)
     }
 
+    /// How long a child's token lives: four access-token lifetimes (an hour by default), so a
+    /// child types their PIN about once an hour; the token reaches only their own chores,
+    /// rewards and points.
+    package var childLifetime: Duration { lifetime * 4 }
+
+    /// A token for a signed-in child (docs/chores.md): `sub` is the family member, `kind` "child".
+    package func issue(forChild child: FamilyMemberID, now: Date = Date()) async throws -> String {
+        let payload = Payload(
+            sub: SubjectClaim(value: child.description),
+            exp: ExpirationClaim(value: now.addingTimeInterval(TimeInterval(childLifetime.components.seconds))),
+            iat: IssuedAtClaim(value: now),
+            iss: IssuerClaim(value: Self.issuer),
+            kind: "child"
+        )
+        return try await keys.sign(payload)
+    }
+
+    /// Who a valid token is for: a user or a child; nil for anything else.
+    package func verifyPrincipal(_ token: String) async -> Principal? {
+        guard let payload = try? await keys.verify(token, as: Payload.self) else { return nil }
+        switch payload.kind {
+        case nil: return UserID(payload.sub.value).map(Principal.user)
+        case "child": return FamilyMemberID(payload.sub.value).map(Principal.child)
+        default: return nil
+        }
+    }
+
     /// The user of a valid token; nil for anything else (malformed, forged, expired).
     package func verify(_ token: String) async -> UserID? {
         await verifyWithExpiry(token)?.user
@@ -57,7 +86,9 @@ package struct AccessTokens: Sendable {
 
     /// The user of a valid token and when the token expires.
     package func verifyWithExpiry(_ token: String) async -> (user: UserID, expires: Date)? {
-        guard let payload = try? await keys.verify(token, as: Payload.self), let user = UserID(payload.sub.value) else { return nil }
+        guard let payload = try? await keys.verify(token, as: Payload.self), payload.kind == nil, let user = UserID(payload.sub.value) else {
+            return nil
+        }
         return (user, payload.exp.value)
     }
 }

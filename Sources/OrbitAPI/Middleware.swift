@@ -17,12 +17,17 @@ struct AuthenticationMiddleware: RouterMiddleware {
         guard header.count > 7, header.prefix(7).lowercased() == "bearer " else {
             throw APIProblem.unauthenticated("The Authorization header must be Bearer <access token>.")
         }
-        guard let user = await tokens.verify(String(header.dropFirst(7))) else {
+        guard let principal = await tokens.verifyPrincipal(String(header.dropFirst(7))) else {
             throw APIProblem.unauthenticated("The access token is invalid or has expired; refresh it with POST /auth/refresh.")
         }
         var context = context
-        context.user = user
-        context.notes.user = user
+        switch principal {
+        case .user(let user):
+            context.user = user
+            context.notes.user = user
+        case .child(let child):
+            context.child = child
+        }
         return try await next(request, context)
     }
 }
@@ -41,7 +46,8 @@ struct RateLimitMiddleware: RouterMiddleware {
         case .authByIP:
             key = "auth:" + (context.remoteAddress ?? "local")
         case .writesByUser:
-            key = request.method == .get || request.method == .head ? nil : context.user.map { "write:\($0)" }
+            let writer = context.user.map { "write:\($0)" } ?? context.child.map { "write:child:\($0)" }
+            key = request.method == .get || request.method == .head ? nil : writer
         }
         if let key, let retryAfter = limiter.acquire(key, limit: limit) {
             throw APIProblem.rateLimited(retryAfter: retryAfter)

@@ -99,6 +99,7 @@ package struct OrbitAPI: Sendable {
         addNotificationRoutes(to: app)
         addSyncRoutes(to: app)
         addChatRoutes(to: app)
+        addChoreRoutes(to: app)
         routes.load(router.routes)
         return router
     }

@@ -152,12 +152,35 @@ struct ChoreTests {
             let yesterday = today.addingTimeInterval(-86_400)
             #expect(try await chores.complete(chore.id, occurrence: yesterday, as: .child(family.leo)).occurrenceAt == yesterday)
             let notOne = await serviceError { try await chores.complete(chore.id, occurrence: today.addingTimeInterval(60), as: .child(family.leo)) }
-            #expect(notOne?.code == .invalidInput)
+            #expect(notOne?.code == .conflict)
             let missing = await serviceError {
                 try await chores.create(
                     .init(title: "X", points: 1, recurrenceRule: "FREQ=DAILY", assignees: [family.leo.uuid]), in: family.home, as: family.mum)
             }
             #expect(missing?.field == "due_at")
+        }
+    }
+
+    @Test("'due soon' reaches a child's parent two hours ahead, once for all servers, and not for an occurrence already done")
+    func dueSoon() async throws {
+        try await withServices { services, _ in
+            let family = try await Family.make(services)
+            var clocked = services
+            let start = Date(timeIntervalSince1970: 1_772_557_200)  // 2026-03-03 18:00 Berlin
+            var now = start.addingTimeInterval(7 * 86_400 - 3600)  // 2026-03-10 17:00 Berlin: today's is due in an hour
+            clocked.now = { [now] in now }
+            let cat = try await clocked.chores.create(
+                .init(title: "Feed the cat", points: 3, dueAt: start, recurrenceRule: "FREQ=DAILY", assignees: [family.leo.uuid]),
+                in: family.home, as: family.mum)
+            #expect(try await clocked.notifications.sendReminders() == 1)
+            #expect(try await clocked.notifications.sendReminders() == 0)
+            let due = try await services.notifications.list(limit: 200, as: family.mum).items.filter { $0.type == .choreDue }
+            #expect(due.count == 1 && due.first?.title == "Due soon: Feed the cat")
+            // Tomorrow, done early in the day: no reminder for it.
+            now = now.addingTimeInterval(86_400)
+            clocked.now = { [now] in now }
+            _ = try await clocked.chores.complete(cat.id, as: .child(family.leo))
+            #expect(try await clocked.notifications.sendReminders() == 0)
         }
     }
 

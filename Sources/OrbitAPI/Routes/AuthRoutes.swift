@@ -18,6 +18,26 @@ struct TokenResponse: Encodable, Sendable {
     }
 }
 
+/// A paired child device's token (kept on the device; with the PIN it signs the child in).
+struct ChildDevice: Encodable, Sendable {
+    var deviceToken: String
+    var familyMemberID: FamilyMemberID
+
+    enum CodingKeys: String, CodingKey { case deviceToken = "device_token", familyMemberID = "family_member_id" }
+}
+
+/// A child's access token: it reaches only the child's chores, rewards and points.
+struct ChildToken: Encodable, Sendable {
+    var accessToken: String
+    var tokenType = "Bearer"
+    var expiresIn: Int
+    var familyMemberID: FamilyMemberID
+
+    enum CodingKeys: String, CodingKey {
+        case accessToken = "access_token", tokenType = "token_type", expiresIn = "expires_in", familyMemberID = "family_member_id"
+    }
+}
+
 extension OrbitAPI {
     func addAuthRoutes(to router: RouterGroup<APIContext>) {
         let auth = router.group("auth")
@@ -68,6 +88,44 @@ extension OrbitAPI {
             let body = try await request.decodeJSON(Logout.self, context: context)
             try await services.sessions.revoke(body.refreshToken, deviceToken: body.deviceToken)
             return NoContent()
+        }
+
+        // A child's sign-in (docs/chores.md): a pairing code once, for the device's token; then
+        // the device's token and the child's PIN, for a child's access token.
+        struct ChildSignIn: Decodable {
+            var pairingCode: String?
+            var deviceToken: String?
+            var pin: String?
+        }
+        auth.post("child") { request, context in
+            let body = try await request.decodeJSON(ChildSignIn.self, context: context)
+            switch (body.pairingCode, body.deviceToken, body.pin) {
+            case (let code?, nil, nil):
+                let (child, token) = try await services.family.finishPairing(code: code)
+                return try APIJSON.response(ChildDevice(deviceToken: token, familyMemberID: child), status: .created)
+            case (nil, let token?, let pin?):
+                switch try await services.family.signInChild(deviceToken: token, pin: pin) {
+                case .signedIn(let child):
+                    let response = ChildToken(
+                        accessToken: try await tokens.issue(forChild: child), expiresIn: Int(tokens.childLifetime.components.seconds),
+                        familyMemberID: child)
+                    return try APIJSON.response(response, status: .ok)
+                case .wrongPIN:
+                    throw APIProblem.unauthenticated("That PIN is not right.")
+                case .locked(let until):
+                    var problem = APIProblem(
+                        "child-locked", title: "Sign-in locked", status: .tooManyRequests,
+                        detail: "Too many wrong PINs: sign-in is locked until \(until.formatted(.iso8601)); a parent can set a new PIN.")
+                    problem.retryAfter = max(1, Int(until.timeIntervalSinceNow.rounded(.up)))
+                    throw problem
+                case .unknownDevice:
+                    throw APIProblem.unauthenticated("This device is not paired (or was unpaired): ask a parent for a pairing code.")
+                case .noPIN:
+                    throw APIProblem(ServiceError.conflict("No PIN is set for this child yet: a parent sets one first."))
+                }
+            default:
+                throw APIProblem.validation(field: nil, "Send either pairing_code, or device_token and pin.")
+            }
         }
 
         // Development only: tokens for any existing user, by email. Never registered unless the

@@ -133,7 +133,7 @@ package struct ChoreService: Sendable {
             if chore.recurrenceRule != nil, let zone = chore.recurrenceTimezone.flatMap(TimeZone.init(identifier:)),
                 CivilDate(containing: at, in: zone) > CivilDate(containing: now, in: zone)
             {
-                throw ServiceError.invalidInput(field: "occurrence", reason: "is on a day still to come: a chore is done on its day or after")
+                throw ServiceError.conflict(field: "occurrence", reason: "is on a day still to come: a chore is done on its day or after")
             }
             let recordedBy: UserID? = if case .user(let actor) = principal { actor } else { nil }
             return try ChoreCompletion(
@@ -303,7 +303,7 @@ package struct ChoreService: Sendable {
             ? [chore.dueAt ?? chore.createdAt].filter { abs($0.timeIntervalSince(at)) < 0.001 }
             : try occurrences(of: chore, from: at, to: at.addingTimeInterval(1), limit: 1)
         guard let match = matches.first else {
-            throw ServiceError.invalidInput(field: "occurrence", reason: "is not an occurrence of this chore")
+            throw ServiceError.conflict(field: "occurrence", reason: "is not an occurrence of this chore")
         }
         return match
     }

@@ -15,13 +15,15 @@ extension NotificationService {
     /// Operator job: event reminders (`defaultReminderHours`, default 24, before the start, for
     /// members who have not answered "no"; occurrences of series included) and dues reminders
     /// (from 3 days before the due date, in the community's time zone, for members who still
-    /// owe). Set-based: a handful of statements for all communities together, whatever their
+    /// owe), and chores due within two hours (`ChoreService.sendDueReminders`). Set-based: a
+    /// handful of statements for all communities together, whatever their
     /// number. Returns how many reminders were created.
     package func sendReminders() async throws -> Int {
         let now = runner.now()
         var created = try await oneOffEventReminders(now: now)
         created += try await seriesReminders(now: now)
         created += try await duesReminders(now: now)
+        created += try await ChoreService(runner).sendDueReminders()
         return created
     }
 

@@ -1,0 +1,141 @@
+import Foundation
+import Hummingbird
+import OrbitCore
+
+extension OrbitAPI {
+    /// Chores, points and rewards (docs/chores.md). Every read and the child's own writes
+    /// (mark done, redeem) take a user's or a child's token; the rest a user's.
+    func addChoreRoutes(to router: RouterGroup<APIContext>) {
+        struct NewChore: Decodable {
+            var title: String
+            var description: String?
+            var points: Int
+            var difficulty: String?
+            var category: String?
+            var dueAt: Date?
+            var recurrenceRule: String?
+            var requiresApproval: Bool?
+            var assignees: [UUID]
+        }
+        router.post("communities/:community_id/chores") { request, context in
+            let body = try await request.decodeJSON(NewChore.self, context: context)
+            let difficulty = try body.difficulty.map { text in
+                guard let value = ChoreDifficulty(rawValue: text) else {
+                    throw APIProblem.validation(field: "difficulty", "difficulty must be easy, medium or hard.")
+                }
+                return value
+            }
+            let new = ChoreService.NewChore(
+                title: body.title, description: body.description, points: body.points, difficulty: difficulty ?? .easy, category: body.category,
+                dueAt: body.dueAt, recurrenceRule: body.recurrenceRule, requiresApproval: body.requiresApproval ?? true, assignees: body.assignees)
+            return Created(try await services.chores.create(new, in: try context.id("community_id"), as: try context.requireUser()))
+        }
+        router.get("communities/:community_id/chores") { request, context in
+            JSON(
+                Items(
+                    try await services.chores.list(
+                        in: try context.id("community_id"), for: try request.queryUUID("for"), as: try context.requirePrincipal())))
+        }
+        router.get("chores/:chore_id") { _, context in
+            JSON(try await services.chores.get(try context.id("chore_id"), as: try context.requirePrincipal()))
+        }
+        struct Completion: Decodable {
+            var occurrence: Date?
+            var by: UUID?
+            var note: String?
+        }
+        router.post("chores/:chore_id/completions") { request, context in
+            let body = try await request.decodeJSON(Completion.self, context: context)
+            return Created(
+                try await services.chores.complete(
+                    try context.id("chore_id"), occurrence: body.occurrence, by: body.by, note: body.note, as: try context.requirePrincipal()))
+        }
+        router.get("communities/:community_id/chore-completions") { request, context in
+            let status = request.query("status")
+            guard status == nil || status == "pending" else { throw APIProblem.validation(field: "status", "status can only be pending.") }
+            return JSON(
+                Items(
+                    try await services.chores.completions(
+                        in: try context.id("community_id"), pendingOnly: status == "pending", as: try context.requirePrincipal())))
+        }
+        for (verb, approve) in [("approve", true), ("reject", false)] {
+            router.post("chore-completions/:completion_id/\(verb)") { _, context in
+                JSON(try await services.chores.review(try context.id("completion_id"), approve: approve, as: try context.requireUser()))
+            }
+        }
+
+        struct NewReward: Decodable {
+            var title: String
+            var description: String?
+            var pointsCost: Int
+            var stock: Int?
+        }
+        router.post("communities/:community_id/rewards") { request, context in
+            let body = try await request.decodeJSON(NewReward.self, context: context)
+            return Created(
+                try await services.chores.createReward(
+                    in: try context.id("community_id"), title: body.title, description: body.description, cost: body.pointsCost, stock: body.stock,
+                    as: try context.requireUser()))
+        }
+        router.get("communities/:community_id/rewards") { _, context in
+            JSON(Items(try await services.chores.rewards(in: try context.id("community_id"), as: try context.requirePrincipal())))
+        }
+        struct Redeem: Decodable {
+            var by: UUID?
+        }
+        router.post("rewards/:reward_id/redemptions") { request, context in
+            let body = try await request.decodeJSON(Redeem.self, context: context)
+            return Created(try await services.chores.redeem(try context.id("reward_id"), by: body.by, as: try context.requirePrincipal()))
+        }
+        router.get("communities/:community_id/reward-redemptions") { _, context in
+            JSON(Items(try await services.chores.redemptions(in: try context.id("community_id"), as: try context.requirePrincipal())))
+        }
+        for (verb, fulfil) in [("fulfil", true), ("cancel", false)] {
+            router.post("reward-redemptions/:redemption_id/\(verb)") { _, context in
+                JSON(try await services.chores.resolveRedemption(try context.id("redemption_id"), fulfil: fulfil, as: try context.requireUser()))
+            }
+        }
+
+        router.get("communities/:community_id/points") { request, context in
+            JSON(
+                try await services.chores.points(
+                    in: try context.id("community_id"), for: try request.queryUUID("for"), as: try context.requirePrincipal()))
+        }
+        struct Adjustment: Decodable {
+            var holderId: UUID
+            var delta: Int
+            var reason: String
+        }
+        router.post("communities/:community_id/points/adjustments") { request, context in
+            let body = try await request.decodeJSON(Adjustment.self, context: context)
+            return JSON(
+                try await services.chores.adjust(
+                    in: try context.id("community_id"), for: body.holderId, delta: body.delta, reason: body.reason, as: try context.requireUser()))
+        }
+
+        // A child's sign-in, set up by a parent: the PIN, and a device's one-time pairing code.
+        struct PIN: Decodable {
+            var pin: String
+        }
+        router.put("communities/:community_id/family/:family_member_id/pin") { request, context in
+            let body = try await request.decodeJSON(PIN.self, context: context)
+            try await services.family.setPIN(
+                body.pin, for: try context.id("family_member_id"), in: try context.id("community_id"), as: try context.requireUser())
+            return NoContent()
+        }
+        router.post("communities/:community_id/family/:family_member_id/devices") { _, context in
+            Created(
+                try await services.family.startPairing(
+                    for: try context.id("family_member_id"), in: try context.id("community_id"), as: try context.requireUser()))
+        }
+    }
+}
+
+extension Request {
+    /// An optional UUID query parameter (`?for=`): a user id or a family member id.
+    func queryUUID(_ name: String) throws -> UUID? {
+        guard let text = query(name) else { return nil }
+        guard let id = UUID(uuidString: text) else { throw APIProblem.validation(field: name, "\(name) must be a UUID.") }
+        return id
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import OrbitPostgres
+
+extension ChoreService {
+    /// How long before an occurrence is due its assignees hear of it.
+    static let dueSoonWindow: TimeInterval = 2 * 3600
+
+    /// Operator job (with the other reminders): "due soon" for each occurrence of a live chore
+    /// due within the next two hours and not yet done, to each assignee — a user, or a child's
+    /// parent — unless they switched `chore_due` off. A dedupe key per assignee and occurrence
+    /// makes it once, on any number of servers. Returns how many were created.
+    package func sendDueReminders() async throws -> Int {
+        let now = runner.now()
+        let horizon = now.addingTimeInterval(Self.dueSoonWindow)
+        return try await runner.asOperator { connection in
+            let chores = try await connection.query(
+                """
+                SELECT \(unescaped: Chore.columns) FROM chores c JOIN communities k ON k.id = c.community_id AND k.deleted_at IS NULL
+                WHERE c.archived_at IS NULL AND c.due_at IS NOT NULL
+                  AND (c.recurrence_rule IS NOT NULL OR (c.due_at >= \(now) AND c.due_at < \(horizon)))
+                """
+            ).map(Chore.init(row:))
+            var ids: [UUID] = []
+            var occurrences: [Date] = []
+            for chore in chores {
+                let due = try chore.recurrenceRule == nil ? chore.dueAt : Self.occurrences(of: chore, from: now, to: horizon, limit: 1).first
+                if let due, due >= now, due < horizon {
+                    ids.append(chore.id.uuid)
+                    occurrences.append(due)
+                }
+            }
+            guard !ids.isEmpty else { return 0 }
+            return try await connection.query(
+                """
+                INSERT INTO notifications (user_id, community_id, type, title, body, data, dedupe_key)
+                SELECT m.user_id, c.community_id, 'chore_due', left('Due soon: ' || c.title, 200),
+                    coalesce(f.name || ': ', '') || c.points || ' points, due ' || to_char(d.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+                    jsonb_build_object('chore_id', c.id::text, 'occurrence_at', to_char(d.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')),
+                    'chore_due:' || c.id::text || ':' || floor(extract(epoch FROM d.at))::bigint::text || ':' || a.holder_id::text
+                FROM unnest(\(ids), \(occurrences)) AS d(chore_id, at)
+                JOIN chores c ON c.id = d.chore_id
+                JOIN chore_assignees a ON a.chore_id = c.id
+                LEFT JOIN family_members f ON f.id = a.family_member_id
+                JOIN members m ON m.community_id = c.community_id AND m.left_at IS NULL AND m.user_id = coalesce(a.user_id, f.user_id)
+                WHERE (m.notification_prefs -> 'chore_due') IS DISTINCT FROM 'false'::jsonb
+                  AND NOT EXISTS (
+                      SELECT FROM chore_completions x WHERE x.chore_id = c.id AND x.occurrence_at = d.at AND x.status <> 'rejected'
+                  )
+                ON CONFLICT (user_id, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
+                """
+            ).affectedRows ?? 0
+        }
+    }
+}
