@@ -70,25 +70,14 @@ extension ChoreService {
 
     /// Fulfils a requested redemption, or cancels it — a refund (admins).
     package func resolveRedemption(_ id: RedemptionID, fulfil: Bool, as actor: UserID) async throws -> RewardRedemption {
-        try await runner.asUser(actor) { connection in
-            guard
-                let community = try await connection.query("SELECT community_id FROM reward_redemptions WHERE id = \(id)").first?
-                    .decode("community_id", as: CommunityID.self)
-            else { throw ServiceError.notFound("Redemption \(id)") }
-            try await runner.requireAdmin(actor, of: community, rule: Self.adminRule, on: connection)
-            guard
-                let row = try await connection.query(
-                    """
-                    UPDATE reward_redemptions SET status = \(fulfil ? "fulfilled" : "cancelled"), resolved_by = \(actor), resolved_at = now()
-                    WHERE id = \(id) AND status = 'requested' RETURNING \(unescaped: RewardRedemption.columns)
-                    """
-                ).first
-            else { throw ServiceError.conflict("That redemption was already fulfilled or cancelled.") }
-            try await runner.audit(
-                fulfil ? "reward.fulfilled" : "reward.cancelled", by: actor, community: community, target: ("reward_redemption", id.uuid),
-                on: connection)
-            return try RewardRedemption(row: row)
-        }
+        try await decide(
+            as: actor, lookup: "SELECT community_id FROM reward_redemptions WHERE id = \(id)", missing: "Redemption \(id)",
+            update: """
+                UPDATE reward_redemptions SET status = \(fulfil ? "fulfilled" : "cancelled"), resolved_by = \(actor), resolved_at = now()
+                WHERE id = \(id) AND status = 'requested' RETURNING \(unescaped: RewardRedemption.columns)
+                """,
+            decided: "That redemption was already fulfilled or cancelled.", action: fulfil ? "reward.fulfilled" : "reward.cancelled",
+            target: ("reward_redemption", id.uuid), RewardRedemption.init(row:))
     }
 
     /// Redemptions in the community, newest first (a child sees their own).

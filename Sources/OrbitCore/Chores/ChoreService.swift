@@ -149,23 +149,32 @@ package struct ChoreService: Sendable {
 
     /// Approves (credits the points, once) or rejects a pending completion (admins).
     package func review(_ id: ChoreCompletionID, approve: Bool, as actor: UserID) async throws -> ChoreCompletion {
-        let action = approve ? "chore.approved" : "chore.rejected"
-        return try await runner.asUser(actor) { connection in
-            guard
-                let community = try await connection.query("SELECT community_id FROM chore_completions WHERE id = \(id)").first?
-                    .decode("community_id", as: CommunityID.self)
-            else { throw ServiceError.notFound("Completion \(id)") }
+        try await decide(
+            as: actor, lookup: "SELECT community_id FROM chore_completions WHERE id = \(id)", missing: "Completion \(id)",
+            update: """
+                UPDATE chore_completions SET status = \(approve ? "approved" : "rejected"), reviewed_by = \(actor), reviewed_at = now()
+                WHERE id = \(id) AND status = 'pending' RETURNING \(unescaped: ChoreCompletion.columns)
+                """,
+            decided: "That completion was already reviewed.", action: approve ? "chore.approved" : "chore.rejected",
+            target: ("chore_completion", id.uuid), ChoreCompletion.init(row:))
+    }
+
+    /// An admin's decision on a row that waits for one (a completion to review, a redemption to
+    /// resolve): `lookup` selects the row's `community_id` (no row: `missing` is not found), the
+    /// actor must be an admin there, `update` (an UPDATE … WHERE still undecided RETURNING) makes
+    /// the decision or `decided` is the conflict, and the decision is audited as `action`.
+    func decide<Result: Sendable>(
+        as actor: UserID, lookup: PostgresQuery, missing: String, update: PostgresQuery, decided: String, action: String,
+        target: (type: String, id: UUID), _ decode: (PostgresRow) throws -> Result
+    ) async throws -> Result {
+        try await runner.asUser(actor) { connection in
+            guard let community = try await connection.query(lookup).first?.decode("community_id", as: CommunityID.self) else {
+                throw ServiceError.notFound(missing)
+            }
             try await runner.requireAdmin(actor, of: community, rule: Self.adminRule, on: connection)
-            guard
-                let row = try await connection.query(
-                    """
-                    UPDATE chore_completions SET status = \(approve ? "approved" : "rejected"), reviewed_by = \(actor), reviewed_at = now()
-                    WHERE id = \(id) AND status = 'pending' RETURNING \(unescaped: ChoreCompletion.columns)
-                    """
-                ).first
-            else { throw ServiceError.conflict("That completion was already reviewed.") }
-            try await runner.audit(action, by: actor, community: community, target: ("chore_completion", id.uuid), on: connection)
-            return try ChoreCompletion(row: row)
+            guard let row = try await connection.query(update).first else { throw ServiceError.conflict(decided) }
+            try await runner.audit(action, by: actor, community: community, target: target, on: connection)
+            return try decode(row)
         }
     }
 

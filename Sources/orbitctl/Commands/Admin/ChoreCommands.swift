@@ -124,11 +124,7 @@ struct ChoreCommand: AsyncParsableCommand {
         @OptionGroup var output: JSONOption
 
         func run() async throws {
-            let reviewed = try await withServices(database) { services in
-                try await services.chores.review(completion, approve: true, as: try await services.users.resolve(actor.actor))
-            }
-            if output.json { return try printJSON(reviewed) }
-            print("Approved \(reviewed.id): \(reviewed.points) points to \(describe(reviewed.holder)).")
+            try await review(completion, approve: true, database: database, actor: actor, output: output)
         }
     }
 
@@ -140,12 +136,19 @@ struct ChoreCommand: AsyncParsableCommand {
         @OptionGroup var output: JSONOption
 
         func run() async throws {
-            let reviewed = try await withServices(database) { services in
-                try await services.chores.review(completion, approve: false, as: try await services.users.resolve(actor.actor))
-            }
-            if output.json { return try printJSON(reviewed) }
-            print("Rejected \(reviewed.id).")
+            try await review(completion, approve: false, database: database, actor: actor, output: output)
         }
+    }
+
+    /// `chore approve` and `chore reject`.
+    static func review(
+        _ completion: ChoreCompletionID, approve: Bool, database: DatabaseOptions, actor: ActorOptions, output: JSONOption
+    ) async throws {
+        let reviewed = try await withServices(database) { services in
+            try await services.chores.review(completion, approve: approve, as: try await services.users.resolve(actor.actor))
+        }
+        if output.json { return try printJSON(reviewed) }
+        print(approve ? "Approved \(reviewed.id): \(reviewed.points) points to \(describe(reviewed.holder))." : "Rejected \(reviewed.id).")
     }
 
     struct Completions: AsyncParsableCommand {
@@ -243,11 +246,7 @@ struct RewardCommand: AsyncParsableCommand {
         @OptionGroup var output: JSONOption
 
         func run() async throws {
-            let resolved = try await withServices(database) { services in
-                try await services.chores.resolveRedemption(redemption, fulfil: true, as: try await services.users.resolve(actor.actor))
-            }
-            if output.json { return try printJSON(resolved) }
-            print("Fulfilled \(resolved.id).")
+            try await resolve(redemption, fulfil: true, database: database, actor: actor, output: output)
         }
     }
 
@@ -259,12 +258,19 @@ struct RewardCommand: AsyncParsableCommand {
         @OptionGroup var output: JSONOption
 
         func run() async throws {
-            let resolved = try await withServices(database) { services in
-                try await services.chores.resolveRedemption(redemption, fulfil: false, as: try await services.users.resolve(actor.actor))
-            }
-            if output.json { return try printJSON(resolved) }
-            print("Cancelled \(resolved.id): \(resolved.pointsCost) points refunded.")
+            try await resolve(redemption, fulfil: false, database: database, actor: actor, output: output)
         }
+    }
+
+    /// `reward fulfil` and `reward cancel`.
+    static func resolve(
+        _ redemption: RedemptionID, fulfil: Bool, database: DatabaseOptions, actor: ActorOptions, output: JSONOption
+    ) async throws {
+        let resolved = try await withServices(database) { services in
+            try await services.chores.resolveRedemption(redemption, fulfil: fulfil, as: try await services.users.resolve(actor.actor))
+        }
+        if output.json { return try printJSON(resolved) }
+        print(fulfil ? "Fulfilled \(resolved.id)." : "Cancelled \(resolved.id): \(resolved.pointsCost) points refunded.")
     }
 
     struct Redemptions: AsyncParsableCommand {
