@@ -27,8 +27,9 @@ BEGIN
 END
 $$;
 
--- Splits: fill community_id, then require that the split's user is or was a member of the
--- transaction's community (someone who left still owes what they owed).
+-- Splits and payer rows (transaction_payers): fill community_id, then require that the row's
+-- user is or was a member of the transaction's community (someone who left still owes what they
+-- owed, and is still owed what they paid).
 CREATE OR REPLACE FUNCTION orbit.check_split() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
@@ -39,6 +40,10 @@ BEGIN
     IF NEW.community_id IS NOT NULL AND NOT EXISTS (
         SELECT FROM public.members m WHERE m.community_id = NEW.community_id AND m.user_id = NEW.user_id
     ) THEN
+        IF TG_TABLE_NAME = 'transaction_payers' THEN
+            RAISE EXCEPTION 'a payer of a transaction must be a member of its community'
+                USING ERRCODE = 'foreign_key_violation', CONSTRAINT = 'transaction_payers_user_member', TABLE = 'transaction_payers';
+        END IF;
         RAISE EXCEPTION 'the user of a split must be a member of the transaction''s community'
             USING ERRCODE = 'foreign_key_violation', CONSTRAINT = 'splits_user_member', TABLE = 'splits';
     END IF;
@@ -92,6 +97,9 @@ CREATE TRIGGER trigger_dues_payments_community BEFORE INSERT ON dues_payments
 DROP TRIGGER IF EXISTS trigger_splits_check ON splits;
 CREATE TRIGGER trigger_splits_check BEFORE INSERT OR UPDATE OF user_id ON splits
     FOR EACH ROW EXECUTE FUNCTION orbit.check_split();
+DROP TRIGGER IF EXISTS trigger_transaction_payers_check ON transaction_payers;
+CREATE TRIGGER trigger_transaction_payers_check BEFORE INSERT OR UPDATE OF user_id ON transaction_payers
+    FOR EACH ROW EXECUTE FUNCTION orbit.check_split();
 DROP TRIGGER IF EXISTS trigger_transactions_payer ON transactions;
 CREATE TRIGGER trigger_transactions_payer BEFORE INSERT OR UPDATE OF paid_by ON transactions
     FOR EACH ROW EXECUTE FUNCTION orbit.check_transaction_payer();
@@ -138,6 +146,10 @@ CREATE TRIGGER trigger_transactions_fixed BEFORE UPDATE ON transactions FOR EACH
     EXECUTE FUNCTION orbit.reject_reparenting('community_id');
 DROP TRIGGER IF EXISTS trigger_splits_fixed ON splits;
 CREATE TRIGGER trigger_splits_fixed BEFORE UPDATE ON splits FOR EACH ROW
+    WHEN (NEW.community_id IS DISTINCT FROM OLD.community_id OR NEW.transaction_id IS DISTINCT FROM OLD.transaction_id)
+    EXECUTE FUNCTION orbit.reject_reparenting('transaction_id or community_id');
+DROP TRIGGER IF EXISTS trigger_transaction_payers_fixed ON transaction_payers;
+CREATE TRIGGER trigger_transaction_payers_fixed BEFORE UPDATE ON transaction_payers FOR EACH ROW
     WHEN (NEW.community_id IS DISTINCT FROM OLD.community_id OR NEW.transaction_id IS DISTINCT FROM OLD.transaction_id)
     EXECUTE FUNCTION orbit.reject_reparenting('transaction_id or community_id');
 DROP TRIGGER IF EXISTS trigger_dues_fixed ON dues;

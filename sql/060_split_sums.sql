@@ -45,3 +45,55 @@ CREATE CONSTRAINT TRIGGER trigger_splits_sum
     AFTER INSERT OR UPDATE OF amount, transaction_id OR DELETE ON splits
     DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW EXECUTE FUNCTION orbit.check_split_sum();
+
+-- Several payers (migrations/0023): when a transaction lists payers, their amounts add up to its
+-- total_amount and its paid_by is one of them; checked at commit, like the splits, on every
+-- change that can break it (a new or changed total or paid_by, any change to a payer row).
+CREATE OR REPLACE FUNCTION orbit.check_payer_sum() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    checked_id uuid;
+    t record;
+    payer_sum bigint;
+    payer_count bigint;
+    main_payer_listed boolean;
+BEGIN
+    IF TG_TABLE_NAME = 'transactions' THEN
+        checked_id := NEW.id;
+    ELSIF TG_OP = 'DELETE' THEN
+        checked_id := OLD.transaction_id;
+    ELSE
+        checked_id := NEW.transaction_id;
+    END IF;
+    SELECT total_amount, paid_by INTO t FROM public.transactions WHERE id = checked_id;
+    IF NOT FOUND THEN
+        RETURN NULL; -- the transaction was deleted, and its payers with it
+    END IF;
+    SELECT coalesce(sum(p.amount), 0), count(*), coalesce(bool_or(p.user_id = t.paid_by), false)
+    INTO payer_sum, payer_count, main_payer_listed
+    FROM public.transaction_payers p WHERE p.transaction_id = checked_id;
+    IF payer_count > 0 AND payer_sum <> t.total_amount THEN
+        RAISE EXCEPTION 'the payers of transaction % add up to %, not its total_amount %', checked_id, payer_sum, t.total_amount
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'transaction_payers_sum_total', TABLE = 'transaction_payers';
+    END IF;
+    IF payer_count > 0 AND NOT main_payer_listed THEN
+        RAISE EXCEPTION 'paid_by of transaction % is not one of its payers', checked_id
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'transaction_payers_include_paid_by', TABLE = 'transaction_payers';
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+ALTER FUNCTION orbit.check_payer_sum() OWNER TO orbit_admin;
+
+DROP TRIGGER IF EXISTS trigger_transactions_payer_sum ON transactions;
+CREATE CONSTRAINT TRIGGER trigger_transactions_payer_sum
+    AFTER UPDATE OF total_amount, paid_by ON transactions
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION orbit.check_payer_sum();
+DROP TRIGGER IF EXISTS trigger_transaction_payers_sum ON transaction_payers;
+CREATE CONSTRAINT TRIGGER trigger_transaction_payers_sum
+    AFTER INSERT OR UPDATE OF amount, user_id, transaction_id OR DELETE ON transaction_payers
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION orbit.check_payer_sum();

@@ -148,6 +148,13 @@ CREATE POLICY splits_write ON splits FOR ALL TO orbit_app
     USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]))
     WITH CHECK (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
 
+-- transaction_payers: written with their transaction, like splits.
+CREATE POLICY transaction_payers_select ON transaction_payers FOR SELECT TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+CREATE POLICY transaction_payers_write ON transaction_payers FOR ALL TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]))
+    WITH CHECK (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+
 -- dues and dues payments: members read, admins write.
 CREATE POLICY dues_select ON dues FOR SELECT TO orbit_app
     USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));

@@ -19,13 +19,20 @@ DROP VIEW IF EXISTS public.balances;
 DROP MATERIALIZED VIEW IF EXISTS orbit_private.balances_snapshot;
 
 -- One ledger line per side of each unsettled split: +amount for the payer, -amount for the
--- split's user.
+-- split's user. With several payers (migrations/0023), each payer row (p, a) adds the two lines
+-- of p paying a on paid_by's behalf: +a for p, -a for paid_by (zero for paid_by's own row).
 CREATE OR REPLACE VIEW orbit.balance_entries WITH (security_invoker = true) AS
 SELECT t.community_id, side.user_id, t.currency, side.amount, greatest(t.updated_at, s.updated_at) AS changed_at
 FROM public.transactions t
 JOIN public.splits s ON s.transaction_id = t.id
 CROSS JOIN LATERAL (VALUES (t.paid_by, s.amount::bigint), (s.user_id, -s.amount::bigint)) AS side(user_id, amount)
-WHERE t.deleted_at IS NULL AND NOT s.is_settled;
+WHERE t.deleted_at IS NULL AND NOT s.is_settled
+UNION ALL
+SELECT t.community_id, side.user_id, t.currency, side.amount, greatest(t.updated_at, p.created_at) AS changed_at
+FROM public.transactions t
+JOIN public.transaction_payers p ON p.transaction_id = t.id
+CROSS JOIN LATERAL (VALUES (p.user_id, p.amount::bigint), (t.paid_by, -p.amount::bigint)) AS side(user_id, amount)
+WHERE t.deleted_at IS NULL AND p.user_id <> t.paid_by;
 
 CREATE MATERIALIZED VIEW orbit_private.balances_snapshot AS
 SELECT community_id, user_id, currency, sum(amount)::bigint AS balance, now() AS last_updated
@@ -96,8 +103,35 @@ BEGIN
 END
 $$;
 
+-- Payer rows (migrations/0023): +a for the payer, -a for paid_by, the reverse when a row goes.
+CREATE OR REPLACE FUNCTION orbit.journal_payer() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    t record;
+BEGIN
+    IF TG_OP <> 'INSERT' THEN
+        SELECT community_id, paid_by, currency, deleted_at INTO t FROM public.transactions WHERE id = OLD.transaction_id;
+        IF FOUND AND t.deleted_at IS NULL AND OLD.user_id <> t.paid_by THEN
+            INSERT INTO orbit_private.balance_journal (community_id, user_id, currency, delta)
+            VALUES (t.community_id, OLD.user_id, t.currency, -OLD.amount), (t.community_id, t.paid_by, t.currency, OLD.amount);
+        END IF;
+    END IF;
+    IF TG_OP <> 'DELETE' THEN
+        SELECT community_id, paid_by, currency, deleted_at INTO t FROM public.transactions WHERE id = NEW.transaction_id;
+        IF FOUND AND t.deleted_at IS NULL AND NEW.user_id <> t.paid_by THEN
+            INSERT INTO orbit_private.balance_journal (community_id, user_id, currency, delta)
+            VALUES (t.community_id, NEW.user_id, t.currency, NEW.amount), (t.community_id, t.paid_by, t.currency, -NEW.amount);
+        END IF;
+    END IF;
+    RETURN NULL;
+END
+$$;
+
 -- A transaction deleted (soft or hard), restored, or given another payer or currency moves all
--- of its unsettled lines.
+-- of its lines: those of its unsettled splits and of its payer rows. (Change paid_by in a
+-- statement of its own, not in one that also changes the transaction's splits or payers: the
+-- lines are recomputed from the rows as they are when the trigger fires.)
 CREATE OR REPLACE FUNCTION orbit.journal_transaction() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
@@ -107,14 +141,24 @@ BEGIN
         SELECT OLD.community_id, side.user_id, OLD.currency, side.delta
         FROM public.splits s
         CROSS JOIN LATERAL (VALUES (OLD.paid_by, -s.amount::bigint), (s.user_id, s.amount::bigint)) AS side(user_id, delta)
-        WHERE s.transaction_id = OLD.id AND NOT s.is_settled;
+        WHERE s.transaction_id = OLD.id AND NOT s.is_settled
+        UNION ALL
+        SELECT OLD.community_id, side.user_id, OLD.currency, side.delta
+        FROM public.transaction_payers p
+        CROSS JOIN LATERAL (VALUES (p.user_id, -p.amount::bigint), (OLD.paid_by, p.amount::bigint)) AS side(user_id, delta)
+        WHERE p.transaction_id = OLD.id AND p.user_id <> OLD.paid_by;
     END IF;
     IF TG_OP = 'UPDATE' AND NEW.deleted_at IS NULL THEN
         INSERT INTO orbit_private.balance_journal (community_id, user_id, currency, delta)
         SELECT NEW.community_id, side.user_id, NEW.currency, side.delta
         FROM public.splits s
         CROSS JOIN LATERAL (VALUES (NEW.paid_by, s.amount::bigint), (s.user_id, -s.amount::bigint)) AS side(user_id, delta)
-        WHERE s.transaction_id = NEW.id AND NOT s.is_settled;
+        WHERE s.transaction_id = NEW.id AND NOT s.is_settled
+        UNION ALL
+        SELECT NEW.community_id, side.user_id, NEW.currency, side.delta
+        FROM public.transaction_payers p
+        CROSS JOIN LATERAL (VALUES (p.user_id, p.amount::bigint), (NEW.paid_by, -p.amount::bigint)) AS side(user_id, delta)
+        WHERE p.transaction_id = NEW.id AND p.user_id <> NEW.paid_by;
     END IF;
     RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NULL END;
 END
@@ -122,6 +166,7 @@ $$;
 
 ALTER FUNCTION orbit.journal_split() OWNER TO orbit_admin;
 ALTER FUNCTION orbit.journal_transaction() OWNER TO orbit_admin;
+ALTER FUNCTION orbit.journal_payer() OWNER TO orbit_admin;
 
 DROP TRIGGER IF EXISTS trigger_splits_journal ON splits;
 CREATE TRIGGER trigger_splits_journal AFTER INSERT OR UPDATE OF amount, user_id, is_settled OR DELETE ON splits
@@ -135,3 +180,6 @@ CREATE TRIGGER trigger_transactions_journal AFTER UPDATE OF deleted_at, paid_by,
 DROP TRIGGER IF EXISTS trigger_transactions_journal_delete ON transactions;
 CREATE TRIGGER trigger_transactions_journal_delete BEFORE DELETE ON transactions
     FOR EACH ROW EXECUTE FUNCTION orbit.journal_transaction();
+DROP TRIGGER IF EXISTS trigger_transaction_payers_journal ON transaction_payers;
+CREATE TRIGGER trigger_transaction_payers_journal AFTER INSERT OR UPDATE OF amount, user_id OR DELETE ON transaction_payers
+    FOR EACH ROW EXECUTE FUNCTION orbit.journal_payer();

@@ -86,6 +86,9 @@ CREATE TRIGGER trigger_change_expense AFTER INSERT OR UPDATE OR DELETE ON transa
 DROP TRIGGER IF EXISTS trigger_change_split ON splits;
 CREATE TRIGGER trigger_change_split AFTER INSERT OR UPDATE OR DELETE ON splits
     FOR EACH ROW EXECUTE FUNCTION orbit.record_change('expense', 'transaction', 'transaction_id');
+DROP TRIGGER IF EXISTS trigger_change_transaction_payer ON transaction_payers;
+CREATE TRIGGER trigger_change_transaction_payer AFTER INSERT OR UPDATE OR DELETE ON transaction_payers
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('expense', 'transaction', 'transaction_id');
 DROP TRIGGER IF EXISTS trigger_change_media ON media;
 CREATE TRIGGER trigger_change_media AFTER INSERT OR UPDATE OR DELETE ON media
     FOR EACH ROW EXECUTE FUNCTION orbit.record_change('media', 'community_id');

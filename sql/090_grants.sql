@@ -30,7 +30,7 @@ GRANT EXECUTE ON FUNCTION orbit.redeem_invite(text), orbit.materialize_occurrenc
 
 GRANT SELECT ON
     users, family_members, communities, members, invites, events, rsvps, posts, reactions,
-    comments, poll_votes, transactions, splits, dues, dues_payments, media, notifications,
+    comments, poll_votes, transactions, splits, transaction_payers, dues, dues_payments, media, notifications,
     audit_log, refresh_tokens, idempotency_keys, devices, balances, orbit.balance_entries, changes,
     conversations, conversation_participants, messages,
     chores, chore_assignees, chore_completions, rewards, reward_redemptions, points_ledger, points_accounts
@@ -38,14 +38,14 @@ TO orbit_app;
 
 GRANT INSERT ON
     users, family_members, communities, members, invites, events, rsvps, posts, reactions,
-    comments, poll_votes, transactions, splits, dues, dues_payments, media, notifications,
+    comments, poll_votes, transactions, splits, transaction_payers, dues, dues_payments, media, notifications,
     audit_log, refresh_tokens, idempotency_keys, devices, conversations, conversation_participants, messages,
     chores, chore_assignees, chore_completions, rewards, reward_redemptions, points_ledger
 TO orbit_app;
 
 GRANT UPDATE ON
     users, family_members, invites, events, rsvps, reactions, comments, poll_votes,
-    transactions, splits, dues, dues_payments, media, notifications, refresh_tokens, idempotency_keys, devices
+    transactions, splits, transaction_payers, dues, dues_payments, media, notifications, refresh_tokens, idempotency_keys, devices
 TO orbit_app;
 GRANT UPDATE (name, description, icon_url, settings, subscription_status, subscription_expires_at, deleted_at)
     ON communities TO orbit_app;
@@ -65,7 +65,7 @@ GRANT UPDATE (status, resolved_by, resolved_at) ON reward_redemptions TO orbit_a
 -- splits, revoke an invite, remove a family member, media or a payment record, clear
 -- notifications, sign out, unassign a chore.
 GRANT DELETE ON
-    family_members, invites, rsvps, reactions, poll_votes, splits, dues_payments, media,
+    family_members, invites, rsvps, reactions, poll_votes, splits, transaction_payers, dues_payments, media,
     notifications, refresh_tokens, idempotency_keys, devices, chore_assignees
 TO orbit_app;
 

@@ -51,7 +51,7 @@ struct MoneyTests {
     func splits() throws {
         let three = users(3)
         let equal = try SplitCalculator.splits(of: 1001, .equal(three.reversed()))
-        #expect(equal.map(\.amount) == [334, 334, 333] && equal.map(\.user) == three)
+        #expect(equal.map(\.amount) == [334, 334, 333] && equal.map(\.participant) == three.map(Holder.user))
 
         let seven = users(7)
         let percent = try SplitCalculator.splits(

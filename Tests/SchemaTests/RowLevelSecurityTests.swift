@@ -46,7 +46,7 @@ struct World {
 
     static let tables = [
         "users", "family_members", "communities", "members", "invites", "events", "rsvps", "posts", "reactions",
-        "comments", "poll_votes", "transactions", "splits", "dues", "dues_payments", "media", "notifications",
+        "comments", "poll_votes", "transactions", "splits", "transaction_payers", "dues", "dues_payments", "media", "notifications",
         "audit_log", "refresh_tokens", "devices", "conversations", "conversation_participants", "messages",
         "chores", "chore_assignees", "chore_completions", "rewards", "reward_redemptions", "points_ledger", "points_accounts",
     ]
@@ -165,6 +165,15 @@ struct World {
             add("transactions", transaction, everyone)
             for row in try await connection.query("SELECT id FROM splits WHERE transaction_id = \(transaction)") {
                 add("splits", try row.decode("id", as: UUID.self), everyone)
+            }
+            // Paid by two: the owner 600, the member 400 (one statement: the sum is checked at its commit).
+            for row in try await connection.query(
+                """
+                INSERT INTO transaction_payers (transaction_id, user_id, amount)
+                VALUES (\(transaction), \(ownerID), 600), (\(transaction), \(memberID), 400) RETURNING id
+                """
+            ) {
+                add("transaction_payers", try row.decode("id", as: UUID.self), everyone)
             }
             let dues = try await seed.id(
                 "INSERT INTO dues (community_id, name, amount, due_date, created_by) VALUES (\(community), 'Season', 5000, current_date, \(ownerID)) RETURNING id"
@@ -474,7 +483,9 @@ struct RowLevelSecurityTests {
                 try await connection.query("UPDATE communities SET deleted_at = now() WHERE id = \(world.communityB)")
                 for person in [World.Person.b, .ab] {
                     try await connection.asApp(world.id(person)) { connection in
-                        for table in ["communities", "members", "events", "posts", "transactions", "splits", "dues", "balances"] {
+                        for table in [
+                            "communities", "members", "events", "posts", "transactions", "splits", "transaction_payers", "dues", "balances",
+                        ] {
                             let inB: Int64 = try await connection.value(
                                 "SELECT count(*) FROM \(unescaped: table) WHERE \(unescaped: table == "communities" ? "id" : "community_id") = \(world.communityB)"
                             )
@@ -532,6 +543,17 @@ struct RowLevelSecurityTests {
             "RSVP for somebody else", .a2,
             { w in
                 "INSERT INTO rsvps (event_id, user_id, status) SELECT id, \(w.id(.a)), 'no' FROM events WHERE community_id = \(w.communityA)"
+            }
+        ),
+        (
+            "naming oneself a payer of another community's expense", .a2,
+            { w in
+                // ab is a member of B (the membership check passes); a2 is not (the policy refuses).
+                let inB = w.rows["transactions", default: []].first {
+                    if case .membersOf(let community) = $0.audience { community == w.communityB } else { false }
+                }
+                return
+                    "INSERT INTO transaction_payers (transaction_id, community_id, user_id, amount) VALUES (\(inB?.id), \(w.communityB), \(w.id(.ab)), 1)"
             }
         ),
         (

@@ -31,15 +31,23 @@ struct SplitBody: Decodable {
         }
     }
 
-    func method(currency: Currency) throws -> SplitMethod {
-        func keyed(_ values: [String: Int64]?, field: String) throws -> [UserID: Int64] {
+    /// Every id the split names (user ids, family member ids).
+    var ids: [UUID] {
+        (userIds?.map(\.uuid) ?? []) + [amounts, basisPoints, shares].compactMap { $0 }.flatMap { $0.keys.compactMap(UUID.init(uuidString:)) }
+    }
+
+    /// - Parameter people: what each id of `ids` is (`FinanceService.participants`).
+    func method(currency: Currency, people: [UUID: Holder]) throws -> SplitMethod {
+        func keyed(_ values: [String: Int64]?, field: String) throws -> [Holder: Int64] {
             guard let values, !values.isEmpty else {
                 throw APIProblem.validation(field: "split.\(field)", "split.\(field) is required for method \(method).")
             }
-            var result: [UserID: Int64] = [:]
+            var result: [Holder: Int64] = [:]
             for (key, value) in values {
-                guard let user = UserID(key) else { throw APIProblem.validation(field: "split.\(field)", "split.\(field) keys must be user ids.") }
-                result[user] = value
+                guard let id = UUID(uuidString: key) else {
+                    throw APIProblem.validation(field: "split.\(field)", "split.\(field) keys must be user or family member ids.")
+                }
+                result[people[id] ?? .user(UserID(id))] = value
             }
             return result
         }
@@ -48,7 +56,7 @@ struct SplitBody: Decodable {
             guard let userIds, !userIds.isEmpty else {
                 throw APIProblem.validation(field: "split.user_ids", "split.user_ids is required for method equal.")
             }
-            return .equal(userIds)
+            return .equal(userIds.map { people[$0.uuid] ?? .user($0) })
         case "exact":
             return .exact(
                 try keyed(amounts, field: "amounts").mapValues { try Amounts.money($0, currency: currency, field: "split.amounts").minorUnits })
@@ -70,6 +78,23 @@ struct SplitBody: Decodable {
     }
 }
 
+/// Who paid how much, when several people paid (`payers`).
+struct PayerBody: Decodable {
+    var userId: UserID
+    var amount: Int64
+
+    /// The payers as the service takes them, amounts in `currency`; a user named twice is refused.
+    static func payers(_ bodies: [PayerBody]?, currency: Currency) throws -> [UserID: Int64]? {
+        guard let bodies else { return nil }
+        var payers: [UserID: Int64] = [:]
+        for body in bodies {
+            guard payers[body.userId] == nil else { throw APIProblem.validation(field: "payers", "payers names \(body.userId) twice.") }
+            payers[body.userId] = try Amounts.money(body.amount, currency: currency, field: "payers").minorUnits
+        }
+        return payers
+    }
+}
+
 extension OrbitAPI {
     func addMoneyRoutes(to router: RouterGroup<APIContext>) {
         struct ExpenseBody: Decodable {
@@ -77,6 +102,7 @@ extension OrbitAPI {
             var amount: Int64
             var currency: String?
             var paidBy: UserID?
+            var payers: [PayerBody]?
             var split: SplitBody
             var transactionDate: String?
             var category: String?
@@ -101,11 +127,14 @@ extension OrbitAPI {
             let body = try await request.decodeJSON(ExpenseBody.self, context: context)
             let user = try context.requireUser()
             let currency = try Amounts.currency(body.currency)
+            let payers = try PayerBody.payers(body.payers, currency: currency)
+            let people = try await services.finances.participants(body.split.ids, as: user)
             return Created(
                 try await services.finances.addExpense(
                     in: try context.id("community_id"), description: body.description,
-                    total: try Amounts.money(body.amount, currency: currency, field: "amount"), paidBy: body.paidBy ?? user,
-                    split: try body.split.method(currency: currency),
+                    total: try Amounts.money(body.amount, currency: currency, field: "amount"),
+                    paidBy: body.paidBy ?? (payers == nil ? user : nil), payers: payers,
+                    split: try body.split.method(currency: currency, people: people),
                     date: try body.transactionDate.map { try CivilDate.parse($0, field: "transaction_date") },
                     category: try ExpenseCategory.parse(body.category ?? "other", field: "category"), receiptURL: body.receiptUrl,
                     linkedEvent: body.linkedEventId, as: user
@@ -118,6 +147,8 @@ extension OrbitAPI {
         struct ExpenseChange: Decodable {
             var description: String?
             var amount: Int64?
+            var paidBy: UserID?
+            var payers: [PayerBody]?
             var split: SplitBody?
             var category: String?
         }
@@ -127,12 +158,14 @@ extension OrbitAPI {
             let id: TransactionID = try context.id("expense_id")
             let user = try context.requireUser()
             let currency = try Amounts.currency(try await services.finances.expense(id, as: user).currency)
+            let people = try await services.finances.participants(body.split?.ids ?? [], as: user)
             return Tagged(
                 try await request.underIfMatch(.entity(.expense, id.uuid)) {
                     try await services.finances.updateExpense(
                         id, description: body.description,
-                        total: try body.amount.map { try Amounts.money($0, currency: currency, field: "amount") },
-                        split: try body.split?.method(currency: currency),
+                        total: try body.amount.map { try Amounts.money($0, currency: currency, field: "amount") }, paidBy: body.paidBy,
+                        payers: try PayerBody.payers(body.payers, currency: currency),
+                        split: try body.split?.method(currency: currency, people: people),
                         category: try body.category.map { try ExpenseCategory.parse($0, field: "category") }, as: user
                     )
                 }

@@ -258,26 +258,10 @@ package struct ChoreService: Sendable {
         throw ServiceError.forbidden(rule: "people act for themselves; a parent for their own child, an admin for any child")
     }
 
-    /// Which of users and family members each id is (as the actor sees them: co-members and
-    /// their family members); an unknown id is refused, naming it.
+    /// Which of users and family members each id is; an unknown id is refused, naming it.
     func resolve(_ ids: [UUID], on connection: PostgresConnection) async throws -> [Holder] {
-        let unique = Array(Set(ids))
-        let rows = try await connection.query(
-            """
-            SELECT id, 'user' AS kind FROM users WHERE id = ANY(\(unique))
-            UNION ALL SELECT id, 'family_member' FROM family_members WHERE id = ANY(\(unique))
-            """)
-        var found: [UUID: Holder] = [:]
-        for row in rows {
-            let (id, kind) = try row.decode((UUID, String).self)
-            found[id] = kind == "user" ? .user(UserID(id)) : .familyMember(FamilyMemberID(id))
-        }
-        return try unique.sorted { $0.uuidString < $1.uuidString }.map { id in
-            guard let holder = found[id] else {
-                throw ServiceError.conflict(field: "assignees", reason: "\(id) is neither a member nor a family member of one")
-            }
-            return holder
-        }
+        let found = try await runner.holders(ids, field: "assignees", on: connection)
+        return Array(Set(ids)).sorted { $0.uuidString < $1.uuidString }.compactMap { found[$0] }
     }
 
     // MARK: - Occurrences

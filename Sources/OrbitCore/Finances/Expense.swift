@@ -10,23 +10,33 @@ package typealias SplitID = Identifier<SplitTag>
 package typealias DuesID = Identifier<DuesTag>
 package typealias DuesPaymentID = Identifier<DuesPaymentTag>
 
-/// One person's part of a transaction (spec: Splits). Amounts are minor units.
+/// One person's part of a transaction (spec: Splits). Amounts are minor units. A share "for"
+/// a family member (a child) is owed by their guardian, `userID`.
 package struct Split: Sendable, Codable, Equatable {
     package var id: SplitID
     package var userID: UserID
+    /// The family member the share is for, and their name; nil for the user's own share.
+    package var familyMemberID: FamilyMemberID?
+    package var familyMemberName: String?
     package var amount: Int64
     package var isSettled: Bool
     package var settledAt: Date?
     package var settledVia: String?
 
     enum CodingKeys: String, CodingKey {
-        case id, userID = "user_id", amount, isSettled = "is_settled", settledAt = "settled_at", settledVia = "settled_via"
+        case id, userID = "user_id", familyMemberID = "family_member_id", familyMemberName = "for", amount, isSettled = "is_settled"
+        case settledAt = "settled_at", settledVia = "settled_via"
     }
+
+    /// Who the share is for: the family member, or the user.
+    package var participant: Holder { familyMemberID.map(Holder.familyMember) ?? .user(userID) }
 
     package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)
         try container.encode(userID, forKey: .userID)
+        try container.encode(familyMemberID, forKey: .familyMemberID)
+        try container.encode(familyMemberName, forKey: .familyMemberName)
         try container.encode(amount, forKey: .amount)
         try container.encode(isSettled, forKey: .isSettled)
         try container.encode(settledAt, forKey: .settledAt)
@@ -39,23 +49,26 @@ extension Split {
     init(row: PostgresRow) throws {
         id = try row.decode("id")
         userID = try row.decode("user_id")
+        familyMemberID = try row.decode("family_member_id")
+        familyMemberName = try row.decode("family_member_name")
         amount = Int64(try row.decode("amount", as: Int32.self))
         isSettled = try row.decode("is_settled")
         settledAt = try row.decode("settled_at")
         settledVia = try row.decode("settled_via")
     }
+}
 
-    /// The split of a row of `FinanceService.splitResultColumns` beside its transaction's
-    /// columns; nil for a transaction without splits.
-    init?(resultRow row: PostgresRow) throws {
-        guard let id = try row.decode("split_id", as: SplitID?.self) else { return nil }
-        self.id = id
-        userID = try row.decode("split_user_id")
-        amount = Int64(try row.decode("split_amount", as: Int32.self))
-        isSettled = try row.decode("split_is_settled")
-        settledAt = try row.decode("split_settled_at")
-        settledVia = try row.decode("split_settled_via")
+/// Who paid how much of an expense paid by several people (`Expense.payers`).
+package struct Payer: Sendable, Codable, Equatable {
+    package var userID: UserID
+    package var amount: Int64
+
+    package init(userID: UserID, amount: Int64) {
+        self.userID = userID
+        self.amount = amount
     }
+
+    enum CodingKeys: String, CodingKey { case userID = "user_id", amount }
 }
 
 /// An expense or a settlement (spec: Transactions) with its splits.
@@ -74,12 +87,15 @@ package struct Expense: Sendable, Codable, Equatable {
     package var transactionDate: CivilDate
     package var createdAt: Date
     package var updatedAt: Date
+    /// Who paid it: `paidBy` alone for the whole total, or several payers whose amounts add up
+    /// to it (`paidBy` one of them).
+    package var payers: [Payer]
     package var splits: [Split]
 
     enum CodingKeys: String, CodingKey {
         case id, communityID = "community_id", createdBy = "created_by", type, description, totalAmount = "total_amount", currency
         case paidBy = "paid_by", category, receiptURL = "receipt_url", linkedEventID = "linked_event_id", transactionDate = "transaction_date"
-        case createdAt = "created_at", updatedAt = "updated_at", splits
+        case createdAt = "created_at", updatedAt = "updated_at", payers, splits
     }
 
     static let columns = """
@@ -87,7 +103,8 @@ package struct Expense: Sendable, Codable, Equatable {
         receipt_url, linked_event_id, transaction_date, created_at, updated_at
         """
 
-    init(row: PostgresRow, splits: [Split]) throws {
+    /// - Parameter payers: its payer rows; none when `paid_by` paid it all.
+    init(row: PostgresRow, payers: [Payer], splits: [Split]) throws {
         id = try row.decode("id")
         communityID = try row.decode("community_id")
         createdBy = try row.decode("created_by")
@@ -102,6 +119,7 @@ package struct Expense: Sendable, Codable, Equatable {
         transactionDate = try row.decode("transaction_date")
         createdAt = try row.decode("created_at")
         updatedAt = try row.decode("updated_at")
+        self.payers = payers.isEmpty ? [Payer(userID: paidBy, amount: totalAmount)] : payers
         self.splits = splits
     }
 
@@ -121,6 +139,7 @@ package struct Expense: Sendable, Codable, Equatable {
         try container.encode(transactionDate, forKey: .transactionDate)
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(updatedAt, forKey: .updatedAt)
+        try container.encode(payers, forKey: .payers)
         try container.encode(splits, forKey: .splits)
     }
 }

@@ -13,7 +13,7 @@ extension FinanceService {
         let method = try method.map { try Validate.text($0, field: "method", limit: 40) }
         let entry = NewTransaction(
             community: community, type: .settlement, description: "Settlement" + (method.map { " (\($0))" } ?? ""), total: total, paidBy: from,
-            category: .other, date: nil, splits: [(to, total.minorUnits)])
+            category: .other, date: nil, splits: [(.user(to), total.minorUnits)])
         return try await runner.asUser(actor) { connection in
             // Either party may record it; anyone else in the community must be an admin.
             if let settlement = try await insert(entry, as: actor, adminOnly: actor != from && actor != to, on: connection) {
@@ -52,12 +52,16 @@ extension FinanceService {
                 WHERE id = (SELECT transaction_id FROM splits WHERE id = \(id)) AND deleted_at IS NULL
                 """,
                 """
-                SELECT \(unescaped: Self.splitColumns) FROM splits
+                SELECT \(unescaped: Self.splitColumns) FROM \(unescaped: Self.splitSource)
+                WHERE s.transaction_id = (SELECT transaction_id FROM splits WHERE id = \(id)) ORDER BY \(unescaped: Self.splitOrder)
+                """,
+                """
+                SELECT transaction_id, user_id, amount FROM transaction_payers
                 WHERE transaction_id = (SELECT transaction_id FROM splits WHERE id = \(id)) ORDER BY user_id
                 """,
             ])
             if results[0].affectedRows == 1, let row = results[1].first {
-                return try Expense(row: row, splits: try results[2].map(Split.init(row:)))
+                return try Expense(row: row, payers: try results[3].map(Payer.init(row:)), splits: try results[2].map(Split.init(row:)))
             }
             // Nothing was written: say why.
             guard

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import OrbitPostgres
 
 /// Shared money (spec: Transactions, Splits, Balances): expenses split among members,
@@ -12,26 +12,32 @@ package struct FinanceService: Sendable {
         self.runner = runner
     }
 
-    /// Adds an expense paid by `paidBy` and split among members (any member may add one).
+    /// Adds an expense paid by `paidBy`, or by several `payers`, and split among members and
+    /// their family members (any member may add one).
     /// - Parameters:
     ///   - total: what was paid, more than zero.
+    ///   - payers: who paid how much, when several did: positive amounts adding up to `total`.
+    ///     `paidBy` must be one of them; the largest payer is the main one otherwise.
     ///   - date: the day it was spent; today in the community's time zone when nil.
     package func addExpense(
-        in community: CommunityID, description: String, total: Money, paidBy: UserID, split: SplitMethod, date: CivilDate? = nil,
-        category: ExpenseCategory = .other, receiptURL: String? = nil, linkedEvent: EventID? = nil, as actor: UserID
+        in community: CommunityID, description: String, total: Money, paidBy: UserID? = nil, payers: [UserID: Int64]? = nil,
+        split: SplitMethod, date: CivilDate? = nil, category: ExpenseCategory = .other, receiptURL: String? = nil,
+        linkedEvent: EventID? = nil, as actor: UserID
     ) async throws -> Expense {
         let description = try Validate.text(description, field: "description", limit: 500)
         try total.requirePositive()
+        let paying = try Payers.resolve(payers, paidBy: paidBy ?? actor, total: total.minorUnits, namedPaidBy: paidBy != nil)
         let splits = try SplitCalculator.splits(of: total.minorUnits, split)
         let receiptURL = try Validate.url(receiptURL, field: "receipt_url")
         let entry = NewTransaction(
-            community: community, type: .expense, description: description, total: total, paidBy: paidBy, category: category,
-            receiptURL: receiptURL, linkedEvent: linkedEvent, date: date, splits: splits)
+            community: community, type: .expense, description: description, total: total, paidBy: paying.paidBy, payers: paying.rows,
+            category: category, receiptURL: receiptURL, linkedEvent: linkedEvent, date: date, splits: splits)
         return try await runner.asUser(actor) { connection in
             if let expense = try await insert(entry, as: actor, adminOnly: false, on: connection) { return expense }
             // Nothing was written: the checks the statement holds say why.
             try await runner.requireMember(actor, of: community, on: connection)
             try await runner.requireActiveMembers(entry.people, of: community, on: connection)
+            try await requireFamilyOfMembers(entry.familyMembers, of: community, on: connection)
             throw ServiceError.changedMeanwhile
         }
     }
@@ -43,26 +49,36 @@ package struct FinanceService: Sendable {
         var description: String
         var total: Money
         var paidBy: UserID
+        /// Payer rows: empty when `paidBy` paid it all.
+        var payers: [Payer] = []
         var category: ExpenseCategory
         var receiptURL: String?
         var linkedEvent: EventID?
         /// Nil: today in the community's time zone, by the services' clock.
         var date: CivilDate?
-        var splits: [(user: UserID, amount: Int64)]
+        var splits: [(participant: Holder, amount: Int64)]
 
-        /// Everyone the transaction names, once each.
-        var people: [UserID] { Array(Set([paidBy] + splits.map(\.user))).sorted() }
+        /// Every user the transaction names, once each (family members' guardians are checked
+        /// through `familyMembers`).
+        var people: [UserID] { Array(Set([paidBy] + payers.map(\.userID) + splits.compactMap(\.participant.userID))).sorted() }
+        var familyMembers: [FamilyMemberID] { splits.compactMap(\.participant.familyMemberID).sorted() }
+        var userShares: [(user: UserID, amount: Int64)] { splits.compactMap { split in split.participant.userID.map { ($0, split.amount) } } }
+        var familyShares: [(member: FamilyMemberID, amount: Int64)] {
+            splits.compactMap { split in split.participant.familyMemberID.map { ($0, split.amount) } }
+        }
     }
 
-    /// Writes `entry` and its splits in one statement, and returns it, if the acting user is an
-    /// active member of the community (an admin, with `adminOnly`) and everyone it names is an
-    /// active member too; nil, with nothing written, otherwise. Its date, when not given, is
-    /// today in the community's time zone (`orbit.civil_date` with the services' clock). The
-    /// database still checks the rest: row-level security, payer and split users members, and
-    /// at COMMIT that the splits add up to the total.
+    /// Writes `entry`, its splits and its payers in one statement, and returns it, if the acting
+    /// user is an active member of the community (an admin, with `adminOnly`), everyone it names
+    /// is an active member too, and each family member it names belongs to one; nil, with
+    /// nothing written, otherwise. Its date, when not given, is today in the community's time
+    /// zone (`orbit.civil_date` with the services' clock). The database still checks the rest:
+    /// row-level security, payer and split users members, a family member's share owed by their
+    /// guardian, and at COMMIT that the splits and the payers add up to the total.
     func insert(_ entry: NewTransaction, as actor: UserID, adminOnly: Bool, on connection: PostgresConnection) async throws -> Expense? {
         let id = TransactionID.random()
         let people = entry.people
+        let family = entry.familyMembers
         let rows = try await connection.query(
             """
             WITH allowed AS (
@@ -71,6 +87,9 @@ package struct FinanceService: Sendable {
                 WHERE c.id = \(entry.community) AND (NOT \(adminOnly) OR actor.role = 'admin')
                   AND (SELECT count(*) FROM members m WHERE m.community_id = c.id AND m.left_at IS NULL AND m.user_id = ANY(\(people.map(\.uuid))))
                       = \(people.count)
+                  AND (SELECT count(*) FROM family_members f
+                       JOIN members m ON m.community_id = c.id AND m.user_id = f.user_id AND m.left_at IS NULL
+                       WHERE f.id = ANY(\(family.map(\.uuid)))) = \(family.count)
             ),
             t AS (
                 INSERT INTO transactions (id, community_id, created_by, type, description, total_amount, currency, paid_by, category,
@@ -82,31 +101,62 @@ package struct FinanceService: Sendable {
                 RETURNING \(unescaped: Expense.columns)
             ),
             s AS (
-                INSERT INTO splits (transaction_id, community_id, user_id, amount)
-                SELECT t.id, t.community_id, x.user_id, x.amount
-                FROM t, unnest(\(entry.splits.map(\.user.uuid)), \(entry.splits.map { Int32($0.amount) })) AS x (user_id, amount)
-                RETURNING \(unescaped: Self.splitColumns)
+                INSERT INTO splits (transaction_id, community_id, user_id, family_member_id, amount)
+                SELECT t.id, t.community_id, x.user_id, NULL, x.amount
+                FROM t, unnest(\(entry.userShares.map(\.user.uuid)), \(entry.userShares.map { Int32($0.amount) })) AS x (user_id, amount)
+                UNION ALL
+                SELECT t.id, t.community_id, f.user_id, f.id, x.amount
+                FROM t, unnest(\(entry.familyShares.map(\.member.uuid)), \(entry.familyShares.map { Int32($0.amount) })) AS x (id, amount)
+                JOIN family_members f ON f.id = x.id
+                RETURNING id, user_id, family_member_id, amount, is_settled, settled_at, settled_via
+            ),
+            p AS (
+                INSERT INTO transaction_payers (transaction_id, community_id, user_id, amount)
+                SELECT t.id, t.community_id, y.user_id, y.amount
+                FROM t, unnest(\(entry.payers.map(\.userID.uuid)), \(entry.payers.map { Int32($0.amount) })) AS y (user_id, amount)
+                RETURNING user_id, amount
             )
-            SELECT t.*, \(unescaped: Self.splitResultColumns) FROM t LEFT JOIN s ON true ORDER BY s.user_id
+            SELECT t.*, s.id AS split_id, s.user_id AS split_user_id, s.family_member_id AS split_family_member_id,
+                f.name AS split_family_member_name, s.amount AS split_amount, s.is_settled AS split_is_settled,
+                s.settled_at AS split_settled_at, s.settled_via AS split_settled_via,
+                (SELECT array_agg(p.user_id ORDER BY p.user_id) FROM p) AS payer_ids,
+                (SELECT array_agg(p.amount ORDER BY p.user_id) FROM p) AS payer_amounts
+            FROM t LEFT JOIN s ON true LEFT JOIN family_members f ON f.id = s.family_member_id
+            ORDER BY s.user_id, s.family_member_id NULLS FIRST
             """
         )
         guard let first = rows.first else { return nil }
-        return try Expense(row: first, splits: try rows.compactMap(Split.init(resultRow:)))
+        let payerIDs = try first.decode("payer_ids", as: [UUID]?.self) ?? []
+        let payerAmounts = try first.decode("payer_amounts", as: [Int32]?.self) ?? []
+        let splits = try rows.compactMap { row -> Split? in
+            guard let id = try row.decode("split_id", as: SplitID?.self) else { return nil }
+            return Split(
+                id: id, userID: try row.decode("split_user_id"), familyMemberID: try row.decode("split_family_member_id"),
+                familyMemberName: try row.decode("split_family_member_name"), amount: Int64(try row.decode("split_amount", as: Int32.self)),
+                isSettled: try row.decode("split_is_settled"), settledAt: try row.decode("split_settled_at"),
+                settledVia: try row.decode("split_settled_via"))
+        }
+        return try Expense(
+            row: first, payers: zip(payerIDs, payerAmounts).map { Payer(userID: UserID($0), amount: Int64($1)) }, splits: splits)
     }
 
-    /// A split's columns, and as they come back beside their transaction's (`Split(resultRow:)`).
-    static let splitColumns = "transaction_id, id, user_id, amount, is_settled, settled_at, settled_via"
-    static let splitResultColumns = """
-        s.id AS split_id, s.user_id AS split_user_id, s.amount AS split_amount, s.is_settled AS split_is_settled,
-        s.settled_at AS split_settled_at, s.settled_via AS split_settled_via
+    /// A split's columns (`Split(row:)`), selected from `splitSource`.
+    static let splitColumns = """
+        s.transaction_id, s.id, s.user_id, s.family_member_id, f.name AS family_member_name, s.amount, s.is_settled, s.settled_at,
+        s.settled_via
         """
+    static let splitSource = "splits s LEFT JOIN family_members f ON f.id = s.family_member_id"
+    static let splitOrder = "s.user_id, s.family_member_id NULLS FIRST"
 
     /// Changes an expense (its creator or an admin); new amount or split replace the splits
-    /// atomically, checked against the total at commit.
-    /// - Parameter total: the new total, in the expense's currency.
+    /// atomically, checked against the total at commit; new payers replace the payers.
+    /// - Parameters:
+    ///   - total: the new total, in the expense's currency. An expense paid by several people
+    ///     needs its payers again with a new total (they must add up to it).
+    ///   - paidBy: a new single payer (who paid it all), or the main one among new `payers`.
     package func updateExpense(
-        _ id: TransactionID, description: String? = nil, total newTotal: Money? = nil, split: SplitMethod? = nil,
-        category: ExpenseCategory? = nil, as actor: UserID
+        _ id: TransactionID, description: String? = nil, total newTotal: Money? = nil, paidBy: UserID? = nil,
+        payers newPayers: [UserID: Int64]? = nil, split: SplitMethod? = nil, category: ExpenseCategory? = nil, as actor: UserID
     ) async throws -> Expense {
         let description = try description.map { try Validate.text($0, field: "description", limit: 500) }
         try newTotal?.requirePositive()
@@ -123,15 +173,24 @@ package struct FinanceService: Sendable {
             let currency = try Currency.parse(current.currency)
             try newTotal?.requireCurrency(currency)
             let total = newTotal ?? Money(minorUnits: current.totalAmount, currency: currency)
-            let splits: [(user: UserID, amount: Int64)]
+            let paying: Payers.Resolved?
+            if newPayers != nil || paidBy != nil {
+                paying = try Payers.resolve(
+                    newPayers, paidBy: paidBy ?? current.paidBy, total: total.minorUnits, namedPaidBy: paidBy != nil)
+            } else if newTotal != nil, current.payers.count > 1 {
+                throw ServiceError.invalidInput(
+                    field: "payers", reason: "this expense was paid by several people: give its payers again, adding up to the new total")
+            } else {
+                paying = nil
+            }
+            let splits: [(participant: Holder, amount: Int64)]?
             switch (split, newTotal) {
             case (let split?, _): splits = try SplitCalculator.splits(of: total.minorUnits, split)
             // A new total alone is split equally again among the same people.
-            case (nil, _?): splits = try SplitCalculator.splits(of: total.minorUnits, .equal(current.splits.map(\.userID)))
-            case (nil, nil): splits = current.splits.map { ($0.userID, $0.amount) }
+            case (nil, _?): splits = try SplitCalculator.splits(of: total.minorUnits, .equal(current.splits.map(\.participant)))
+            case (nil, nil): splits = nil
             }
-            return try await replace(
-                current, total: total, splits: split == nil && newTotal == nil ? nil : splits, description, category, on: connection)
+            return try await replace(current, total: total, paying: paying, splits: splits, description, category, on: connection)
         }
     }
 
@@ -147,49 +206,105 @@ package struct FinanceService: Sendable {
                     AND (m.role = 'admin' OR t.created_by = \(actor)))
             FOR UPDATE
             """,
-            "SELECT \(unescaped: Self.splitColumns) FROM splits WHERE transaction_id = \(id) ORDER BY user_id",
+            "SELECT \(unescaped: Self.splitColumns) FROM \(unescaped: Self.splitSource) WHERE s.transaction_id = \(id) ORDER BY \(unescaped: Self.splitOrder)",
+            "SELECT transaction_id, user_id, amount FROM transaction_payers WHERE transaction_id = \(id) ORDER BY user_id",
         ])
         guard let row = results[0].first else { return nil }
-        return try Expense(row: row, splits: try results[1].map(Split.init(row:)))
+        return try Expense(row: row, payers: try results[2].map(Payer.init(row:)), splits: try results[1].map(Split.init(row:)))
     }
 
-    /// Updates the transaction; `splits`, when given, replace the old ones, if every one of
-    /// their people is an active member. One round trip.
+    /// Updates the transaction; `paying`, when given, replaces its payer (and payer rows);
+    /// `splits`, when given, replace the old ones, if every one of their people is an active
+    /// member (a family member's guardian, for theirs). One round trip. paid_by changes in a
+    /// statement of its own, before the payer rows (sql/080: the journal reads paid_by).
     private func replace(
-        _ current: Expense, total: Money, splits: [(user: UserID, amount: Int64)]?, _ description: String?, _ category: ExpenseCategory?,
-        on connection: PostgresConnection
+        _ current: Expense, total: Money, paying: Payers.Resolved?, splits: [(participant: Holder, amount: Int64)]?,
+        _ description: String?, _ category: ExpenseCategory?, on connection: PostgresConnection
     ) async throws -> Expense {
         var statements: [PostgresQuery] = [
             """
             UPDATE transactions SET total_amount = \(Int32(total.minorUnits)), description = coalesce(\(description), description),
-                category = coalesce(\(category)::expense_category, category)
+                category = coalesce(\(category)::expense_category, category), paid_by = coalesce(\(paying?.paidBy), paid_by)
             WHERE id = \(current.id)
             RETURNING \(unescaped: Expense.columns)
             """
         ]
-        let people = Array(Set((splits ?? []).map(\.user))).sorted()
-        if let splits {
-            statements.append("DELETE FROM splits WHERE transaction_id = \(current.id)")
+        var checks: [(statement: Int, rows: Int)] = []
+        let entry = NewTransaction(
+            community: current.communityID, type: current.type, description: "", total: total, paidBy: paying?.paidBy ?? current.paidBy,
+            payers: paying?.rows ?? [], category: current.category, splits: splits ?? [])
+        let people = entry.people
+        let family = entry.familyMembers
+        let community = current.communityID
+        let peopleIDs = people.map(\.uuid)
+        let familyIDs = family.map(\.uuid)
+        if let paying {
+            statements.append("DELETE FROM transaction_payers WHERE transaction_id = \(current.id)")
+            checks.append((statements.count, paying.rows.count))
             statements.append(
                 """
-                INSERT INTO splits (transaction_id, community_id, user_id, amount)
-                SELECT \(current.id), \(current.communityID), x.user_id, x.amount
-                FROM unnest(\(splits.map(\.user.uuid)), \(splits.map { Int32($0.amount) })) AS x (user_id, amount)
-                WHERE (SELECT count(*) FROM members m
-                       WHERE m.community_id = \(current.communityID) AND m.left_at IS NULL AND m.user_id = ANY(\(people.map(\.uuid))))
+                INSERT INTO transaction_payers (transaction_id, community_id, user_id, amount)
+                SELECT \(current.id), \(community), y.user_id, y.amount
+                FROM unnest(\(paying.rows.map(\.userID.uuid)), \(paying.rows.map { Int32($0.amount) })) AS y (user_id, amount)
+                WHERE (SELECT count(*) FROM members m WHERE m.community_id = \(community) AND m.left_at IS NULL AND m.user_id = ANY(\(peopleIDs)))
                       = \(people.count)
                 """
             )
         }
-        statements.append("SELECT \(unescaped: Self.splitColumns) FROM splits WHERE transaction_id = \(current.id) ORDER BY user_id")
+        if let splits {
+            statements.append("DELETE FROM splits WHERE transaction_id = \(current.id)")
+            checks.append((statements.count, splits.count))
+            // Written only if everyone is an active member and each family member belongs to one.
+            statements.append(
+                """
+                WITH allowed AS (
+                    SELECT WHERE (SELECT count(*) FROM members m
+                                  WHERE m.community_id = \(community) AND m.left_at IS NULL AND m.user_id = ANY(\(peopleIDs))) = \(people.count)
+                      AND (SELECT count(*) FROM family_members f
+                           JOIN members m ON m.community_id = \(community) AND m.user_id = f.user_id AND m.left_at IS NULL
+                           WHERE f.id = ANY(\(familyIDs))) = \(family.count)
+                )
+                INSERT INTO splits (transaction_id, community_id, user_id, family_member_id, amount)
+                SELECT \(current.id), \(community), x.user_id, NULL, x.amount
+                FROM allowed, unnest(\(entry.userShares.map(\.user.uuid)), \(entry.userShares.map { Int32($0.amount) })) AS x (user_id, amount)
+                UNION ALL
+                SELECT \(current.id), \(community), f.user_id, f.id, x.amount
+                FROM allowed, unnest(\(entry.familyShares.map(\.member.uuid)), \(entry.familyShares.map { Int32($0.amount) })) AS x (id, amount)
+                JOIN family_members f ON f.id = x.id
+                """
+            )
+        }
+        statements.append(
+            "SELECT \(unescaped: Self.splitColumns) FROM \(unescaped: Self.splitSource) WHERE s.transaction_id = \(current.id) ORDER BY \(unescaped: Self.splitOrder)"
+        )
+        statements.append("SELECT transaction_id, user_id, amount FROM transaction_payers WHERE transaction_id = \(current.id) ORDER BY user_id")
         let results = try await connection.pipeline(statements)
-        if let splits, results[2].affectedRows != splits.count {
+        if checks.contains(where: { results[$0.statement].affectedRows != $0.rows }) {
             // Someone named is not an active member: say who (the transaction rolls back).
             try await runner.requireActiveMembers(people, of: current.communityID, on: connection)
+            try await requireFamilyOfMembers(family, of: current.communityID, on: connection)
             throw ServiceError.changedMeanwhile
         }
         guard let row = results[0].first else { throw ServiceError.notFound("Expense \(current.id)") }
-        return try Expense(row: row, splits: try results[results.count - 1].map(Split.init(row:)))
+        return try Expense(
+            row: row, payers: try results[results.count - 1].map(Payer.init(row:)),
+            splits: try results[results.count - 2].map(Split.init(row:)))
+    }
+
+    /// Throws unless each family member belongs to an active member of the community.
+    func requireFamilyOfMembers(_ family: [FamilyMemberID], of community: CommunityID, on connection: PostgresConnection) async throws {
+        guard !family.isEmpty else { return }
+        let found = Set(
+            try await connection.query(
+                """
+                SELECT f.id FROM family_members f
+                JOIN members m ON m.community_id = \(community) AND m.user_id = f.user_id AND m.left_at IS NULL
+                WHERE f.id = ANY(\(family.map(\.uuid)))
+                """
+            ).map { try $0.decode("id", as: FamilyMemberID.self) })
+        if let missing = Set(family).subtracting(found).sorted().first {
+            throw ServiceError.conflict(field: "family_member", reason: "\(missing) is not a family member of anyone in this community")
+        }
     }
 
     /// Deletes (soft) an expense or settlement: it no longer counts in balances.
@@ -232,7 +347,8 @@ package struct FinanceService: Sendable {
                 SELECT \(unescaped: Expense.columns), \(unescaped: Paging.micros("created_at")) AS cursor_us FROM transactions t
                 WHERE community_id = \(community) AND deleted_at IS NULL
                   AND (\(filter.member)::uuid IS NULL OR paid_by = \(filter.member)
-                       OR EXISTS (SELECT FROM splits s WHERE s.transaction_id = t.id AND s.user_id = \(filter.member)))
+                       OR EXISTS (SELECT FROM splits s WHERE s.transaction_id = t.id AND s.user_id = \(filter.member))
+                       OR EXISTS (SELECT FROM transaction_payers p WHERE p.transaction_id = t.id AND p.user_id = \(filter.member)))
                   AND (\(filter.category)::expense_category IS NULL OR category = \(filter.category)::expense_category)
                   AND (\(filter.from)::date IS NULL OR transaction_date >= \(filter.from))
                   AND (\(filter.to)::date IS NULL OR transaction_date <= \(filter.to))
@@ -242,10 +358,13 @@ package struct FinanceService: Sendable {
                 """
             )
             let shown = Array(rows.prefix(limit))
-            let splits = try await self.splits(of: try shown.map { try $0.decode("id", as: TransactionID.self) }, on: connection)
+            let details = try await details(of: try shown.map { try $0.decode("id", as: TransactionID.self) }, on: connection)
             return try Paging.page(
                 rows, limit: limit, list: "expenses",
-                item: { row in try Expense(row: row, splits: splits[try row.decode("id", as: TransactionID.self)] ?? []) },
+                item: { row in
+                    let id = try row.decode("id", as: TransactionID.self)
+                    return try Expense(row: row, payers: details.payers[id] ?? [], splits: details.splits[id] ?? [])
+                },
                 key: Paging.timeAndID
             )
         }
@@ -258,22 +377,32 @@ package struct FinanceService: Sendable {
                 "SELECT \(unescaped: Expense.columns) FROM transactions WHERE id = \(id) AND deleted_at IS NULL \(unescaped: lock ? "FOR UPDATE" : "")"
             ).first
         else { throw ServiceError.notFound("Expense \(id)") }
-        return try Expense(row: row, splits: try await splits(of: [id], on: connection)[id] ?? [])
+        let details = try await details(of: [id], on: connection)
+        return try Expense(row: row, payers: details.payers[id] ?? [], splits: details.splits[id] ?? [])
     }
 
-    /// The splits of several transactions in one query, by transaction, in user order.
-    private func splits(of ids: [TransactionID], on connection: PostgresConnection) async throws -> [TransactionID: [Split]] {
-        guard !ids.isEmpty else { return [:] }
-        var result: [TransactionID: [Split]] = [:]
-        for row in try await connection.query(
+    /// The splits (in user order, a user's own share first) and payer rows of several
+    /// transactions, in one round trip.
+    func details(
+        of ids: [TransactionID], on connection: PostgresConnection
+    ) async throws -> (splits: [TransactionID: [Split]], payers: [TransactionID: [Payer]]) {
+        guard !ids.isEmpty else { return ([:], [:]) }
+        let results = try await connection.pipeline([
             """
-            SELECT \(unescaped: Self.splitColumns) FROM splits
-            WHERE transaction_id = ANY(\(ids.map(\.uuid))) ORDER BY transaction_id, user_id
-            """
-        ) {
-            result[try row.decode("transaction_id", as: TransactionID.self), default: []].append(try Split(row: row))
+            SELECT \(unescaped: Self.splitColumns) FROM \(unescaped: Self.splitSource)
+            WHERE s.transaction_id = ANY(\(ids.map(\.uuid))) ORDER BY s.transaction_id, \(unescaped: Self.splitOrder)
+            """,
+            "SELECT transaction_id, user_id, amount FROM transaction_payers WHERE transaction_id = ANY(\(ids.map(\.uuid))) ORDER BY user_id",
+        ])
+        var splits: [TransactionID: [Split]] = [:]
+        for row in results[0] {
+            splits[try row.decode("transaction_id", as: TransactionID.self), default: []].append(try Split(row: row))
         }
-        return result
+        var payers: [TransactionID: [Payer]] = [:]
+        for row in results[1] {
+            payers[try row.decode("transaction_id", as: TransactionID.self), default: []].append(try Payer(row: row))
+        }
+        return (splits, payers)
     }
 
     func requireExpenseEditor(_ expense: Expense, _ actor: UserID, on connection: PostgresConnection) async throws {
@@ -281,5 +410,15 @@ package struct FinanceService: Sendable {
         guard role == .admin || expense.createdBy == actor else {
             throw ServiceError.forbidden(rule: "members can change only the expenses they logged")
         }
+    }
+}
+
+extension FinanceService {
+    /// Which of users and family members each id is, for a split naming either by id; an id
+    /// the acting user does not know is left out (taken as a user id, it is refused where the
+    /// expense is written, after the community's own checks).
+    package func participants(_ ids: [UUID], as actor: UserID) async throws -> [UUID: Holder] {
+        guard !ids.isEmpty else { return [:] }
+        return try await runner.asUserReading(actor) { try await runner.holders(ids, field: nil, on: $0) }
     }
 }

@@ -1,26 +1,44 @@
-/// How an expense is divided (prior art: One By Two, Settle Up).
+/// How an expense is divided (prior art: One By Two, Settle Up). Holders are members, or
+/// family members whose parent owes their share (`Holder`); the `UserID` forms name members only.
 package enum SplitMethod: Sendable, Equatable {
     /// The same share for each participant.
-    case equal([UserID])
+    case equal([Holder])
     /// Given amounts that must add up to the total exactly.
-    case exact([UserID: Int64])
+    case exact([Holder: Int64])
     /// Percentages in hundredths of a percent (`33.33%` is 3333) that must add up to 100%.
-    case percent([UserID: Int64])
+    case percent([Holder: Int64])
     /// Positive weights: a participant gets total × weight / sum of weights.
-    case shares([UserID: Int64])
+    case shares([Holder: Int64])
+
+    package static func equal(_ users: [UserID]) -> SplitMethod { .equal(users.map(Holder.user)) }
+    package static func exact(_ amounts: [UserID: Int64]) -> SplitMethod { .exact(keyed(amounts)) }
+    package static func percent(_ parts: [UserID: Int64]) -> SplitMethod { .percent(keyed(parts)) }
+    package static func shares(_ parts: [UserID: Int64]) -> SplitMethod { .shares(keyed(parts)) }
+
+    private static func keyed(_ values: [UserID: Int64]) -> [Holder: Int64] {
+        Dictionary(uniqueKeysWithValues: values.map { (Holder.user($0.key), $0.value) })
+    }
+
+    /// Everyone with a share.
+    package var participants: [Holder] {
+        switch self {
+        case .equal(let people): people
+        case .exact(let parts), .percent(let parts), .shares(let parts): Array(parts.keys)
+        }
+    }
 }
 
 /// Divides a total into splits that always add up to it exactly.
 ///
 /// Rounding rule: each participant first gets the exact share rounded down; the minor units left
 /// over go one each to the participants with the largest remainders, and among equal remainders
-/// to the smallest user ids (byte order), so the result never depends on the order in which
+/// to the smallest ids (byte order; user and family member ids alike), so the result never depends on the order in which
 /// participants were given. For an equal split that means: the first `total mod n` participants by
-/// user id pay one unit more.
+/// id pay one unit more.
 package enum SplitCalculator {
-    package static func splits(of total: Int64, _ method: SplitMethod) throws -> [(user: UserID, amount: Int64)] {
+    package static func splits(of total: Int64, _ method: SplitMethod) throws -> [(participant: Holder, amount: Int64)] {
         guard total > 0 else { throw ServiceError.invalidInput(field: "amount", reason: "must be more than zero") }
-        let weights: [(UserID, Int64)]
+        let weights: [(Holder, Int64)]
         let denominator: Int64
         switch method {
         case .equal(let users):
@@ -55,15 +73,15 @@ package enum SplitCalculator {
             denominator = parts.values.reduce(0, +)
         }
         // total ≤ 2^31 and weights ≤ 10^6 × members: products stay far below Int64.max.
-        var result = weights.map { (user: $0.0, amount: total * $0.1 / denominator, remainder: total * $0.1 % denominator) }
-        result.sort { $0.user < $1.user }
+        var result = weights.map { (participant: $0.0, amount: total * $0.1 / denominator, remainder: total * $0.1 % denominator) }
+        result.sort { $0.participant < $1.participant }
         var left = total - result.reduce(0) { $0 + $1.amount }
         let order = result.indices.sorted { result[$0].remainder != result[$1].remainder ? result[$0].remainder > result[$1].remainder : $0 < $1 }
         for index in order where left > 0 {
             result[index].amount += 1
             left -= 1
         }
-        return result.map { ($0.user, $0.amount) }
+        return result.map { ($0.participant, $0.amount) }
     }
 }
 

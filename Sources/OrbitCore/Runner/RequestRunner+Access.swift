@@ -1,3 +1,4 @@
+import Foundation
 import OrbitPostgres
 
 /// The membership checks of the permission matrix (spec, "Permission Matrix"), run in the
@@ -27,6 +28,27 @@ extension RequestRunner {
         guard try await requireMember(user, of: community, on: connection) == .admin else {
             throw ServiceError.forbidden(rule: rule)
         }
+    }
+
+    /// Which of users and family members each id is (as the actor sees them: co-members and
+    /// their family members); an unknown id is refused as a conflict on `field`, naming it, or,
+    /// without `field`, left out.
+    func holders(_ ids: [UUID], field: String?, on connection: PostgresConnection) async throws -> [UUID: Holder] {
+        let unique = Array(Set(ids))
+        let rows = try await connection.query(
+            """
+            SELECT id, 'user' AS kind FROM users WHERE id = ANY(\(unique))
+            UNION ALL SELECT id, 'family_member' FROM family_members WHERE id = ANY(\(unique))
+            """)
+        var found: [UUID: Holder] = [:]
+        for row in rows {
+            let (id, kind) = try row.decode((UUID, String).self)
+            found[id] = kind == "user" ? .user(UserID(id)) : .familyMember(FamilyMemberID(id))
+        }
+        if let field, let missing = unique.filter({ found[$0] == nil }).sorted(by: { $0.uuidString < $1.uuidString }).first {
+            throw ServiceError.conflict(field: field, reason: "\(missing) is neither a member nor a family member of one")
+        }
+        return found
     }
 
     /// Requires every one of `users` to be an active member (payers and debtors of an expense).

@@ -2,23 +2,51 @@ import ArgumentParser
 import Foundation
 import OrbitCore
 
-/// Parses `--between USER,USER` and `--parts USER=VALUE,…` (users by id or email).
-private func resolveUsers(_ list: String, _ services: OrbitServices) async throws -> [UserID] {
-    var users: [UserID] = []
-    for reference in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !reference.isEmpty {
-        users.append(try await services.users.resolve(reference))
+/// Parses `--between USER,USER` and `--parts USER=VALUE,…`: members by id or email, family
+/// members (children, whose parent owes their share) by id.
+private func resolvePeople(_ references: [String], _ services: OrbitServices, as actor: UserID) async throws -> [Holder] {
+    let found = try await services.finances.participants(references.compactMap { UUID(uuidString: $0) }, as: actor)
+    var people: [Holder] = []
+    for reference in references {
+        if let id = UUID(uuidString: reference), let person = found[id] {
+            people.append(person)
+        } else {
+            people.append(.user(try await services.users.resolve(reference)))
+        }
     }
-    return users
+    return people
 }
 
-private func resolveParts(_ list: String, _ services: OrbitServices) async throws -> [UserID: String] {
-    var parts: [UserID: String] = [:]
-    for item in list.split(separator: ",") {
+private func resolveUsers(_ list: String, _ services: OrbitServices, as actor: UserID) async throws -> [Holder] {
+    try await resolvePeople(
+        list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }, services, as: actor)
+}
+
+/// `USER=VALUE,…` pairs, in order, for `option`.
+private func pairs(_ list: String, option: String) throws -> [(String, String)] {
+    try list.split(separator: ",").map { item in
         let pair = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-        guard pair.count == 2 else { throw CommandFailure("--parts takes USER=VALUE pairs separated by commas (got \"\(item)\").") }
-        parts[try await services.users.resolve(pair[0])] = pair[1]
+        guard pair.count == 2 else { throw CommandFailure("\(option) takes USER=VALUE pairs separated by commas (got \"\(item)\").") }
+        return (pair[0], pair[1])
     }
-    return parts
+}
+
+private func resolveParts(_ list: String, _ services: OrbitServices, as actor: UserID) async throws -> [Holder: String] {
+    let given = try pairs(list, option: "--parts")
+    let people = try await resolvePeople(given.map(\.0), services, as: actor)
+    return Dictionary(zip(people, given.map(\.1)), uniquingKeysWith: { _, last in last })
+}
+
+/// `--paid-by USER` (who paid it all) or `--paid-by USER=AMOUNT,…` (several payers).
+private func resolvePayers(
+    _ text: String, currency: Currency, _ services: OrbitServices
+) async throws -> (paidBy: UserID?, payers: [UserID: Int64]?) {
+    guard text.contains("=") else { return (try await services.users.resolve(text), nil) }
+    var payers: [UserID: Int64] = [:]
+    for (reference, amount) in try pairs(text, option: "--paid-by") {
+        payers[try await services.users.resolve(reference)] = try Money(parsing: amount, currency: currency, field: "paid_by").minorUnits
+    }
+    return (nil, payers)
 }
 
 /// `orbitctl expense …`
@@ -31,7 +59,10 @@ struct ExpenseCommand: AsyncParsableCommand {
 
     struct SplitOptions: ParsableArguments {
         @Option(help: "equal, exact, percent or shares.") var split: String?
-        @Option(help: "equal: who shares it (ids or emails, comma-separated; default: every member).") var between: String?
+        @Option(
+            help:
+                "equal: who shares it (ids or emails, comma-separated; family member ids too: their parent owes their share; default: every member)."
+        ) var between: String?
         @Option(help: "exact/percent/shares: USER=VALUE,… (amounts like 12.50, percentages like 33.33, whole-number shares).")
         var parts: String?
 
@@ -41,11 +72,11 @@ struct ExpenseCommand: AsyncParsableCommand {
             switch split {
             case nil: return nil
             case "equal":
-                if let between { return .equal(try await resolveUsers(between, services)) }
+                if let between { return .equal(try await resolveUsers(between, services, as: actor)) }
                 return .equal(try await services.members.activeUserIDs(of: community, as: actor))
             case "exact", "percent", "shares":
                 guard let parts else { throw CommandFailure("--split \(split ?? "") needs --parts USER=VALUE,….") }
-                let resolved = try await resolveParts(parts, services)
+                let resolved = try await resolveParts(parts, services, as: actor)
                 if split == "exact" {
                     return .exact(try resolved.mapValues { try Money(parsing: $0, currency: currency, field: "parts", allowZero: true).minorUnits })
                 }
@@ -53,7 +84,7 @@ struct ExpenseCommand: AsyncParsableCommand {
                     // Hundredths of a percent: "33.33" is 3333, parsed exactly like an amount with two decimals.
                     return .percent(try resolved.mapValues { try Money(parsing: $0, currency: .usd, field: "parts", allowZero: true).minorUnits })
                 }
-                var weights: [UserID: Int64] = [:]
+                var weights: [Holder: Int64] = [:]
                 for (user, text) in resolved {
                     guard let weight = Int64(text) else { throw CommandFailure("Shares must be whole numbers (got \(text)).") }
                     weights[user] = weight
@@ -66,13 +97,14 @@ struct ExpenseCommand: AsyncParsableCommand {
     }
 
     struct Add: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add an expense paid by one member and split among members.")
+        static let configuration = CommandConfiguration(
+            abstract: "Add an expense paid by one member or several, split among members and their family members.")
         @OptionGroup var database: DatabaseOptions
         @Option(help: "Community id.") var community: CommunityID
         @Option(help: "What it was for.") var description: String
         @Option(help: "Total, in the currency's units (30.00).") var amount: String
         @Option(help: "ISO 4217 code.") var currency: Currency = .usd
-        @Option(help: "Who paid (id or email).") var paidBy: String
+        @Option(help: "Who paid (id or email), or several payers: USER=AMOUNT,… adding up to the total.") var paidBy: String
         @OptionGroup var split: SplitOptions
         @Option(help: "equipment, food, travel, dues or other.") var category: ExpenseCategory = .other
         @Option(help: "When it was spent (YYYY-MM-DD; default today).") var date: String?
@@ -87,9 +119,10 @@ struct ExpenseCommand: AsyncParsableCommand {
                 let acting = try await services.users.resolve(actor.actor)
                 var method = try await split.method(services, community: community, currency: currency, as: acting)
                 if method == nil { method = .equal(try await services.members.activeUserIDs(of: community, as: acting)) }
+                let paying = try await resolvePayers(paidBy, currency: currency, services)
                 return try await services.finances.addExpense(
-                    in: community, description: description, total: total, paidBy: try await services.users.resolve(paidBy),
-                    split: method ?? .equal([]), date: day, category: category, receiptURL: receiptURL, as: acting
+                    in: community, description: description, total: total, paidBy: paying.paidBy, payers: paying.payers,
+                    split: method ?? .equal([Holder]()), date: day, category: category, receiptURL: receiptURL, as: acting
                 )
             }
             if output.json { return try printJSON(expense) }
@@ -143,11 +176,17 @@ struct ExpenseCommand: AsyncParsableCommand {
             }
             if output.json { return try printJSON(found) }
             let currency = Currency(found.currency) ?? .usd
-            print("\(found.description): \(Money(minorUnits: found.totalAmount, currency: currency)) paid by \(found.paidBy)")
+            let paid = found.payers.map { "\($0.userID) (\(Money(minorUnits: $0.amount, currency: currency).decimalString))" }
+            print(
+                "\(found.description): \(Money(minorUnits: found.totalAmount, currency: currency)) paid by "
+                    + (found.payers.count > 1 ? paid.joined(separator: ", ") : found.paidBy.description))
             printTable(
-                ["USER", "AMOUNT", "SETTLED"],
+                ["USER", "FOR", "AMOUNT", "SETTLED"],
                 found.splits.map {
-                    [$0.userID.description, Money(minorUnits: $0.amount, currency: currency).decimalString, $0.isSettled ? "yes" : ""]
+                    [
+                        $0.userID.description, $0.familyMemberName ?? "", Money(minorUnits: $0.amount, currency: currency).decimalString,
+                        $0.isSettled ? "yes" : "",
+                    ]
                 }
             )
         }
@@ -163,6 +202,7 @@ struct ExpenseCommand: AsyncParsableCommand {
         @Option(help: "New description.") var description: String?
         @Option(help: "New total, in the expense's currency.") var amount: String?
         @Option(help: "New category.") var category: ExpenseCategory?
+        @Option(help: "Who paid it all (id or email), or several payers: USER=AMOUNT,… adding up to the total.") var paidBy: String?
         @OptionGroup var split: SplitOptions
         @OptionGroup var actor: ActorOptions
         @OptionGroup var output: JSONOption
@@ -174,8 +214,10 @@ struct ExpenseCommand: AsyncParsableCommand {
                 let currency = try Currency.parse(current.currency)
                 let total = try amount.map { try Money(parsing: $0, currency: currency) }
                 let method = try await split.method(services, community: current.communityID, currency: currency, as: acting)
+                let paying = try await paidBy.asyncMap { try await resolvePayers($0, currency: currency, services) }
                 return try await services.finances.updateExpense(
-                    expense, description: description, total: total, split: method, category: category, as: acting)
+                    expense, description: description, total: total, paidBy: paying?.paidBy, payers: paying?.payers, split: method,
+                    category: category, as: acting)
             }
             if output.json { return try printJSON(updated) }
             print("Updated expense \(updated.id).")

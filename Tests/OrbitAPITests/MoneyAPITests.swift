@@ -1,0 +1,56 @@
+import Foundation
+import OrbitAPI
+import OrbitCore
+import Testing
+
+@Suite("Money over HTTP: several payers, family shares")
+struct MoneyAPITests {
+    @Test("a dinner paid by two with a child's share: payers, 'for', balances; payers that do not add up are a 400")
+    func dinnerPaidByTwo() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let tim = try await harness.services.family.add(name: "Tim", as: cast.member)
+            let path = "/communities/\(cast.community)/expenses"
+            let dinner = try await harness.request(
+                .post, path, token: cast.adminToken,
+                json: [
+                    "description": "Dinner", "amount": 9000,
+                    "payers": [["user_id": cast.admin.description, "amount": 5000], ["user_id": cast.member.description, "amount": 4000]],
+                    "split": ["method": "equal", "user_ids": [cast.admin.description, cast.member.description, tim.id.description]],
+                ])
+            #expect(dinner.status == 201, "\(dinner.text)")
+            #expect(try dinner.string("paid_by") == cast.admin.description)
+            let payers = try #require(try dinner.json["payers"] as? [[String: Any]])
+            #expect(payers.compactMap { $0["amount"] as? Int }.sorted() == [4000, 5000])
+            let splits = try #require(try dinner.json["splits"] as? [[String: Any]])
+            let forTim = try #require(splits.first { $0["family_member_id"] as? String == tim.id.description })
+            #expect(forTim["for"] as? String == "Tim" && forTim["user_id"] as? String == cast.member.description)
+            #expect(splits.allSatisfy { $0["amount"] as? Int == 3000 })
+
+            let balances = try await harness.request(.get, "/communities/\(cast.community)/balances", token: cast.memberToken)
+            let byUser = Dictionary(uniqueKeysWithValues: try balances.items.map { ($0["user_id"] as? String ?? "", $0["balance"] as? Int ?? 0) })
+            #expect(byUser == [cast.admin.description: 2000, cast.member.description: -2000])
+
+            let short = try await harness.request(
+                .post, path, token: cast.adminToken,
+                json: [
+                    "description": "Dinner", "amount": 9000,
+                    "payers": [["user_id": cast.admin.description, "amount": 5000], ["user_id": cast.member.description, "amount": 3000]],
+                    "split": ["method": "equal", "user_ids": [cast.admin.description]],
+                ])
+            #expect(short.status == 400, "\(short.text)")
+            #expect(short.text.contains("payers"))
+
+            // A new amount alone is refused for an expense paid by two; with payers it is taken.
+            let id = try dinner.string("id")
+            let amountOnly = try await harness.request(.patch, "/expenses/\(id)", token: cast.adminToken, json: ["amount": 12000])
+            #expect(amountOnly.status == 400, "\(amountOnly.text)")
+            let changed = try await harness.request(
+                .patch, "/expenses/\(id)", token: cast.adminToken,
+                json: ["amount": 12000, "payers": [["user_id": cast.member.description, "amount": 12000]]])
+            #expect(changed.status == 200, "\(changed.text)")
+            #expect(try changed.string("paid_by") == cast.member.description)
+            #expect(try (changed.json["payers"] as? [[String: Any]])?.count == 1)
+        }
+    }
+}

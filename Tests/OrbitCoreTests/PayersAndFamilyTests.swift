@@ -1,0 +1,100 @@
+import Foundation
+import OrbitCore
+import OrbitPostgres
+import OrbitTestSupport
+import Testing
+
+@Suite("Expenses paid by several people, and shares for family members")
+struct PayersAndFamilyTests {
+    private func balance(_ services: OrbitServices, _ cast: Cast, _ user: UserID) async throws -> Int64 {
+        try await services.finances.balances(in: cast.community, as: cast.member).first { $0.userID == user }?.balance ?? 0
+    }
+
+    @Test("a dinner paid by two: each payer is credited what they paid; shares as usual; wrong payers are refused")
+    func severalPayers() async throws {
+        try await withServices { services, _ in
+            let cast = try await Cast.make(services)
+            let third = try await services.users.create(email: "t@example.com", displayName: "Third").id
+            _ = try await services.members.add(third, to: cast.community, as: cast.admin)
+            let people = [cast.admin, cast.member, third]
+            let dinner = try await services.finances.addExpense(
+                in: cast.community, description: "Dinner", total: try dollars("100.00"), payers: [cast.admin: 6000, cast.member: 4000],
+                split: .equal(people), as: third)
+            #expect(dinner.paidBy == cast.admin)  // who paid most
+            #expect(
+                dinner.payers == [Payer(userID: cast.admin, amount: 6000), Payer(userID: cast.member, amount: 4000)].sorted { $0.userID < $1.userID })
+            let share = Dictionary(uniqueKeysWithValues: dinner.splits.map { ($0.userID, $0.amount) })
+            #expect(try await balance(services, cast, cast.admin) == 6000 - share[cast.admin]!)
+            #expect(try await balance(services, cast, cast.member) == 4000 - share[cast.member]!)
+            #expect(try await balance(services, cast, third) == -share[third]!)
+            #expect(try await services.finances.expense(dinner.id, as: third) == dinner)
+            let listed = try await services.finances.expenses(in: cast.community, filter: ExpenseFilter(member: cast.member), as: third)
+            #expect(listed.items.map(\.id) == [dinner.id])
+
+            // Refused, with nothing written: amounts that do not add up, a paid_by who did not pay, a non-member.
+            await #expect(throws: ServiceError.invalidInput(field: "payers", reason: "add up to 9000 minor units, not the total 10000")) {
+                try await services.finances.addExpense(
+                    in: cast.community, description: "X", total: try dollars("100.00"), payers: [cast.admin: 5000, cast.member: 4000],
+                    split: .equal(people), as: third)
+            }
+            await #expect(throws: ServiceError.invalidInput(field: "paid_by", reason: "must be one of the payers")) {
+                try await services.finances.addExpense(
+                    in: cast.community, description: "X", total: try dollars("100.00"), paidBy: third,
+                    payers: [cast.admin: 5000, cast.member: 5000], split: .equal(people), as: third)
+            }
+            await #expect(throws: ServiceError.self) {
+                try await services.finances.addExpense(
+                    in: cast.community, description: "X", total: try dollars("100.00"), payers: [cast.admin: 5000, cast.outsider: 5000],
+                    split: .equal(people), as: third)
+            }
+            #expect(try await services.finances.expenses(in: cast.community, as: third).items.count == 1)
+
+            // A new total needs the payers again; new payers replace them; one payer is paid_by alone.
+            await #expect(throws: ServiceError.self) {
+                try await services.finances.updateExpense(dinner.id, total: try dollars("120.00"), as: cast.admin)
+            }
+            let more = try await services.finances.updateExpense(
+                dinner.id, total: try dollars("120.00"), payers: [cast.member: 2000, third: 10000], as: cast.admin)
+            #expect(more.paidBy == third && more.payers.map(\.amount).reduce(0, +) == 12000)
+            let newShare = Dictionary(uniqueKeysWithValues: more.splits.map { ($0.userID, $0.amount) })
+            #expect(try await balance(services, cast, cast.admin) == -newShare[cast.admin]!)
+            #expect(try await balance(services, cast, third) == 10000 - newShare[third]!)
+            let alone = try await services.finances.updateExpense(dinner.id, paidBy: cast.member, as: cast.admin)
+            #expect(alone.payers == [Payer(userID: cast.member, amount: 12000)])
+            #expect(try await balance(services, cast, cast.member) == 12000 - newShare[cast.member]!)
+            let all = try await services.finances.balances(in: cast.community, as: cast.member)
+            #expect(all.map(\.balance).reduce(0, +) == 0)
+        }
+    }
+
+    @Test("a child's share is owed by their parent and shown as theirs; a family member of no member is refused")
+    func familyShares() async throws {
+        try await withServices { services, _ in
+            let cast = try await Cast.make(services)
+            let tim = try await services.family.add(name: "Tim", as: cast.member)
+            let stray = try await services.family.add(name: "Stray", as: cast.outsider)
+            let tickets = try await services.finances.addExpense(
+                in: cast.community, description: "Zoo tickets", total: try dollars("30.00"), paidBy: cast.admin,
+                split: .equal([.user(cast.admin), .user(cast.member), .familyMember(tim.id)]), as: cast.admin)
+            let forTim = try #require(tickets.splits.first { $0.familyMemberID == tim.id })
+            #expect(forTim.userID == cast.member && forTim.familyMemberName == "Tim" && forTim.amount == 1000)
+            #expect(try await balance(services, cast, cast.member) == -2000)
+            #expect(try await services.finances.expense(tickets.id, as: cast.admin).splits == tickets.splits)
+
+            await #expect(throws: ServiceError.self) {
+                try await services.finances.addExpense(
+                    in: cast.community, description: "X", total: try dollars("10.00"), paidBy: cast.admin,
+                    split: .equal([.user(cast.admin), .familyMember(stray.id)]), as: cast.admin)
+            }
+            // Shares by weight count a child like anyone; an edit can start from what was entered.
+            let edited = try await services.finances.updateExpense(
+                tickets.id, split: .shares([.user(cast.member): 2, .familyMember(tim.id): 1]), as: cast.admin)
+            #expect(edited.splits.map(\.amount).sorted() == [1000, 2000])
+            #expect(try await balance(services, cast, cast.member) == -3000)
+            // Removing Tim leaves his share with his parent.
+            try await services.family.remove(tim.id, as: cast.member)
+            #expect(try await services.finances.expense(tickets.id, as: cast.admin).splits.allSatisfy { $0.familyMemberID == nil })
+            #expect(try await balance(services, cast, cast.member) == -3000)
+        }
+    }
+}
