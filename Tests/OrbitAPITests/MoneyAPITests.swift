@@ -53,4 +53,28 @@ struct MoneyAPITests {
             #expect(try (changed.json["payers"] as? [[String: Any]])?.count == 1)
         }
     }
+
+    @Test("an event's attendance fee: per head among who said yes, plus-ones to who brought them; nobody yes is a 409")
+    func attendanceFee() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let event = try await harness.services.events.create(
+                in: cast.community, EventDraft(title: "Away game", startsAt: Date().addingTimeInterval(86_400)), as: cast.admin)
+            let empty = try await harness.request(
+                .post, "/events/\(event.id)/attendance-fee", token: cast.adminToken, json: ["amount": 9000])
+            #expect(empty.status == 409, "\(empty.text)")
+            _ = try await harness.services.events.rsvp(event.id, status: .yes, plusOnes: 2, as: cast.member)
+            _ = try await harness.services.events.rsvp(event.id, status: .yes, as: cast.admin)
+            let fee = try await harness.request(
+                .post, "/events/\(event.id)/attendance-fee", token: cast.adminToken, json: ["amount": 9000, "currency": "EUR"])
+            #expect(fee.status == 201, "\(fee.text)")
+            #expect(try fee.string("linked_event_id") == event.id.description)
+            let splits = try #require(try fee.json["splits"] as? [[String: Any]])
+            let byUser = Dictionary(uniqueKeysWithValues: splits.map { ($0["user_id"] as? String ?? "", $0["amount"] as? Int ?? 0) })
+            #expect(byUser == [cast.member.description: 6750, cast.admin.description: 2250])
+            let outsider = try await harness.request(
+                .post, "/events/\(event.id)/attendance-fee", token: cast.outsiderToken, json: ["amount": 9000])
+            #expect(outsider.status == 404, "\(outsider.text)")
+        }
+    }
 }

@@ -97,4 +97,43 @@ struct PayersAndFamilyTests {
             #expect(try await balance(services, cast, cast.member) == -3000)
         }
     }
+
+    @Test("an away game charged to who came: per head, plus-ones and children to their parent, the event linked; weekly practice by occurrence")
+    func attendanceFees() async throws {
+        try await withServices { services, _ in
+            let cast = try await Cast.make(services)
+            let third = try await services.users.create(email: "t@example.com", displayName: "Third").id
+            _ = try await services.members.add(third, to: cast.community, as: cast.admin)
+            let tim = try await services.family.add(name: "Tim", as: cast.member)
+            let game = try await services.events.create(
+                in: cast.community, EventDraft(title: "Away game", startsAt: Date().addingTimeInterval(86_400)), as: cast.admin)
+            _ = try await services.events.rsvp(game.id, status: .yes, plusOnes: 1, as: cast.admin)  // 2 heads
+            _ = try await services.events.rsvp(game.id, status: .yes, as: cast.member)  // 1
+            _ = try await services.events.rsvp(game.id, status: .yes, familyMember: tim.id, as: cast.member)  // 1, for Tim
+            _ = try await services.events.rsvp(game.id, status: .no, as: third)
+            let bus = try await services.finances.chargeAttendees(of: game.id, total: try dollars("120.00"), as: cast.admin)
+            #expect(bus.linkedEventID == game.id && bus.description == "Away game (attendance)" && bus.paidBy == cast.admin)
+            let shares = Dictionary(uniqueKeysWithValues: bus.splits.map { ($0.participant, $0.amount) })
+            #expect(shares == [.user(cast.admin): 6000, .user(cast.member): 3000, .familyMember(tim.id): 3000])
+            #expect(try await balance(services, cast, cast.member) == -6000)
+            #expect(try await balance(services, cast, third) == 0)
+
+            // A series is charged by occurrence; an occurrence nobody came to is refused.
+            let practice = try await services.events.create(
+                in: cast.community,
+                EventDraft(title: "Practice", startsAt: Date(timeIntervalSince1970: 1_893_520_800), recurrenceRule: "FREQ=WEEKLY;COUNT=4"),
+                as: cast.admin)
+            let first = Date(timeIntervalSince1970: 1_893_520_800)
+            await #expect(throws: ServiceError.self) {
+                try await services.finances.chargeAttendees(of: practice.id, total: try dollars("10.00"), as: cast.admin)
+            }
+            await #expect(throws: ServiceError.self) {
+                try await services.finances.chargeAttendees(of: practice.id, occurrence: first, total: try dollars("10.00"), as: cast.admin)
+            }
+            _ = try await services.events.rsvp(practice.id, occurrence: first, status: .yes, as: third)
+            let hall = try await services.finances.chargeAttendees(
+                of: practice.id, occurrence: first, description: "Hall", total: try dollars("10.00"), as: cast.admin)
+            #expect(hall.splits.map(\.userID) == [third] && hall.linkedEventID != practice.id)
+        }
+    }
 }

@@ -171,6 +171,26 @@ extension OrbitAPI {
                 }
             )
         }
+        struct AttendanceFeeBody: Decodable {
+            var amount: Int64
+            var currency: String?
+            var occurrence: Date?
+            var description: String?
+            var paidBy: UserID?
+            var payers: [PayerBody]?
+            var category: String?
+        }
+        // An event's cost charged per head to who answered yes (plus-ones, children to their parent).
+        router.post("events/:event_id/attendance-fee") { request, context in
+            let body = try await request.decodeJSON(AttendanceFeeBody.self, context: context)
+            let currency = try Amounts.currency(body.currency)
+            return Created(
+                try await services.finances.chargeAttendees(
+                    of: try context.id("event_id"), occurrence: body.occurrence, description: body.description,
+                    total: try Amounts.money(body.amount, currency: currency, field: "amount"), paidBy: body.paidBy,
+                    payers: try PayerBody.payers(body.payers, currency: currency),
+                    category: try ExpenseCategory.parse(body.category ?? "other", field: "category"), as: try context.requireUser()))
+        }
         struct SettleBody: Decodable {
             var settledVia: String?
         }

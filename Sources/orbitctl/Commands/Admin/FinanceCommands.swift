@@ -100,11 +100,17 @@ struct ExpenseCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Add an expense paid by one member or several, split among members and their family members.")
         @OptionGroup var database: DatabaseOptions
-        @Option(help: "Community id.") var community: CommunityID
-        @Option(help: "What it was for.") var description: String
+        @Option(help: "Community id (not needed with --from-event).") var community: CommunityID?
+        @Option(help: "What it was for (with --from-event, default: the event's title and \"(attendance)\").") var description: String?
         @Option(help: "Total, in the currency's units (30.00).") var amount: String
         @Option(help: "ISO 4217 code.") var currency: Currency = .usd
-        @Option(help: "Who paid (id or email), or several payers: USER=AMOUNT,… adding up to the total.") var paidBy: String
+        @Option(help: "Who paid (id or email; default the acting user), or several payers: USER=AMOUNT,… adding up to the total.")
+        var paidBy: String?
+        @Option(
+            help:
+                "Charge this event's attendees: split per head among those who answered yes, plus-ones to who brought them, children to their parent."
+        ) var fromEvent: EventID?
+        @Option(help: "With --from-event for a recurring event: the occurrence's original start (RFC 3339).") var occurrence: Timestamp?
         @OptionGroup var split: SplitOptions
         @Option(help: "equipment, food, travel, dues or other.") var category: ExpenseCategory = .other
         @Option(help: "When it was spent (YYYY-MM-DD; default today).") var date: String?
@@ -112,16 +118,35 @@ struct ExpenseCommand: AsyncParsableCommand {
         @OptionGroup var actor: ActorOptions
         @OptionGroup var output: JSONOption
 
+        func validate() throws {
+            if fromEvent == nil {
+                guard community != nil else { throw ValidationError("--community is required (or --from-event).") }
+                guard description != nil else { throw ValidationError("--description is required (or --from-event).") }
+                guard occurrence == nil else { throw ValidationError("--occurrence goes with --from-event.") }
+            } else {
+                guard split.split == nil || split.split == "equal", split.between == nil, split.parts == nil else {
+                    throw ValidationError("--from-event splits per head among the attendees: leave out --between and --parts.")
+                }
+            }
+        }
+
         func run() async throws {
             let total = try Money(parsing: amount, currency: currency)
             let day = try date.map { try CivilDate.parse($0, field: "transaction_date") }
             let expense = try await withServices(database) { services in
                 let acting = try await services.users.resolve(actor.actor)
+                let paying = try await paidBy.asyncMap { try await resolvePayers($0, currency: currency, services) }
+                if let fromEvent {
+                    return try await services.finances.chargeAttendees(
+                        of: fromEvent, occurrence: occurrence?.date, description: description, total: total, paidBy: paying?.paidBy,
+                        payers: paying?.payers, category: category, as: acting)
+                }
+                // Both present (validate()).
+                guard let community, let description else { throw ValidationError("--community and --description are required.") }
                 var method = try await split.method(services, community: community, currency: currency, as: acting)
                 if method == nil { method = .equal(try await services.members.activeUserIDs(of: community, as: acting)) }
-                let paying = try await resolvePayers(paidBy, currency: currency, services)
                 return try await services.finances.addExpense(
-                    in: community, description: description, total: total, paidBy: paying.paidBy, payers: paying.payers,
+                    in: community, description: description, total: total, paidBy: paying?.paidBy, payers: paying?.payers,
                     split: method ?? .equal([Holder]()), date: day, category: category, receiptURL: receiptURL, as: acting
                 )
             }
