@@ -97,3 +97,25 @@ CREATE CONSTRAINT TRIGGER trigger_transaction_payers_sum
     AFTER INSERT OR UPDATE OF amount, user_id, transaction_id OR DELETE ON transaction_payers
     DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW EXECUTE FUNCTION orbit.check_payer_sum();
+
+-- What a transaction is, as money's history (money_activity) records it before and after a
+-- change: its fields, payers (paid_by alone when it has no payer rows) and splits. Runs as the
+-- caller: it shows what the caller may see.
+CREATE OR REPLACE FUNCTION orbit.expense_state(transaction_id uuid) RETURNS jsonb
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT jsonb_build_object(
+    'type', t.type, 'description', t.description, 'total_amount', t.total_amount, 'currency', t.currency,
+    'paid_by', t.paid_by, 'category', t.category, 'transaction_date', t.transaction_date,
+    'linked_event_id', t.linked_event_id, 'deleted', t.deleted_at IS NOT NULL,
+    'payers', coalesce(
+        (SELECT jsonb_agg(jsonb_build_object('user_id', p.user_id, 'amount', p.amount) ORDER BY p.user_id)
+         FROM public.transaction_payers p WHERE p.transaction_id = t.id),
+        jsonb_build_array(jsonb_build_object('user_id', t.paid_by, 'amount', t.total_amount))),
+    'splits', coalesce(
+        (SELECT jsonb_agg(jsonb_build_object('user_id', s.user_id, 'family_member_id', s.family_member_id, 'amount', s.amount,
+                                             'is_settled', s.is_settled) ORDER BY s.user_id, s.family_member_id NULLS FIRST)
+         FROM public.splits s WHERE s.transaction_id = t.id),
+        '[]'::jsonb))
+FROM public.transactions t WHERE t.id = expense_state.transaction_id
+$$;

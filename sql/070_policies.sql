@@ -148,6 +148,16 @@ CREATE POLICY splits_write ON splits FOR ALL TO orbit_app
     USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]))
     WITH CHECK (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
 
+-- money_activity (money's history): every member reads it; a member writes rows as themselves,
+-- and fills in `after` only of their own rows written in this very transaction.
+CREATE POLICY money_activity_select ON money_activity FOR SELECT TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+CREATE POLICY money_activity_insert ON money_activity FOR INSERT TO orbit_app
+    WITH CHECK (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND actor_id = (SELECT orbit.app_user_id()));
+CREATE POLICY money_activity_update ON money_activity FOR UPDATE TO orbit_app
+    USING (actor_id = (SELECT orbit.app_user_id()) AND created_at = now())
+    WITH CHECK (actor_id = (SELECT orbit.app_user_id()));
+
 -- transaction_payers: written with their transaction, like splits.
 CREATE POLICY transaction_payers_select ON transaction_payers FOR SELECT TO orbit_app
     USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));

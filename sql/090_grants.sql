@@ -18,7 +18,8 @@ GRANT EXECUTE ON FUNCTION
     orbit.joined_community_ids(), orbit.contact_user_ids(), orbit.can_found(uuid),
     orbit.community_allows(uuid, text), orbit.bump_count(jsonb, text, int), orbit.civil_date(timestamptz, text),
     orbit.conversation_ids(), orbit.started_conversation_ids(boolean),
-    orbit.app_child_id(), orbit.child_community_ids(), orbit.child_chore_ids(), orbit.parent_family_member_ids()
+    orbit.app_child_id(), orbit.child_community_ids(), orbit.child_chore_ids(), orbit.parent_family_member_ids(),
+    orbit.expense_state(uuid)
 TO orbit_app, orbit_admin;
 
 -- Operations a non-member must be able to perform, each checked inside the function.
@@ -30,7 +31,7 @@ GRANT EXECUTE ON FUNCTION orbit.redeem_invite(text), orbit.materialize_occurrenc
 
 GRANT SELECT ON
     users, family_members, communities, members, invites, events, rsvps, posts, reactions,
-    comments, poll_votes, transactions, splits, transaction_payers, dues, dues_payments, media, notifications,
+    comments, poll_votes, transactions, splits, transaction_payers, money_activity, dues, dues_payments, media, notifications,
     audit_log, refresh_tokens, idempotency_keys, devices, balances, orbit.balance_entries, changes,
     conversations, conversation_participants, messages,
     chores, chore_assignees, chore_completions, rewards, reward_redemptions, points_ledger, points_accounts
@@ -38,7 +39,7 @@ TO orbit_app;
 
 GRANT INSERT ON
     users, family_members, communities, members, invites, events, rsvps, posts, reactions,
-    comments, poll_votes, transactions, splits, transaction_payers, dues, dues_payments, media, notifications,
+    comments, poll_votes, transactions, splits, transaction_payers, money_activity, dues, dues_payments, media, notifications,
     audit_log, refresh_tokens, idempotency_keys, devices, conversations, conversation_participants, messages,
     chores, chore_assignees, chore_completions, rewards, reward_redemptions, points_ledger
 TO orbit_app;
@@ -53,6 +54,7 @@ GRANT UPDATE (role, nickname, notification_prefs, joined_at, invited_by, left_at
 GRANT UPDATE (type, content, media_urls, is_pinned, is_announcement, linked_event_id, poll_data, deleted_at, mentioned_user_ids)
     ON posts TO orbit_app;
 GRANT UPDATE (title) ON conversations TO orbit_app;
+GRANT UPDATE (after) ON money_activity TO orbit_app;
 GRANT UPDATE (left_at, read_position, delivered_position, muted_until) ON conversation_participants TO orbit_app;
 GRANT UPDATE (text, content_encrypted, encryption_version, edited_at, deleted_at) ON messages TO orbit_app;
 GRANT UPDATE (title, description, points, difficulty, category, due_at, recurrence_rule, recurrence_timezone, requires_approval, archived_at)

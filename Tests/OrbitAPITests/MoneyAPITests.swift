@@ -77,4 +77,28 @@ struct MoneyAPITests {
             #expect(outsider.status == 404, "\(outsider.text)")
         }
     }
+
+    @Test("money's history over HTTP: every member reads who did what, before and after")
+    func history() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let added = try await harness.request(
+                .post, "/communities/\(cast.community)/expenses", token: cast.memberToken,
+                json: ["description": "Balls", "amount": 3000, "split": ["method": "equal", "user_ids": [cast.admin.description]]])
+            #expect(added.status == 201, "\(added.text)")
+            let id = try added.string("id")
+            let edited = try await harness.request(.patch, "/expenses/\(id)", token: cast.adminToken, json: ["description": "New balls"])
+            #expect(edited.status == 200, "\(edited.text)")
+            let history = try await harness.request(.get, "/communities/\(cast.community)/money-activity?expense_id=\(id)", token: cast.memberToken)
+            #expect(history.status == 200, "\(history.text)")
+            let items = try history.items
+            #expect(items.map { $0["action"] as? String } == ["edited", "created"])
+            #expect(items.map { $0["actor_id"] as? String } == [cast.admin.description, cast.member.description])
+            #expect((items[0]["before"] as? [String: Any])?["description"] as? String == "Balls")
+            #expect((items[0]["after"] as? [String: Any])?["description"] as? String == "New balls")
+            #expect(items[1]["before"] is NSNull)
+            let outsider = try await harness.request(.get, "/communities/\(cast.community)/money-activity", token: cast.outsiderToken)
+            #expect(outsider.status == 404)
+        }
+    }
 }

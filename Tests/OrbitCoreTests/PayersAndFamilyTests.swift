@@ -136,4 +136,34 @@ struct PayersAndFamilyTests {
             #expect(hall.splits.map(\.userID) == [third] && hall.linkedEventID != practice.id)
         }
     }
+
+    @Test("money's history: creating, editing, settling and deleting are recorded with who and before/after, for every member")
+    func history() async throws {
+        try await withServices { services, _ in
+            let cast = try await Cast.make(services)
+            let lunch = try await services.finances.addExpense(
+                in: cast.community, description: "Lunch", total: try dollars("20.00"), paidBy: cast.admin,
+                split: .equal([cast.admin, cast.member]), as: cast.member)
+            _ = try await services.finances.updateExpense(lunch.id, description: "Team lunch", total: try dollars("30.00"), as: cast.admin)
+            let split = try #require(try await services.finances.expense(lunch.id, as: cast.member).splits.first { $0.userID == cast.member })
+            try await services.finances.settleSplit(split.id, via: "cash", as: cast.member)
+            try await services.finances.deleteExpense(lunch.id, as: cast.admin)
+            let settlement = try await services.finances.recordSettlement(
+                in: cast.community, from: cast.member, to: cast.admin, amount: try dollars("5.00"), as: cast.member)
+
+            let history = try await services.finances.history(in: cast.community, as: cast.member).items
+            #expect(history.map(\.action) == [.created, .deleted, .settled, .edited, .created])
+            #expect(history.map(\.actorID) == [cast.member, cast.admin, cast.member, cast.admin, cast.member])
+            #expect(history[0].entity == "settlement" && history[0].entityID == settlement.id && history[0].before == nil)
+            let edit = history[3]
+            #expect(edit.before?.description == "Lunch" && edit.before?.totalAmount == 2000)
+            #expect(edit.after?.description == "Team lunch" && edit.after?.totalAmount == 3000)
+            #expect(edit.after?.splits.map(\.amount) == [1500, 1500])
+            #expect(history[2].before?.splits.contains { $0.isSettled } == false && history[2].after?.splits.contains { $0.isSettled } == true)
+            #expect(history[1].before?.deleted == false && history[1].after?.deleted == true)
+            let one = try await services.finances.history(in: cast.community, transaction: lunch.id, limit: 2, as: cast.admin)
+            #expect(one.items.map(\.action) == [.deleted, .settled] && one.nextCursor != nil)
+            await #expect(throws: ServiceError.self) { try await services.finances.history(in: cast.community, as: cast.outsider) }
+        }
+    }
 }

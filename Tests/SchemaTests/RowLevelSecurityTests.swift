@@ -46,7 +46,7 @@ struct World {
 
     static let tables = [
         "users", "family_members", "communities", "members", "invites", "events", "rsvps", "posts", "reactions",
-        "comments", "poll_votes", "transactions", "splits", "transaction_payers", "dues", "dues_payments", "media", "notifications",
+        "comments", "poll_votes", "transactions", "splits", "transaction_payers", "money_activity", "dues", "dues_payments", "media", "notifications",
         "audit_log", "refresh_tokens", "devices", "conversations", "conversation_participants", "messages",
         "chores", "chore_assignees", "chore_completions", "rewards", "reward_redemptions", "points_ledger", "points_accounts",
     ]
@@ -175,6 +175,14 @@ struct World {
             ) {
                 add("transaction_payers", try row.decode("id", as: UUID.self), everyone)
             }
+            add(
+                "money_activity",
+                try await seed.id(
+                    """
+                    INSERT INTO money_activity (community_id, actor_id, action, entity, entity_id, after)
+                    VALUES (\(community), \(ownerID), 'created', 'expense', \(transaction), orbit.expense_state(\(transaction))) RETURNING id
+                    """
+                ), everyone)
             let dues = try await seed.id(
                 "INSERT INTO dues (community_id, name, amount, due_date, created_by) VALUES (\(community), 'Season', 5000, current_date, \(ownerID)) RETURNING id"
             )
@@ -556,6 +564,8 @@ struct RowLevelSecurityTests {
                     "INSERT INTO transaction_payers (transaction_id, community_id, user_id, amount) VALUES (\(inB?.id), \(w.communityB), \(w.id(.ab)), 1)"
             }
         ),
+        ("rewriting money's history", .a, { _ in "UPDATE money_activity SET before = NULL" }),
+        ("erasing money's history", .a, { _ in "DELETE FROM money_activity" }),
         (
             "invite by a plain member", .a2,
             { w in

@@ -227,6 +227,14 @@ extension OrbitAPI {
                 )
             )
         }
+        // Money's history, newest first: every member reads it.
+        router.get("communities/:community_id/money-activity") { request, context in
+            let limit = try request.queryInt("limit", default: 50, range: 1...200)
+            return JSON(
+                try await services.finances.history(
+                    in: try context.id("community_id"), transaction: try request.queryID("expense_id", as: TransactionID.self), limit: limit,
+                    cursor: request.query("cursor"), as: try context.requireUser()))
+        }
         router.get("communities/:community_id/balances") { _, context in
             JSON(Items(try await services.finances.balances(in: try context.id("community_id"), as: try context.requireUser())))
         }

@@ -38,7 +38,9 @@ extension FinanceService {
             // One round trip: the split marked settled, only if the actor may (an active member
             // of the expense's community who is its debtor, its payer or an admin), and the
             // expense as it is now. The reads find the transaction through the split.
+            let activity = UUID()
             let results = try await connection.pipeline([
+                Self.recordBefore(activity, .settled, transaction: nil, split: id, by: actor),
                 """
                 UPDATE splits s SET is_settled = true, settled_at = coalesce(s.settled_at, now()), settled_via = \(via)
                 FROM transactions t
@@ -47,6 +49,7 @@ extension FinanceService {
                       SELECT FROM members m WHERE m.community_id = t.community_id AND m.user_id = \(actor) AND m.left_at IS NULL
                         AND (m.role = 'admin' OR s.user_id = \(actor) OR t.paid_by = \(actor)))
                 """,
+                Self.recordAfter(activity),
                 """
                 SELECT \(unescaped: Expense.columns) FROM transactions
                 WHERE id = (SELECT transaction_id FROM splits WHERE id = \(id)) AND deleted_at IS NULL
@@ -60,8 +63,8 @@ extension FinanceService {
                 WHERE transaction_id = (SELECT transaction_id FROM splits WHERE id = \(id)) ORDER BY user_id
                 """,
             ])
-            if results[0].affectedRows == 1, let row = results[1].first {
-                return try Expense(row: row, payers: try results[3].map(Payer.init(row:)), splits: try results[2].map(Split.init(row:)))
+            if results[1].affectedRows == 1, let row = results[3].first {
+                return try Expense(row: row, payers: try results[5].map(Payer.init(row:)), splits: try results[4].map(Split.init(row:)))
             }
             // Nothing was written: say why.
             guard

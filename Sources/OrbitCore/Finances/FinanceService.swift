@@ -79,7 +79,8 @@ package struct FinanceService: Sendable {
         let id = TransactionID.random()
         let people = entry.people
         let family = entry.familyMembers
-        let rows = try await connection.query(
+        // One round trip: the transaction with its splits and payers, then its history entry.
+        let results = try await connection.pipeline([
             """
             WITH allowed AS (
                 SELECT c.settings ->> 'timezone' AS timezone FROM communities c
@@ -123,8 +124,10 @@ package struct FinanceService: Sendable {
                 (SELECT array_agg(p.amount ORDER BY p.user_id) FROM p) AS payer_amounts
             FROM t LEFT JOIN s ON true LEFT JOIN family_members f ON f.id = s.family_member_id
             ORDER BY s.user_id, s.family_member_id NULLS FIRST
-            """
-        )
+            """,
+            Self.recordCreation(of: id, by: actor),
+        ])
+        let rows = results[0]
         guard let first = rows.first else { return nil }
         let payerIDs = try first.decode("payer_ids", as: [UUID]?.self) ?? []
         let payerAmounts = try first.decode("payer_amounts", as: [Int32]?.self) ?? []
@@ -190,7 +193,7 @@ package struct FinanceService: Sendable {
             case (nil, _?): splits = try SplitCalculator.splits(of: total.minorUnits, .equal(current.splits.map(\.participant)))
             case (nil, nil): splits = nil
             }
-            return try await replace(current, total: total, paying: paying, splits: splits, description, category, on: connection)
+            return try await replace(current, total: total, paying: paying, splits: splits, description, category, as: actor, on: connection)
         }
     }
 
@@ -219,15 +222,17 @@ package struct FinanceService: Sendable {
     /// statement of its own, before the payer rows (sql/080: the journal reads paid_by).
     private func replace(
         _ current: Expense, total: Money, paying: Payers.Resolved?, splits: [(participant: Holder, amount: Int64)]?,
-        _ description: String?, _ category: ExpenseCategory?, on connection: PostgresConnection
+        _ description: String?, _ category: ExpenseCategory?, as actor: UserID, on connection: PostgresConnection
     ) async throws -> Expense {
+        let activity = UUID()
         var statements: [PostgresQuery] = [
+            Self.recordBefore(activity, .edited, transaction: current.id, by: actor),
             """
             UPDATE transactions SET total_amount = \(Int32(total.minorUnits)), description = coalesce(\(description), description),
                 category = coalesce(\(category)::expense_category, category), paid_by = coalesce(\(paying?.paidBy), paid_by)
             WHERE id = \(current.id)
             RETURNING \(unescaped: Expense.columns)
-            """
+            """,
         ]
         var checks: [(statement: Int, rows: Int)] = []
         let entry = NewTransaction(
@@ -274,6 +279,7 @@ package struct FinanceService: Sendable {
                 """
             )
         }
+        statements.append(Self.recordAfter(activity))
         statements.append(
             "SELECT \(unescaped: Self.splitColumns) FROM \(unescaped: Self.splitSource) WHERE s.transaction_id = \(current.id) ORDER BY \(unescaped: Self.splitOrder)"
         )
@@ -285,7 +291,7 @@ package struct FinanceService: Sendable {
             try await requireFamilyOfMembers(family, of: current.communityID, on: connection)
             throw ServiceError.changedMeanwhile
         }
-        guard let row = results[0].first else { throw ServiceError.notFound("Expense \(current.id)") }
+        guard let row = results[1].first else { throw ServiceError.notFound("Expense \(current.id)") }
         return try Expense(
             row: row, payers: try results[results.count - 1].map(Payer.init(row:)),
             splits: try results[results.count - 2].map(Split.init(row:)))
@@ -310,16 +316,19 @@ package struct FinanceService: Sendable {
     /// Deletes (soft) an expense or settlement: it no longer counts in balances.
     package func deleteExpense(_ id: TransactionID, as actor: UserID) async throws {
         try await runner.asUser(actor) { connection in
-            let deleted = try await connection.query(
+            let activity = UUID()
+            let results = try await connection.pipeline([
+                Self.recordBefore(activity, .deleted, transaction: id, by: actor),
                 """
                 UPDATE transactions t SET deleted_at = now()
                 WHERE t.id = \(id) AND t.deleted_at IS NULL
                   AND EXISTS (
                       SELECT FROM members m WHERE m.community_id = t.community_id AND m.user_id = \(actor) AND m.left_at IS NULL
                         AND (m.role = 'admin' OR t.created_by = \(actor)))
-                """
-            )
-            guard deleted.affectedRows == 1 else {
+                """,
+                Self.recordAfter(activity),
+            ])
+            guard results[1].affectedRows == 1 else {
                 // Nothing was deleted: the checks the statement holds say why.
                 try await requireExpenseEditor(try await expense(id, on: connection), actor, on: connection)
                 throw ServiceError.changedMeanwhile

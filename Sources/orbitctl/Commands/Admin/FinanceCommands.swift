@@ -54,7 +54,7 @@ struct ExpenseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "expense",
         abstract: "Shared expenses and how they are split.",
-        subcommands: [Add.self, List.self, Show.self, Update.self, Delete.self, ExpenseSettleSplitCommand.self]
+        subcommands: [Add.self, List.self, Show.self, Update.self, Delete.self, ExpenseSettleSplitCommand.self, History.self]
     )
 
     struct SplitOptions: ParsableArguments {
@@ -246,6 +246,36 @@ struct ExpenseCommand: AsyncParsableCommand {
             }
             if output.json { return try printJSON(updated) }
             print("Updated expense \(updated.id).")
+        }
+    }
+
+    struct History: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Money's history: who created, edited, settled or deleted which expense or settlement, newest first.")
+        @OptionGroup var database: DatabaseOptions
+        @Option(help: "Community id.") var community: CommunityID
+        @Option(help: "Only this expense's or settlement's.") var expense: TransactionID?
+        @OptionGroup var page: PageOptions
+        @OptionGroup var actor: ActorOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let history = try await withServices(database) { services in
+                try await services.finances.history(
+                    in: community, transaction: expense, limit: page.limit, cursor: page.cursor, as: try await services.users.resolve(actor.actor))
+            }
+            if output.json { return try printJSON(history) }
+            func show(_ state: ExpenseState?) -> String {
+                guard let state else { return "" }
+                let amount = Money(minorUnits: state.totalAmount, currency: Currency(state.currency) ?? .usd)
+                return state.deleted ? "(deleted)" : "\(state.description), \(amount)"
+            }
+            printPage(history, ["WHEN", "WHO", "WHAT", "ID", "BEFORE", "AFTER"]) {
+                [
+                    $0.createdAt.formatted(.iso8601), $0.actorID?.description ?? "", "\($0.action.rawValue) \($0.entity)", $0.entityID.description,
+                    show($0.before), show($0.after),
+                ]
+            }
         }
     }
 
