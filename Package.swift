@@ -29,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
+        .package(url: "https://github.com/yaslab/CSV.swift.git", from: "2.5.2"),
     ],
     targets: [
         // libpq, the PostgreSQL C client library, as a system library (Debian: libpq-dev).
@@ -68,7 +69,9 @@ let package = Package(
         // over the shared RequestRunner that enforces the permission matrix. Used by orbitctl and the API.
         .target(
             name: "OrbitCore",
-            dependencies: ["OrbitPostgres", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "OrbitPostgres", .product(name: "Logging", package: "swift-log"), .product(name: "CSV", package: "CSV.swift"),
+            ],
             swiftSettings: swiftSettings
         ),
         // The deterministic bulk data set of `orbitctl dev seed`, `orbit-bench scale` and the tests:
@@ -184,7 +187,7 @@ let package = Package(
         ),
         .testTarget(
             name: "OrbitCoreTests",
-            dependencies: ["OrbitCore", "OrbitFuzzTargets", "OrbitPostgres", "OrbitTestSupport"],
+            dependencies: ["OrbitCore", "OrbitFuzzTargets", "OrbitPostgres", "OrbitTestSupport", .product(name: "CSV", package: "CSV.swift")],
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),

@@ -101,4 +101,27 @@ struct MoneyAPITests {
             #expect(outsider.status == 404)
         }
     }
+
+    @Test("the export over HTTP: CSV with CRLF and a header by default, JSON on request, a bad format is a 400")
+    func export() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let added = try await harness.request(
+                .post, "/communities/\(cast.community)/expenses", token: cast.memberToken,
+                json: ["description": "Balls, new", "amount": 3050, "split": ["method": "equal", "user_ids": [cast.admin.description]]])
+            #expect(added.status == 201, "\(added.text)")
+            let csv = try await harness.request(.get, "/communities/\(cast.community)/export", token: cast.memberToken)
+            #expect(csv.status == 200)
+            #expect(csv.headers[.contentType]?.hasPrefix("text/csv") == true)
+            #expect(csv.text.hasPrefix("record,id,parent_id,date,"))
+            #expect(csv.text.contains("\"Balls, new\",") && csv.text.contains(",30.50,USD,"))
+            #expect(csv.text.components(separatedBy: "\r\n").count == 4)  // header, expense, split, and the end
+            let json = try await harness.request(.get, "/communities/\(cast.community)/export?format=json", token: cast.memberToken)
+            #expect(try (json.json["rows"] as? [[String: Any]])?.map { $0["record"] as? String } == ["expense", "split"])
+            let bad = try await harness.request(.get, "/communities/\(cast.community)/export?format=xlsx", token: cast.memberToken)
+            #expect(bad.status == 400)
+            let outsider = try await harness.request(.get, "/communities/\(cast.community)/export", token: cast.outsiderToken)
+            #expect(outsider.status == 404)
+        }
+    }
 }
