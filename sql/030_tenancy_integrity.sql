@@ -142,8 +142,9 @@ CREATE TRIGGER trigger_poll_votes_fixed BEFORE UPDATE ON poll_votes FOR EACH ROW
     EXECUTE FUNCTION orbit.reject_reparenting('post_id, user_id or community_id');
 DROP TRIGGER IF EXISTS trigger_transactions_fixed ON transactions;
 CREATE TRIGGER trigger_transactions_fixed BEFORE UPDATE ON transactions FOR EACH ROW
-    WHEN (NEW.community_id IS DISTINCT FROM OLD.community_id)
-    EXECUTE FUNCTION orbit.reject_reparenting('community_id');
+    WHEN (NEW.community_id IS DISTINCT FROM OLD.community_id OR NEW.recurring_charge_id IS DISTINCT FROM OLD.recurring_charge_id
+          OR NEW.occurrence_on IS DISTINCT FROM OLD.occurrence_on)
+    EXECUTE FUNCTION orbit.reject_reparenting('community_id, recurring_charge_id or occurrence_on');
 DROP TRIGGER IF EXISTS trigger_splits_fixed ON splits;
 CREATE TRIGGER trigger_splits_fixed BEFORE UPDATE ON splits FOR EACH ROW
     WHEN (NEW.community_id IS DISTINCT FROM OLD.community_id OR NEW.transaction_id IS DISTINCT FROM OLD.transaction_id)
@@ -154,8 +155,15 @@ CREATE TRIGGER trigger_transaction_payers_fixed BEFORE UPDATE ON transaction_pay
     EXECUTE FUNCTION orbit.reject_reparenting('transaction_id or community_id');
 DROP TRIGGER IF EXISTS trigger_dues_fixed ON dues;
 CREATE TRIGGER trigger_dues_fixed BEFORE UPDATE ON dues FOR EACH ROW
-    WHEN (NEW.community_id IS DISTINCT FROM OLD.community_id)
-    EXECUTE FUNCTION orbit.reject_reparenting('community_id');
+    WHEN (NEW.community_id IS DISTINCT FROM OLD.community_id OR NEW.recurring_charge_id IS DISTINCT FROM OLD.recurring_charge_id
+          OR NEW.occurrence_on IS DISTINCT FROM OLD.occurrence_on)
+    EXECUTE FUNCTION orbit.reject_reparenting('community_id, recurring_charge_id or occurrence_on');
+-- A recurring charge stays in its community, of its kind, with its creator and first day.
+DROP TRIGGER IF EXISTS trigger_recurring_charges_fixed ON recurring_charges;
+CREATE TRIGGER trigger_recurring_charges_fixed BEFORE UPDATE ON recurring_charges FOR EACH ROW
+    WHEN (NEW.community_id IS DISTINCT FROM OLD.community_id OR NEW.kind IS DISTINCT FROM OLD.kind
+          OR NEW.created_by IS DISTINCT FROM OLD.created_by OR NEW.starts_on IS DISTINCT FROM OLD.starts_on)
+    EXECUTE FUNCTION orbit.reject_reparenting('community_id, kind, created_by or starts_on');
 DROP TRIGGER IF EXISTS trigger_dues_payments_fixed ON dues_payments;
 CREATE TRIGGER trigger_dues_payments_fixed BEFORE UPDATE ON dues_payments FOR EACH ROW
     WHEN (NEW.community_id IS DISTINCT FROM OLD.community_id OR NEW.dues_id IS DISTINCT FROM OLD.dues_id)

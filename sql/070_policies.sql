@@ -183,6 +183,21 @@ CREATE POLICY dues_payments_change ON dues_payments FOR UPDATE TO orbit_app
 CREATE POLICY dues_payments_delete ON dues_payments FOR DELETE TO orbit_app
     USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
 
+-- recurring charges: members read; a member sets up a recurring expense as themselves, an admin
+-- recurring dues; its creator (while a member) or an admin pauses, skips, resumes or ends it,
+-- dues' only an admin. Never deleted (ended instead): their occurrences point at them.
+CREATE POLICY recurring_charges_select ON recurring_charges FOR SELECT TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+CREATE POLICY recurring_charges_insert ON recurring_charges FOR INSERT TO orbit_app
+    WITH CHECK (created_by = (SELECT orbit.app_user_id())
+                AND community_id = ANY ((CASE kind WHEN 'dues' THEN (SELECT orbit.admin_community_ids())
+                                                   ELSE (SELECT orbit.member_community_ids()) END)::uuid[]));
+CREATE POLICY recurring_charges_update ON recurring_charges FOR UPDATE TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
+           OR (kind = 'expense' AND created_by = (SELECT orbit.app_user_id())
+               AND community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])))
+    WITH CHECK (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+
 -- media: members upload as themselves; the uploader or an admin removes.
 CREATE POLICY media_select ON media FOR SELECT TO orbit_app
     USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));

@@ -31,7 +31,7 @@ GRANT EXECUTE ON FUNCTION orbit.redeem_invite(text), orbit.materialize_occurrenc
 
 GRANT SELECT ON
     users, family_members, communities, members, invites, events, rsvps, posts, reactions,
-    comments, poll_votes, transactions, splits, transaction_payers, money_activity, dues, dues_payments, media, notifications,
+    comments, poll_votes, transactions, splits, transaction_payers, money_activity, recurring_charges, dues, dues_payments, media, notifications,
     audit_log, refresh_tokens, idempotency_keys, devices, balances, orbit.balance_entries, changes,
     conversations, conversation_participants, messages,
     chores, chore_assignees, chore_completions, rewards, reward_redemptions, points_ledger, points_accounts
@@ -39,7 +39,7 @@ TO orbit_app;
 
 GRANT INSERT ON
     users, family_members, communities, members, invites, events, rsvps, posts, reactions,
-    comments, poll_votes, transactions, splits, transaction_payers, money_activity, dues, dues_payments, media, notifications,
+    comments, poll_votes, transactions, splits, transaction_payers, money_activity, recurring_charges, dues, dues_payments, media, notifications,
     audit_log, refresh_tokens, idempotency_keys, devices, conversations, conversation_participants, messages,
     chores, chore_assignees, chore_completions, rewards, reward_redemptions, points_ledger
 TO orbit_app;
@@ -48,6 +48,7 @@ GRANT UPDATE ON
     users, family_members, invites, events, rsvps, reactions, comments, poll_votes,
     transactions, splits, transaction_payers, dues, dues_payments, media, notifications, refresh_tokens, idempotency_keys, devices
 TO orbit_app;
+GRANT UPDATE (next_on, skipped, status, status_reason, updated_at) ON recurring_charges TO orbit_app;
 GRANT UPDATE (name, description, icon_url, settings, subscription_status, subscription_expires_at, deleted_at)
     ON communities TO orbit_app;
 GRANT UPDATE (role, nickname, notification_prefs, joined_at, invited_by, left_at) ON members TO orbit_app;

@@ -2,8 +2,8 @@ package import Logging
 package import OrbitCore
 package import ServiceLifecycle
 
-/// Runs the scheduled jobs (`ScheduledJob.all`) every `tick` on `orbitctl serve`: reminders and
-/// delivery every tick, the balances snapshot every fifth, account deletions, retention and
+/// Runs the scheduled jobs (`ScheduledJob.all`) every `tick` on `orbitctl serve`: reminders,
+/// recurring charges and delivery every tick, the balances snapshot every fifth, account deletions, retention and
 /// expired idempotency keys every sixtieth. Every job is safe on several servers at once (see
 /// `ScheduledJob`), a failing or timed-out run is logged and tried again at its next tick, and
 /// a job never waits for another one's lock. Stops at graceful shutdown. With a `PushSignal`,

@@ -39,6 +39,7 @@ package struct OrbitServices: Sendable {
     package var media: MediaService { MediaService(runner) }
     package var finances: FinanceService { FinanceService(runner) }
     package var dues: DuesService { DuesService(runner) }
+    package var recurringCharges: RecurringChargeService { RecurringChargeService(runner) }
     package var chat: ChatService { ChatService(runner) }
     package var chores: ChoreService { ChoreService(runner) }
     package var notifications: NotificationService { NotificationService(runner) }

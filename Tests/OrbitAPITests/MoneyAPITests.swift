@@ -124,4 +124,59 @@ struct MoneyAPITests {
             #expect(outsider.status == 404)
         }
     }
+
+    @Test("recurring charges over HTTP: dues by admins, an expense by a member with its split as entered; pause, skip, resume, end")
+    func recurringCharges() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let path = "/communities/\(cast.community)/recurring-charges"
+            let refused = try await harness.request(
+                .post, path, token: cast.memberToken,
+                json: ["kind": "dues", "description": "Monthly", "amount": 2500, "recurrence_rule": "FREQ=MONTHLY"])
+            #expect(refused.status == 403, "\(refused.text)")
+            let dues = try await harness.request(
+                .post, path, token: cast.adminToken,
+                json: [
+                    "kind": "dues", "description": "Monthly", "amount": 2500, "recurrence_rule": "FREQ=MONTHLY;BYMONTHDAY=1",
+                    "starts_on": "2099-01-01",
+                ])
+            #expect(dues.status == 201, "\(dues.text)")
+            #expect(try dues.string("next_on") == "2099-01-01")
+            #expect(try dues.json["split"] is NSNull)
+            let badRule = try await harness.request(
+                .post, path, token: cast.adminToken, json: ["kind": "dues", "description": "x", "amount": 1, "recurrence_rule": "FREQ=HOURLY"])
+            #expect(badRule.status == 400 && badRule.text.contains("recurrence_rule"), "\(badRule.text)")
+            let noSplit = try await harness.request(
+                .post, path, token: cast.memberToken, json: ["kind": "expense", "description": "x", "amount": 1, "recurrence_rule": "FREQ=WEEKLY"])
+            #expect(noSplit.status == 400 && noSplit.text.contains("split"), "\(noSplit.text)")
+
+            let expense = try await harness.request(
+                .post, path, token: cast.memberToken,
+                json: [
+                    "kind": "expense", "description": "Pitch", "amount": 3000, "currency": "EUR", "recurrence_rule": "FREQ=WEEKLY",
+                    "split": ["method": "shares", "shares": [cast.admin.description: 2, cast.member.description: 1]], "category": "equipment",
+                ])
+            #expect(expense.status == 201, "\(expense.text)")
+            // Today is a day of a weekly rule starting today: the first expense exists already.
+            let split = try #require(try expense.json["split"] as? [String: Any])
+            #expect(split["method"] as? String == "shares")
+            #expect((split["parts"] as? [[String: Any]])?.compactMap { $0["value"] as? Int }.sorted() == [1, 2])
+            let id = try expense.string("id")
+            let made = try await harness.request(.get, "/communities/\(cast.community)/expenses", token: cast.memberToken)
+            #expect(try made.items.filter { $0["recurring_charge_id"] as? String == id }.count == 1)
+
+            let listed = try await harness.request(.get, path, token: cast.memberToken)
+            #expect(try listed.items.count == 2)
+            #expect(try await harness.request(.post, "/recurring-charges/\(id)/pause", token: cast.memberToken).status == 200)
+            #expect(try await harness.request(.post, "/recurring-charges/\(id)/pause", token: cast.memberToken).status == 409)
+            #expect(try await harness.request(.post, "/recurring-charges/\(id)/resume", token: cast.adminToken).status == 200)
+            let next = try await harness.request(.get, "/recurring-charges/\(id)", token: cast.memberToken).string("next_on")
+            let skip = try await harness.request(.post, "/recurring-charges/\(id)/skip", token: cast.memberToken, json: ["date": next])
+            #expect(skip.status == 200, "\(skip.text)")
+            #expect((try skip.json["skipped"] as? [String]) == [next])
+            let ended = try await harness.request(.post, "/recurring-charges/\(id)/end", token: cast.memberToken)
+            #expect(try ended.string("status") == "ended")
+            #expect(try await harness.request(.post, "/recurring-charges/\(dues.string("id"))/end", token: cast.memberToken).status == 403)
+        }
+    }
 }

@@ -46,8 +46,9 @@ struct World {
 
     static let tables = [
         "users", "family_members", "communities", "members", "invites", "events", "rsvps", "posts", "reactions",
-        "comments", "poll_votes", "transactions", "splits", "transaction_payers", "money_activity", "dues", "dues_payments", "media", "notifications",
-        "audit_log", "refresh_tokens", "devices", "conversations", "conversation_participants", "messages",
+        "comments", "poll_votes", "transactions", "splits", "transaction_payers", "money_activity", "recurring_charges", "dues", "dues_payments",
+        "media",
+        "notifications", "audit_log", "refresh_tokens", "devices", "conversations", "conversation_participants", "messages",
         "chores", "chore_assignees", "chore_completions", "rewards", "reward_redemptions", "points_ledger", "points_accounts",
     ]
 
@@ -181,6 +182,14 @@ struct World {
                     """
                     INSERT INTO money_activity (community_id, actor_id, action, entity, entity_id, after)
                     VALUES (\(community), \(ownerID), 'created', 'expense', \(transaction), orbit.expense_state(\(transaction))) RETURNING id
+                    """
+                ), everyone)
+            add(
+                "recurring_charges",
+                try await seed.id(
+                    """
+                    INSERT INTO recurring_charges (community_id, kind, description, amount, currency, recurrence_rule, starts_on, next_on, created_by)
+                    VALUES (\(community), 'dues', 'Monthly', 2500, 'USD', 'FREQ=MONTHLY', current_date, current_date, \(ownerID)) RETURNING id
                     """
                 ), everyone)
             let dues = try await seed.id(
@@ -572,6 +581,17 @@ struct RowLevelSecurityTests {
                 "INSERT INTO invites (community_id, code, created_by) VALUES (\(w.communityA), 'ZZZZZZ', \(w.id(.a2)))"
             }
         ),
+        (
+            "recurring dues set up by a plain member", .a2,
+            { w in
+                """
+                INSERT INTO recurring_charges (community_id, kind, description, amount, currency, recurrence_rule, starts_on, next_on, created_by)
+                VALUES (\(w.communityA), 'dues', 'x', 100, 'USD', 'FREQ=MONTHLY', current_date, current_date, \(w.id(.a2)))
+                """
+            }
+        ),
+        ("deleting a recurring charge", .a, { _ in "DELETE FROM recurring_charges" }),
+        ("changing what a recurring charge charges", .a, { _ in "UPDATE recurring_charges SET amount = 1" }),
         (
             "dues set up by a plain member", .a2,
             { w in

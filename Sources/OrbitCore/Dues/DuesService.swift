@@ -18,35 +18,43 @@ package struct DuesService: Sendable {
     package func create(in community: CommunityID, name: String, amount money: Money, dueDate: CivilDate, as actor: UserID) async throws -> Dues {
         let name = try Validate.text(name, field: "name", limit: 200)
         try money.requirePositive()
-        let currency = money.currency
         let id = DuesID.random()
-        let audit = try runner.auditStatement(
-            "dues.created", by: actor, community: community, target: ("dues", id.uuid),
-            metadata: ["name": name, "amount": String(money.minorUnits), "currency": currency.code], ifWritten: WrittenRow(.dues, id.uuid))
-        let notification = try NotificationService.notifyMembersStatement(
-            of: community, type: .paymentRequest, title: "Dues: \(name)", body: "\(money) due \(dueDate)",
-            data: ["dues_id": id.description, "community_id": community.description], ifWritten: WrittenRow(.dues, id.uuid))
+        let statements = try insertion(id, in: community, name: name, amount: money, dueDate: dueDate, as: actor)
         return try await runner.asUser(actor) { connection in
-            // One round trip: the dues, written only if the actor is an admin of the community,
-            // and their audit entry and notifications, written only if the dues were.
-            let results = try await connection.pipeline([
-                """
-                INSERT INTO dues (id, community_id, name, amount, currency, due_date, created_by)
-                SELECT \(id), \(community), \(name), \(Int32(money.minorUnits)), \(currency.code), \(dueDate), \(actor)
-                WHERE EXISTS (
-                    SELECT FROM members m
-                    WHERE m.community_id = \(community) AND m.user_id = \(actor) AND m.left_at IS NULL AND m.role = 'admin')
-                RETURNING \(unescaped: Dues.columns)
-                """,
-                audit,
-                notification,
-            ])
-            guard let row = results[0].first else {
+            guard let row = try await connection.pipeline(statements)[0].first else {
                 try await runner.requireAdmin(actor, of: community, rule: "only admins can set up dues", on: connection)
                 throw ServiceError.changedMeanwhile
             }
             return try Dues(row: row)
         }
+    }
+
+    /// One round trip that writes dues `id`, only if `actor` is an admin of the community, and
+    /// their audit entry and notifications, only if the dues were written; the first
+    /// statement returns the dues (no row: nothing was written).
+    /// - Parameter occurrence: the recurring charge and day these dues are the occurrence of.
+    func insertion(
+        _ id: DuesID, in community: CommunityID, name: String, amount money: Money, dueDate: CivilDate, as actor: UserID,
+        occurrence: (charge: RecurringChargeID, day: CivilDate)? = nil
+    ) throws -> [PostgresQuery] {
+        let currency = money.currency
+        return [
+            """
+            INSERT INTO dues (id, community_id, name, amount, currency, due_date, created_by, recurring_charge_id, occurrence_on)
+            SELECT \(id), \(community), \(name), \(Int32(money.minorUnits)), \(currency.code), \(dueDate), \(actor), \(occurrence?.charge),
+                \(occurrence?.day)
+            WHERE EXISTS (
+                SELECT FROM members m
+                WHERE m.community_id = \(community) AND m.user_id = \(actor) AND m.left_at IS NULL AND m.role = 'admin')
+            RETURNING \(unescaped: Dues.columns)
+            """,
+            try runner.auditStatement(
+                "dues.created", by: actor, community: community, target: ("dues", id.uuid),
+                metadata: ["name": name, "amount": String(money.minorUnits), "currency": currency.code], ifWritten: WrittenRow(.dues, id.uuid)),
+            try NotificationService.notifyMembersStatement(
+                of: community, type: .paymentRequest, title: "Dues: \(name)", body: "\(money) due \(dueDate)",
+                data: ["dues_id": id.description, "community_id": community.description], ifWritten: WrittenRow(.dues, id.uuid)),
+        ]
     }
 
     /// A community's dues, latest due date first.

@@ -85,6 +85,8 @@ package struct Expense: Sendable, Codable, Equatable {
     package var receiptURL: String?
     package var linkedEventID: EventID?
     package var transactionDate: CivilDate
+    /// The recurring expense it is an occurrence of, or nil.
+    package var recurringChargeID: RecurringChargeID?
     package var createdAt: Date
     package var updatedAt: Date
     /// Who paid it: `paidBy` alone for the whole total, or several payers whose amounts add up
@@ -95,12 +97,12 @@ package struct Expense: Sendable, Codable, Equatable {
     enum CodingKeys: String, CodingKey {
         case id, communityID = "community_id", createdBy = "created_by", type, description, totalAmount = "total_amount", currency
         case paidBy = "paid_by", category, receiptURL = "receipt_url", linkedEventID = "linked_event_id", transactionDate = "transaction_date"
-        case createdAt = "created_at", updatedAt = "updated_at", payers, splits
+        case recurringChargeID = "recurring_charge_id", createdAt = "created_at", updatedAt = "updated_at", payers, splits
     }
 
     static let columns = """
         id, community_id, created_by, type::text AS type, description, total_amount, currency, paid_by, category::text AS category,
-        receipt_url, linked_event_id, transaction_date, created_at, updated_at
+        receipt_url, linked_event_id, transaction_date, recurring_charge_id, created_at, updated_at
         """
 
     /// - Parameter payers: its payer rows; none when `paid_by` paid it all.
@@ -117,6 +119,7 @@ package struct Expense: Sendable, Codable, Equatable {
         receiptURL = try row.decode("receipt_url")
         linkedEventID = try row.decode("linked_event_id")
         transactionDate = try row.decode("transaction_date")
+        recurringChargeID = try row.decode("recurring_charge_id")
         createdAt = try row.decode("created_at")
         updatedAt = try row.decode("updated_at")
         self.payers = payers.isEmpty ? [Payer(userID: paidBy, amount: totalAmount)] : payers
@@ -137,6 +140,7 @@ package struct Expense: Sendable, Codable, Equatable {
         try container.encode(receiptURL, forKey: .receiptURL)
         try container.encode(linkedEventID, forKey: .linkedEventID)
         try container.encode(transactionDate, forKey: .transactionDate)
+        try container.encode(recurringChargeID, forKey: .recurringChargeID)
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(updatedAt, forKey: .updatedAt)
         try container.encode(payers, forKey: .payers)
@@ -190,22 +194,38 @@ package struct Dues: Sendable, Codable, Equatable {
     package var currency: String
     package var dueDate: CivilDate
     package var isActive: Bool
+    /// The recurring dues these are an occurrence of, or nil.
+    package var recurringChargeID: RecurringChargeID?
     package var createdBy: UserID
     package var createdAt: Date
 
     enum CodingKeys: String, CodingKey {
-        case id, communityID = "community_id", name, amount, currency, dueDate = "due_date", isActive = "is_active", createdBy = "created_by"
-        case createdAt = "created_at"
+        case id, communityID = "community_id", name, amount, currency, dueDate = "due_date", isActive = "is_active"
+        case recurringChargeID = "recurring_charge_id", createdBy = "created_by", createdAt = "created_at"
     }
 
-    static let columns = "id, community_id, name, amount, currency, due_date, is_active, created_by, created_at"
+    static let columns = "id, community_id, name, amount, currency, due_date, is_active, recurring_charge_id, created_by, created_at"
 
     init(row: PostgresRow) throws {
         let amount: Int32
-        (id, communityID, name, amount, currency, dueDate, isActive, createdBy, createdAt) = try row.decode(
-            (DuesID, CommunityID, String, Int32, String, CivilDate, Bool, UserID, Date).self
+        (id, communityID, name, amount, currency, dueDate, isActive, recurringChargeID, createdBy, createdAt) = try row.decode(
+            (DuesID, CommunityID, String, Int32, String, CivilDate, Bool, RecurringChargeID?, UserID, Date).self
         )
         self.amount = Int64(amount)
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(communityID, forKey: .communityID)
+        try container.encode(name, forKey: .name)
+        try container.encode(amount, forKey: .amount)
+        try container.encode(currency, forKey: .currency)
+        try container.encode(dueDate, forKey: .dueDate)
+        try container.encode(isActive, forKey: .isActive)
+        try container.encode(recurringChargeID, forKey: .recurringChargeID)
+        try container.encode(createdBy, forKey: .createdBy)
+        try container.encode(createdAt, forKey: .createdAt)
     }
 }
 

@@ -57,6 +57,8 @@ package struct FinanceService: Sendable {
         /// Nil: today in the community's time zone, by the services' clock.
         var date: CivilDate?
         var splits: [(participant: Holder, amount: Int64)]
+        /// The recurring charge and day this expense is the occurrence of (stored once: a unique key).
+        var occurrence: (charge: RecurringChargeID, day: CivilDate)?
 
         /// Every user the transaction names, once each (family members' guardians are checked
         /// through `familyMembers`).
@@ -94,10 +96,10 @@ package struct FinanceService: Sendable {
             ),
             t AS (
                 INSERT INTO transactions (id, community_id, created_by, type, description, total_amount, currency, paid_by, category,
-                    receipt_url, linked_event_id, transaction_date)
+                    receipt_url, linked_event_id, transaction_date, recurring_charge_id, occurrence_on)
                 SELECT \(id), \(entry.community), \(actor), \(entry.type)::transaction_type, \(entry.description), \(Int32(entry.total.minorUnits)),
                     \(entry.total.currency.code), \(entry.paidBy), \(entry.category)::expense_category, \(entry.receiptURL), \(entry.linkedEvent),
-                    coalesce(\(entry.date), orbit.civil_date(\(runner.now()), allowed.timezone))
+                    coalesce(\(entry.date), orbit.civil_date(\(runner.now()), allowed.timezone)), \(entry.occurrence?.charge), \(entry.occurrence?.day)
                 FROM allowed
                 RETURNING \(unescaped: Expense.columns)
             ),

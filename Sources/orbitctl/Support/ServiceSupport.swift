@@ -32,6 +32,7 @@ extension Identifier: ExpressibleByArgument {
 extension MemberRole: ExpressibleByArgument {}
 extension APNsEnvironment: ExpressibleByArgument {}
 extension PostType: ExpressibleByArgument {}
+extension RecurringCharge.Kind: ExpressibleByArgument {}
 extension ReactionType: ExpressibleByArgument {}
 extension RSVPStatus: ExpressibleByArgument {}
 extension EventCategory: ExpressibleByArgument {}

@@ -63,7 +63,7 @@ struct JobsCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Run the scheduled jobs once, as `orbitctl serve` runs them every tick.",
             discussion: """
-                Jobs: reminders, delivery, balances, accounts, retention, idempotency-keys. Any number of these
+                Jobs: reminders, recurring-charges, delivery, balances, accounts, retention, idempotency-keys. Any number of these
                 may run at once, on one machine or many: each job claims its work in the database. Delivery
                 sends pushes to APNs with the --apns-* options (as `serve` does); without them it prints one \
                 `push` line per push.
