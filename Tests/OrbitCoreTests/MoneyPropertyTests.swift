@@ -2,11 +2,14 @@ import Foundation
 import OrbitCore
 import OrbitPostgres
 import OrbitTestSupport
+import Synchronization
 import Testing
 
 /// Issue 24's property: random sequences of several payers, children's shares, attendance fees,
-/// edits, settled splits, settlements, deletions and snapshot refreshes, in two currencies,
-/// against a model kept here that knows only who paid what and who owes what.
+/// edits, settled splits, settlements, deletions, snapshot refreshes and recurring expenses run by
+/// the job as the days pass (skipped days, ended templates), in two currencies, against a model
+/// kept here that knows only who paid what and who owes what, and which days a recurring expense
+/// has (every `interval` days from its first, but skipped ones and those after its end).
 @Suite("Money: random sequences against a reference model")
 struct MoneyPropertyTests {
     /// What the model keeps of a transaction: payments in, shares out, by person.
@@ -19,13 +22,41 @@ struct MoneyPropertyTests {
         var splitIDs: [SplitID]
     }
 
+    /// What the model keeps of a recurring expense: FREQ=DAILY;INTERVAL=`interval` from `first`.
+    struct Template {
+        var first: CivilDate
+        var interval: Int
+        var skipped: Set<CivilDate> = []
+        /// The last day it was active on (set when ended).
+        var endedAfter: CivilDate?
+        /// The days of the expenses the job created.
+        var created: [CivilDate] = []
+
+        func expected(through today: CivilDate) -> [CivilDate] {
+            let last = min(today, endedAfter ?? today)
+            return stride(from: first.dayNumber, through: last.dayNumber, by: interval).map(CivilDate.init(dayNumber:))
+                .filter { !skipped.contains($0) }
+        }
+    }
+
+    /// The services' clock, moved forward by the sequence.
+    final class Clock: Sendable {
+        let now = Mutex(Date(timeIntervalSince1970: 1_893_456_000))  // 2030-01-01T00:00Z
+        var today: CivilDate { CivilDate(containing: now.withLock { $0 }) }
+    }
+
     @Test("balances equal the model and sum to zero per currency", arguments: 0..<3)
     func randomSequences(round: Int) async throws {
         try await withServices { services, _ in try await Self.run(services) }
     }
 
-    static func run(_ services: OrbitServices) async throws {
+    static func run(_ unclocked: OrbitServices) async throws {
         do {
+            let clock = Clock()
+            var services = unclocked
+            services.now = { clock.now.withLock { $0 } }
+            var templates: [RecurringChargeID: Template] = [:]
+            var seen = Set<TransactionID>()
             let cast = try await Cast.make(services)
             var people = [cast.admin, cast.member]
             for index in 0..<2 {
@@ -46,12 +77,12 @@ struct MoneyPropertyTests {
 
             var random = SystemRandomNumberGenerator()
             var live: [TransactionID: Entry] = [:]
-            for step in 0..<40 {
+            for step in 0..<50 {
                 if step % 11 == 5 { _ = try await services.finances.refreshBalancesSnapshot() }
                 let code = ["USD", "EUR"].randomElement(using: &random) ?? "USD"
                 let currency = try Currency.parse(code)
                 let total = Int64.random(in: 1...200_000, using: &random)
-                switch Int.random(in: 0..<12, using: &random) {
+                switch Int.random(in: 0..<16, using: &random) {
                 case 0..<4:  // an expense: one payer or several, members and children sharing
                     let sharing = Array(everyone.shuffled(using: &random).prefix(Int.random(in: 1...everyone.count, using: &random)))
                     var weights: [Holder: Int64] = [:]
@@ -85,12 +116,44 @@ struct MoneyPropertyTests {
                     guard let id = live.keys.randomElement(using: &random) else { continue }
                     try await services.finances.deleteExpense(id, as: cast.admin)
                     live[id] = nil
+                case 12:  // a recurring expense: every few days from a day soon
+                    let interval = Int.random(in: 2...9, using: &random)
+                    let first = clock.today.adding(days: Int.random(in: 0...4, using: &random))
+                    let sharing = Array(everyone.shuffled(using: &random).prefix(Int.random(in: 1...everyone.count, using: &random)))
+                    let charge = try await services.recurringCharges.createExpense(
+                        in: cast.community, description: "R\(step)", amount: Money(minorUnits: total, currency: currency),
+                        paidBy: people.randomElement(using: &random), split: .equal(sharing), rule: "FREQ=DAILY;INTERVAL=\(interval)",
+                        startsOn: first, as: people.randomElement(using: &random) ?? cast.admin)
+                    templates[charge.id] = Template(first: first, interval: interval)
+                    try await Self.collect(services, cast, parentOf, &templates, &seen, &live)
+                case 13:  // skip a day still to come, or end one
+                    guard let id = templates.keys.randomElement(using: &random), let template = templates[id], template.endedAfter == nil else {
+                        continue
+                    }
+                    if Bool.random(using: &random) {
+                        _ = try await services.recurringCharges.end(id, as: cast.admin)
+                        templates[id]?.endedAfter = clock.today
+                    } else if let next = try await services.recurringCharges.get(id, as: cast.admin).nextOn {
+                        let day = next.adding(days: template.interval * Int.random(in: 0...2, using: &random))
+                        if !template.skipped.contains(day) {
+                            _ = try await services.recurringCharges.skip(id, on: day, as: cast.admin)
+                            templates[id]?.skipped.insert(day)
+                        }
+                    }
+                case 14, 15:  // days pass; the job runs (more than once after a long gap: it catches up 60 a run)
+                    clock.now.withLock { $0 = $0.addingTimeInterval(Double(Int.random(in: 1...20, using: &random)) * 86_400) }
+                    while try await services.recurringCharges.createDue().created > 0 {}
+                    try await Self.collect(services, cast, parentOf, &templates, &seen, &live)
                 default:
                     let pair = people.shuffled(using: &random)
                     let settlement = try await services.finances.recordSettlement(
                         in: cast.community, from: pair[0], to: pair[1], amount: Money(minorUnits: total, currency: currency), as: cast.admin)
                     live[settlement.id] = Self.entry(parentOf, settlement)
                 }
+            }
+
+            for (id, template) in templates {
+                #expect(template.created == template.expected(through: clock.today), "recurring expense \(id)")
             }
 
             var model: [String: Int64] = [:]
@@ -114,6 +177,26 @@ struct MoneyPropertyTests {
                 #expect(actual.filter { $0.currency == currency }.map(\.balance).reduce(0, +) == 0)
             }
         }
+    }
+
+    /// Takes in the expenses the recurring charges made since the last look: into `live`, and
+    /// their days into their template's `created`.
+    static func collect(
+        _ services: OrbitServices, _ cast: Cast, _ parentOf: [Holder: UserID], _ templates: inout [RecurringChargeID: Template],
+        _ seen: inout Set<TransactionID>, _ live: inout [TransactionID: Entry]
+    ) async throws {
+        var cursor: String?
+        repeat {
+            let page = try await services.finances.expenses(in: cast.community, limit: 500, cursor: cursor, as: cast.admin)
+            for expense in page.items where !seen.contains(expense.id) {
+                seen.insert(expense.id)
+                guard let charge = expense.recurringChargeID else { continue }
+                templates[charge]?.created.append(expense.transactionDate)
+                templates[charge]?.created.sort()
+                live[expense.id] = entry(parentOf, expense)
+            }
+            cursor = page.nextCursor
+        } while cursor != nil
     }
 
     /// `total` in 2 or 3 positive parts for random people, or nil (one payer).
