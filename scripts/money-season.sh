@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A team's season of money through orbitctl (docs/money.md), printing each command and what it
-# answered: dues, an away game charged to who came (plus-ones, a child to their parent), a
+# answered: monthly dues (recurring, with a skipped month and the job catching up), an away game charged to who came (plus-ones, a child to their parent), a
 # dinner paid by two, a settled share, money's history and the export. Needs a migrated
 # database (DATABASE_URL, or run `orbitctl dev` first and export the URL it prints) and jq.
 #
@@ -29,9 +29,14 @@ run community add-member "$team" --user "$ana" --as "$coach" >/dev/null
 run community add-member "$team" --user "$ben" --as "$coach" >/dev/null
 tim=$(id_of family add --name Tim --as "$ana" --json)
 
-# Season dues (one-off here: recurring dues are not built yet).
-dues=$(id_of dues create --community "$team" --name "Autumn dues" --amount 40.00 --currency EUR --due-date 2026-12-01 --as "$coach" --json)
+# Monthly dues on the 1st since September: the months already due are created at once.
+monthly=$(id_of recurring add --community "$team" --kind dues --description "Monthly dues" --amount 40.00 --currency EUR \
+    --rule "FREQ=MONTHLY;BYMONTHDAY=1" --starts 2026-09-01 --as "$coach" --json)
+run dues list --community "$team" --as "$ben"
+dues=$(run dues list --community "$team" --as "$ben" --json | jq -r '[.items[] | select(.recurring_charge_id != null)] | max_by(.due_date) | .id')
 run dues pay "$dues" --user "$ben" --amount 40.00 --method transfer --as "$coach" >/dev/null
+# No dues over the holidays: December is skipped.
+run recurring skip "$monthly" --date 2026-12-01 --as "$coach"
 
 # An away game: Coach brings a plus-one, Ana comes with Tim, Ben cannot.
 game=$(id_of event create --community "$team" --title "Away game" --starts-at 2026-11-28T10:00:00+01:00 --category game --as "$coach" --json)
@@ -51,3 +56,9 @@ run settle record --community "$team" --from "$ben" --to "$coach" --amount 22.50
 run settle suggest --community "$team" --as "$ben"
 run expense history --community "$team" --as "$ben"
 run export --community "$team" --format csv --as "$ben"
+# The servers were down over the holidays: the first run of the job on January 2nd creates
+# January's dues (December was skipped), once however many servers run it.
+run jobs run --job recurring-charges --now 2027-01-02T08:00:00Z
+run jobs run --job recurring-charges --now 2027-01-02T08:00:00Z
+run recurring show "$monthly" --as "$ben"
+run dues list --community "$team" --as "$ben"
