@@ -198,6 +198,16 @@ CREATE POLICY recurring_charges_update ON recurring_charges FOR UPDATE TO orbit_
                AND community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])))
     WITH CHECK (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
 
+-- exchange rates: the reference rates (community_id NULL, imported by operators) are everyone's;
+-- a community's own are its members', entered by its admins as themselves.
+CREATE POLICY exchange_rates_select ON exchange_rates FOR SELECT TO orbit_app
+    USING (community_id IS NULL OR community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+CREATE POLICY exchange_rates_insert ON exchange_rates FOR INSERT TO orbit_app
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) AND entered_by = (SELECT orbit.app_user_id()));
+CREATE POLICY exchange_rates_update ON exchange_rates FOR UPDATE TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) AND entered_by = (SELECT orbit.app_user_id()));
+
 -- media: members upload as themselves; the uploader or an admin removes.
 CREATE POLICY media_select ON media FOR SELECT TO orbit_app
     USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));

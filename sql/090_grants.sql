@@ -19,7 +19,8 @@ GRANT EXECUTE ON FUNCTION
     orbit.community_allows(uuid, text), orbit.bump_count(jsonb, text, int), orbit.civil_date(timestamptz, text),
     orbit.conversation_ids(), orbit.started_conversation_ids(boolean),
     orbit.app_child_id(), orbit.child_community_ids(), orbit.child_chore_ids(), orbit.parent_family_member_ids(),
-    orbit.expense_state(uuid)
+    orbit.expense_state(uuid), orbit.currency_exponent(text), orbit.exchange_rate(uuid, text, text, date),
+    orbit.convert(bigint, numeric, text, text)
 TO orbit_app, orbit_admin;
 
 -- Operations a non-member must be able to perform, each checked inside the function.
@@ -31,7 +32,7 @@ GRANT EXECUTE ON FUNCTION orbit.redeem_invite(text), orbit.materialize_occurrenc
 
 GRANT SELECT ON
     users, family_members, communities, members, invites, events, rsvps, posts, reactions,
-    comments, poll_votes, transactions, splits, transaction_payers, money_activity, recurring_charges, dues, dues_payments, media, notifications,
+    comments, poll_votes, transactions, splits, transaction_payers, money_activity, recurring_charges, exchange_rates, dues, dues_payments, media, notifications,
     audit_log, refresh_tokens, idempotency_keys, devices, balances, orbit.balance_entries, changes,
     conversations, conversation_participants, messages,
     chores, chore_assignees, chore_completions, rewards, reward_redemptions, points_ledger, points_accounts
@@ -39,7 +40,7 @@ TO orbit_app;
 
 GRANT INSERT ON
     users, family_members, communities, members, invites, events, rsvps, posts, reactions,
-    comments, poll_votes, transactions, splits, transaction_payers, money_activity, recurring_charges, dues, dues_payments, media, notifications,
+    comments, poll_votes, transactions, splits, transaction_payers, money_activity, recurring_charges, exchange_rates, dues, dues_payments, media, notifications,
     audit_log, refresh_tokens, idempotency_keys, devices, conversations, conversation_participants, messages,
     chores, chore_assignees, chore_completions, rewards, reward_redemptions, points_ledger
 TO orbit_app;
@@ -49,6 +50,7 @@ GRANT UPDATE ON
     transactions, splits, transaction_payers, dues, dues_payments, media, notifications, refresh_tokens, idempotency_keys, devices
 TO orbit_app;
 GRANT UPDATE (next_on, skipped, status, status_reason, updated_at) ON recurring_charges TO orbit_app;
+GRANT UPDATE (rate, entered_by) ON exchange_rates TO orbit_app;
 GRANT UPDATE (name, description, icon_url, settings, subscription_status, subscription_expires_at, deleted_at)
     ON communities TO orbit_app;
 GRANT UPDATE (role, nickname, notification_prefs, joined_at, invited_by, left_at) ON members TO orbit_app;

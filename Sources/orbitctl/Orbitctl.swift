@@ -14,7 +14,7 @@ struct Orbitctl: AsyncParsableCommand {
         subcommands: [
             Migrate.self, Dev.self, Serve.self, UserCommand.self, CommunityCommand.self, InviteCommand.self, FamilyCommand.self, EventCommand.self,
             PostCommand.self, MediaCommand.self, ExpenseCommand.self, SettleCommand.self, BalancesCommand.self, DuesCommand.self,
-            RecurringCommand.self,
+            RecurringCommand.self, RatesCommand.self,
             RetentionCommand.self, JobsCommand.self, AccountCommand.self, DeviceCommand.self, NotificationsCommand.self, SyncCommand.self,
             ChatCommand.self, ChoreCommand.self, RewardCommand.self, PointsCommand.self, ExportCommand.self,
         ]

@@ -179,4 +179,54 @@ struct MoneyAPITests {
             #expect(try await harness.request(.post, "/recurring-charges/\(dues.string("id"))/end", token: cast.memberToken).status == 403)
         }
     }
+
+    @Test(
+        "currencies over HTTP: admins set rates, a settlement in euros settles dollars at the recorded rate, settle-up in one currency, the base currency"
+    )
+    func currencies() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let rates = "/communities/\(cast.community)/exchange-rates"
+            let refused = try await harness.request(.post, rates, token: cast.memberToken, json: ["base": "EUR", "quote": "USD", "rate": "1.1"])
+            #expect(refused.status == 403, "\(refused.text)")
+            let set = try await harness.request(.post, rates, token: cast.adminToken, json: ["base": "EUR", "quote": "USD", "rate": "1.1"])
+            #expect(set.status == 201, "\(set.text)")
+            #expect(try set.string("rate") == "1.1" && set.string("source") == "admin")
+            let bad = try await harness.request(.post, rates, token: cast.adminToken, json: ["base": "EUR", "quote": "USD", "rate": "-2"])
+            #expect(bad.status == 400 && bad.text.contains("rate"), "\(bad.text)")
+            #expect(try await harness.request(.get, rates, token: cast.memberToken).items.count == 1)
+
+            _ = try await harness.request(
+                .post, "/communities/\(cast.community)/expenses", token: cast.adminToken,
+                json: ["description": "Kit", "amount": 4400, "split": ["method": "equal", "user_ids": [cast.member.description]]])
+            let settlement = try await harness.request(
+                .post, "/communities/\(cast.community)/settlements", token: cast.memberToken,
+                json: [
+                    "from_user_id": cast.member.description, "to_user_id": cast.admin.description, "amount": 2000, "currency": "EUR",
+                    "settles_currency": "USD",
+                ])
+            #expect(settlement.status == 201, "\(settlement.text)")
+            #expect(try settlement.string("currency") == "USD" && settlement.json["total_amount"] as? Int == 2200)
+            let conversion = try #require(try settlement.json["conversion"] as? [String: Any])
+            #expect(
+                conversion["paid_amount"] as? Int == 2000 && conversion["paid_currency"] as? String == "EUR" && conversion["rate"] as? String == "1.1"
+            )
+            // 22.00 USD still owed, proposed in euros: 20.00.
+            let inEuros = try await harness.request(.get, "/communities/\(cast.community)/settle-up?in=EUR", token: cast.memberToken)
+            #expect(try inEuros.items.map { $0["amount"] as? Int } == [2000], "\(inEuros.text)")
+            #expect(try inEuros.items.first?["currency"] as? String == "EUR")
+            let noRate = try await harness.request(.get, "/communities/\(cast.community)/settle-up?in=GBP", token: cast.memberToken)
+            #expect(noRate.status == 409, "\(noRate.text)")
+
+            // A base currency: money entered without a currency is in it.
+            _ = try await harness.services.communities.update(cast.community, settings: CommunitySettings(baseCurrency: "EUR"), as: cast.admin)
+            let inBase = try await harness.request(
+                .post, "/communities/\(cast.community)/expenses", token: cast.adminToken,
+                json: ["description": "Cake", "amount": 1000, "split": ["method": "equal", "user_ids": [cast.member.description]]])
+            #expect(try inBase.string("currency") == "EUR", "\(inBase.text)")
+            await #expect(throws: ServiceError.self) {
+                try await harness.services.communities.update(cast.community, settings: CommunitySettings(baseCurrency: "eur"), as: cast.admin)
+            }
+        }
+    }
 }

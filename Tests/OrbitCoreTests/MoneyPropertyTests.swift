@@ -7,7 +7,8 @@ import Testing
 
 /// Issue 24's property: random sequences of several payers, children's shares, attendance fees,
 /// edits, settled splits, settlements, deletions, snapshot refreshes and recurring expenses run by
-/// the job as the days pass (skipped days, ended templates), in two currencies, against a model
+/// the job as the days pass (skipped days, ended templates), settlements converted between the two
+/// currencies at a recorded rate, against a model
 /// kept here that knows only who paid what and who owes what, and which days a recurring expense
 /// has (every `interval` days from its first, but skipped ones and those after its end).
 @Suite("Money: random sequences against a reference model")
@@ -20,6 +21,8 @@ struct MoneyPropertyTests {
         /// (debtor, amount, settled)
         var shares: [(UserID, Int64, Bool)]
         var splitIDs: [SplitID]
+        /// A settlement paid in another currency (its amount cannot be edited).
+        var converted = false
     }
 
     /// What the model keeps of a recurring expense: FREQ=DAILY;INTERVAL=`interval` from `first`.
@@ -82,7 +85,7 @@ struct MoneyPropertyTests {
                 let code = ["USD", "EUR"].randomElement(using: &random) ?? "USD"
                 let currency = try Currency.parse(code)
                 let total = Int64.random(in: 1...200_000, using: &random)
-                switch Int.random(in: 0..<16, using: &random) {
+                switch Int.random(in: 0..<17, using: &random) {
                 case 0..<4:  // an expense: one payer or several, members and children sharing
                     let sharing = Array(everyone.shuffled(using: &random).prefix(Int.random(in: 1...everyone.count, using: &random)))
                     var weights: [Holder: Int64] = [:]
@@ -102,6 +105,14 @@ struct MoneyPropertyTests {
                 case 5, 6:  // an edit: new total and payers
                     guard let id = live.keys.randomElement(using: &random), let entry = live[id] else { continue }
                     let same = try Currency.parse(entry.currency)
+                    if entry.converted {
+                        // A converted settlement's amount follows from what was paid and the rate.
+                        let refused = await serviceError {
+                            try await services.finances.updateExpense(id, total: Money(minorUnits: total, currency: same), as: cast.admin)
+                        }
+                        #expect(refused?.code == .conflict || total == entry.payers.values.reduce(0, +))
+                        continue
+                    }
                     let alone = people.randomElement(using: &random) ?? cast.admin
                     let paying = Self.payers(total, among: people, using: &random) ?? [alone: total]
                     let edited = try await services.finances.updateExpense(
@@ -140,6 +151,18 @@ struct MoneyPropertyTests {
                             templates[id]?.skipped.insert(day)
                         }
                     }
+                case 16:  // a settlement paid in the other currency, at a rate with up to 4 decimals
+                    let pair = people.shuffled(using: &random)
+                    let other = try Currency.parse(code == "USD" ? "EUR" : "USD")
+                    let scaled = Int64.random(in: 5_000...20_000, using: &random)  // 0.5000 … 2.0000
+                    let rate = "\(scaled / 10_000).\(String(scaled % 10_000).leftPadded(4))"
+                    let settlement = try await services.finances.recordSettlement(
+                        in: cast.community, from: pair[0], to: pair[1], amount: Money(minorUnits: total, currency: currency), settles: other,
+                        rate: rate, as: pair[0])
+                    // Half away from zero, in integers: total × scaled / 10⁴.
+                    let converted = (total * scaled * 2 + 10_000) / 20_000
+                    #expect(settlement.currency == other.code && settlement.totalAmount == converted, "\(total) at \(rate)")
+                    live[settlement.id] = Self.entry(parentOf, settlement)
                 case 14, 15:  // days pass; the job runs (more than once after a long gap: it catches up 60 a run)
                     clock.now.withLock { $0 = $0.addingTimeInterval(Double(Int.random(in: 1...20, using: &random)) * 86_400) }
                     while try await services.recurringCharges.createDue().created > 0 {}
@@ -213,6 +236,12 @@ struct MoneyPropertyTests {
         Entry(
             currency: expense.currency, paidBy: expense.paidBy,
             payers: Dictionary(uniqueKeysWithValues: expense.payers.map { ($0.userID, $0.amount) }),
-            shares: expense.splits.map { (parentOf[$0.participant] ?? $0.userID, $0.amount, $0.isSettled) }, splitIDs: expense.splits.map(\.id))
+            shares: expense.splits.map { (parentOf[$0.participant] ?? $0.userID, $0.amount, $0.isSettled) }, splitIDs: expense.splits.map(\.id),
+            converted: expense.conversion != nil)
     }
+}
+
+extension String {
+    /// Zeros in front up to `width` characters.
+    fileprivate func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }

@@ -46,7 +46,8 @@ struct World {
 
     static let tables = [
         "users", "family_members", "communities", "members", "invites", "events", "rsvps", "posts", "reactions",
-        "comments", "poll_votes", "transactions", "splits", "transaction_payers", "money_activity", "recurring_charges", "dues", "dues_payments",
+        "comments", "poll_votes", "transactions", "splits", "transaction_payers", "money_activity", "recurring_charges", "exchange_rates", "dues",
+        "dues_payments",
         "media",
         "notifications", "audit_log", "refresh_tokens", "devices", "conversations", "conversation_participants", "messages",
         "chores", "chore_assignees", "chore_completions", "rewards", "reward_redemptions", "points_ledger", "points_accounts",
@@ -190,6 +191,14 @@ struct World {
                     """
                     INSERT INTO recurring_charges (community_id, kind, description, amount, currency, recurrence_rule, starts_on, next_on, created_by)
                     VALUES (\(community), 'dues', 'Monthly', 2500, 'USD', 'FREQ=MONTHLY', current_date, current_date, \(ownerID)) RETURNING id
+                    """
+                ), everyone)
+            add(
+                "exchange_rates",
+                try await seed.id(
+                    """
+                    INSERT INTO exchange_rates (community_id, base, quote, rate, rate_on, source, entered_by)
+                    VALUES (\(community), 'GBP', 'USD', 1.25, current_date, 'admin', \(ownerID)) RETURNING id
                     """
                 ), everyone)
             let dues = try await seed.id(
@@ -591,6 +600,19 @@ struct RowLevelSecurityTests {
             }
         ),
         ("deleting a recurring charge", .a, { _ in "DELETE FROM recurring_charges" }),
+        (
+            "an exchange rate set by a plain member", .a2,
+            { w in
+                """
+                INSERT INTO exchange_rates (community_id, base, quote, rate, rate_on, source, entered_by)
+                VALUES (\(w.communityA), 'CHF', 'USD', 1.1, current_date, 'admin', \(w.id(.a2)))
+                """
+            }
+        ),
+        (
+            "a reference rate written by an admin (operators import them)", .a,
+            { _ in "INSERT INTO exchange_rates (base, quote, rate, rate_on, source) VALUES ('EUR', 'USD', 1.1, current_date, 'ecb')" }
+        ),
         ("changing what a recurring charge charges", .a, { _ in "UPDATE recurring_charges SET amount = 1" }),
         (
             "dues set up by a plain member", .a2,

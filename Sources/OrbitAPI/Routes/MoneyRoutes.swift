@@ -96,6 +96,13 @@ struct PayerBody: Decodable {
 }
 
 extension OrbitAPI {
+    /// The currency of new money: `code` when given, else the community's base currency
+    /// (`settings.baseCurrency`), else USD.
+    func currency(_ code: String?, of community: CommunityID, as user: UserID) async throws -> Currency {
+        if let code { return try Amounts.currency(code) }
+        return try Amounts.currency(try await services.communities.get(community, as: user).settings.baseCurrency ?? "USD")
+    }
+
     func addMoneyRoutes(to router: RouterGroup<APIContext>) {
         struct ExpenseBody: Decodable {
             var description: String
@@ -126,7 +133,7 @@ extension OrbitAPI {
         router.post("communities/:community_id/expenses") { request, context in
             let body = try await request.decodeJSON(ExpenseBody.self, context: context)
             let user = try context.requireUser()
-            let currency = try Amounts.currency(body.currency)
+            let currency = try await currency(body.currency, of: try context.id("community_id"), as: user)
             let payers = try PayerBody.payers(body.payers, currency: currency)
             let people = try await services.finances.participants(body.split.ids, as: user)
             return Created(
@@ -214,18 +221,47 @@ extension OrbitAPI {
             var toUserId: UserID
             var amount: Int64
             var currency: String?
+            var settlesCurrency: String?
+            var rate: String?
             var method: String?
         }
         router.post("communities/:community_id/settlements") { request, context in
             let body = try await request.decodeJSON(SettlementBody.self, context: context)
-            let currency = try Amounts.currency(body.currency)
+            let user = try context.requireUser()
+            let community: CommunityID = try context.id("community_id")
+            let currency = try await currency(body.currency, of: community, as: user)
             return Created(
                 try await services.finances.recordSettlement(
-                    in: try context.id("community_id"), from: body.fromUserId, to: body.toUserId,
-                    amount: try Amounts.money(body.amount, currency: currency, field: "amount"), method: body.method,
-                    as: try context.requireUser()
+                    in: community, from: body.fromUserId, to: body.toUserId,
+                    amount: try Amounts.money(body.amount, currency: currency, field: "amount"),
+                    settles: try body.settlesCurrency.map {
+                        guard let code = Currency($0), code.code == $0 else {
+                            throw APIProblem.validation(field: "settles_currency", "settles_currency must be an ISO 4217 code such as USD or EUR.")
+                        }
+                        return code
+                    },
+                    rate: body.rate, method: body.method, as: user
                 )
             )
+        }
+        // Exchange rates: the community's own (admins set them) and the reference rates.
+        router.get("communities/:community_id/exchange-rates") { request, context in
+            let limit = try request.queryInt("limit", default: 100, range: 1...1000)
+            return JSON(Items(try await services.finances.rates(in: try context.id("community_id"), limit: limit, as: try context.requireUser())))
+        }
+        struct RateBody: Decodable {
+            var base: String
+            var quote: String
+            var rate: String
+            var rateOn: String?
+        }
+        router.post("communities/:community_id/exchange-rates") { request, context in
+            let body = try await request.decodeJSON(RateBody.self, context: context)
+            return Created(
+                try await services.finances.setRate(
+                    in: try context.id("community_id"), from: try Currency.parse(body.base, field: "base"),
+                    to: try Currency.parse(body.quote, field: "quote"), rate: body.rate,
+                    on: try body.rateOn.map { try CivilDate.parse($0, field: "rate_on") }, as: try context.requireUser()))
         }
         // The community's money as RFC 4180 CSV (default) or JSON, amounts as decimals.
         router.get("communities/:community_id/export") { request, context in
@@ -254,8 +290,17 @@ extension OrbitAPI {
         router.get("communities/:community_id/balances") { _, context in
             JSON(Items(try await services.finances.balances(in: try context.id("community_id"), as: try context.requireUser())))
         }
-        router.get("communities/:community_id/settle-up") { _, context in
-            JSON(Items(try await services.finances.settleUpSuggestions(in: try context.id("community_id"), as: try context.requireUser())))
+        // Per currency; with `in`, every payment in that currency at the rates known today.
+        router.get("communities/:community_id/settle-up") { request, context in
+            let community: CommunityID = try context.id("community_id")
+            let user = try context.requireUser()
+            if let code = request.query("in") {
+                guard let currency = Currency(code), currency.code == code else {
+                    throw APIProblem.validation(field: "in", "in must be an ISO 4217 code such as USD or EUR.")
+                }
+                return JSON(Items(try await services.finances.settleUpSuggestions(in: community, currency: currency, as: user)))
+            }
+            return JSON(Items(try await services.finances.settleUpSuggestions(in: community, as: user)))
         }
 
         // Dues.
@@ -304,12 +349,13 @@ extension OrbitAPI {
         }
         router.post("communities/:community_id/dues") { request, context in
             let body = try await request.decodeJSON(DuesBody.self, context: context)
-            let currency = try Amounts.currency(body.currency)
+            let user = try context.requireUser()
+            let community: CommunityID = try context.id("community_id")
+            let currency = try await currency(body.currency, of: community, as: user)
             return Created(
                 try await services.dues.create(
-                    in: try context.id("community_id"), name: body.name,
-                    amount: try Amounts.money(body.amount, currency: currency, field: "amount"),
-                    dueDate: try CivilDate.parse(body.dueDate, field: "due_date"), as: try context.requireUser()
+                    in: community, name: body.name, amount: try Amounts.money(body.amount, currency: currency, field: "amount"),
+                    dueDate: try CivilDate.parse(body.dueDate, field: "due_date"), as: user
                 )
             )
         }
@@ -329,7 +375,7 @@ extension OrbitAPI {
             let body = try await request.decodeJSON(RecurringBody.self, context: context)
             let user = try context.requireUser()
             let community: CommunityID = try context.id("community_id")
-            let currency = try Amounts.currency(body.currency)
+            let currency = try await currency(body.currency, of: community, as: user)
             let amount = try Amounts.money(body.amount, currency: currency, field: "amount")
             let startsOn = try body.startsOn.map { try CivilDate.parse($0, field: "starts_on") }
             switch try RecurringCharge.Kind.parse(body.kind, field: "kind") {

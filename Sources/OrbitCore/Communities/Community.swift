@@ -75,15 +75,22 @@ package struct CommunitySettings: Sendable, Codable, Equatable {
     package var defaultReminderHours: Int?
     /// An IANA time zone name, such as "America/New_York".
     package var timezone: String?
+    /// The community's base currency (ISO 4217): the currency of money entered without one
+    /// (API and CLI), and the one `settle suggest --in` proposes by default (docs/money.md).
+    package var baseCurrency: String?
 
-    package init(allowMemberEvents: Bool? = nil, allowMemberPosts: Bool? = nil, defaultReminderHours: Int? = nil, timezone: String? = nil) {
+    package init(
+        allowMemberEvents: Bool? = nil, allowMemberPosts: Bool? = nil, defaultReminderHours: Int? = nil, timezone: String? = nil,
+        baseCurrency: String? = nil
+    ) {
         self.allowMemberEvents = allowMemberEvents
         self.allowMemberPosts = allowMemberPosts
         self.defaultReminderHours = defaultReminderHours
         self.timezone = timezone
+        self.baseCurrency = baseCurrency
     }
 
-    static let knownKeys: Set<String> = ["allowMemberEvents", "allowMemberPosts", "defaultReminderHours", "timezone"]
+    static let knownKeys: Set<String> = ["allowMemberEvents", "allowMemberPosts", "defaultReminderHours", "timezone", "baseCurrency"]
 
     /// Parses settings from JSON text: an object with only the known keys, each of its type.
     /// - Throws: `ServiceError.invalidInput` naming the offending key.
@@ -98,7 +105,7 @@ package struct CommunitySettings: Sendable, Codable, Equatable {
         if let unknown = object.keys.sorted().first(where: { !knownKeys.contains($0) }) {
             throw ServiceError.invalidInput(
                 field: "settings.\(unknown)",
-                reason: "is not a setting (known: allowMemberEvents, allowMemberPosts, defaultReminderHours, timezone)"
+                reason: "is not a setting (known: allowMemberEvents, allowMemberPosts, defaultReminderHours, timezone, baseCurrency)"
             )
         }
         var settings = CommunitySettings()
@@ -108,6 +115,7 @@ package struct CommunitySettings: Sendable, Codable, Equatable {
             case ("allowMemberPosts", .bool(let flag)): settings.allowMemberPosts = flag
             case ("defaultReminderHours", .integer(let hours)): settings.defaultReminderHours = hours
             case ("timezone", .string(let zone)): settings.timezone = zone
+            case ("baseCurrency", .string(let code)): settings.baseCurrency = code
             case ("allowMemberEvents", _), ("allowMemberPosts", _):
                 throw ServiceError.invalidInput(field: "settings.\(key)", reason: "must be true or false")
             case ("defaultReminderHours", _):
@@ -133,6 +141,9 @@ package struct CommunitySettings: Sendable, Codable, Equatable {
         if let timezone, !Self.timeZoneNames.contains(timezone) {
             throw ServiceError.invalidInput(field: "settings.timezone", reason: "is not an IANA time zone name such as America/New_York")
         }
+        if let baseCurrency, Currency(baseCurrency)?.code != baseCurrency {
+            throw ServiceError.invalidInput(field: "settings.baseCurrency", reason: "is not an ISO 4217 currency code in capitals such as EUR")
+        }
     }
 
     /// The community's time zone: `timezone`, or UTC when it is not set (or, for a row written
@@ -148,7 +159,8 @@ package struct CommunitySettings: Sendable, Codable, Equatable {
             allowMemberEvents: other.allowMemberEvents ?? allowMemberEvents,
             allowMemberPosts: other.allowMemberPosts ?? allowMemberPosts,
             defaultReminderHours: other.defaultReminderHours ?? defaultReminderHours,
-            timezone: other.timezone ?? timezone
+            timezone: other.timezone ?? timezone,
+            baseCurrency: other.baseCurrency ?? baseCurrency
         )
     }
 }

@@ -71,6 +71,23 @@ package struct Payer: Sendable, Codable, Equatable {
     enum CodingKeys: String, CodingKey { case userID = "user_id", amount }
 }
 
+/// A settlement paid in another currency than the debt it settles (docs/money.md, "Currencies").
+package struct Conversion: Sendable, Codable, Equatable {
+    /// What changed hands, in minor units of `paidCurrency`.
+    package var paidAmount: Int64
+    package var paidCurrency: String
+    /// 1 `paidCurrency` = `rate` of the settlement's currency, as recorded.
+    package var rate: String
+
+    package init(paidAmount: Int64, paidCurrency: String, rate: String) {
+        self.paidAmount = paidAmount
+        self.paidCurrency = paidCurrency
+        self.rate = rate
+    }
+
+    enum CodingKeys: String, CodingKey { case paidAmount = "paid_amount", paidCurrency = "paid_currency", rate }
+}
+
 /// An expense or a settlement (spec: Transactions) with its splits.
 package struct Expense: Sendable, Codable, Equatable {
     package var id: TransactionID
@@ -87,6 +104,8 @@ package struct Expense: Sendable, Codable, Equatable {
     package var transactionDate: CivilDate
     /// The recurring expense it is an occurrence of, or nil.
     package var recurringChargeID: RecurringChargeID?
+    /// A settlement paid in another currency: what was paid and at what rate; nil otherwise.
+    package var conversion: Conversion?
     package var createdAt: Date
     package var updatedAt: Date
     /// Who paid it: `paidBy` alone for the whole total, or several payers whose amounts add up
@@ -97,12 +116,13 @@ package struct Expense: Sendable, Codable, Equatable {
     enum CodingKeys: String, CodingKey {
         case id, communityID = "community_id", createdBy = "created_by", type, description, totalAmount = "total_amount", currency
         case paidBy = "paid_by", category, receiptURL = "receipt_url", linkedEventID = "linked_event_id", transactionDate = "transaction_date"
-        case recurringChargeID = "recurring_charge_id", createdAt = "created_at", updatedAt = "updated_at", payers, splits
+        case recurringChargeID = "recurring_charge_id", conversion, createdAt = "created_at", updatedAt = "updated_at", payers, splits
     }
 
     static let columns = """
         id, community_id, created_by, type::text AS type, description, total_amount, currency, paid_by, category::text AS category,
-        receipt_url, linked_event_id, transaction_date, recurring_charge_id, created_at, updated_at
+        receipt_url, linked_event_id, transaction_date, recurring_charge_id, paid_amount, paid_currency,
+        trim_scale(exchange_rate)::text AS exchange_rate, created_at, updated_at
         """
 
     /// - Parameter payers: its payer rows; none when `paid_by` paid it all.
@@ -120,6 +140,11 @@ package struct Expense: Sendable, Codable, Equatable {
         linkedEventID = try row.decode("linked_event_id")
         transactionDate = try row.decode("transaction_date")
         recurringChargeID = try row.decode("recurring_charge_id")
+        if let paid = try row.decode("paid_amount", as: Int32?.self), let currency = try row.decode("paid_currency", as: String?.self),
+            let rate = try row.decode("exchange_rate", as: String?.self)
+        {
+            conversion = Conversion(paidAmount: Int64(paid), paidCurrency: currency, rate: rate)
+        }
         createdAt = try row.decode("created_at")
         updatedAt = try row.decode("updated_at")
         self.payers = payers.isEmpty ? [Payer(userID: paidBy, amount: totalAmount)] : payers
@@ -141,6 +166,7 @@ package struct Expense: Sendable, Codable, Equatable {
         try container.encode(linkedEventID, forKey: .linkedEventID)
         try container.encode(transactionDate, forKey: .transactionDate)
         try container.encode(recurringChargeID, forKey: .recurringChargeID)
+        try container.encode(conversion, forKey: .conversion)
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(updatedAt, forKey: .updatedAt)
         try container.encode(payers, forKey: .payers)

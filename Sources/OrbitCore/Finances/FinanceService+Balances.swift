@@ -5,16 +5,50 @@ import OrbitPostgres
 extension FinanceService {
     /// Records "`from` paid `to` `amount`" (a settlement): it moves both balances toward zero.
     /// Either party or an admin may record it.
+    /// - Parameters:
+    ///   - settles: the currency of the debt it settles, when paid in another: the settlement
+    ///     is then recorded in `settles`, `amount` converted at `rate` (1 paid currency = rate
+    ///     of `settles`) rounded half away from zero to its minor unit, with what was paid and
+    ///     the rate kept on it.
+    ///   - rate: default the rate known to the community today (`rate(in:from:to:)`); none
+    ///     known is a conflict.
     package func recordSettlement(
-        in community: CommunityID, from: UserID, to: UserID, amount total: Money, method: String? = nil, as actor: UserID
+        in community: CommunityID, from: UserID, to: UserID, amount paid: Money, settles: Currency? = nil, rate: String? = nil,
+        method: String? = nil, as actor: UserID
     ) async throws -> Expense {
         guard from != to else { throw ServiceError.invalidInput(field: "to", reason: "must be someone else than the payer") }
-        try total.requirePositive()
+        try paid.requirePositive()
         let method = try method.map { try Validate.text($0, field: "method", limit: 40) }
-        let entry = NewTransaction(
-            community: community, type: .settlement, description: "Settlement" + (method.map { " (\($0))" } ?? ""), total: total, paidBy: from,
-            category: .other, date: nil, splits: [(.user(to), total.minorUnits)])
+        let given = try rate.map { try ExchangeRate.parse($0) }
+        let target = settles ?? paid.currency
+        if target == paid.currency && given != nil {
+            throw ServiceError.invalidInput(field: "rate", reason: "goes with a settlement in another currency than the debt's (settles)")
+        }
         return try await runner.asUser(actor) { connection in
+            var entry = NewTransaction(
+                community: community, type: .settlement, description: "Settlement" + (method.map { " (\($0))" } ?? ""), total: paid,
+                paidBy: from, category: .other, date: nil, splits: [(.user(to), paid.minorUnits)])
+            if target != paid.currency {
+                try await runner.requireMember(actor, of: community, on: connection)
+                var rate = given
+                if rate == nil {
+                    rate = try await Self.rate(
+                        community, paid.currency, target, on: try await runner.today(in: community, on: connection), connection)
+                }
+                guard let rate else {
+                    throw ServiceError.conflict(
+                        field: "rate",
+                        reason: "no rate from \(paid.currency) to \(target) is known: an admin sets one, or an operator imports the ECB's")
+                }
+                let converted = try await connection.query(
+                    "SELECT orbit.convert(\(paid.minorUnits), \(rate)::numeric, \(paid.currency.code), \(target.code)) AS amount"
+                ).single().decode("amount", as: Int64.self)
+                let total = Money(minorUnits: converted, currency: target)
+                try total.requirePositive()
+                entry.total = total
+                entry.splits = [(.user(to), converted)]
+                entry.conversion = Conversion(paidAmount: paid.minorUnits, paidCurrency: paid.currency.code, rate: rate)
+            }
             // Either party may record it; anyone else in the community must be an admin.
             if let settlement = try await insert(entry, as: actor, adminOnly: actor != from && actor != to, on: connection) {
                 return settlement
@@ -101,6 +135,53 @@ extension FinanceService {
     package func settleUpSuggestions(in community: CommunityID, as actor: UserID) async throws -> [SettleUp.Payment] {
         let balances = try await balances(in: community, as: actor)
         return SettleUp.payments(balances.map { (user: $0.userID, currency: $0.currency, balance: $0.balance) })
+    }
+
+    /// Payments that clear every balance, all in `currency`: each balance in another currency
+    /// converted at the rate known to the community today (`rate(in:from:to:)`), rounded half
+    /// away from zero to `currency`'s minor unit, then the same matching as per currency. The
+    /// rounding of each converted balance may leave a member's total a unit or so off what the
+    /// rates say; suggestions never ask more than the converted balances. A currency without a
+    /// known rate is a conflict naming it.
+    package func settleUpSuggestions(in community: CommunityID, currency: Currency, as actor: UserID) async throws -> [SettleUp.Payment] {
+        let balances = try await balances(in: community, as: actor).filter { $0.balance != 0 }
+        let converted = try await runner.asUserReading(actor) { connection in
+            let today = try await runner.today(in: community, on: connection)
+            return try await connection.query(
+                """
+                SELECT x.user_id, x.currency, orbit.convert(x.balance, orbit.exchange_rate(\(community), x.currency, \(currency.code), \(today)),
+                    x.currency, \(currency.code)) AS converted
+                FROM unnest(\(balances.map(\.userID.uuid)), \(balances.map(\.currency))::text[], \(balances.map(\.balance))) AS x (user_id, currency, balance)
+                """
+            ).map { try $0.decode((UserID, String, Int64?).self) }
+        }
+        if let missing = converted.first(where: { $0.2 == nil }) {
+            throw ServiceError.conflict(
+                field: "in", reason: "no rate from \(missing.1) to \(currency) is known: an admin sets one, or an operator imports the ECB's")
+        }
+        var totals: [UserID: Int64] = [:]
+        for (user, _, amount) in converted { totals[user, default: 0] += amount ?? 0 }
+        // Rounding may leave the totals a few units off zero: match no more than the smaller side.
+        var entries = totals.map { (user: $0.key, currency: currency.code, balance: $0.value) }
+        let excess = entries.map(\.balance).reduce(0, +)
+        if excess != 0 {
+            // Take the difference off the largest balances of the larger side, one unit each.
+            let sign: Int64 = excess > 0 ? 1 : -1
+            var order = entries.indices.filter { entries[$0].balance * sign > 0 }
+                .sorted {
+                    abs(entries[$0].balance) != abs(entries[$1].balance)
+                        ? abs(entries[$0].balance) > abs(entries[$1].balance) : entries[$0].user < entries[$1].user
+                }
+            var left = abs(excess)
+            while left > 0, !order.isEmpty {
+                for index in order where left > 0 {
+                    entries[index].balance -= sign
+                    left -= 1
+                }
+                order.removeAll { entries[$0].balance == 0 }
+            }
+        }
+        return SettleUp.payments(entries)
     }
 
     /// Operator: refreshes the materialized balances snapshot without blocking readers, records

@@ -59,6 +59,9 @@ package struct FinanceService: Sendable {
         var splits: [(participant: Holder, amount: Int64)]
         /// The recurring charge and day this expense is the occurrence of (stored once: a unique key).
         var occurrence: (charge: RecurringChargeID, day: CivilDate)?
+        /// A settlement paid in another currency: what changed hands and the rate (1 paid
+        /// currency = rate of the transaction's), `total` being the converted amount.
+        var conversion: Conversion?
 
         /// Every user the transaction names, once each (family members' guardians are checked
         /// through `familyMembers`).
@@ -96,10 +99,11 @@ package struct FinanceService: Sendable {
             ),
             t AS (
                 INSERT INTO transactions (id, community_id, created_by, type, description, total_amount, currency, paid_by, category,
-                    receipt_url, linked_event_id, transaction_date, recurring_charge_id, occurrence_on)
+                    receipt_url, linked_event_id, transaction_date, recurring_charge_id, occurrence_on, paid_amount, paid_currency, exchange_rate)
                 SELECT \(id), \(entry.community), \(actor), \(entry.type)::transaction_type, \(entry.description), \(Int32(entry.total.minorUnits)),
                     \(entry.total.currency.code), \(entry.paidBy), \(entry.category)::expense_category, \(entry.receiptURL), \(entry.linkedEvent),
-                    coalesce(\(entry.date), orbit.civil_date(\(runner.now()), allowed.timezone)), \(entry.occurrence?.charge), \(entry.occurrence?.day)
+                    coalesce(\(entry.date), orbit.civil_date(\(runner.now()), allowed.timezone)), \(entry.occurrence?.charge), \(entry.occurrence?.day),
+                    \(entry.conversion.map { Int32($0.paidAmount) }), \(entry.conversion?.paidCurrency), \(entry.conversion?.rate)::numeric
                 FROM allowed
                 RETURNING \(unescaped: Expense.columns)
             ),
@@ -177,6 +181,12 @@ package struct FinanceService: Sendable {
             }
             let currency = try Currency.parse(current.currency)
             try newTotal?.requireCurrency(currency)
+            if let conversion = current.conversion, newTotal.map({ $0.minorUnits != current.totalAmount }) ?? false {
+                throw ServiceError.conflict(
+                    field: "amount",
+                    reason: "this settlement's amount is what \(conversion.paidAmount) \(conversion.paidCurrency) at \(conversion.rate) gives: "
+                        + "delete it and record the payment again")
+            }
             let total = newTotal ?? Money(minorUnits: current.totalAmount, currency: currency)
             let paying: Payers.Resolved?
             if newPayers != nil || paidBy != nil {

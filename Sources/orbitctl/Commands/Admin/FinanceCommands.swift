@@ -310,8 +310,10 @@ struct SettleCommand: AsyncParsableCommand {
         @Option(help: "Community id.") var community: CommunityID
         @Option(help: "Who paid (id or email).") var from: String
         @Option(help: "Who was paid (id or email).") var to: String
-        @Option(help: "Amount (20.00).") var amount: String
-        @Option(help: "ISO 4217 code.") var currency: Currency = .usd
+        @Option(help: "Amount paid (20.00).") var amount: String
+        @Option(help: "ISO 4217 code of what was paid.") var currency: Currency = .usd
+        @Option(help: "The currency of the debt it settles, when paid in another: recorded in it, converted.") var settles: Currency?
+        @Option(help: "With --settles: 1 paid currency = RATE of the debt's (default: the rate known today).") var rate: String?
         @Option(help: "How (cash, venmo, …).") var method: String?
         @OptionGroup var actor: ActorOptions
         @OptionGroup var output: JSONOption
@@ -321,11 +323,17 @@ struct SettleCommand: AsyncParsableCommand {
             let settlement = try await withServices(database) { services in
                 try await services.finances.recordSettlement(
                     in: community, from: try await services.users.resolve(from), to: try await services.users.resolve(to), amount: money,
-                    method: method, as: try await services.users.resolve(actor.actor)
+                    settles: settles, rate: rate, method: method, as: try await services.users.resolve(actor.actor)
                 )
             }
             if output.json { return try printJSON(settlement) }
-            print("Recorded settlement \(settlement.id).")
+            if let conversion = settlement.conversion {
+                let paid = Money(minorUnits: conversion.paidAmount, currency: Currency(conversion.paidCurrency) ?? .usd)
+                let settled = Money(minorUnits: settlement.totalAmount, currency: Currency(settlement.currency) ?? .usd)
+                print("Recorded settlement \(settlement.id): \(paid) at \(conversion.rate) settles \(settled).")
+            } else {
+                print("Recorded settlement \(settlement.id).")
+            }
         }
     }
 
@@ -333,12 +341,17 @@ struct SettleCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "The fewest payments that clear the community's balances.")
         @OptionGroup var database: DatabaseOptions
         @Option(help: "Community id.") var community: CommunityID
+        @Option(
+            name: .customLong("in"),
+            help: "Propose every payment in this currency, balances in others converted at the rates known today.") var currency: Currency?
         @OptionGroup var actor: ActorOptions
         @OptionGroup var output: JSONOption
 
         func run() async throws {
             let payments = try await withServices(database) { services in
-                try await services.finances.settleUpSuggestions(in: community, as: try await services.users.resolve(actor.actor))
+                let acting = try await services.users.resolve(actor.actor)
+                if let currency { return try await services.finances.settleUpSuggestions(in: community, currency: currency, as: acting) }
+                return try await services.finances.settleUpSuggestions(in: community, as: acting)
             }
             if output.json { return try printJSON(payments) }
             printTable(
