@@ -106,6 +106,8 @@ package struct Expense: Sendable, Codable, Equatable {
     package var recurringChargeID: RecurringChargeID?
     /// A settlement paid in another currency: what was paid and at what rate; nil otherwise.
     package var conversion: Conversion?
+    /// The split as entered (method and inputs); nil for settlements and older expenses.
+    package var splitInput: SplitMethod?
     package var createdAt: Date
     package var updatedAt: Date
     /// Who paid it: `paidBy` alone for the whole total, or several payers whose amounts add up
@@ -116,13 +118,14 @@ package struct Expense: Sendable, Codable, Equatable {
     enum CodingKeys: String, CodingKey {
         case id, communityID = "community_id", createdBy = "created_by", type, description, totalAmount = "total_amount", currency
         case paidBy = "paid_by", category, receiptURL = "receipt_url", linkedEventID = "linked_event_id", transactionDate = "transaction_date"
-        case recurringChargeID = "recurring_charge_id", conversion, createdAt = "created_at", updatedAt = "updated_at", payers, splits
+        case recurringChargeID = "recurring_charge_id", conversion, splitInput = "split_input", createdAt = "created_at", updatedAt = "updated_at",
+            payers, splits
     }
 
     static let columns = """
         id, community_id, created_by, type::text AS type, description, total_amount, currency, paid_by, category::text AS category,
         receipt_url, linked_event_id, transaction_date, recurring_charge_id, paid_amount, paid_currency,
-        trim_scale(exchange_rate)::text AS exchange_rate, created_at, updated_at
+        trim_scale(exchange_rate)::text AS exchange_rate, split_input, created_at, updated_at
         """
 
     /// - Parameter payers: its payer rows; none when `paid_by` paid it all.
@@ -145,6 +148,7 @@ package struct Expense: Sendable, Codable, Equatable {
         {
             conversion = Conversion(paidAmount: Int64(paid), paidCurrency: currency, rate: rate)
         }
+        splitInput = try row.decode("split_input", as: PostgresJSON?.self)?.decode(SplitMethod.self)
         createdAt = try row.decode("created_at")
         updatedAt = try row.decode("updated_at")
         self.payers = payers.isEmpty ? [Payer(userID: paidBy, amount: totalAmount)] : payers
@@ -167,6 +171,7 @@ package struct Expense: Sendable, Codable, Equatable {
         try container.encode(transactionDate, forKey: .transactionDate)
         try container.encode(recurringChargeID, forKey: .recurringChargeID)
         try container.encode(conversion, forKey: .conversion)
+        try container.encode(splitInput, forKey: .splitInput)
         try container.encode(createdAt, forKey: .createdAt)
         try container.encode(updatedAt, forKey: .updatedAt)
         try container.encode(payers, forKey: .payers)

@@ -36,7 +36,7 @@ extension FinanceService {
             let entry = NewTransaction(
                 community: found.communityID, type: .expense, description: description ?? "\(found.title) (attendance)", total: total,
                 paidBy: paying.paidBy, payers: paying.rows, category: category, linkedEvent: row.id, date: nil,
-                splits: try SplitCalculator.splits(of: total.minorUnits, .shares(heads)))
+                splits: try SplitCalculator.splits(of: total.minorUnits, .shares(heads)), splitInput: .shares(heads))
             if let expense = try await insert(entry, as: actor, adminOnly: false, on: connection) { return expense }
             try await runner.requireActiveMembers(entry.people, of: found.communityID, on: connection)
             try await requireFamilyOfMembers(entry.familyMembers, of: found.communityID, on: connection)

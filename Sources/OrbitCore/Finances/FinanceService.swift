@@ -31,7 +31,7 @@ package struct FinanceService: Sendable {
         let receiptURL = try Validate.url(receiptURL, field: "receipt_url")
         let entry = NewTransaction(
             community: community, type: .expense, description: description, total: total, paidBy: paying.paidBy, payers: paying.rows,
-            category: category, receiptURL: receiptURL, linkedEvent: linkedEvent, date: date, splits: splits)
+            category: category, receiptURL: receiptURL, linkedEvent: linkedEvent, date: date, splits: splits, splitInput: split)
         return try await runner.asUser(actor) { connection in
             if let expense = try await insert(entry, as: actor, adminOnly: false, on: connection) { return expense }
             // Nothing was written: the checks the statement holds say why.
@@ -62,6 +62,8 @@ package struct FinanceService: Sendable {
         /// A settlement paid in another currency: what changed hands and the rate (1 paid
         /// currency = rate of the transaction's), `total` being the converted amount.
         var conversion: Conversion?
+        /// The split as entered, kept for edits (nil for settlements).
+        var splitInput: SplitMethod?
 
         /// Every user the transaction names, once each (family members' guardians are checked
         /// through `familyMembers`).
@@ -99,11 +101,13 @@ package struct FinanceService: Sendable {
             ),
             t AS (
                 INSERT INTO transactions (id, community_id, created_by, type, description, total_amount, currency, paid_by, category,
-                    receipt_url, linked_event_id, transaction_date, recurring_charge_id, occurrence_on, paid_amount, paid_currency, exchange_rate)
+                    receipt_url, linked_event_id, transaction_date, recurring_charge_id, occurrence_on, paid_amount, paid_currency, exchange_rate,
+                    split_input)
                 SELECT \(id), \(entry.community), \(actor), \(entry.type)::transaction_type, \(entry.description), \(Int32(entry.total.minorUnits)),
                     \(entry.total.currency.code), \(entry.paidBy), \(entry.category)::expense_category, \(entry.receiptURL), \(entry.linkedEvent),
                     coalesce(\(entry.date), orbit.civil_date(\(runner.now()), allowed.timezone)), \(entry.occurrence?.charge), \(entry.occurrence?.day),
-                    \(entry.conversion.map { Int32($0.paidAmount) }), \(entry.conversion?.paidCurrency), \(entry.conversion?.rate)::numeric
+                    \(entry.conversion.map { Int32($0.paidAmount) }), \(entry.conversion?.paidCurrency), \(entry.conversion?.rate)::numeric,
+                    \(try entry.splitInput.map { try PostgresJSON(encoding: $0) })
                 FROM allowed
                 RETURNING \(unescaped: Expense.columns)
             ),
@@ -199,13 +203,19 @@ package struct FinanceService: Sendable {
                 paying = nil
             }
             let splits: [(participant: Holder, amount: Int64)]?
-            switch (split, newTotal) {
-            case (let split?, _): splits = try SplitCalculator.splits(of: total.minorUnits, split)
-            // A new total alone is split equally again among the same people.
-            case (nil, _?): splits = try SplitCalculator.splits(of: total.minorUnits, .equal(current.splits.map(\.participant)))
-            case (nil, nil): splits = nil
+            switch (split, newTotal, current.splitInput) {
+            case (let split?, _, _): splits = try SplitCalculator.splits(of: total.minorUnits, split)
+            // A new total alone is divided again as the split was entered.
+            case (nil, _?, .exact?):
+                throw ServiceError.invalidInput(
+                    field: "split", reason: "this expense was split by exact amounts: give the split again, adding up to the new total")
+            case (nil, _?, let entered?): splits = try SplitCalculator.splits(of: total.minorUnits, entered)
+            // Entered before splits were kept: equally among the same people.
+            case (nil, _?, nil): splits = try SplitCalculator.splits(of: total.minorUnits, .equal(current.splits.map(\.participant)))
+            case (nil, nil, _): splits = nil
             }
-            return try await replace(current, total: total, paying: paying, splits: splits, description, category, as: actor, on: connection)
+            return try await replace(
+                current, total: total, paying: paying, splits: splits, splitInput: split, description, category, as: actor, on: connection)
         }
     }
 
@@ -233,7 +243,7 @@ package struct FinanceService: Sendable {
     /// member (a family member's guardian, for theirs). One round trip. paid_by changes in a
     /// statement of its own, before the payer rows (sql/080: the journal reads paid_by).
     private func replace(
-        _ current: Expense, total: Money, paying: Payers.Resolved?, splits: [(participant: Holder, amount: Int64)]?,
+        _ current: Expense, total: Money, paying: Payers.Resolved?, splits: [(participant: Holder, amount: Int64)]?, splitInput: SplitMethod?,
         _ description: String?, _ category: ExpenseCategory?, as actor: UserID, on connection: PostgresConnection
     ) async throws -> Expense {
         let activity = UUID()
@@ -241,7 +251,8 @@ package struct FinanceService: Sendable {
             Self.recordBefore(activity, .edited, transaction: current.id, by: actor),
             """
             UPDATE transactions SET total_amount = \(Int32(total.minorUnits)), description = coalesce(\(description), description),
-                category = coalesce(\(category)::expense_category, category), paid_by = coalesce(\(paying?.paidBy), paid_by)
+                category = coalesce(\(category)::expense_category, category), paid_by = coalesce(\(paying?.paidBy), paid_by),
+                split_input = coalesce(\(try splitInput.map { try PostgresJSON(encoding: $0) }), split_input)
             WHERE id = \(current.id)
             RETURNING \(unescaped: Expense.columns)
             """,

@@ -154,7 +154,8 @@ extension RecurringChargeService {
             let finances = FinanceService(runner)
             let entry = FinanceService.NewTransaction(
                 community: charge.communityID, type: .expense, description: charge.description, total: money, paidBy: paidBy,
-                category: category, date: day, splits: try SplitCalculator.splits(of: charge.amount, split), occurrence: (charge.id, day))
+                category: category, date: day, splits: try SplitCalculator.splits(of: charge.amount, split), occurrence: (charge.id, day),
+                splitInput: split)
             if try await finances.insert(entry, as: charge.createdBy, adminOnly: false, on: connection) != nil { return nil }
             // Nothing was written: the statement's checks say why.
             do {
