@@ -89,13 +89,12 @@ extension FinanceService {
         let rate = try ExchangeRate.parse(rate)
         return try await runner.asUser(actor) { connection in
             try await runner.requireAdmin(actor, of: community, rule: "only admins can set exchange rates", on: connection)
-            var day = day
-            if day == nil { day = try await runner.today(in: community, on: connection) }
+            let day = try await runner.day(day, in: community, on: connection)
             return try ExchangeRate(
                 row: try await connection.query(
                     """
                     INSERT INTO exchange_rates (community_id, base, quote, rate, rate_on, source, entered_by)
-                    VALUES (\(community), \(base.code), \(quote.code), \(rate)::numeric, \(day ?? CivilDate(containing: runner.now())), 'admin', \(actor))
+                    VALUES (\(community), \(base.code), \(quote.code), \(rate)::numeric, \(day), 'admin', \(actor))
                     ON CONFLICT (community_id, base, quote, rate_on) WHERE community_id IS NOT NULL
                     DO UPDATE SET rate = excluded.rate, entered_by = excluded.entered_by
                     RETURNING \(unescaped: ExchangeRate.columns)
@@ -126,9 +125,7 @@ extension FinanceService {
     ) async throws -> String? {
         try await runner.asUserReading(actor) { connection in
             try await runner.requireMember(actor, of: community, on: connection)
-            var day = day
-            if day == nil { day = try await runner.today(in: community, on: connection) }
-            return try await Self.rate(community, source, target, on: day ?? CivilDate(containing: runner.now()), connection)
+            return try await Self.rate(community, source, target, on: try await runner.day(day, in: community, on: connection), connection)
         }
     }
 

@@ -11,4 +11,10 @@ extension RequestRunner {
             .first?.decode("timezone", as: String?.self)
         return CivilDate(containing: now(), in: CommunitySettings(timezone: zone ?? nil).timeZone)
     }
+
+    /// `day`, or today in `community`'s time zone when nil.
+    func day(_ day: CivilDate?, in community: CommunityID, on connection: PostgresConnection) async throws -> CivilDate {
+        if let day { return day }
+        return try await today(in: community, on: connection)
+    }
 }

@@ -66,6 +66,14 @@ struct ExpenseCommand: AsyncParsableCommand {
         @Option(help: "exact/percent/shares: USER=VALUE,… (amounts like 12.50, percentages like 33.33, whole-number shares).")
         var parts: String?
 
+        /// The split given, or (no `--split`) equally among every active member.
+        func methodOrEveryone(_ services: OrbitServices, community: CommunityID, currency: Currency, as actor: UserID) async throws
+            -> SplitMethod
+        {
+            if let method = try await method(services, community: community, currency: currency, as: actor) { return method }
+            return .equal(try await services.members.activeUserIDs(of: community, as: actor))
+        }
+
         /// The split of an expense in `currency`: exact amounts are typed as decimals in it,
         /// percentages with up to two decimals.
         func method(_ services: OrbitServices, community: CommunityID, currency: Currency, as actor: UserID) async throws -> SplitMethod? {
@@ -143,11 +151,10 @@ struct ExpenseCommand: AsyncParsableCommand {
                 }
                 // Both present (validate()).
                 guard let community, let description else { throw ValidationError("--community and --description are required.") }
-                var method = try await split.method(services, community: community, currency: currency, as: acting)
-                if method == nil { method = .equal(try await services.members.activeUserIDs(of: community, as: acting)) }
+                let method = try await split.methodOrEveryone(services, community: community, currency: currency, as: acting)
                 return try await services.finances.addExpense(
                     in: community, description: description, total: total, paidBy: paying?.paidBy, payers: paying?.payers,
-                    split: method ?? .equal([Holder]()), date: day, category: category, receiptURL: receiptURL, as: acting
+                    split: method, date: day, category: category, receiptURL: receiptURL, as: acting
                 )
             }
             if output.json { return try printJSON(expense) }

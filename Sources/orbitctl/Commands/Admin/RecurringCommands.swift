@@ -49,11 +49,10 @@ struct RecurringCommand: AsyncParsableCommand {
                     return try await services.recurringCharges.createDues(
                         in: community, name: description, amount: money, rule: rule, startsOn: startsOn, as: acting)
                 case .expense:
-                    var method = try await split.method(services, community: community, currency: currency, as: acting)
-                    if method == nil { method = .equal(try await services.members.activeUserIDs(of: community, as: acting)) }
+                    let method = try await split.methodOrEveryone(services, community: community, currency: currency, as: acting)
                     return try await services.recurringCharges.createExpense(
                         in: community, description: description, amount: money,
-                        paidBy: try await paidBy.asyncMap { try await services.users.resolve($0) }, split: method ?? .equal([Holder]()),
+                        paidBy: try await paidBy.asyncMap { try await services.users.resolve($0) }, split: method,
                         category: category,
                         rule: rule, startsOn: startsOn, as: acting)
                 }
