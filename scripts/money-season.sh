@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A team's season of money through orbitctl (docs/money.md), printing each command and what it
 # answered: monthly dues (recurring, with a skipped month and the job catching up), an away game charged to who came (plus-ones, a child to their parent), a
-# dinner paid by two, a settled share, money's history and the export. Needs a migrated
+# itemised dinner paid by two with a tip, a settled share, money's history and the export. Needs a migrated
 # database (DATABASE_URL, or run `orbitctl dev` first and export the URL it prints) and jq.
 #
 #   swift build --product orbitctl && DATABASE_URL=... bash scripts/money-season.sh
@@ -46,12 +46,14 @@ run event rsvp "$game" --status yes --family-member "$tim" --as "$ana" >/dev/nul
 run event rsvp "$game" --status no --as "$ben" >/dev/null
 bus=$(id_of expense add --from-event "$game" --amount 120.00 --currency EUR --as "$coach" --json)
 
-# A dinner paid by two, shared by everyone and Tim.
+# A dinner paid by two, itemised: pizzas shared by everyone and Tim, drinks by who had them, and
+# the tip in proportion to what each one's items come to.
 dinner=$(id_of expense add --community "$team" --description "Team dinner" --amount 90.00 --currency EUR \
-    --paid-by "$coach=50.00,$ana=40.00" --split equal --between "$coach,$ana,$ben,$tim" --as "$ana" --json)
+    --paid-by "$coach=50.00,$ana=40.00" --item "Pizzas|60.00|equal:$coach,$ana,$ben,$tim" \
+    --item "Drinks|20.00|exact:$coach=8.00,$ana=6.00,$ben=6.00" --tip 10.00 --as "$ana" --json)
 run expense show "$dinner" --as "$ben"
 run balances show --community "$team" --as "$ben"
-# Ben pays his share of the dinner back: a settlement.
+# Ben pays most of his share of the dinner back: a settlement.
 run settle record --community "$team" --from "$ben" --to "$coach" --amount 22.50 --currency EUR --as "$ben" >/dev/null
 run settle suggest --community "$team" --as "$ben"
 run expense history --community "$team" --as "$ben"

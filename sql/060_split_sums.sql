@@ -99,7 +99,7 @@ CREATE CONSTRAINT TRIGGER trigger_transaction_payers_sum
     FOR EACH ROW EXECUTE FUNCTION orbit.check_payer_sum();
 
 -- What a transaction is, as money's history (money_activity) records it before and after a
--- change: its fields, payers (paid_by alone when it has no payer rows) and splits. Runs as the
+-- change: its fields, the split as entered, payers (paid_by alone when it has no payer rows) and splits. Runs as the
 -- caller: it shows what the caller may see.
 CREATE OR REPLACE FUNCTION orbit.expense_state(transaction_id uuid) RETURNS jsonb
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
@@ -107,7 +107,7 @@ AS $$
 SELECT jsonb_build_object(
     'type', t.type, 'description', t.description, 'total_amount', t.total_amount, 'currency', t.currency,
     'paid_by', t.paid_by, 'category', t.category, 'transaction_date', t.transaction_date,
-    'linked_event_id', t.linked_event_id, 'deleted', t.deleted_at IS NOT NULL,
+    'linked_event_id', t.linked_event_id, 'deleted', t.deleted_at IS NOT NULL, 'split_input', t.split_input,
     'payers', coalesce(
         (SELECT jsonb_agg(jsonb_build_object('user_id', p.user_id, 'amount', p.amount) ORDER BY p.user_id)
          FROM public.transaction_payers p WHERE p.transaction_id = t.id),

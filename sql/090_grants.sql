@@ -20,7 +20,7 @@ GRANT EXECUTE ON FUNCTION
     orbit.conversation_ids(), orbit.started_conversation_ids(boolean),
     orbit.app_child_id(), orbit.child_community_ids(), orbit.child_chore_ids(), orbit.parent_family_member_ids(),
     orbit.expense_state(uuid), orbit.currency_exponent(text), orbit.exchange_rate(uuid, text, text, date),
-    orbit.convert(bigint, numeric, text, text)
+    orbit.convert(bigint, numeric, text, text), orbit.plain_split_fits(jsonb, bigint), orbit.split_input_fits(jsonb, bigint)
 TO orbit_app, orbit_admin;
 
 -- Operations a non-member must be able to perform, each checked inside the function.

@@ -130,9 +130,11 @@ enum Amounts {
         return currency
     }
 
-    static func money(_ minorUnits: Int64, currency: Currency, field: String) throws -> Money {
-        guard minorUnits > 0, minorUnits <= Money.maximumMinorUnits else {
-            throw APIProblem.validation(field: field, "\(field) must be a positive amount in minor units, at most \(Money.maximumMinorUnits).")
+    /// - Parameter allowZero: zero is an amount too (a tax or tip of nothing).
+    static func money(_ minorUnits: Int64, currency: Currency, field: String, allowZero: Bool = false) throws -> Money {
+        guard minorUnits > 0 || (allowZero && minorUnits == 0), minorUnits <= Money.maximumMinorUnits else {
+            let least = allowZero ? "zero or more" : "a positive amount"
+            throw APIProblem.validation(field: field, "\(field) must be \(least) in minor units, at most \(Money.maximumMinorUnits).")
         }
         return Money(minorUnits: minorUnits, currency: currency)
     }

@@ -54,6 +54,48 @@ struct MoneyAPITests {
         }
     }
 
+    @Test("an itemised dinner: items with their own splits, tip in proportion, kept as entered; items that do not add up are a 400")
+    func itemised() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let path = "/communities/\(cast.community)/expenses"
+            func dinner(amount: Int, tip: Int, wine: [String: Any]) -> [String: Any] {
+                [
+                    "description": "Dinner", "amount": amount,
+                    "split": [
+                        "method": "items", "tip": tip,
+                        "items": [
+                            [
+                                "description": "Pizza", "amount": 2400,
+                                "split": ["method": "equal", "user_ids": [cast.admin.description, cast.member.description]],
+                            ],
+                            ["description": "Wine", "amount": 1800, "split": wine],
+                        ],
+                    ] as [String: Any],
+                ]
+            }
+            let wine: [String: Any] = ["method": "exact", "amounts": [cast.admin.description: 1000, cast.member.description: 800]]
+            let created = try await harness.request(.post, path, token: cast.memberToken, json: dinner(amount: 4830, tip: 630, wine: wine))
+            #expect(created.status == 201, "\(created.text)")
+            // Admin's items 22.00, member's 20.00 of 42.00: the tip 6.30 as 3.30 and 3.00.
+            let splits = try #require(try created.json["splits"] as? [[String: Any]])
+            let byUser = Dictionary(uniqueKeysWithValues: splits.map { ($0["user_id"] as? String ?? "", $0["amount"] as? Int ?? 0) })
+            #expect(byUser == [cast.admin.description: 2530, cast.member.description: 2300])
+            let entered = try #require(try created.json["split_input"] as? [String: Any])
+            #expect(entered["method"] as? String == "items" && entered["tip"] as? Int == 630 && entered["tax"] as? Int == 0)
+            #expect((entered["items"] as? [[String: Any]])?.map { $0["description"] as? String } == ["Pizza", "Wine"])
+
+            let short = try await harness.request(.post, path, token: cast.memberToken, json: dinner(amount: 5000, tip: 630, wine: wine))
+            #expect(short.status == 400 && short.text.contains("items"), "\(short.text)")
+            let nested = try await harness.request(
+                .post, path, token: cast.memberToken, json: dinner(amount: 4830, tip: 630, wine: ["method": "items", "items": []]))
+            #expect(nested.status == 400, "\(nested.text)")
+            let amountOnly = try await harness.request(
+                .patch, "/expenses/\(try created.string("id"))", token: cast.memberToken, json: ["amount": 6000])
+            #expect(amountOnly.status == 400 && amountOnly.text.contains("items again"), "\(amountOnly.text)")
+        }
+    }
+
     @Test("an event's attendance fee: per head among who said yes, plus-ones to who brought them; nobody yes is a 409")
     func attendanceFee() async throws {
         try await withAPI { harness in

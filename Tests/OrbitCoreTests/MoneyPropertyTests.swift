@@ -5,8 +5,8 @@ import OrbitTestSupport
 import Synchronization
 import Testing
 
-/// Issue 24's property: random sequences of several payers, children's shares, attendance fees,
-/// edits, settled splits, settlements, deletions, snapshot refreshes and recurring expenses run by
+/// Issue 24's property: random sequences of several payers, children's shares, itemised
+/// expenses with tax and tip, attendance fees, edits, settled splits, settlements, deletions, snapshot refreshes and recurring expenses run by
 /// the job as the days pass (skipped days, ended templates), settlements converted between the two
 /// currencies at a recorded rate, against a model
 /// kept here that knows only who paid what and who owes what, and which days a recurring expense
@@ -23,6 +23,8 @@ struct MoneyPropertyTests {
         var splitIDs: [SplitID]
         /// A settlement paid in another currency (its amount cannot be edited).
         var converted = false
+        /// An itemised expense (a new total needs new items).
+        var itemised = false
     }
 
     /// What the model keeps of a recurring expense: FREQ=DAILY;INTERVAL=`interval` from `first`.
@@ -85,7 +87,7 @@ struct MoneyPropertyTests {
                 let code = ["USD", "EUR"].randomElement(using: &random) ?? "USD"
                 let currency = try Currency.parse(code)
                 let total = Int64.random(in: 1...200_000, using: &random)
-                switch Int.random(in: 0..<17, using: &random) {
+                switch Int.random(in: 0..<18, using: &random) {
                 case 0..<4:  // an expense: one payer or several, members and children sharing
                     let sharing = Array(everyone.shuffled(using: &random).prefix(Int.random(in: 1...everyone.count, using: &random)))
                     var weights: [Holder: Int64] = [:]
@@ -96,6 +98,14 @@ struct MoneyPropertyTests {
                     let expense = try await services.finances.addExpense(
                         in: cast.community, description: "E\(step)", total: Money(minorUnits: total, currency: currency),
                         paidBy: paying == nil ? alone : nil, payers: paying, split: split, as: cast.admin)
+                    live[expense.id] = Self.entry(parentOf, expense)
+                case 17:  // an itemised expense: items split by exact amounts, tax and tip on top
+                    let items = Self.itemised(total, among: everyone, using: &random)
+                    let paying = Self.payers(total, among: people, using: &random)
+                    let expense = try await services.finances.addExpense(
+                        in: cast.community, description: "I\(step)", total: Money(minorUnits: total, currency: currency),
+                        paidBy: paying == nil ? people.randomElement(using: &random) : nil, payers: paying, split: .items(items), as: cast.admin)
+                    Self.expectProportional(expense, items)
                     live[expense.id] = Self.entry(parentOf, expense)
                 case 4:  // an attendance fee
                     let paying = Self.payers(total, among: people, using: &random)
@@ -115,8 +125,19 @@ struct MoneyPropertyTests {
                     }
                     let alone = people.randomElement(using: &random) ?? cast.admin
                     let paying = Self.payers(total, among: people, using: &random) ?? [alone: total]
+                    var items: Itemised?
+                    if entry.itemised {
+                        // A new total alone: the items no longer fit it, so the edit needs new ones.
+                        let refused = await serviceError {
+                            try await services.finances.updateExpense(
+                                id, total: Money(minorUnits: total, currency: same), payers: paying, as: cast.admin)
+                        }
+                        #expect(refused?.field == "split")
+                        items = Self.itemised(total, among: everyone, using: &random)
+                    }
                     let edited = try await services.finances.updateExpense(
-                        id, total: Money(minorUnits: total, currency: same), payers: paying, as: cast.admin)
+                        id, total: Money(minorUnits: total, currency: same), payers: paying, split: items.map(SplitMethod.items), as: cast.admin)
+                    if let items { Self.expectProportional(edited, items) }
                     live[id] = Self.entry(parentOf, edited)
                 case 7:  // a split settled
                     guard let id = live.keys.randomElement(using: &random), let split = live[id]?.splitIDs.randomElement(using: &random) else {
@@ -232,12 +253,58 @@ struct MoneyPropertyTests {
         return Dictionary(uniqueKeysWithValues: zip(people.shuffled(using: &random), zip(points.dropFirst(), points).map { $0 - $1 }))
     }
 
+    /// `total` as 1 to 4 items, each split by exact amounts among a few of `holders`, and a tax
+    /// and a tip of up to a tenth of it each.
+    static func itemised(_ total: Int64, among holders: [Holder], using random: inout SystemRandomNumberGenerator) -> Itemised {
+        let tax = Int64.random(in: 0...(total / 10), using: &random)
+        let tip = Int64.random(in: 0...(total / 10), using: &random)
+        let items = cut(total - tax - tip, into: Int.random(in: 1...4, using: &random), using: &random).map { amount in
+            let sharing = holders.shuffled(using: &random).prefix(Int.random(in: 1...holders.count, using: &random))
+            let parts = cut(amount, into: sharing.count, using: &random)
+            return Itemised.Item(
+                description: "item", amount: amount, split: .exact(Dictionary(uniqueKeysWithValues: zip(sharing, parts))))
+        }
+        return Itemised(items: items, tax: tax, tip: tip)
+    }
+
+    /// `amount` in `count` parts adding up to it (zeros when it is smaller than `count`).
+    static func cut(_ amount: Int64, into count: Int, using random: inout SystemRandomNumberGenerator) -> [Int64] {
+        guard count > 1, amount >= Int64(count) else { return [amount] + Array(repeating: 0, count: max(0, count - 1)) }
+        var cuts = Set<Int64>()
+        while cuts.count < count - 1 { cuts.insert(Int64.random(in: 1..<amount, using: &random)) }
+        let points = [0] + cuts.sorted() + [amount]
+        return zip(points.dropFirst(), points).map { $0 - $1 }
+    }
+
+    /// The model of an itemised split: each holder owes their items, and of the tax and tip
+    /// their proportion rounded down, or one unit more; everything adds up to the total.
+    static func expectProportional(_ expense: Expense, _ items: Itemised) {
+        var subtotals: [Holder: Int64] = [:]
+        for item in items.items {
+            guard case .exact(let parts) = item.split else { continue }
+            for (holder, amount) in parts { subtotals[holder, default: 0] += amount }
+        }
+        let extra = items.tax + items.tip
+        let itemsTotal = items.total - extra
+        let shares = Dictionary(expense.splits.map { ($0.participant, $0.amount) }, uniquingKeysWith: +)
+        #expect(Set(shares.keys) == Set(subtotals.keys))
+        var roundedUp: Int64 = 0
+        for (holder, subtotal) in subtotals {
+            let floor = extra * subtotal / itemsTotal
+            let share = shares[holder] ?? -1
+            #expect(share == subtotal + floor || share == subtotal + floor + 1, "\(holder): \(share) of \(subtotal) + \(extra)")
+            roundedUp += share - subtotal - floor
+        }
+        #expect(subtotals.values.reduce(0) { $0 + extra * $1 / itemsTotal } + roundedUp == extra)
+        #expect(shares.values.reduce(0, +) == expense.totalAmount)
+    }
+
     static func entry(_ parentOf: [Holder: UserID], _ expense: Expense) -> Entry {
         Entry(
             currency: expense.currency, paidBy: expense.paidBy,
             payers: Dictionary(uniqueKeysWithValues: expense.payers.map { ($0.userID, $0.amount) }),
             shares: expense.splits.map { (parentOf[$0.participant] ?? $0.userID, $0.amount, $0.isSettled) }, splitIDs: expense.splits.map(\.id),
-            converted: expense.conversion != nil)
+            converted: expense.conversion != nil, itemised: { if case .items = expense.splitInput { true } else { false } }())
     }
 }
 

@@ -29,7 +29,8 @@ struct RecurringChargeInvariantTests {
                     """
                     INSERT INTO recurring_charges (community_id, kind, description, amount, currency, category, paid_by, split, recurrence_rule,
                         starts_on, next_on, created_by)
-                    VALUES (\(community), 'expense', 'Pitch', 1000, 'USD', 'equipment', \(a), '{"method":"equal","parts":[]}', 'FREQ=WEEKLY',
+                    VALUES (\(community), 'expense', 'Pitch', 1000, 'USD', 'equipment', \(a),
+                        jsonb_build_object('method', 'equal', 'parts', jsonb_build_array(jsonb_build_object('user_id', \(a)::uuid))), 'FREQ=WEEKLY',
                         current_date, current_date, \(a)) RETURNING id
                     """)
                 let duesCharge = try await seed.id(
@@ -77,6 +78,15 @@ struct RecurringChargeInvariantTests {
                     VALUES (\(community), 'expense', 'x', 1, 'USD', 'FREQ=DAILY', current_date, current_date, \(a))
                     """)
                 #expect(bare?.constraint == "recurring_charges_expense_fields", "\(String(describing: bare))")
+                // Its split fits its amount (migrations/0028): exact parts add up to it.
+                let unfit = await failure(
+                    on: connection,
+                    """
+                    UPDATE recurring_charges SET split = jsonb_build_object('method', 'exact', 'parts',
+                        jsonb_build_array(jsonb_build_object('user_id', \(a)::uuid, 'value', 999)))
+                    WHERE id = \(expenseCharge)
+                    """)
+                #expect(unfit?.constraint == "recurring_charges_split_fits", "\(String(describing: unfit))")
                 let unended = await failure(on: connection, "UPDATE recurring_charges SET next_on = NULL WHERE id = \(duesCharge)")
                 #expect(unended?.constraint == "recurring_charges_ended_without_next", "\(String(describing: unended))")
                 let kind = await failure(on: connection, "UPDATE recurring_charges SET kind = 'expense' WHERE id = \(duesCharge)")

@@ -4,7 +4,14 @@ import OrbitCore
 
 /// How an expense is divided, with amounts in minor units.
 struct SplitBody: Decodable {
-    /// equal, exact, percent or shares.
+    /// One line of an itemised expense: what it cost and how it is divided.
+    struct Item: Decodable {
+        var description: String
+        var amount: Int64
+        var split: SplitBody
+    }
+
+    /// equal, exact, percent, shares or items.
     var method: String
     /// For `equal`: who shares the expense.
     var userIds: [UserID]?
@@ -14,8 +21,12 @@ struct SplitBody: Decodable {
     var basisPoints: [String: Int64]?
     /// For `shares`: positive weights.
     var shares: [String: Int64]?
+    /// For `items`: the items, and the tax and tip shared in proportion to them.
+    var items: [Item]?
+    var tax: Int64?
+    var tip: Int64?
 
-    enum CodingKeys: String, CodingKey { case method, userIds, amounts, basisPoints, shares }
+    enum CodingKeys: String, CodingKey { case method, userIds, amounts, basisPoints, shares, items, tax, tip }
 
     /// Reads `method` and then only the field that method uses: the others are not part of
     /// this split (openapi.yaml's variants leave them free), so whatever they hold is ignored.
@@ -27,6 +38,10 @@ struct SplitBody: Decodable {
         case "exact": amounts = try container.decodeIfPresent([String: Int64].self, forKey: .amounts)
         case "percent": basisPoints = try container.decodeIfPresent([String: Int64].self, forKey: .basisPoints)
         case "shares": shares = try container.decodeIfPresent([String: Int64].self, forKey: .shares)
+        case "items":
+            items = try container.decodeIfPresent([Item].self, forKey: .items)
+            tax = try container.decodeIfPresent(Int64.self, forKey: .tax)
+            tip = try container.decodeIfPresent(Int64.self, forKey: .tip)
         default: break
         }
     }
@@ -34,6 +49,7 @@ struct SplitBody: Decodable {
     /// Every id the split names (user ids, family member ids).
     var ids: [UUID] {
         (userIds?.map(\.uuid) ?? []) + [amounts, basisPoints, shares].compactMap { $0 }.flatMap { $0.keys.compactMap(UUID.init(uuidString:)) }
+            + (items ?? []).flatMap(\.split.ids)
     }
 
     /// - Parameter people: what each id of `ids` is (`FinanceService.participants`).
@@ -72,8 +88,23 @@ struct SplitBody: Decodable {
             )
         case "shares":
             return .shares(try keyed(shares, field: "shares"))
+        case "items":
+            guard let items, !items.isEmpty else { throw APIProblem.validation(field: "split.items", "split.items is required for method items.") }
+            return .items(
+                Itemised(
+                    items: try items.map { item in
+                        guard item.split.method != "items" else {
+                            throw APIProblem.validation(field: "split.items.split", "An item's split cannot itself have items.")
+                        }
+                        return Itemised.Item(
+                            description: item.description,
+                            amount: try Amounts.money(item.amount, currency: currency, field: "split.items.amount").minorUnits,
+                            split: try item.split.method(currency: currency, people: people))
+                    },
+                    tax: try tax.map { try Amounts.money($0, currency: currency, field: "split.tax", allowZero: true).minorUnits } ?? 0,
+                    tip: try tip.map { try Amounts.money($0, currency: currency, field: "split.tip", allowZero: true).minorUnits } ?? 0))
         default:
-            throw APIProblem.validation(field: "split.method", "split.method must be equal, exact, percent or shares.")
+            throw APIProblem.validation(field: "split.method", "split.method must be equal, exact, percent, shares or items.")
         }
     }
 }

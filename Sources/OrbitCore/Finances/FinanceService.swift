@@ -209,6 +209,9 @@ package struct FinanceService: Sendable {
             case (nil, _?, .exact?):
                 throw ServiceError.invalidInput(
                     field: "split", reason: "this expense was split by exact amounts: give the split again, adding up to the new total")
+            case (nil, _?, .items?):
+                throw ServiceError.invalidInput(
+                    field: "split", reason: "this expense was itemised: give its items again, adding up to the new total with tax and tip")
             case (nil, _?, let entered?): splits = try SplitCalculator.splits(of: total.minorUnits, entered)
             // Entered before splits were kept: equally among the same people.
             case (nil, _?, nil): splits = try SplitCalculator.splits(of: total.minorUnits, .equal(current.splits.map(\.participant)))

@@ -9,6 +9,9 @@ package enum SplitMethod: Sendable, Equatable {
     case percent([Holder: Int64])
     /// Positive weights: a participant gets total × weight / sum of weights.
     case shares([Holder: Int64])
+    /// Items, each with its own split, plus tax and tip shared in proportion to what each
+    /// participant's items come to (docs/money.md, "Itemised expenses").
+    indirect case items(Itemised)
 
     package static func equal(_ users: [UserID]) -> SplitMethod { .equal(users.map(Holder.user)) }
     package static func exact(_ amounts: [UserID: Int64]) -> SplitMethod { .exact(keyed(amounts)) }
@@ -24,8 +27,40 @@ package enum SplitMethod: Sendable, Equatable {
         switch self {
         case .equal(let people): people
         case .exact(let parts), .percent(let parts), .shares(let parts): Array(parts.keys)
+        case .items(let itemised): Array(Set(itemised.items.flatMap(\.split.participants))).sorted()
         }
     }
+}
+
+/// An itemised expense: what each item cost and how it is split, and the tax and tip on top.
+package struct Itemised: Sendable, Equatable, Codable {
+    package struct Item: Sendable, Equatable, Codable {
+        package var description: String
+        /// Minor units, more than zero.
+        package var amount: Int64
+        /// How this item is divided: any method but items.
+        package var split: SplitMethod
+
+        package init(description: String, amount: Int64, split: SplitMethod) {
+            self.description = description
+            self.amount = amount
+            self.split = split
+        }
+    }
+
+    package var items: [Item]
+    /// Minor units, zero or more.
+    package var tax: Int64
+    package var tip: Int64
+
+    package init(items: [Item], tax: Int64 = 0, tip: Int64 = 0) {
+        self.items = items
+        self.tax = tax
+        self.tip = tip
+    }
+
+    /// What the items, tax and tip add up to: the expense's total.
+    package var total: Int64 { items.reduce(0) { $0 + $1.amount } + tax + tip }
 }
 
 /// Divides a total into splits that always add up to it exactly.
@@ -71,8 +106,53 @@ package enum SplitCalculator {
             }
             weights = parts.map { ($0.key, $0.value) }
             denominator = parts.values.reduce(0, +)
+        case .items(let itemised):
+            return try splits(of: total, itemised)
         }
-        // total ≤ 2^31 and weights ≤ 10^6 × members: products stay far below Int64.max.
+        return apportion(total, weights, denominator: denominator)
+    }
+
+    /// Each item divided by its own split; the tax and tip together divided in proportion to
+    /// what each participant's items come to (weights = those subtotals), by the same rule.
+    private static func splits(of total: Int64, _ itemised: Itemised) throws -> [(participant: Holder, amount: Int64)] {
+        guard !itemised.items.isEmpty, itemised.items.count <= 200 else {
+            throw ServiceError.invalidInput(field: "items", reason: "must list from 1 to 200 items")
+        }
+        guard itemised.tax >= 0, itemised.tip >= 0 else { throw ServiceError.invalidInput(field: "tax", reason: "tax and tip cannot be negative") }
+        guard itemised.total == total else {
+            throw ServiceError.invalidInput(
+                field: "items", reason: "items, tax and tip add up to \(itemised.total) minor units, not the total \(total)")
+        }
+        var subtotals: [Holder: Int64] = [:]
+        for (index, item) in itemised.items.enumerated() {
+            let field = "items[\(index)]"
+            _ = try Validate.text(item.description, field: "\(field).description", limit: 200)
+            guard item.amount > 0 else { throw ServiceError.invalidInput(field: "\(field).amount", reason: "must be more than zero") }
+            if case .items = item.split { throw ServiceError.invalidInput(field: "\(field).split", reason: "an item cannot have items") }
+            do {
+                for (holder, amount) in try splits(of: item.amount, item.split) { subtotals[holder, default: 0] += amount }
+            } catch var error as ServiceError where error.code == .invalidInput {
+                // "parts add up to …" becomes "items[2].parts add up to …".
+                error.field = "\(field).\(error.field ?? "split")"
+                error.message = "\(field).\(error.message)"
+                throw error
+            }
+        }
+        let extra = itemised.tax + itemised.tip
+        let itemsTotal = total - extra
+        // The extras' shares add up to `extra` (apportion), the subtotals to the items' total.
+        var result = subtotals.sorted { $0.key < $1.key }.map { (participant: $0.key, amount: $0.value) }
+        if extra > 0 {
+            let extras = Dictionary(uniqueKeysWithValues: apportion(extra, result.map { ($0.participant, $0.amount) }, denominator: itemsTotal))
+            result = result.map { ($0.participant, $0.amount + (extras[$0.participant] ?? 0)) }
+        }
+        return result
+    }
+
+    /// `total` × weight / `denominator` for each, rounded down, and the units left over one each
+    /// to the largest remainders (then the smallest holders). The weights add up to `denominator`.
+    /// total ≤ 2^31 and denominator ≤ 2^31: products stay far below Int64.max.
+    private static func apportion(_ total: Int64, _ weights: [(Holder, Int64)], denominator: Int64) -> [(participant: Holder, amount: Int64)] {
         var result = weights.map { (participant: $0.0, amount: total * $0.1 / denominator, remainder: total * $0.1 % denominator) }
         result.sort { $0.participant < $1.participant }
         var left = total - result.reduce(0) { $0 + $1.amount }

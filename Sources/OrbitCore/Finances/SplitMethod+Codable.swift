@@ -3,6 +3,8 @@
 /// weight for `shares`). Stored with what repeats it (`recurring_charges.split`) and returned
 /// by the API, so a client can show and edit what was entered:
 /// `{"method": "shares", "parts": [{"user_id": "…", "family_member_id": null, "value": 2}, …]}`.
+/// Items have no parts of their own but their items (each with its split), tax and tip:
+/// `{"method": "items", "parts": [], "items": [{"description": "Pizza", "amount": 2400, "split": {…}}], "tax": 0, "tip": 500}`.
 extension SplitMethod: Codable {
     package var name: String {
         switch self {
@@ -10,6 +12,7 @@ extension SplitMethod: Codable {
         case .exact: "exact"
         case .percent: "percent"
         case .shares: "shares"
+        case .items: "items"
         }
     }
 
@@ -41,6 +44,10 @@ extension SplitMethod: Codable {
     package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let method = try container.decode(String.self, forKey: .method)
+        if method == "items" {
+            self = .items(try Itemised(from: decoder))
+            return
+        }
         let parts = try container.decode([Part].self, forKey: .parts)
         func valued() throws -> [Holder: Int64] {
             var values: [Holder: Int64] = [:]
@@ -67,8 +74,10 @@ extension SplitMethod: Codable {
     package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(name, forKey: .method)
+        if case .items(let itemised) = self { try itemised.encode(to: encoder) }
         let parts: [Part] =
             switch self {
+            case .items: []
             case .equal(let holders): holders.sorted().map { Part(holder: $0, value: nil) }
             case .exact(let values), .percent(let values), .shares(let values):
                 values.sorted { $0.key < $1.key }.map { Part(holder: $0.key, value: $0.value) }

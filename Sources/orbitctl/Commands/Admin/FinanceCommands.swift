@@ -58,13 +58,24 @@ struct ExpenseCommand: AsyncParsableCommand {
     )
 
     struct SplitOptions: ParsableArguments {
-        @Option(help: "equal, exact, percent or shares.") var split: String?
+        @Option(help: "equal, exact, percent, shares or items (implied by --item).") var split: String?
         @Option(
             help:
                 "equal: who shares it (ids or emails, comma-separated; family member ids too: their parent owes their share; default: every member)."
         ) var between: String?
         @Option(help: "exact/percent/shares: USER=VALUE,… (amounts like 12.50, percentages like 33.33, whole-number shares).")
         var parts: String?
+        @Option(
+            name: .customLong("item"),
+            help: ArgumentHelp(
+                "An item of an itemised expense (repeat for each): DESCRIPTION|AMOUNT|SPLIT, SPLIT being equal (every member), equal:USER,…, or exact:, percent:, shares: with USER=VALUE,…",
+                valueName: "item"))
+        var items: [String] = []
+        @Option(help: "Itemised: tax on top of the items, shared in proportion to them (12.50).") var tax: String?
+        @Option(help: "Itemised: tip on top of the items, shared in proportion to them.") var tip: String?
+
+        /// Whether any split option was given.
+        var isGiven: Bool { split != nil || between != nil || parts != nil || !items.isEmpty || tax != nil || tip != nil }
 
         /// The split given, or (no `--split`) equally among every active member.
         func methodOrEveryone(_ services: OrbitServices, community: CommunityID, currency: Currency, as actor: UserID) async throws
@@ -77,18 +88,53 @@ struct ExpenseCommand: AsyncParsableCommand {
         /// The split of an expense in `currency`: exact amounts are typed as decimals in it,
         /// percentages with up to two decimals.
         func method(_ services: OrbitServices, community: CommunityID, currency: Currency, as actor: UserID) async throws -> SplitMethod? {
-            switch split {
-            case nil: return nil
+            guard !items.isEmpty || split == "items" else {
+                guard tax == nil, tip == nil else { throw CommandFailure("--tax and --tip go with --item.") }
+                guard let split else { return nil }
+                return try await Self.parse(split, between: between, parts: parts, services, community: community, currency: currency, as: actor)
+            }
+            guard split == nil || split == "items", between == nil, parts == nil else {
+                throw CommandFailure("An itemised expense is split item by item: give each --item its split, not --between or --parts.")
+            }
+            guard !items.isEmpty else { throw CommandFailure("--split items needs an --item DESCRIPTION|AMOUNT|SPLIT for each item.") }
+            var parsed: [Itemised.Item] = []
+            for item in items {
+                let fields = item.split(separator: "|", maxSplits: 2, omittingEmptySubsequences: false).map {
+                    $0.trimmingCharacters(in: .whitespaces)
+                }
+                guard fields.count == 3 else { throw CommandFailure("--item takes DESCRIPTION|AMOUNT|SPLIT (got \"\(item)\").") }
+                let method = fields[2].split(separator: ":", maxSplits: 1).map(String.init)
+                let people = method.count == 2 ? method[1] : nil
+                guard let name = method.first, name != "items" else { throw CommandFailure("--item \"\(item)\" needs a split: equal, exact, …") }
+                parsed.append(
+                    Itemised.Item(
+                        description: fields[0], amount: try Money(parsing: fields[1], currency: currency, field: "item").minorUnits,
+                        split: try await Self.parse(
+                            name, between: name == "equal" ? people : nil, parts: name == "equal" ? nil : people, services, community: community,
+                            currency: currency, as: actor)))
+            }
+            func extra(_ text: String?, _ field: String) throws -> Int64 {
+                try text.map { try Money(parsing: $0, currency: currency, field: field, allowZero: true).minorUnits } ?? 0
+            }
+            return .items(Itemised(items: parsed, tax: try extra(tax, "tax"), tip: try extra(tip, "tip")))
+        }
+
+        /// One split that is not itemised: `method` with its `between` (equal) or `parts`.
+        private static func parse(
+            _ method: String, between: String?, parts: String?, _ services: OrbitServices, community: CommunityID, currency: Currency,
+            as actor: UserID
+        ) async throws -> SplitMethod {
+            switch method {
             case "equal":
                 if let between { return .equal(try await resolveUsers(between, services, as: actor)) }
                 return .equal(try await services.members.activeUserIDs(of: community, as: actor))
             case "exact", "percent", "shares":
-                guard let parts else { throw CommandFailure("--split \(split ?? "") needs --parts USER=VALUE,….") }
+                guard let parts else { throw CommandFailure("--split \(method) needs parts: USER=VALUE,….") }
                 let resolved = try await resolveParts(parts, services, as: actor)
-                if split == "exact" {
+                if method == "exact" {
                     return .exact(try resolved.mapValues { try Money(parsing: $0, currency: currency, field: "parts", allowZero: true).minorUnits })
                 }
-                if split == "percent" {
+                if method == "percent" {
                     // Hundredths of a percent: "33.33" is 3333, parsed exactly like an amount with two decimals.
                     return .percent(try resolved.mapValues { try Money(parsing: $0, currency: .usd, field: "parts", allowZero: true).minorUnits })
                 }
@@ -98,8 +144,8 @@ struct ExpenseCommand: AsyncParsableCommand {
                     weights[user] = weight
                 }
                 return .shares(weights)
-            case let other?:
-                throw CommandFailure("--split must be equal, exact, percent or shares (got \(other)).")
+            default:
+                throw CommandFailure("The split must be equal, exact, percent, shares or items (got \(method)).")
             }
         }
     }
@@ -132,8 +178,10 @@ struct ExpenseCommand: AsyncParsableCommand {
                 guard description != nil else { throw ValidationError("--description is required (or --from-event).") }
                 guard occurrence == nil else { throw ValidationError("--occurrence goes with --from-event.") }
             } else {
-                guard split.split == nil || split.split == "equal", split.between == nil, split.parts == nil else {
-                    throw ValidationError("--from-event splits per head among the attendees: leave out --between and --parts.")
+                guard split.split == nil || split.split == "equal", split.between == nil, split.parts == nil, split.items.isEmpty,
+                    split.tax == nil, split.tip == nil
+                else {
+                    throw ValidationError("--from-event splits per head among the attendees: leave out --between, --parts and --item.")
                 }
             }
         }
@@ -212,6 +260,13 @@ struct ExpenseCommand: AsyncParsableCommand {
             print(
                 "\(found.description): \(Money(minorUnits: found.totalAmount, currency: currency)) paid by "
                     + (found.payers.count > 1 ? paid.joined(separator: ", ") : found.paidBy.description))
+            if case .items(let itemised) = found.splitInput {
+                var lines = itemised.items.map { [$0.description, Money(minorUnits: $0.amount, currency: currency).decimalString, $0.split.name] }
+                for (name, amount) in [("tax", itemised.tax), ("tip", itemised.tip)] where amount > 0 {
+                    lines.append([name, Money(minorUnits: amount, currency: currency).decimalString, "in proportion"])
+                }
+                printTable(["ITEM", "AMOUNT", "SPLIT"], lines)
+            }
             printTable(
                 ["USER", "FOR", "AMOUNT", "SETTLED"],
                 found.splits.map {

@@ -33,8 +33,8 @@ struct RecurringCommand: AsyncParsableCommand {
 
         func validate() throws {
             if kind == .dues {
-                guard paidBy == nil, split.split == nil, split.between == nil, split.parts == nil else {
-                    throw ValidationError("Recurring dues are owed by every member: leave out --paid-by, --split, --between and --parts.")
+                guard paidBy == nil, !split.isGiven else {
+                    throw ValidationError("Recurring dues are owed by every member: leave out --paid-by and the split options.")
                 }
             }
         }
