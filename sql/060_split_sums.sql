@@ -119,3 +119,58 @@ SELECT jsonb_build_object(
         '[]'::jsonb))
 FROM public.transactions t WHERE t.id = expense_state.transaction_id
 $$;
+
+-- Dues as money's history records them (migrations/0029), in the shape of a transaction's state:
+-- type 'dues', the name as description, the amount as total_amount, the due date as
+-- transaction_date, no payer (paid_by null), category 'dues', `deleted` when deactivated, and as
+-- `payers` what each member has paid of them so far (leaving out payment `without`: the state
+-- before that payment). SECURITY DEFINER through its caller, the trigger below.
+CREATE OR REPLACE FUNCTION orbit.dues_state(d public.dues, without uuid DEFAULT NULL) RETURNS jsonb
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT jsonb_build_object(
+    'type', 'dues', 'description', d.name, 'total_amount', d.amount, 'currency', d.currency, 'paid_by', NULL,
+    'category', 'dues', 'transaction_date', d.due_date, 'linked_event_id', NULL, 'deleted', NOT d.is_active,
+    'payers', coalesce(
+        (SELECT jsonb_agg(jsonb_build_object('user_id', p.user_id, 'amount', p.paid) ORDER BY p.user_id)
+         FROM (SELECT user_id, sum(amount_paid) AS paid FROM public.dues_payments
+               WHERE dues_id = d.id AND id IS DISTINCT FROM without GROUP BY user_id) p),
+        '[]'::jsonb),
+    'splits', '[]'::jsonb)
+$$;
+
+-- Writes money's history for dues: created (by the acting user, else the creator: the job),
+-- edited (name, amount, currency, due date or deactivation, before and after), paid (a payment,
+-- by who recorded it, before and after).
+CREATE OR REPLACE FUNCTION orbit.record_dues_activity() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    d public.dues;
+BEGIN
+    IF TG_TABLE_NAME = 'dues' AND TG_OP = 'INSERT' THEN
+        INSERT INTO public.money_activity (community_id, actor_id, action, entity, entity_id, after)
+        VALUES (NEW.community_id, coalesce(orbit.app_user_id(), NEW.created_by), 'created', 'dues', NEW.id, orbit.dues_state(NEW));
+    ELSIF TG_TABLE_NAME = 'dues' THEN
+        IF (OLD.name, OLD.amount, OLD.currency, OLD.due_date, OLD.is_active) IS DISTINCT FROM
+           (NEW.name, NEW.amount, NEW.currency, NEW.due_date, NEW.is_active) THEN
+            INSERT INTO public.money_activity (community_id, actor_id, action, entity, entity_id, before, after)
+            VALUES (NEW.community_id, orbit.app_user_id(), 'edited', 'dues', NEW.id, orbit.dues_state(OLD), orbit.dues_state(NEW));
+        END IF;
+    ELSE
+        SELECT * INTO d FROM public.dues WHERE id = NEW.dues_id;
+        INSERT INTO public.money_activity (community_id, actor_id, action, entity, entity_id, before, after)
+        VALUES (NEW.community_id, coalesce(orbit.app_user_id(), NEW.recorded_by), 'paid', 'dues', NEW.dues_id,
+                orbit.dues_state(d, NEW.id), orbit.dues_state(d));
+    END IF;
+    RETURN NULL;
+END
+$$;
+ALTER FUNCTION orbit.record_dues_activity() OWNER TO orbit_admin;
+
+DROP TRIGGER IF EXISTS trigger_dues_activity ON dues;
+CREATE TRIGGER trigger_dues_activity AFTER INSERT OR UPDATE ON dues
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_dues_activity();
+DROP TRIGGER IF EXISTS trigger_dues_payments_activity ON dues_payments;
+CREATE TRIGGER trigger_dues_payments_activity AFTER INSERT ON dues_payments
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_dues_activity();

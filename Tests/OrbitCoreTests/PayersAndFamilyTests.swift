@@ -154,7 +154,7 @@ struct PayersAndFamilyTests {
             let history = try await services.finances.history(in: cast.community, as: cast.member).items
             #expect(history.map(\.action) == [.created, .deleted, .settled, .edited, .created])
             #expect(history.map(\.actorID) == [cast.member, cast.admin, cast.member, cast.admin, cast.member])
-            #expect(history[0].entity == "settlement" && history[0].entityID == settlement.id && history[0].before == nil)
+            #expect(history[0].entity == "settlement" && history[0].entityID == settlement.id.uuid && history[0].before == nil)
             let edit = history[3]
             #expect(edit.before?.description == "Lunch" && edit.before?.totalAmount == 2000)
             #expect(edit.after?.description == "Team lunch" && edit.after?.totalAmount == 3000)
@@ -164,6 +164,31 @@ struct PayersAndFamilyTests {
             let one = try await services.finances.history(in: cast.community, transaction: lunch.id, limit: 2, as: cast.admin)
             #expect(one.items.map(\.action) == [.deleted, .settled] && one.nextCursor != nil)
             await #expect(throws: ServiceError.self) { try await services.finances.history(in: cast.community, as: cast.outsider) }
+        }
+    }
+
+    @Test("dues in money's history: created, changed, paid (before and after what each member paid) and deactivated, for every member")
+    func duesHistory() async throws {
+        try await withServices { services, _ in
+            let cast = try await Cast.make(services)
+            let dues = try await services.dues.create(
+                in: cast.community, name: "Season", amount: try dollars("40.00"), dueDate: try CivilDate.parse("2030-03-01", field: "d"),
+                as: cast.admin)
+            _ = try await services.dues.update(dues.id, amount: try dollars("45.00"), as: cast.admin)
+            _ = try await services.dues.recordPayment(to: dues.id, by: cast.member, amount: try dollars("20.00"), as: cast.admin)
+            _ = try await services.dues.recordPayment(to: dues.id, by: cast.member, amount: try dollars("5.00"), as: cast.admin)
+            _ = try await services.dues.deactivate(dues.id, as: cast.admin)
+
+            let history = try await services.finances.history(in: cast.community, dues: dues.id, as: cast.member).items
+            #expect(history.map(\.action) == [.edited, .paid, .paid, .edited, .created])
+            #expect(history.allSatisfy { $0.entity == "dues" && $0.entityID == dues.id.uuid && $0.actorID == cast.admin })
+            #expect(history[4].before == nil && history[4].after?.description == "Season" && history[4].after?.totalAmount == 4000)
+            #expect(history[3].before?.totalAmount == 4000 && history[3].after?.totalAmount == 4500)
+            #expect(history[2].before?.payers == [] && history[2].after?.payers == [Payer(userID: cast.member, amount: 2000)])
+            #expect(history[1].before?.payers == [Payer(userID: cast.member, amount: 2000)])
+            #expect(history[1].after?.payers == [Payer(userID: cast.member, amount: 2500)])
+            #expect(history[0].before?.deleted == false && history[0].after?.deleted == true && history[0].after?.paidBy == nil)
+            #expect(try await services.finances.history(in: cast.community, as: cast.member).items.count == 5)
         }
     }
 }

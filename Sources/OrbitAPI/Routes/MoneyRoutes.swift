@@ -315,8 +315,9 @@ extension OrbitAPI {
             let limit = try request.queryInt("limit", default: 50, range: 1...200)
             return JSON(
                 try await services.finances.history(
-                    in: try context.id("community_id"), transaction: try request.queryID("expense_id", as: TransactionID.self), limit: limit,
-                    cursor: request.query("cursor"), as: try context.requireUser()))
+                    in: try context.id("community_id"), transaction: try request.queryID("expense_id", as: TransactionID.self),
+                    dues: try request.queryID("dues_id", as: DuesID.self), limit: limit, cursor: request.query("cursor"),
+                    as: try context.requireUser()))
         }
         router.get("communities/:community_id/balances") { _, context in
             JSON(Items(try await services.finances.balances(in: try context.id("community_id"), as: try context.requireUser())))

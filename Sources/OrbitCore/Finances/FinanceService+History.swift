@@ -4,20 +4,23 @@ import OrbitPostgres
 /// Money's history (issue 24, item 6): each creation, edit, deletion and settled split of an
 /// expense or a settlement, with who did it and the transaction before and after
 /// (`orbit.expense_state`), written in the same database transaction as the change and read by
-/// every member of the community.
+/// every member of the community; and dues created, changed or paid, recorded by trigger
+/// (`orbit.record_dues_activity`, sql/060).
 extension FinanceService {
-    /// A community's money history, newest first.
+    /// A community's money history, newest first: all of it, or one transaction's or dues'.
     package func history(
-        in community: CommunityID, transaction: TransactionID? = nil, limit: Int = 50, cursor: String? = nil, as actor: UserID
+        in community: CommunityID, transaction: TransactionID? = nil, dues: DuesID? = nil, limit: Int = 50, cursor: String? = nil,
+        as actor: UserID
     ) async throws -> Page<MoneyActivity> {
         try Validate.limit(limit, in: 1...500)
         let after = try PageCursor.decode(cursor, list: "money-activity", parts: 2)
+        let entity = transaction?.uuid ?? dues?.uuid
         return try await runner.asUserReading(actor) { connection in
             try await runner.requireMember(actor, of: community, on: connection)
             let rows = try await connection.query(
                 """
                 SELECT \(unescaped: MoneyActivity.columns), \(unescaped: Paging.micros("created_at")) AS cursor_us FROM money_activity
-                WHERE community_id = \(community) AND (\(transaction)::uuid IS NULL OR entity_id = \(transaction))
+                WHERE community_id = \(community) AND (\(entity)::uuid IS NULL OR entity_id = \(entity))
                   AND (\(try after?.integer(0))::bigint IS NULL
                        OR (created_at, id) < (timestamptz 'epoch' + \(try after?.integer(0)) * interval '1 microsecond', \(try after?.uuid(1))))
                 ORDER BY created_at DESC, id DESC LIMIT \(limit + 1)
@@ -57,7 +60,8 @@ extension FinanceService {
 /// and after.
 package struct MoneyActivity: Sendable, Codable, Equatable {
     package enum Action: String, Sendable, Codable {
-        case created, edited, deleted, settled
+        /// `paid`: a dues payment recorded.
+        case created, edited, deleted, settled, paid
     }
 
     package var id: UUID
@@ -67,7 +71,8 @@ package struct MoneyActivity: Sendable, Codable, Equatable {
     package var action: Action
     /// expense, settlement or dues.
     package var entity: String
-    package var entityID: TransactionID
+    /// The transaction's id, or the dues'.
+    package var entityID: UUID
     package var before: ExpenseState?
     package var after: ExpenseState?
     package var createdAt: Date
@@ -107,7 +112,9 @@ package struct MoneyActivity: Sendable, Codable, Equatable {
     }
 }
 
-/// A transaction as money's history shows it (`orbit.expense_state`).
+/// A transaction as money's history shows it (`orbit.expense_state`), or dues in the same
+/// shape (`orbit.dues_state`: the name as description, the due date as transaction date, what
+/// each member has paid as payers, no paid_by and no splits, deleted when deactivated).
 package struct ExpenseState: Sendable, Codable, Equatable {
     package struct Share: Sendable, Codable, Equatable {
         package var userID: UserID
@@ -128,21 +135,25 @@ package struct ExpenseState: Sendable, Codable, Equatable {
         }
     }
 
-    package var type: TransactionType
+    /// expense, settlement or dues.
+    package var type: String
     package var description: String
     package var totalAmount: Int64
     package var currency: String
-    package var paidBy: UserID
+    /// Nil for dues.
+    package var paidBy: UserID?
     package var category: ExpenseCategory
     package var transactionDate: CivilDate
     package var linkedEventID: EventID?
     package var deleted: Bool
+    /// An expense's split as entered (absent from states recorded before it was kept).
+    package var splitInput: SplitMethod?
     package var payers: [Payer]
     package var splits: [Share]
 
     enum CodingKeys: String, CodingKey {
         case type, description, totalAmount = "total_amount", currency, paidBy = "paid_by", category, transactionDate = "transaction_date"
-        case linkedEventID = "linked_event_id", deleted, payers, splits
+        case linkedEventID = "linked_event_id", deleted, splitInput = "split_input", payers, splits
     }
 
     package func encode(to encoder: any Encoder) throws {
@@ -156,6 +167,7 @@ package struct ExpenseState: Sendable, Codable, Equatable {
         try container.encode(transactionDate, forKey: .transactionDate)
         try container.encode(linkedEventID, forKey: .linkedEventID)
         try container.encode(deleted, forKey: .deleted)
+        try container.encode(splitInput, forKey: .splitInput)
         try container.encode(payers, forKey: .payers)
         try container.encode(splits, forKey: .splits)
     }

@@ -313,10 +313,13 @@ struct ExpenseCommand: AsyncParsableCommand {
 
     struct History: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Money's history: who created, edited, settled or deleted which expense or settlement, newest first.")
+            abstract:
+                "Money's history: who created, edited, settled or deleted which expense or settlement, and dues created, changed or paid, newest first."
+        )
         @OptionGroup var database: DatabaseOptions
         @Option(help: "Community id.") var community: CommunityID
         @Option(help: "Only this expense's or settlement's.") var expense: TransactionID?
+        @Option(help: "Only these dues'.") var dues: DuesID?
         @OptionGroup var page: PageOptions
         @OptionGroup var actor: ActorOptions
         @OptionGroup var output: JSONOption
@@ -324,13 +327,17 @@ struct ExpenseCommand: AsyncParsableCommand {
         func run() async throws {
             let history = try await withServices(database) { services in
                 try await services.finances.history(
-                    in: community, transaction: expense, limit: page.limit, cursor: page.cursor, as: try await services.users.resolve(actor.actor))
+                    in: community, transaction: expense, dues: dues, limit: page.limit, cursor: page.cursor,
+                    as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(history) }
             func show(_ state: ExpenseState?) -> String {
                 guard let state else { return "" }
                 let amount = Money(minorUnits: state.totalAmount, currency: Currency(state.currency) ?? .usd)
-                return state.deleted ? "(deleted)" : "\(state.description), \(amount)"
+                guard state.type == "dues" else { return state.deleted ? "(deleted)" : "\(state.description), \(amount)" }
+                let paid = Money(minorUnits: state.payers.reduce(0) { $0 + $1.amount }, currency: amount.currency)
+                return "\(state.description), \(amount) due \(state.transactionDate), \(paid.decimalString) paid"
+                    + (state.deleted ? " (inactive)" : "")
             }
             printPage(history, ["WHEN", "WHO", "WHAT", "ID", "BEFORE", "AFTER"]) {
                 [
