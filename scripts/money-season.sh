@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A team's season of money through orbitctl (docs/money.md), printing each command and what it
-# answered: monthly dues (recurring, with a skipped month and the job catching up), an away game charged to who came (plus-ones, a child to their parent), a
+# answered: monthly dues (recurring, with a skipped month and the job catching up), an away game charged to who came (plus-ones, a child to their parent) and its match fee as dues per head, a
 # itemised dinner paid by two with a tip, a settled share, money's history and the export. Needs a migrated
 # database (DATABASE_URL, or run `orbitctl dev` first and export the URL it prints) and jq.
 #
@@ -45,6 +45,9 @@ run event rsvp "$game" --status yes --as "$ana" >/dev/null
 run event rsvp "$game" --status yes --family-member "$tim" --as "$ana" >/dev/null
 run event rsvp "$game" --status no --as "$ben" >/dev/null
 bus=$(id_of expense add --from-event "$game" --amount 120.00 --currency EUR --as "$coach" --json)
+# The league's match fee: dues per head for who came (Coach 2 heads, Ana 2 with Tim), not Ben.
+matchfee=$(id_of dues create --from-event "$game" --name "Match fee" --amount 5.00 --currency EUR --as "$coach" --json)
+run dues report "$matchfee" --as "$ben"
 
 # A dinner paid by two, itemised: pizzas shared by everyone and Tim, drinks by who had them, and
 # the tip in proportion to what each one's items come to.

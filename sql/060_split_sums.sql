@@ -174,3 +174,14 @@ CREATE TRIGGER trigger_dues_activity AFTER INSERT OR UPDATE ON dues
 DROP TRIGGER IF EXISTS trigger_dues_payments_activity ON dues_payments;
 CREATE TRIGGER trigger_dues_payments_activity AFTER INSERT ON dues_payments
     FOR EACH ROW EXECUTE FUNCTION orbit.record_dues_activity();
+
+-- Who owes which dues and how much (migrations/0030): every member active now or who left after
+-- the dues were created, one head each — or, for dues per attendee (rows in dues_attendees),
+-- those attendees only, amount × heads. One rule for the report, payments, edits and reminders.
+-- security_invoker: read with the reader's row-level security.
+CREATE OR REPLACE VIEW dues_owed WITH (security_invoker = true) AS
+SELECT d.id AS dues_id, d.community_id, m.user_id, coalesce(a.heads, 1) AS heads, d.amount::bigint * coalesce(a.heads, 1) AS amount_due
+FROM public.dues d
+JOIN public.members m ON m.community_id = d.community_id AND (m.left_at IS NULL OR m.left_at >= d.created_at)
+LEFT JOIN public.dues_attendees a ON a.dues_id = d.id AND a.user_id = m.user_id
+WHERE a.user_id IS NOT NULL OR NOT EXISTS (SELECT FROM public.dues_attendees x WHERE x.dues_id = d.id);

@@ -182,6 +182,11 @@ CREATE POLICY dues_payments_change ON dues_payments FOR UPDATE TO orbit_app
     WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
 CREATE POLICY dues_payments_delete ON dues_payments FOR DELETE TO orbit_app
     USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
+-- dues_attendees (dues per attendee): members read, admins write them with the dues.
+CREATE POLICY dues_attendees_select ON dues_attendees FOR SELECT TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+CREATE POLICY dues_attendees_insert ON dues_attendees FOR INSERT TO orbit_app
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
 
 -- recurring charges: members read; a member sets up a recurring expense as themselves, an admin
 -- recurring dues; its creator (while a member) or an admin pauses, skips, resumes or ends it,

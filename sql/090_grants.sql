@@ -32,7 +32,7 @@ GRANT EXECUTE ON FUNCTION orbit.redeem_invite(text), orbit.materialize_occurrenc
 
 GRANT SELECT ON
     users, family_members, communities, members, invites, events, rsvps, posts, reactions,
-    comments, poll_votes, transactions, splits, transaction_payers, money_activity, recurring_charges, exchange_rates, dues, dues_payments, media, notifications,
+    comments, poll_votes, transactions, splits, transaction_payers, money_activity, recurring_charges, exchange_rates, dues, dues_payments, dues_attendees, dues_owed, media, notifications,
     audit_log, refresh_tokens, idempotency_keys, devices, balances, orbit.balance_entries, changes,
     conversations, conversation_participants, messages,
     chores, chore_assignees, chore_completions, rewards, reward_redemptions, points_ledger, points_accounts
@@ -40,7 +40,7 @@ TO orbit_app;
 
 GRANT INSERT ON
     users, family_members, communities, members, invites, events, rsvps, posts, reactions,
-    comments, poll_votes, transactions, splits, transaction_payers, money_activity, recurring_charges, exchange_rates, dues, dues_payments, media, notifications,
+    comments, poll_votes, transactions, splits, transaction_payers, money_activity, recurring_charges, exchange_rates, dues, dues_payments, dues_attendees, media, notifications,
     audit_log, refresh_tokens, idempotency_keys, devices, conversations, conversation_participants, messages,
     chores, chore_assignees, chore_completions, rewards, reward_redemptions, points_ledger
 TO orbit_app;

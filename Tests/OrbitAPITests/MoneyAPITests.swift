@@ -117,6 +117,19 @@ struct MoneyAPITests {
             let outsider = try await harness.request(
                 .post, "/events/\(event.id)/attendance-fee", token: cast.outsiderToken, json: ["amount": 9000])
             #expect(outsider.status == 404, "\(outsider.text)")
+
+            // Dues per attendee: admins only, per head; the report owes who came.
+            let byMember = try await harness.request(
+                .post, "/events/\(event.id)/attendance-dues", token: cast.memberToken, json: ["amount": 1500])
+            #expect(byMember.status == 403, "\(byMember.text)")
+            let dues = try await harness.request(
+                .post, "/events/\(event.id)/attendance-dues", token: cast.adminToken, json: ["amount": 1500, "name": "Away game bus"])
+            #expect(dues.status == 201, "\(dues.text)")
+            #expect(try dues.string("linked_event_id") == event.id.description && dues.json["amount"] as? Int == 1500)
+            let report = try await harness.request(.get, "/dues/\(try dues.string("id"))/report", token: cast.memberToken)
+            #expect(report.status == 200, "\(report.text)")
+            let due = Dictionary(uniqueKeysWithValues: try report.items.map { ($0["user_id"] as? String ?? "", $0["amount_due"] as? Int ?? 0) })
+            #expect(due == [cast.member.description: 4500, cast.admin.description: 1500])
         }
     }
 
@@ -135,6 +148,7 @@ struct MoneyAPITests {
             #expect(history.status == 200, "\(history.text)")
             let items = try history.items
             #expect(items.map { $0["action"] as? String } == ["edited", "created"])
+            #expect(items.map { $0["entity_id"] as? String } == [id, id])
             #expect(items.map { $0["actor_id"] as? String } == [cast.admin.description, cast.member.description])
             #expect((items[0]["before"] as? [String: Any])?["description"] as? String == "Balls")
             #expect((items[0]["after"] as? [String: Any])?["description"] as? String == "New balls")

@@ -137,6 +137,51 @@ struct PayersAndFamilyTests {
         }
     }
 
+    @Test("dues per attendee: owed by who came only, per head (plus-ones and children to who answered); payments, edits and notices follow")
+    func attendanceDues() async throws {
+        try await withServices { services, _ in
+            let cast = try await Cast.make(services)
+            let third = try await services.users.create(email: "t@example.com", displayName: "Third").id
+            _ = try await services.members.add(third, to: cast.community, as: cast.admin)
+            let tim = try await services.family.add(name: "Tim", as: cast.member)
+            let game = try await services.events.create(
+                in: cast.community, EventDraft(title: "Away game", startsAt: Date().addingTimeInterval(86_400)), as: cast.admin)
+            _ = try await services.events.rsvp(game.id, status: .yes, plusOnes: 1, as: cast.admin)  // 2 heads
+            _ = try await services.events.rsvp(game.id, status: .yes, as: cast.member)  // 1
+            _ = try await services.events.rsvp(game.id, status: .yes, familyMember: tim.id, as: cast.member)  // 1, for Tim
+            _ = try await services.events.rsvp(game.id, status: .no, as: third)
+            let refused = await serviceError { try await services.dues.chargeAttendees(of: game.id, perHead: try dollars("15.00"), as: cast.member) }
+            #expect(refused?.code == .forbidden)
+
+            let dues = try await services.dues.chargeAttendees(of: game.id, perHead: try dollars("15.00"), as: cast.admin)
+            #expect(dues.linkedEventID == game.id && dues.name == "Away game (attendance)" && dues.amount == 1500)
+            let report = Dictionary(uniqueKeysWithValues: try await services.dues.report(dues.id, as: cast.member).map { ($0.userID, $0.amountDue) })
+            #expect(report == [cast.admin: 3000, cast.member: 3000])
+
+            // Who did not come owes nothing; a payment is at most amount × heads less what was paid.
+            let notOwed = await serviceError {
+                try await services.dues.recordPayment(to: dues.id, by: third, amount: try dollars("15.00"), as: cast.admin)
+            }
+            #expect(notOwed?.code == .conflict)
+            _ = try await services.dues.recordPayment(to: dues.id, by: cast.member, amount: try dollars("25.00"), as: cast.admin)
+            let over = await serviceError {
+                try await services.dues.recordPayment(to: dues.id, by: cast.member, amount: try dollars("5.01"), as: cast.admin)
+            }
+            #expect(over?.code == .conflict)
+            // 25.00 paid for 2 heads: the amount per head cannot go below 12.50.
+            let tooLow = await serviceError { try await services.dues.update(dues.id, amount: try dollars("12.49"), as: cast.admin) }
+            #expect(tooLow?.code == .conflict)
+            _ = try await services.dues.update(dues.id, amount: try dollars("12.50"), as: cast.admin)
+            let paid = try await services.dues.report(dues.id, as: cast.admin).first { $0.userID == cast.member }
+            #expect(paid?.status == .paid && paid?.amountDue == 2500)
+
+            // Only who owes them is told about them.
+            let thirdsNotices = try await services.notifications.list(as: third).items
+            #expect(!thirdsNotices.contains { $0.data.contains(dues.id.description) })
+            #expect(try await services.notifications.list(as: cast.member).items.contains { $0.data.contains(dues.id.description) })
+        }
+    }
+
     @Test("money's history: creating, editing, settling and deleting are recorded with who and before/after, for every member")
     func history() async throws {
         try await withServices { services, _ in

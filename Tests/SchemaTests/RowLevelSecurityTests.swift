@@ -47,7 +47,7 @@ struct World {
     static let tables = [
         "users", "family_members", "communities", "members", "invites", "events", "rsvps", "posts", "reactions",
         "comments", "poll_votes", "transactions", "splits", "transaction_payers", "money_activity", "recurring_charges", "exchange_rates", "dues",
-        "dues_payments",
+        "dues_payments", "dues_attendees",
         "media",
         "notifications", "audit_log", "refresh_tokens", "devices", "conversations", "conversation_participants", "messages",
         "chores", "chore_assignees", "chore_completions", "rewards", "reward_redemptions", "points_ledger", "points_accounts",
@@ -209,6 +209,13 @@ struct World {
                 "dues_payments",
                 try await seed.id(
                     "INSERT INTO dues_payments (dues_id, user_id, amount_paid, recorded_by) VALUES (\(dues), \(memberID), 5000, \(ownerID)) RETURNING id"
+                ),
+                everyone
+            )
+            add(
+                "dues_attendees",
+                try await seed.id(
+                    "INSERT INTO dues_attendees (dues_id, community_id, user_id, heads) VALUES (\(dues), \(community), \(memberID), 2) RETURNING id"
                 ),
                 everyone
             )
@@ -587,6 +594,13 @@ struct RowLevelSecurityTests {
             }
         ),
         ("rewriting money's history", .a, { _ in "UPDATE money_activity SET before = NULL" }),
+        (
+            "dues per attendee charged by a plain member", .a2,
+            { w in
+                "INSERT INTO dues_attendees (dues_id, community_id, user_id, heads) SELECT id, community_id, \(w.id(.a2)), 1 FROM dues WHERE community_id = \(w.communityA)"
+            }
+        ),
+        ("changing who owes dues per attendee", .a, { _ in "UPDATE dues_attendees SET heads = 9" }),
         ("erasing money's history", .a, { _ in "DELETE FROM money_activity" }),
         (
             "invite by a plain member", .a2,

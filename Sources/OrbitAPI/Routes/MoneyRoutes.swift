@@ -229,6 +229,23 @@ extension OrbitAPI {
                     payers: try PayerBody.payers(body.payers, currency: currency),
                     category: try ExpenseCategory.parse(body.category ?? "other", field: "category"), as: try context.requireUser()))
         }
+        struct AttendanceDuesBody: Decodable {
+            var amount: Int64
+            var currency: String?
+            var occurrence: Date?
+            var name: String?
+            var dueDate: String?
+        }
+        // Dues owed by who answered yes (admins): `amount` per head, plus-ones and children to who answered.
+        router.post("events/:event_id/attendance-dues") { request, context in
+            let body = try await request.decodeJSON(AttendanceDuesBody.self, context: context)
+            let currency = try Amounts.currency(body.currency)
+            return Created(
+                try await services.dues.chargeAttendees(
+                    of: try context.id("event_id"), occurrence: body.occurrence, name: body.name,
+                    perHead: try Amounts.money(body.amount, currency: currency, field: "amount"),
+                    dueDate: try body.dueDate.map { try CivilDate.parse($0, field: "due_date") }, as: try context.requireUser()))
+        }
         struct SettleBody: Decodable {
             var settledVia: String?
         }

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import OrbitPostgres
 
 /// Dues (spec: Dues, Dues Payments).
@@ -29,20 +29,58 @@ package struct DuesService: Sendable {
         }
     }
 
+    /// Dues per attendee (admins; issue 24, item 8): owed by who answered yes to an event (or
+    /// one occurrence of a series), `perHead` for each head — their own answer, their plus-ones,
+    /// their family members' answers — and by no one else. Linked to the event (the
+    /// occurrence's own row). No "yes": 409.
+    /// - Parameters:
+    ///   - name: default "<event title> (attendance)".
+    ///   - dueDate: default the event's day in the community's time zone.
+    package func chargeAttendees(
+        of event: EventID, occurrence: Date? = nil, name: String? = nil, perHead money: Money, dueDate: CivilDate? = nil, as actor: UserID
+    ) async throws -> Dues {
+        let name = try name.map { try Validate.text($0, field: "name", limit: 200) }
+        try money.requirePositive()
+        let id = DuesID.random()
+        return try await runner.asUser(actor) { connection in
+            let (found, row, answers) = try await FinanceService.attendance(
+                of: event, occurrence: occurrence, as: actor, runner: runner, on: connection)
+            var heads: [UserID: Int64] = [:]
+            for answer in answers { heads[answer.user, default: 0] += 1 + answer.plusOnes }
+            let day = try await runner.day(dueDate, in: found.communityID, at: occurrence ?? found.startsAt, on: connection)
+            let people = heads.sorted { $0.key < $1.key }
+            var statements = try insertion(
+                id, in: found.communityID, name: name ?? "\(found.title) (attendance)", amount: money, dueDate: day, as: actor, linkedEvent: row,
+                owedBy: people.map(\.key))
+            statements.insert(
+                """
+                INSERT INTO dues_attendees (dues_id, community_id, user_id, heads)
+                SELECT d.id, d.community_id, x.user_id, x.heads
+                FROM dues d, unnest(\(people.map(\.key.uuid)), \(people.map { Int32($0.value) })) AS x (user_id, heads)
+                WHERE d.id = \(id)
+                """, at: 1)
+            guard let written = try await connection.pipeline(statements)[0].first else {
+                try await runner.requireAdmin(actor, of: found.communityID, rule: "only admins can set up dues", on: connection)
+                throw ServiceError.changedMeanwhile
+            }
+            return try Dues(row: written)
+        }
+    }
+
     /// One round trip that writes dues `id`, only if `actor` is an admin of the community, and
     /// their audit entry and notifications, only if the dues were written; the first
     /// statement returns the dues (no row: nothing was written).
     /// - Parameter occurrence: the recurring charge and day these dues are the occurrence of.
     func insertion(
         _ id: DuesID, in community: CommunityID, name: String, amount money: Money, dueDate: CivilDate, as actor: UserID,
-        occurrence: (charge: RecurringChargeID, day: CivilDate)? = nil
+        occurrence: (charge: RecurringChargeID, day: CivilDate)? = nil, linkedEvent: EventID? = nil, owedBy: [UserID]? = nil
     ) throws -> [PostgresQuery] {
         let currency = money.currency
         return [
             """
-            INSERT INTO dues (id, community_id, name, amount, currency, due_date, created_by, recurring_charge_id, occurrence_on)
+            INSERT INTO dues (id, community_id, name, amount, currency, due_date, created_by, recurring_charge_id, occurrence_on, linked_event_id)
             SELECT \(id), \(community), \(name), \(Int32(money.minorUnits)), \(currency.code), \(dueDate), \(actor), \(occurrence?.charge),
-                \(occurrence?.day)
+                \(occurrence?.day), \(linkedEvent)
             WHERE EXISTS (
                 SELECT FROM members m
                 WHERE m.community_id = \(community) AND m.user_id = \(actor) AND m.left_at IS NULL AND m.role = 'admin')
@@ -53,7 +91,7 @@ package struct DuesService: Sendable {
                 metadata: ["name": name, "amount": String(money.minorUnits), "currency": currency.code], ifWritten: WrittenRow(.dues, id.uuid)),
             try NotificationService.notifyMembersStatement(
                 of: community, type: .paymentRequest, title: "Dues: \(name)", body: "\(money) due \(dueDate)",
-                data: ["dues_id": id.description, "community_id": community.description], ifWritten: WrittenRow(.dues, id.uuid)),
+                data: ["dues_id": id.description, "community_id": community.description], only: owedBy, ifWritten: WrittenRow(.dues, id.uuid)),
         ]
     }
 
@@ -128,9 +166,9 @@ package struct DuesService: Sendable {
                 INSERT INTO dues_payments (id, dues_id, user_id, amount_paid, recorded_by, payment_method, notes)
                 SELECT \(paymentID), d.id, \(user), \(Int32(money.minorUnits)), \(actor), \(method), \(note)
                 FROM dues d
-                JOIN members m ON m.community_id = d.community_id AND m.user_id = \(user) AND (m.left_at IS NULL OR m.left_at >= d.created_at)
+                JOIN dues_owed o ON o.dues_id = d.id AND o.user_id = \(user)
                 WHERE d.id = \(id) AND d.currency = \(money.currency.code)
-                  AND \(money.minorUnits) <= d.amount
+                  AND \(money.minorUnits) <= o.amount_due
                       - coalesce((SELECT sum(p.amount_paid) FROM dues_payments p WHERE p.dues_id = d.id AND p.user_id = \(user)), 0)
                 RETURNING \(unescaped: DuesPayment.columns)
                 """,
@@ -191,17 +229,18 @@ package struct DuesService: Sendable {
         let overdue = dues.dueDate < today
         return try await connection.query(
             """
-            SELECT m.user_id, coalesce((SELECT sum(p.amount_paid) FROM dues_payments p WHERE p.dues_id = \(dues.id) AND p.user_id = m.user_id), 0)::bigint AS paid
-            FROM members m
-            WHERE m.community_id = \(dues.communityID) AND (m.left_at IS NULL OR m.left_at >= \(dues.createdAt))
+            SELECT o.user_id, o.amount_due,
+                coalesce((SELECT sum(p.amount_paid) FROM dues_payments p WHERE p.dues_id = \(dues.id) AND p.user_id = o.user_id), 0)::bigint AS paid
+            FROM dues_owed o JOIN members m ON m.community_id = o.community_id AND m.user_id = o.user_id
+            WHERE o.dues_id = \(dues.id)
             ORDER BY m.joined_at, m.user_id
             """
         ).map { row in
-            let (user, paid) = try row.decode((UserID, Int64).self)
-            let outstanding = max(dues.amount - paid, 0)
+            let (user, due, paid) = try row.decode((UserID, Int64, Int64).self)
+            let outstanding = max(due - paid, 0)
             let status: DuesStatus.State = outstanding == 0 ? .paid : paid > 0 ? .partial : .unpaid
             return DuesStatus(
-                userID: user, amountDue: dues.amount, amountPaid: paid, outstanding: outstanding, status: status,
+                userID: user, amountDue: due, amountPaid: paid, outstanding: outstanding, status: status,
                 overdue: outstanding > 0 && overdue, currency: dues.currency
             )
         }
@@ -267,10 +306,7 @@ package struct DuesService: Sendable {
                           SELECT FROM members m
                           WHERE m.community_id = d.community_id AND m.user_id = \(actor) AND m.left_at IS NULL AND m.role = 'admin')
                       AND (\(newAmount)::int IS NULL
-                           OR (d.currency = \(amount?.currency.code)
-                               AND \(newAmount) >= coalesce(
-                                   (SELECT max(t.total) FROM (SELECT sum(p.amount_paid) AS total FROM dues_payments p WHERE p.dues_id = d.id
-                                                              GROUP BY p.user_id) t), 0)))
+                           OR (d.currency = \(amount?.currency.code) AND \(newAmount) >= \(unescaped: Self.leastAmount)))
                     RETURNING \(unescaped: Dues.columns)
                 ),
                 audited AS (
@@ -288,17 +324,25 @@ package struct DuesService: Sendable {
             try await runner.requireAdmin(actor, of: current.communityID, rule: "only admins can change dues", on: connection)
             if let amount {
                 try amount.requireCurrency(try Currency.parse(current.currency))
-                let paid = try await connection.query(
-                    "SELECT coalesce(max(total), 0)::bigint AS paid FROM (SELECT sum(amount_paid) AS total FROM dues_payments WHERE dues_id = \(id) GROUP BY user_id) t"
-                ).single().decode("paid", as: Int64.self)
-                guard amount.minorUnits >= paid else {
+                let least = try await connection.query("SELECT \(unescaped: Self.leastAmount) AS least FROM dues d WHERE d.id = \(id)")
+                    .single().decode("least", as: Int64.self)
+                guard amount.minorUnits >= least else {
                     throw ServiceError.conflict(
-                        "A member has already paid \(Money(minorUnits: paid, currency: amount.currency)); the amount cannot be less than that.")
+                        "A member has already paid \(Money(minorUnits: least, currency: amount.currency))\(current.linkedEventID == nil ? "" : " a head"); "
+                            + "the amount cannot be less than that.")
                 }
             }
             throw ServiceError.changedMeanwhile
         }
     }
+
+    /// The least amount dues `d` can have: what a member has paid of them, per head (rounded up)
+    /// for dues per attendee. SQL over `d`, for a statement that reads `dues d`.
+    static let leastAmount = """
+        coalesce((SELECT max((t.total + coalesce(o.heads, 1) - 1) / coalesce(o.heads, 1))
+                  FROM (SELECT p.user_id, sum(p.amount_paid) AS total FROM dues_payments p WHERE p.dues_id = d.id GROUP BY p.user_id) t
+                  LEFT JOIN dues_owed o ON o.dues_id = d.id AND o.user_id = t.user_id), 0)::bigint
+        """
 
     /// The individual payments of dues, newest first, for members of its community.
     package func payments(of id: DuesID, limit: Int = 50, cursor: String? = nil, as actor: UserID) async throws -> Page<DuesPayment> {

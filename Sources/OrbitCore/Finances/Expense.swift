@@ -227,20 +227,23 @@ package struct Dues: Sendable, Codable, Equatable {
     package var isActive: Bool
     /// The recurring dues these are an occurrence of, or nil.
     package var recurringChargeID: RecurringChargeID?
+    /// Dues per attendee: the event (or occurrence) whose attendees owe them, `amount` per head
+    /// (`DuesService.chargeAttendees`); nil for dues every member owes.
+    package var linkedEventID: EventID?
     package var createdBy: UserID
     package var createdAt: Date
 
     enum CodingKeys: String, CodingKey {
         case id, communityID = "community_id", name, amount, currency, dueDate = "due_date", isActive = "is_active"
-        case recurringChargeID = "recurring_charge_id", createdBy = "created_by", createdAt = "created_at"
+        case recurringChargeID = "recurring_charge_id", linkedEventID = "linked_event_id", createdBy = "created_by", createdAt = "created_at"
     }
 
-    static let columns = "id, community_id, name, amount, currency, due_date, is_active, recurring_charge_id, created_by, created_at"
+    static let columns = "id, community_id, name, amount, currency, due_date, is_active, recurring_charge_id, linked_event_id, created_by, created_at"
 
     init(row: PostgresRow) throws {
         let amount: Int32
-        (id, communityID, name, amount, currency, dueDate, isActive, recurringChargeID, createdBy, createdAt) = try row.decode(
-            (DuesID, CommunityID, String, Int32, String, CivilDate, Bool, RecurringChargeID?, UserID, Date).self
+        (id, communityID, name, amount, currency, dueDate, isActive, recurringChargeID, linkedEventID, createdBy, createdAt) = try row.decode(
+            (DuesID, CommunityID, String, Int32, String, CivilDate, Bool, RecurringChargeID?, EventID?, UserID, Date).self
         )
         self.amount = Int64(amount)
     }
@@ -255,6 +258,7 @@ package struct Dues: Sendable, Codable, Equatable {
         try container.encode(dueDate, forKey: .dueDate)
         try container.encode(isActive, forKey: .isActive)
         try container.encode(recurringChargeID, forKey: .recurringChargeID)
+        try container.encode(linkedEventID, forKey: .linkedEventID)
         try container.encode(createdBy, forKey: .createdBy)
         try container.encode(createdAt, forKey: .createdAt)
     }

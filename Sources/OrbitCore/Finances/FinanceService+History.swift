@@ -105,7 +105,8 @@ package struct MoneyActivity: Sendable, Codable, Equatable {
         try container.encode(actorID, forKey: .actorID)
         try container.encode(action, forKey: .action)
         try container.encode(entity, forKey: .entity)
-        try container.encode(entityID, forKey: .entityID)
+        // Lower case, as every other id the API writes.
+        try container.encode(entityID.uuidString.lowercased(), forKey: .entityID)
         try container.encode(before, forKey: .before)
         try container.encode(after, forKey: .after)
         try container.encode(createdAt, forKey: .createdAt)

@@ -121,7 +121,8 @@ extension NotificationService {
     }
 
     /// Dues that are due within three days (or today) in their community's time zone, for each
-    /// member who still owes: every member active now, or who left after the dues were made.
+    /// member who still owes (`dues_owed`: every member active now, or who left after the dues
+    /// were made; for dues per attendee, the attendees).
     private func duesReminders(now: Date) async throws -> Int {
         // Every local date is within a day of the UTC date: select around it, then decide per
         // community in its own zone.
@@ -130,11 +131,12 @@ extension NotificationService {
             let rows = try await connection.query(
                 """
                 SELECT d.id, d.community_id, d.name, d.currency, d.due_date, m.user_id, c.settings ->> 'timezone' AS timezone,
-                    (d.amount - coalesce((SELECT sum(p.amount_paid) FROM dues_payments p WHERE p.dues_id = d.id AND p.user_id = m.user_id), 0))::bigint
+                    (o.amount_due - coalesce((SELECT sum(p.amount_paid) FROM dues_payments p WHERE p.dues_id = d.id AND p.user_id = m.user_id), 0))::bigint
                         AS outstanding
                 FROM dues d
                 JOIN communities c ON c.id = d.community_id AND c.deleted_at IS NULL
-                JOIN members m ON m.community_id = d.community_id AND (m.left_at IS NULL OR m.left_at >= d.created_at)
+                JOIN dues_owed o ON o.dues_id = d.id
+                JOIN members m ON m.community_id = d.community_id AND m.user_id = o.user_id
                 WHERE d.is_active AND d.due_date >= \(utcToday.adding(days: -1)) AND d.due_date <= \(utcToday.adding(days: 4))
                   AND (m.notification_prefs -> 'payment_request') IS DISTINCT FROM 'false'::jsonb
                 """

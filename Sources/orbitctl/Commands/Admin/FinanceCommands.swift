@@ -341,7 +341,8 @@ struct ExpenseCommand: AsyncParsableCommand {
             }
             printPage(history, ["WHEN", "WHO", "WHAT", "ID", "BEFORE", "AFTER"]) {
                 [
-                    $0.createdAt.formatted(.iso8601), $0.actorID?.description ?? "", "\($0.action.rawValue) \($0.entity)", $0.entityID.description,
+                    $0.createdAt.formatted(.iso8601), $0.actorID?.description ?? "", "\($0.action.rawValue) \($0.entity)",
+                    $0.entityID.uuidString.lowercased(),
                     show($0.before), show($0.after),
                 ]
             }
@@ -482,22 +483,41 @@ struct DuesCommand: AsyncParsableCommand {
     )
 
     struct Create: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Set up dues (admins).")
+        static let configuration = CommandConfiguration(
+            abstract: "Set up dues (admins): owed by every member, or with --from-event by who came, per head.")
         @OptionGroup var database: DatabaseOptions
-        @Option(help: "Community id.") var community: CommunityID
-        @Option(help: "Name, e.g. \"2026 Season Dues\".") var name: String
-        @Option(help: "Amount per member (50.00).") var amount: String
+        @Option(help: "Community id (not needed with --from-event).") var community: CommunityID?
+        @Option(help: "Name, e.g. \"2026 Season Dues\" (with --from-event, default: the event's title and \"(attendance)\").") var name: String?
+        @Option(help: "Amount per member (50.00); with --from-event, per head.") var amount: String
         @Option(help: "ISO 4217 code.") var currency: Currency = .usd
-        @Option(help: "Due date, YYYY-MM-DD.") var dueDate: String
+        @Option(help: "Due date, YYYY-MM-DD (with --from-event, default: the event's day).") var dueDate: String?
+        @Option(
+            help: "Owed by this event's attendees only: per head among those who answered yes, plus-ones and children to who answered for them."
+        ) var fromEvent: EventID?
+        @Option(help: "With --from-event for a recurring event: the occurrence's original start (RFC 3339).") var occurrence: Timestamp?
         @OptionGroup var actor: ActorOptions
         @OptionGroup var output: JSONOption
 
+        func validate() throws {
+            guard fromEvent == nil else { return }
+            guard community != nil, name != nil, dueDate != nil else {
+                throw ValidationError("--community, --name and --due-date are required (or --from-event).")
+            }
+            guard occurrence == nil else { throw ValidationError("--occurrence goes with --from-event.") }
+        }
+
         func run() async throws {
             let money = try Money(parsing: amount, currency: currency)
-            let day = try CivilDate.parse(dueDate, field: "due_date")
+            let day = try dueDate.map { try CivilDate.parse($0, field: "due_date") }
             let dues = try await withServices(database) { services in
-                try await services.dues.create(
-                    in: community, name: name, amount: money, dueDate: day, as: try await services.users.resolve(actor.actor))
+                let acting = try await services.users.resolve(actor.actor)
+                if let fromEvent {
+                    return try await services.dues.chargeAttendees(
+                        of: fromEvent, occurrence: occurrence?.date, name: name, perHead: money, dueDate: day, as: acting)
+                }
+                // All present (validate()).
+                guard let community, let name, let day else { throw ValidationError("--community, --name and --due-date are required.") }
+                return try await services.dues.create(in: community, name: name, amount: money, dueDate: day, as: acting)
             }
             if output.json { return try printJSON(dues) }
             print("Created dues \(dues.id): \(Money(minorUnits: dues.amount, currency: Currency(dues.currency) ?? .usd)) due \(dues.dueDate).")
