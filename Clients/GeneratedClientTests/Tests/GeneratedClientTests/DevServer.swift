@@ -59,6 +59,10 @@ func withDevServer<Result>(_ body: (DevServer) async throws -> Result) async thr
         "dev", "--api-port", "0", "--no-jobs", "--apple-keys", appleKeys.path, "--project-directory", folder.path,
     ]
     process.currentDirectoryURL = folder
+    // Its own cluster, whatever database the caller's shell points at (orbitctl honours DATABASE_URL).
+    var environment = ProcessInfo.processInfo.environment
+    environment["DATABASE_URL"] = nil
+    process.environment = environment
     process.standardOutput = logHandle
     process.standardError = logHandle
     try process.run()
