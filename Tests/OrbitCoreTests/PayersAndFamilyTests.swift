@@ -98,19 +98,26 @@ struct PayersAndFamilyTests {
         }
     }
 
+    /// An away game tomorrow: the admin comes with a plus-one (2 heads), the member with Tim (1 + 1,
+    /// for Tim), a third member says no.
+    static func awayGame(_ services: OrbitServices, _ cast: Cast) async throws -> (third: UserID, tim: FamilyMember, game: Event) {
+        let third = try await services.users.create(email: "t@example.com", displayName: "Third").id
+        _ = try await services.members.add(third, to: cast.community, as: cast.admin)
+        let tim = try await services.family.add(name: "Tim", as: cast.member)
+        let game = try await services.events.create(
+            in: cast.community, EventDraft(title: "Away game", startsAt: Date().addingTimeInterval(86_400)), as: cast.admin)
+        _ = try await services.events.rsvp(game.id, status: .yes, plusOnes: 1, as: cast.admin)  // 2 heads
+        _ = try await services.events.rsvp(game.id, status: .yes, as: cast.member)  // 1
+        _ = try await services.events.rsvp(game.id, status: .yes, familyMember: tim.id, as: cast.member)  // 1, for Tim
+        _ = try await services.events.rsvp(game.id, status: .no, as: third)
+        return (third, tim, game)
+    }
+
     @Test("an away game charged to who came: per head, plus-ones and children to their parent, the event linked; weekly practice by occurrence")
     func attendanceFees() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let third = try await services.users.create(email: "t@example.com", displayName: "Third").id
-            _ = try await services.members.add(third, to: cast.community, as: cast.admin)
-            let tim = try await services.family.add(name: "Tim", as: cast.member)
-            let game = try await services.events.create(
-                in: cast.community, EventDraft(title: "Away game", startsAt: Date().addingTimeInterval(86_400)), as: cast.admin)
-            _ = try await services.events.rsvp(game.id, status: .yes, plusOnes: 1, as: cast.admin)  // 2 heads
-            _ = try await services.events.rsvp(game.id, status: .yes, as: cast.member)  // 1
-            _ = try await services.events.rsvp(game.id, status: .yes, familyMember: tim.id, as: cast.member)  // 1, for Tim
-            _ = try await services.events.rsvp(game.id, status: .no, as: third)
+            let (third, tim, game) = try await Self.awayGame(services, cast)
             let bus = try await services.finances.chargeAttendees(of: game.id, total: try dollars("120.00"), as: cast.admin)
             #expect(bus.linkedEventID == game.id && bus.description == "Away game (attendance)" && bus.paidBy == cast.admin)
             let shares = Dictionary(uniqueKeysWithValues: bus.splits.map { ($0.participant, $0.amount) })
@@ -141,15 +148,7 @@ struct PayersAndFamilyTests {
     func attendanceDues() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let third = try await services.users.create(email: "t@example.com", displayName: "Third").id
-            _ = try await services.members.add(third, to: cast.community, as: cast.admin)
-            let tim = try await services.family.add(name: "Tim", as: cast.member)
-            let game = try await services.events.create(
-                in: cast.community, EventDraft(title: "Away game", startsAt: Date().addingTimeInterval(86_400)), as: cast.admin)
-            _ = try await services.events.rsvp(game.id, status: .yes, plusOnes: 1, as: cast.admin)  // 2 heads
-            _ = try await services.events.rsvp(game.id, status: .yes, as: cast.member)  // 1
-            _ = try await services.events.rsvp(game.id, status: .yes, familyMember: tim.id, as: cast.member)  // 1, for Tim
-            _ = try await services.events.rsvp(game.id, status: .no, as: third)
+            let (third, tim, game) = try await Self.awayGame(services, cast)
             let refused = await serviceError { try await services.dues.chargeAttendees(of: game.id, perHead: try dollars("15.00"), as: cast.member) }
             #expect(refused?.code == .forbidden)
 

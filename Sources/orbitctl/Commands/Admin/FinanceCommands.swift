@@ -75,7 +75,9 @@ struct ExpenseCommand: AsyncParsableCommand {
         @Option(help: "Itemised: tip on top of the items, shared in proportion to them.") var tip: String?
 
         /// Whether any split option was given.
-        var isGiven: Bool { split != nil || between != nil || parts != nil || !items.isEmpty || tax != nil || tip != nil }
+        var isGiven: Bool { split != nil || isBeyondEqual }
+        /// Whether anything but a plain `--split equal` was given.
+        var isBeyondEqual: Bool { (split != nil && split != "equal") || between != nil || parts != nil || !items.isEmpty || tax != nil || tip != nil }
 
         /// The split given, or (no `--split`) equally among every active member.
         func methodOrEveryone(_ services: OrbitServices, community: CommunityID, currency: Currency, as actor: UserID) async throws
@@ -178,9 +180,7 @@ struct ExpenseCommand: AsyncParsableCommand {
                 guard description != nil else { throw ValidationError("--description is required (or --from-event).") }
                 guard occurrence == nil else { throw ValidationError("--occurrence goes with --from-event.") }
             } else {
-                guard split.split == nil || split.split == "equal", split.between == nil, split.parts == nil, split.items.isEmpty,
-                    split.tax == nil, split.tip == nil
-                else {
+                guard !split.isBeyondEqual else {
                     throw ValidationError("--from-event splits per head among the attendees: leave out --between, --parts and --item.")
                 }
             }
