@@ -33,6 +33,14 @@ package enum APIJSON {
     /// Foundation's style does), in the proleptic Gregorian calendar. Written by hand: Foundation's
     /// format styles cost microseconds per date, and a feed page has dozens.
     package static func formatTimestamp(_ date: Date) -> String {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(24)
+        appendTimestamp(date, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `formatTimestamp` written onto `bytes`.
+    static func appendTimestamp(_ date: Date, to bytes: inout [UInt8]) {
         // PostgreSQL keeps microseconds: round to them first, so that binary floating point
         // (…123 stored as …122.9999) never loses a millisecond.
         let microseconds = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
@@ -42,34 +50,43 @@ package enum APIJSON {
         let (day, msOfDay) = dayMilliseconds < 0 ? (days - 1, dayMilliseconds + 86_400_000) : (days, dayMilliseconds)
         let civil = CivilDate(dayNumber: Int(day))
         let (year, month, dayOfMonth) = (Int64(civil.year), Int64(civil.month), Int64(civil.day))
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(24)
-        func digits(_ value: Int64, _ width: Int) {
-            var divisor: Int64 = 1
-            for _ in 1..<width { divisor *= 10 }
-            var rest = value
-            while divisor > 0 {
-                bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor))
-                rest %= divisor
-                divisor /= 10
-            }
+        guard (0...9999).contains(year) else {
+            bytes.append(contentsOf: date.formatted(timestampStyle).utf8)
+            return
         }
-        guard (0...9999).contains(year) else { return date.formatted(timestampStyle) }
-        digits(year, 4)
-        bytes.append(UInt8(ascii: "-"))
-        digits(month, 2)
-        bytes.append(UInt8(ascii: "-"))
-        digits(dayOfMonth, 2)
-        bytes.append(UInt8(ascii: "T"))
-        digits(msOfDay / 3_600_000, 2)
-        bytes.append(UInt8(ascii: ":"))
-        digits(msOfDay / 60_000 % 60, 2)
-        bytes.append(UInt8(ascii: ":"))
-        digits(msOfDay / 1000 % 60, 2)
-        bytes.append(UInt8(ascii: "."))
-        digits(msOfDay % 1000, 3)
-        bytes.append(UInt8(ascii: "Z"))
-        return String(decoding: bytes, as: UTF8.self)
+        // Formatted on the stack and appended at once (an append per byte checks the array's
+        // uniqueness each time).
+        var text: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &text) { output in
+            var position = 0
+            func digits(_ value: Int64, _ width: Int) {
+                var rest = value
+                for offset in stride(from: width - 1, through: 0, by: -1) {
+                    output[position + offset] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
+                }
+                position += width
+            }
+            func literal(_ character: Unicode.Scalar) {
+                output[position] = UInt8(ascii: character)
+                position += 1
+            }
+            digits(year, 4)
+            literal("-")
+            digits(month, 2)
+            literal("-")
+            digits(dayOfMonth, 2)
+            literal("T")
+            digits(msOfDay / 3_600_000, 2)
+            literal(":")
+            digits(msOfDay / 60_000 % 60, 2)
+            literal(":")
+            digits(msOfDay / 1000 % 60, 2)
+            literal(".")
+            digits(msOfDay % 1000, 3)
+            literal("Z")
+            bytes.append(contentsOf: output.prefix(position))
+        }
     }
 
     /// Parses an RFC 3339 `date-time` (section 5.6), what openapi.yaml's `format: date-time`

@@ -21,6 +21,15 @@ package final class APIMetrics: Sendable {
     private let buckets: [Duration] = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500].map { .milliseconds($0) }
     private let inFlight = Atomic<Int>(0)
 
+    /// The series of a route, method and status, once looked up: the registry builds and
+    /// hashes the label set on every lookup, a cost every request paid.
+    private struct SeriesKey: Hashable {
+        var route: String
+        var method: String
+        var status: Int
+    }
+    private let series = Mutex<[SeriesKey: (requests: Counter, latency: DurationHistogram)]>([:])
+
     package init() {}
 
     /// A request has begun (its head arrived); `requestEnded` when its response is ready.
@@ -28,9 +37,18 @@ package final class APIMetrics: Sendable {
     func requestEnded() { inFlight.subtract(1, ordering: .relaxed) }
 
     func record(method: String, route: String, status: Int, duration: Duration) {
-        registry.makeCounter(descriptor: Self.requests, labels: [("route", route), ("method", method), ("status", String(status))]).increment()
-        registry.makeDurationHistogram(descriptor: Self.latency, labels: [("route", route), ("method", method)], buckets: buckets)
-            .record(duration)
+        let key = SeriesKey(route: route, method: method, status: status)
+        let (requests, latency) = series.withLock { series in
+            if let known = series[key] { return known }
+            let made = (
+                registry.makeCounter(descriptor: Self.requests, labels: [("route", route), ("method", method), ("status", String(status))]),
+                registry.makeDurationHistogram(descriptor: Self.latency, labels: [("route", route), ("method", method)], buckets: buckets)
+            )
+            series[key] = made
+            return made
+        }
+        requests.increment()
+        latency.record(duration)
     }
 
     /// The exposition text, with the pool's current state.

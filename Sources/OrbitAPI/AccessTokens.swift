@@ -1,6 +1,7 @@
 package import Foundation
 import JWTKit
 package import OrbitCore
+import Synchronization
 
 /// Short-lived access tokens: HS256 JWTs naming the user (`sub`), signed with the server's
 /// secret. A token is valid until it expires; signing out revokes the refresh token, and the
@@ -14,8 +15,8 @@ package struct AccessTokens: Sendable {
         /// "child" for a child's token (`sub` is then a family member id); absent for a user's.
         var kind: String?
 
+        /// The issuer; the expiry is checked by `check(_:now:)` against its clock.
         func verify(using algorithm: some JWTAlgorithm) throws {
-            try exp.verifyNotExpired()
             guard iss.value == AccessTokens.issuer else {
                 throw JWTError.claimVerificationFailure(failedClaim: iss, reason: "not issued by OrbitCove")
             }
@@ -24,6 +25,7 @@ package struct AccessTokens: Sendable {
 
     static let issuer = "orbitcove"
     private let keys: JWTKeyCollection
+    private let verified = VerifiedTokens()
     package let lifetime: Duration
 
     /// - Parameter secret: at least 32 bytes; the same secret on every server of a deployment.
@@ -69,14 +71,10 @@ package struct AccessTokens: Sendable {
         return try await keys.sign(payload)
     }
 
-    /// Who a valid token is for: a user or a child; nil for anything else.
-    package func verifyPrincipal(_ token: String) async -> Principal? {
-        guard let payload = try? await keys.verify(token, as: Payload.self) else { return nil }
-        switch payload.kind {
-        case nil: return UserID(payload.sub.value).map(Principal.user)
-        case "child": return FamilyMemberID(payload.sub.value).map(Principal.child)
-        default: return nil
-        }
+    /// Who a valid token is for: a user or a child; nil for anything else (malformed, forged,
+    /// expired at `now`).
+    package func verifyPrincipal(_ token: String, now: Date = Date()) async -> Principal? {
+        await check(token, now: now)?.principal
     }
 
     /// The user of a valid token; nil for anything else (malformed, forged, expired).
@@ -86,10 +84,54 @@ package struct AccessTokens: Sendable {
 
     /// The user of a valid token and when the token expires.
     package func verifyWithExpiry(_ token: String) async -> (user: UserID, expires: Date)? {
-        guard let payload = try? await keys.verify(token, as: Payload.self), payload.kind == nil, let user = UserID(payload.sub.value) else {
-            return nil
+        guard let (principal, expires) = await check(token, now: Date()), case .user(let user) = principal else { return nil }
+        return (user, expires)
+    }
+
+    /// Who a valid token is for and when it expires. A token's signature is checked once: a
+    /// token that verified is remembered until it expires (it is valid until then whatever
+    /// happens, so remembering changes no answer), which spares every later request of the
+    /// same client the HMAC, the JSON decoding and the key collection's actor.
+    private func check(_ token: String, now: Date) async -> (principal: Principal, expires: Date)? {
+        if let remembered = verified.lookup(token, now: now) { return remembered }
+        guard let payload = try? await keys.verify(token, as: Payload.self), now < payload.exp.value else { return nil }
+        let principal: Principal?
+        switch payload.kind {
+        case nil: principal = UserID(payload.sub.value).map(Principal.user)
+        case "child": principal = FamilyMemberID(payload.sub.value).map(Principal.child)
+        default: principal = nil
         }
-        return (user, payload.exp.value)
+        guard let principal else { return nil }
+        verified.remember(token, principal: principal, expires: payload.exp.value, now: now)
+        return (principal, payload.exp.value)
+    }
+}
+
+/// Tokens that verified, until they expire. Bounded: when full, the expired are dropped, and
+/// if none were, everything (the next request of each client verifies again).
+private final class VerifiedTokens: Sendable {
+    static let capacity = 10_000
+    private let tokens = Mutex<[String: (principal: Principal, expires: Date)]>([:])
+
+    func lookup(_ token: String, now: Date) -> (principal: Principal, expires: Date)? {
+        tokens.withLock { tokens in
+            guard let entry = tokens[token] else { return nil }
+            guard now < entry.expires else {
+                tokens[token] = nil
+                return nil
+            }
+            return entry
+        }
+    }
+
+    func remember(_ token: String, principal: Principal, expires: Date, now: Date) {
+        tokens.withLock { tokens in
+            if tokens.count >= Self.capacity {
+                tokens = tokens.filter { now < $0.value.expires }
+                if tokens.count >= Self.capacity { tokens.removeAll(keepingCapacity: true) }
+            }
+            tokens[token] = (principal, expires)
+        }
     }
 }
 

@@ -8,9 +8,11 @@ import Foundation
 /// slashes unescaped, keys in the order the type encodes them (a dictionary's in its own
 /// order, as `JSONEncoder` without `.sortedKeys`). Non-finite numbers are an error, as JSON
 /// has none.
-struct ResponseJSONEncoder {
-    static func encode(_ value: some Encodable) throws -> [UInt8] {
-        let writer = JSONWriter()
+package struct ResponseJSONEncoder {
+    /// - Parameter directJSON: false writes `DirectJSON` types through their `encode(to:)` too
+    ///   (what `DirectJSONTests` compares them with).
+    package static func encode(_ value: some Encodable, directJSON: Bool = true) throws -> [UInt8] {
+        let writer = JSONWriter(directJSON: directJSON)
         try writer.writeValue(value, depth: 0)
         writer.close(to: 0)
         return writer.bytes
@@ -23,8 +25,10 @@ struct ResponseJSONEncoder {
 final class JSONWriter {
     var bytes: [UInt8] = []
     private var open: [(isObject: Bool, count: Int)] = []
+    let directJSON: Bool
 
-    init() {
+    init(directJSON: Bool = true) {
+        self.directJSON = directJSON
         bytes.reserveCapacity(4096)
     }
 
@@ -65,8 +69,11 @@ final class JSONWriter {
     }
 
     func writeString(_ string: String) {
-        // One append per string where nothing needs escaping: every access to `bytes` of this
-        // class is checked for exclusivity at run time, so per-byte appends cost.
+        Self.appendString(string, to: &bytes)
+    }
+
+    /// `string` as a JSON string. One append where nothing needs escaping: per-byte appends cost.
+    static func appendString(_ string: String, to bytes: inout [UInt8]) {
         let utf8 = string.utf8
         if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
             bytes.append(UInt8(ascii: "\""))
@@ -74,23 +81,33 @@ final class JSONWriter {
             bytes.append(UInt8(ascii: "\""))
             return
         }
-        var escaped: [UInt8] = [UInt8(ascii: "\"")]
-        escaped.reserveCapacity(utf8.count + 8)
+        bytes.append(UInt8(ascii: "\""))
         for byte in utf8 {
             switch byte {
-            case UInt8(ascii: "\""): escaped += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
-            case UInt8(ascii: "\\"): escaped += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
-            case 0x0A: escaped += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
-            case 0x0D: escaped += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
-            case 0x09: escaped += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+            case UInt8(ascii: "\""): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
+            case UInt8(ascii: "\\"): bytes += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+            case 0x0A: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+            case 0x0D: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+            case 0x09: bytes += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
             case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                escaped += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
-            default: escaped.append(byte)
+                let hex: StaticString = "0123456789abcdef"
+                bytes += [
+                    UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex.utf8Start[Int(byte >> 4)],
+                    hex.utf8Start[Int(byte & 0x0F)],
+                ]
+            default: bytes.append(byte)
             }
         }
-        escaped.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: escaped)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Lends the output to a `DirectJSON` value (a struct passed `inout`: no exclusivity check
+    /// per byte, as the class's own property has).
+    func withOutput(_ body: (inout JSONOutput) -> Void) {
+        var output = JSONOutput(bytes: bytes)
+        bytes = []
+        body(&output)
+        bytes = output.bytes
     }
 
     func writeRaw(_ text: String) {
@@ -124,27 +141,34 @@ final class JSONWriter {
             try writeDouble(number, path: path)
         } else if T.self == UUID.self, let uuid = value as? UUID {
             writeString(uuid.uuidString.lowercased())
-        } else if let object = value as? any SortedJSONObject {
+        } else if let object = value as? any JSONWritable {
             try object.write(to: self, depth: depth, path: path)
         } else {
-            let before = bytes.count
-            try value.encode(to: JSONValueEncoder(writer: self, depth: depth, codingPath: path))
-            close(to: depth)
-            // A value that encoded nothing at all: an empty object, as JSONEncoder writes it.
-            if bytes.count == before { writeRaw("{}") }
+            try writeEncoded(value, depth: depth, path: path)
         }
     }
+
+    /// Writes `value` through its `encode(to:)`.
+    func writeEncoded(_ value: some Encodable, depth: Int, path: [any CodingKey]) throws {
+        let before = bytes.count
+        try value.encode(to: JSONValueEncoder(writer: self, depth: depth, codingPath: path))
+        close(to: depth)
+        // A value that encoded nothing at all: an empty object, as JSONEncoder writes it.
+        if bytes.count == before { writeRaw("{}") }
+    }
+}
+
+/// A value that writes itself rather than through `encode(to:)`: dictionaries (below) and the
+/// `DirectJSON` types.
+protocol JSONWritable {
+    func write(to writer: JSONWriter, depth: Int, path: [any CodingKey]) throws
 }
 
 /// A dictionary keyed by strings is an object written in key order, whatever order the
 /// dictionary holds its keys in (which differs between processes, and between two equal
 /// dictionaries built differently): the same value is always the same bytes, so its entity tag
 /// (`EntityTags`) is the same on every server.
-protocol SortedJSONObject {
-    func write(to writer: JSONWriter, depth: Int, path: [any CodingKey]) throws
-}
-
-extension Dictionary: SortedJSONObject where Key == String, Value: Encodable {
+extension Dictionary: JSONWritable where Key == String, Value: Encodable {
     func write(to writer: JSONWriter, depth: Int, path: [any CodingKey]) throws {
         writer.openContainer(isObject: true, depth: depth)
         for key in keys.sorted() {

@@ -2,7 +2,7 @@ package import Foundation
 
 /// SplitMix64: a small seeded generator — deterministic ids for the benchmarks (as in the
 /// peers) and replayable choices for the sync soak.
-package struct SplitMix64 {
+package struct SplitMix64: RandomNumberGenerator {
     package var state: UInt64
 
     package init(seed: UInt64) { state = seed }

@@ -45,7 +45,8 @@ struct HTTPBenchmark: AsyncParsableCommand {
     }
 
     private func measure(_ server: BenchmarkServer) async throws {
-        var logger = Logger(label: "orbit.api")
+        // The log handler `orbitctl serve` installs (at error level: no request lines).
+        var logger = Logger(label: "orbit.api") { JSONLogHandler(label: $0) }
         logger.logLevel = .error
         let pool = ConnectionPool(configuration: server.configuration, options: .init(maxConnections: poolSize))
         let services = OrbitServices(pool: pool)

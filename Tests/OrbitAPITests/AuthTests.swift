@@ -118,6 +118,28 @@ struct AuthTests {
         }
     }
 
+    @Test("a token that verified once (and is remembered) is still refused once it has expired; a child's token stays a child's")
+    func rememberedTokensStillExpire() async throws {
+        let tokens = try await AccessTokens(secret: AccessTokens.randomSecret())
+        let user = UserID.random()
+        let issued = Date()
+        let token = try await tokens.issue(for: user, now: issued)
+        let expiry = issued.addingTimeInterval(TimeInterval(tokens.lifetime.components.seconds))
+        #expect(await tokens.verifyPrincipal(token, now: issued) == .user(user))
+        #expect(await tokens.verifyPrincipal(token, now: issued.addingTimeInterval(60)) == .user(user))
+        #expect(await tokens.verifyPrincipal(token, now: expiry.addingTimeInterval(1)) == nil)
+        // Dropped once expired: asking with an earlier clock verifies it afresh.
+        #expect(await tokens.verifyPrincipal(token, now: issued) == .user(user))
+
+        let child = FamilyMemberID.random()
+        let childToken = try await tokens.issue(forChild: child, now: issued)
+        for _ in 0..<2 {
+            #expect(await tokens.verifyPrincipal(childToken, now: issued) == .child(child))
+            #expect(await tokens.verifyWithExpiry(childToken)?.user == nil)
+        }
+        #expect(await tokens.verifyPrincipal(token + "x", now: issued) == nil)
+    }
+
     @Test("dev auth exists only when enabled and only on loopback")
     func devAuthExistsOnlyWhenEnabledAnd() async throws {
         try await withAPI { harness in

@@ -170,6 +170,11 @@ package struct FeedPage: Sendable, Codable, Equatable {
 
     enum CodingKeys: String, CodingKey { case items, nextCursor = "next_cursor" }
 
+    package init(items: [FeedPost], nextCursor: String?) {
+        self.items = items
+        self.nextCursor = nextCursor
+    }
+
     package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(items, forKey: .items)

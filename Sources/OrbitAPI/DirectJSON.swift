@@ -1,0 +1,248 @@
+import Foundation
+import OrbitCore
+
+/// A response type that writes its own JSON, for the hottest responses: the generic `Encodable`
+/// path costs about 100 ns per value through its containers (dynamic casts, existential boxes,
+/// a key string per member), which made encoding a 10 KB feed page the largest cost a feed
+/// request adds over the service call (`orbit-bench http`).
+///
+/// A conformance writes exactly the bytes its `encode(to:)` makes `ResponseJSONEncoder` write:
+/// `DirectJSONTests` compares the two on generated values, so a field added to one and not the
+/// other fails there.
+protocol DirectJSON: JSONWritable, Encodable {
+    func writeJSON(to output: inout JSONOutput)
+}
+
+extension DirectJSON {
+    func write(to writer: JSONWriter, depth: Int, path: [any CodingKey]) throws {
+        if writer.directJSON {
+            writer.withOutput { writeJSON(to: &$0) }
+        } else {
+            try writer.writeEncoded(self, depth: depth, path: path)
+        }
+    }
+}
+
+/// JSON written straight into bytes, one value after another. A value after a value is
+/// preceded by a comma, a value after a key or an opening bracket is not: `member` writes
+/// `"key":` and the value methods write the value.
+struct JSONOutput {
+    var bytes: [UInt8]
+    private var atStart = true
+
+    init(bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    private mutating func separate() {
+        if !atStart { bytes.append(UInt8(ascii: ",")) }
+        atStart = false
+    }
+
+    mutating func beginObject() {
+        separate()
+        bytes.append(UInt8(ascii: "{"))
+        atStart = true
+    }
+
+    mutating func endObject() {
+        bytes.append(UInt8(ascii: "}"))
+        atStart = false
+    }
+
+    mutating func beginArray() {
+        separate()
+        bytes.append(UInt8(ascii: "["))
+        atStart = true
+    }
+
+    mutating func endArray() {
+        bytes.append(UInt8(ascii: "]"))
+        atStart = false
+    }
+
+    /// `"key":` — keys are the models' coding keys: ASCII letters, digits and underscores,
+    /// which need no escaping.
+    mutating func member(_ key: StaticString) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
+        atStart = true
+    }
+
+    mutating func null() {
+        separate()
+        bytes.append(contentsOf: "null".utf8)
+    }
+
+    mutating func bool(_ value: Bool) {
+        separate()
+        bytes.append(contentsOf: value ? "true".utf8 : "false".utf8)
+    }
+
+    mutating func int(_ value: Int) {
+        separate()
+        if (0..<10).contains(value) {
+            bytes.append(UInt8(ascii: "0") + UInt8(value))
+        } else {
+            bytes.append(contentsOf: String(value).utf8)
+        }
+    }
+
+    mutating func string(_ value: String) {
+        separate()
+        JSONWriter.appendString(value, to: &bytes)
+    }
+
+    mutating func string(_ value: String?) {
+        if let value { string(value) } else { null() }
+    }
+
+    /// Lower case, as PostgreSQL prints UUIDs (`Identifier.description`). Formatted on the
+    /// stack and appended at once: an append per byte checks the array's uniqueness each time.
+    mutating func uuid(_ value: UUID) {
+        separate()
+        let hex: StaticString = "0123456789abcdef"
+        var text: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &text) { output in
+            withUnsafeBytes(of: value.uuid) { raw in
+                output[0] = UInt8(ascii: "\"")
+                var position = 1
+                for (index, byte) in raw.enumerated() {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        output[position] = UInt8(ascii: "-")
+                        position += 1
+                    }
+                    output[position] = hex.utf8Start[Int(byte >> 4)]
+                    output[position + 1] = hex.utf8Start[Int(byte & 0x0F)]
+                    position += 2
+                }
+                output[position] = UInt8(ascii: "\"")
+            }
+            bytes.append(contentsOf: output.prefix(38))
+        }
+    }
+
+    mutating func uuid(_ value: UUID?) {
+        if let value { uuid(value) } else { null() }
+    }
+
+    mutating func date(_ value: Date) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        APIJSON.appendTimestamp(value, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    mutating func strings(_ values: [String]) {
+        beginArray()
+        for value in values { string(value) }
+        endArray()
+    }
+
+    mutating func ints(_ values: [Int]) {
+        beginArray()
+        for value in values { int(value) }
+        endArray()
+    }
+
+    mutating func uuids(_ values: [UUID]) {
+        beginArray()
+        for value in values { uuid(value) }
+        endArray()
+    }
+
+    /// An object of integers in key order (`SortedJSONObject`'s rule).
+    mutating func sortedInts(_ values: [String: Int]) {
+        beginObject()
+        for key in values.keys.sorted() {
+            guard let value = values[key] else { continue }
+            separate()
+            JSONWriter.appendString(key, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            atStart = true
+            int(value)
+        }
+        endObject()
+    }
+}
+
+// MARK: - The feed
+
+extension FeedPage: DirectJSON {
+    func writeJSON(to output: inout JSONOutput) {
+        output.beginObject()
+        output.member("items")
+        output.beginArray()
+        for post in items { post.writeJSON(to: &output) }
+        output.endArray()
+        output.member("next_cursor")
+        output.string(nextCursor)
+        output.endObject()
+    }
+}
+
+extension FeedPost: DirectJSON {
+    func writeJSON(to output: inout JSONOutput) {
+        output.beginObject()
+        output.member("id")
+        output.uuid(id.uuid)
+        output.member("community_id")
+        output.uuid(communityID.uuid)
+        output.member("author_id")
+        output.uuid(authorID.uuid)
+        output.member("type")
+        output.string(type.rawValue)
+        output.member("content")
+        output.string(content)
+        output.member("media_urls")
+        output.strings(mediaURLs)
+        output.member("is_pinned")
+        output.bool(isPinned)
+        output.member("is_announcement")
+        output.bool(isAnnouncement)
+        output.member("linked_event_id")
+        output.uuid(linkedEventID?.uuid)
+        output.member("poll_data")
+        if let pollData { pollData.writeJSON(to: &output) } else { output.null() }
+        output.member("editable_until")
+        output.date(editableUntil)
+        output.member("reaction_counts")
+        output.sortedInts(reactionCounts)
+        output.member("comment_count")
+        output.int(commentCount)
+        output.member("created_at")
+        output.date(createdAt)
+        output.member("updated_at")
+        output.date(updatedAt)
+        output.member("my_reaction")
+        output.string(myReaction?.rawValue)
+        output.member("my_votes")
+        output.ints(myVotes)
+        output.member("mentioned_user_ids")
+        output.uuids(mentionedUserIDs.map(\.uuid))
+        output.member("poll_results")
+        if let pollResults { output.ints(pollResults) } else { output.null() }
+        output.endObject()
+    }
+}
+
+extension Poll: DirectJSON {
+    /// The synthesized coding keys, as stored (spec "poll_data"); no `closesAt` when there is none.
+    func writeJSON(to output: inout JSONOutput) {
+        output.beginObject()
+        output.member("question")
+        output.string(question)
+        output.member("options")
+        output.strings(options)
+        output.member("allowMultiple")
+        output.bool(allowMultiple)
+        if let closesAt {
+            output.member("closesAt")
+            output.date(closesAt)
+        }
+        output.endObject()
+    }
+}
