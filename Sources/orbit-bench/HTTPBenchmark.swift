@@ -23,12 +23,14 @@ struct HTTPBenchmark: AsyncParsableCommand {
     @Option(help: "Database connections of the API's pool (orbitctl serve's default).") var poolSize = 10
     @Option(help: "Posts in the community (the feed page reads the newest 20).") var posts = 1000
     @Option(help: "wrk threads.") var threads = 2
+    @Option(help: "Rounds of the feed page, HTTP then direct in turn (the ratio is the median round's).") var rounds = 3
     @Flag(help: "Hold /dev/cpu_dma_latency at 0 (root) so idle vCPUs poll instead of halting; see docs/benchmarks.md.")
     var pollIdle = false
 
     func validate() throws {
         guard Subprocess.which("wrk") != nil else { throw ValidationError("wrk is not installed (Debian: apt-get install wrk).") }
         guard !levels.isEmpty, levels.allSatisfy({ $0 > 0 }) else { throw ValidationError("--connections takes positive numbers, such as 16,64.") }
+        guard rounds > 0 else { throw ValidationError("--rounds must be at least 1.") }
     }
 
     var levels: [Int] { connections.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) } }
@@ -115,8 +117,19 @@ struct HTTPBenchmark: AsyncParsableCommand {
             var rows: [String] = []
             for level in levels {
                 let ceiling = try await wrk("\(base)/healthz", connections: level)
-                let feedHTTP = try await wrk("\(base)/communities/\(community)/posts?limit=20", connections: level, script: feedScript)
-                let feedDirect = try await direct(concurrency: level) { _ = try await services.feed.page(of: community, limit: 20, as: admin) }
+                // In turns, so that both sides see the same machine (a checkpoint, a noisy
+                // neighbour); the round with the median ratio is reported, every ratio printed.
+                var feedRounds: [(http: Measurement, direct: Measurement)] = []
+                for _ in 0..<rounds {
+                    let http = try await wrk("\(base)/communities/\(community)/posts?limit=20", connections: level, script: feedScript)
+                    let direct = try await direct(concurrency: level) { _ = try await services.feed.page(of: community, limit: 20, as: admin) }
+                    feedRounds.append((http, direct))
+                }
+                feedRounds.sort { $0.http.perSecond / $0.direct.perSecond < $1.http.perSecond / $1.direct.perSecond }
+                let (feedHTTP, feedDirect) = feedRounds[feedRounds.count / 2]
+                print(
+                    "Feed page, HTTP / direct, \(level) connections, by round (sorted): "
+                        + feedRounds.map { format($0.http.perSecond / $0.direct.perSecond, 2) + "×" }.joined(separator: " "))
                 let expenseHTTP = try await wrk("\(base)/communities/\(community)/expenses", connections: level, script: expenseScript)
                 let expenseDirect = try await direct(concurrency: level) {
                     _ = try await services.finances.addExpense(

@@ -101,12 +101,15 @@ extension RequestRunner {
 
     /// Runs a read that may be slightly stale as one request of `user`: on a replica when
     /// there is one that has replayed the user's last write, on the primary otherwise.
+    ///
+    /// READ ONLY wherever it runs (on a replica nothing could be written anyway, so a read that
+    /// tried would work on one server and fail on another), and without the client address:
+    /// only audit rows read that, and a read writes none. So a read is the same transaction
+    /// whether it comes through the API or not.
     package func asUserReading<Result: Sendable>(_ user: UserID, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
-        guard let replicas else { return try await asUser(user, body) }
+        let options = TransactionOptions(readOnly: true, localSettings: ["role": "orbit_app", "app.current_user_id": user.description])
+        guard let replicas else { return try await readOnPrimary(options, body) }
         let positions = [replicas.lastWrite(of: user), Self.consistency?.readAfter].compactMap { $0 }
-        var settings = ["role": "orbit_app", "app.current_user_id": user.description]
-        settings["app.client_address"] = Self.clientAddress
-        let options = TransactionOptions(readOnly: true, localSettings: settings)
         let replica = replicas.pool()
         do {
             return try await mappingErrors {
@@ -123,10 +126,18 @@ extension RequestRunner {
                 }
             }
         } catch is ReplicaBehind {
-            return try await asUser(user, body)
+            return try await readOnPrimary(options, body)
         } catch let error as PostgresError where error.isConnectionFailure || error.code == .poolTimeout {
             Self.logger.warning("a replica could not be used; reading from the primary", metadata: ["error": "\(error)"])
-            return try await asUser(user, body)
+            return try await readOnPrimary(options, body)
+        }
+    }
+
+    private func readOnPrimary<Result: Sendable>(
+        _ options: TransactionOptions, _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await mappingErrors {
+            try await retryingTransientFailures { try await pool.withTransaction(options, body) }
         }
     }
 }

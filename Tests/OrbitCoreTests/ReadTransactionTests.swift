@@ -1,0 +1,41 @@
+import Foundation
+import OrbitPostgres
+import Testing
+
+@testable import OrbitCore
+
+@Suite("Stale-tolerant reads run READ ONLY, the same transaction through the API or not")
+struct ReadTransactionTests {
+    static func settings(on connection: PostgresConnection) async throws -> (readOnly: String, address: String?, user: String?) {
+        let row = try await connection.query(
+            """
+            SELECT current_setting('transaction_read_only') AS read_only,
+                   nullif(current_setting('app.client_address', true), '') AS address,
+                   current_setting('app.current_user_id', true) AS user_id
+            """
+        ).single()
+        return (try row.decode("read_only"), try row.decode("address"), try row.decode("user_id"))
+    }
+
+    @Test("a read on the primary is READ ONLY and carries no client address; a request's writes still do")
+    func readsAreReadOnlyWithoutTheClientAddress() async throws {
+        try await withServices { services, _ in
+            let user = try await services.users.create(email: "r@example.com", displayName: "R").id
+            try await RequestRunner.$clientAddress.withValue("203.0.113.9") {
+                let read = try await services.runner.asUserReading(user) { try await Self.settings(on: $0) }
+                #expect(read.readOnly == "on")
+                #expect(read.address == nil)
+                #expect(read.user == user.description)
+                await #expect(throws: PostgresError.self) {
+                    try await services.runner.asUserReading(user) { connection in
+                        try await connection.query("INSERT INTO family_members (user_id, name) VALUES (\(user), \("Kid"))")
+                    }
+                }
+                // A write of the same request: read-write, with the address for the audit log.
+                let write = try await services.runner.asUser(user) { try await Self.settings(on: $0) }
+                #expect(write.readOnly == "off")
+                #expect(write.address == "203.0.113.9")
+            }
+        }
+    }
+}
