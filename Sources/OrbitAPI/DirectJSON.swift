@@ -39,25 +39,19 @@ struct JSONOutput {
         atStart = false
     }
 
-    mutating func beginObject() {
+    mutating func beginObject() { open(UInt8(ascii: "{")) }
+    mutating func endObject() { close(UInt8(ascii: "}")) }
+    mutating func beginArray() { open(UInt8(ascii: "[")) }
+    mutating func endArray() { close(UInt8(ascii: "]")) }
+
+    private mutating func open(_ bracket: UInt8) {
         separate()
-        bytes.append(UInt8(ascii: "{"))
+        bytes.append(bracket)
         atStart = true
     }
 
-    mutating func endObject() {
-        bytes.append(UInt8(ascii: "}"))
-        atStart = false
-    }
-
-    mutating func beginArray() {
-        separate()
-        bytes.append(UInt8(ascii: "["))
-        atStart = true
-    }
-
-    mutating func endArray() {
-        bytes.append(UInt8(ascii: "]"))
+    private mutating func close(_ bracket: UInt8) {
+        bytes.append(bracket)
         atStart = false
     }
 
@@ -104,24 +98,13 @@ struct JSONOutput {
     /// stack and appended at once: an append per byte checks the array's uniqueness each time.
     mutating func uuid(_ value: UUID) {
         separate()
-        let hex: StaticString = "0123456789abcdef"
         var text: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &text) { output in
-            withUnsafeBytes(of: value.uuid) { raw in
-                output[0] = UInt8(ascii: "\"")
-                var position = 1
-                for (index, byte) in raw.enumerated() {
-                    if index == 4 || index == 6 || index == 8 || index == 10 {
-                        output[position] = UInt8(ascii: "-")
-                        position += 1
-                    }
-                    output[position] = hex.utf8Start[Int(byte >> 4)]
-                    output[position + 1] = hex.utf8Start[Int(byte & 0x0F)]
-                    position += 2
-                }
-                output[position] = UInt8(ascii: "\"")
-            }
-            bytes.append(contentsOf: output.prefix(38))
+        withUnsafeMutableBytes(of: &text) { raw in
+            let output = raw.bindMemory(to: UInt8.self)
+            output[0] = UInt8(ascii: "\"")
+            let length = value.writeLowercased(into: UnsafeMutableBufferPointer(rebasing: output[1...]))
+            output[length + 1] = UInt8(ascii: "\"")
+            bytes.append(contentsOf: output.prefix(length + 2))
         }
     }
 

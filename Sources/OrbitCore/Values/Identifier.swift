@@ -19,22 +19,7 @@ package struct Identifier<Subject>: Hashable, Sendable, Codable, CustomStringCon
     /// Lower-case, as PostgreSQL prints UUIDs. Written by hand: Foundation's `uuidString`
     /// formats with sprintf, and responses print many ids.
     package var description: String {
-        let hex: StaticString = "0123456789abcdef"
-        return withUnsafeBytes(of: uuid.uuid) { bytes in
-            String(unsafeUninitializedCapacity: 36) { output in
-                var position = 0
-                for (index, byte) in bytes.enumerated() {
-                    if index == 4 || index == 6 || index == 8 || index == 10 {
-                        output[position] = UInt8(ascii: "-")
-                        position += 1
-                    }
-                    output[position] = hex.utf8Start[Int(byte >> 4)]
-                    output[position + 1] = hex.utf8Start[Int(byte & 0x0F)]
-                    position += 2
-                }
-                return position
-            }
-        }
+        String(unsafeUninitializedCapacity: 36) { uuid.writeLowercased(into: $0) }
     }
 
     package init(from decoder: any Decoder) throws {
@@ -44,6 +29,27 @@ package struct Identifier<Subject>: Hashable, Sendable, Codable, CustomStringCon
     package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(description)
+    }
+}
+
+extension UUID {
+    /// Writes the lower-case text form (36 bytes, as PostgreSQL prints it) at the start of
+    /// `output`, which must hold 36 bytes; returns 36.
+    package func writeLowercased(into output: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        let hex: StaticString = "0123456789abcdef"
+        return withUnsafeBytes(of: uuid) { bytes in
+            var position = 0
+            for (index, byte) in bytes.enumerated() {
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    output[position] = UInt8(ascii: "-")
+                    position += 1
+                }
+                output[position] = hex.utf8Start[Int(byte >> 4)]
+                output[position + 1] = hex.utf8Start[Int(byte & 0x0F)]
+                position += 2
+            }
+            return position
+        }
     }
 }
 
