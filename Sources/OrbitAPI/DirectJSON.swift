@@ -131,9 +131,10 @@ struct JSONOutput {
         endArray()
     }
 
-    mutating func uuids(_ values: [UUID]) {
+    /// An array of ids, written from the identifiers themselves (no array of UUIDs made first).
+    mutating func ids<Subject>(_ values: [Identifier<Subject>]) {
         beginArray()
-        for value in values { uuid(value) }
+        for value in values { uuid(value.uuid) }
         endArray()
     }
 
@@ -205,7 +206,7 @@ extension FeedPost: DirectJSON {
         output.member("my_votes")
         output.ints(myVotes)
         output.member("mentioned_user_ids")
-        output.uuids(mentionedUserIDs.map(\.uuid))
+        output.ids(mentionedUserIDs)
         output.member("poll_results")
         if let pollResults { output.ints(pollResults) } else { output.null() }
         output.endObject()
