@@ -4,7 +4,7 @@ import OrbitPostgres
 import OrbitTestSupport
 import Testing
 
-@Suite("Round trips of the writes")
+@Suite("Round trips of the writes, and of the feed page")
 struct RoundTripTests {
     /// The services on a pool of one connection, so that every call after the first finds its
     /// statements already prepared there.
@@ -63,6 +63,25 @@ struct RoundTripTests {
             _ = try await services.finances.settleSplit(splits[0], via: "cash", as: cast.member)  // prepares the statements
             let cost = try await roundTrips(of: services) { try await services.finances.settleSplit(splits[1], via: "cash", as: cast.admin) }
             #expect(cost == 2)
+        }
+    }
+
+    @Test(
+        "a feed page (first or later), the balances and the member list take two round trips: the membership check and the read with the transaction's start, COMMIT"
+    )
+    func membersReads() async throws {
+        try await withOneConnection { services in
+            let cast = try await Cast.make(services)
+            for index in 0..<3 {
+                _ = try await services.feed.createPost(in: cast.community, PostDraft(content: "Post \(index)"), as: cast.member)
+            }
+            let first = try await services.feed.page(of: cast.community, limit: 2, as: cast.admin)  // prepares the statements
+            let cursor = try #require(first.nextCursor)
+            _ = try await services.feed.page(of: cast.community, limit: 2, cursor: cursor, as: cast.admin)
+            #expect(try await roundTrips(of: services) { try await services.feed.page(of: cast.community, limit: 2, as: cast.admin) } == 2)
+            #expect(
+                try await roundTrips(of: services) { try await services.feed.page(of: cast.community, limit: 2, cursor: cursor, as: cast.admin) } == 2
+            )
         }
     }
 }

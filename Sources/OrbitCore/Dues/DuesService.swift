@@ -100,8 +100,8 @@ package struct DuesService: Sendable {
         try Validate.limit(limit, in: 1...200)
         let after = try PageCursor.decode(cursor, list: "dues", parts: 3)
         return try await runner.asUserReading(actor) { connection in
-            try await runner.requireMember(actor, of: community, on: connection)
-            let rows = try await connection.query(
+            let rows = try await runner.queryAsMember(
+                actor, of: community, on: connection,
                 """
                 SELECT \(unescaped: Dues.columns), (due_date - date '2000-01-01') AS cursor_day, \(unescaped: Paging.micros("created_at")) AS cursor_us
                 FROM dues

@@ -135,35 +135,31 @@ package struct FeedService: Sendable {
     package func page(of community: CommunityID, limit: Int = 20, cursor: String? = nil, as actor: UserID) async throws -> FeedPage {
         try Validate.limit(limit, in: 1...100)
         let after = try cursor.map(FeedCursor.init(decoding:))
+        let page: PostgresQuery
+        if let after {
+            page = """
+                SELECT \(unescaped: Self.feedColumns),
+                    (SELECT r.type::text FROM reactions r WHERE r.post_id = p.id AND r.user_id = \(actor)) AS my_reaction,
+                    ARRAY(SELECT v.option_index FROM poll_votes v WHERE v.post_id = p.id AND v.user_id = \(actor) ORDER BY v.option_index) AS my_votes
+                FROM posts p
+                WHERE p.community_id = \(community) AND p.deleted_at IS NULL
+                  AND (p.is_pinned, p.created_at, p.id) < (\(after.pinned), timestamptz 'epoch' + \(after.createdMicroseconds) * interval '1 microsecond', \(after.id))
+                ORDER BY p.is_pinned DESC, p.created_at DESC, p.id DESC
+                LIMIT \(limit + 1)
+                """
+        } else {
+            page = """
+                SELECT \(unescaped: Self.feedColumns),
+                    (SELECT r.type::text FROM reactions r WHERE r.post_id = p.id AND r.user_id = \(actor)) AS my_reaction,
+                    ARRAY(SELECT v.option_index FROM poll_votes v WHERE v.post_id = p.id AND v.user_id = \(actor) ORDER BY v.option_index) AS my_votes
+                FROM posts p
+                WHERE p.community_id = \(community) AND p.deleted_at IS NULL
+                ORDER BY p.is_pinned DESC, p.created_at DESC, p.id DESC
+                LIMIT \(limit + 1)
+                """
+        }
         return try await runner.asUserReading(actor) { connection in
-            try await runner.requireMember(actor, of: community, on: connection)
-            let rows: PostgresRows
-            if let after {
-                rows = try await connection.query(
-                    """
-                    SELECT \(unescaped: Self.feedColumns),
-                        (SELECT r.type::text FROM reactions r WHERE r.post_id = p.id AND r.user_id = \(actor)) AS my_reaction,
-                        ARRAY(SELECT v.option_index FROM poll_votes v WHERE v.post_id = p.id AND v.user_id = \(actor) ORDER BY v.option_index) AS my_votes
-                    FROM posts p
-                    WHERE p.community_id = \(community) AND p.deleted_at IS NULL
-                      AND (p.is_pinned, p.created_at, p.id) < (\(after.pinned), timestamptz 'epoch' + \(after.createdMicroseconds) * interval '1 microsecond', \(after.id))
-                    ORDER BY p.is_pinned DESC, p.created_at DESC, p.id DESC
-                    LIMIT \(limit + 1)
-                    """
-                )
-            } else {
-                rows = try await connection.query(
-                    """
-                    SELECT \(unescaped: Self.feedColumns),
-                        (SELECT r.type::text FROM reactions r WHERE r.post_id = p.id AND r.user_id = \(actor)) AS my_reaction,
-                        ARRAY(SELECT v.option_index FROM poll_votes v WHERE v.post_id = p.id AND v.user_id = \(actor) ORDER BY v.option_index) AS my_votes
-                    FROM posts p
-                    WHERE p.community_id = \(community) AND p.deleted_at IS NULL
-                    ORDER BY p.is_pinned DESC, p.created_at DESC, p.id DESC
-                    LIMIT \(limit + 1)
-                    """
-                )
-            }
+            let rows = try await runner.queryAsMember(actor, of: community, on: connection, page)
             var items: [FeedPost] = []
             var next: String?
             for (index, row) in rows.enumerated() {

@@ -121,8 +121,8 @@ extension FinanceService {
     /// Balances of a community, per member and currency (positive = is owed), exact at this moment.
     package func balances(in community: CommunityID, as actor: UserID) async throws -> [Balance] {
         try await runner.asUserReading(actor) { connection in
-            try await runner.requireMember(actor, of: community, on: connection)
-            return try await connection.query(
+            return try await runner.queryAsMember(
+                actor, of: community, on: connection,
                 "SELECT user_id, currency, balance FROM balances WHERE community_id = \(community) AND balance <> 0 ORDER BY currency, balance DESC, user_id"
             ).map { row in
                 let (user, currency, balance) = try row.decode((UserID, String, Int64).self)

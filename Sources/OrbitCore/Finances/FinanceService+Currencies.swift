@@ -107,8 +107,8 @@ extension FinanceService {
     package func rates(in community: CommunityID, limit: Int = 100, as actor: UserID) async throws -> [ExchangeRate] {
         try Validate.limit(limit, in: 1...1000)
         return try await runner.asUserReading(actor) { connection in
-            try await runner.requireMember(actor, of: community, on: connection)
-            return try await connection.query(
+            return try await runner.queryAsMember(
+                actor, of: community, on: connection,
                 """
                 SELECT \(unescaped: ExchangeRate.columns) FROM exchange_rates
                 WHERE community_id = \(community) OR community_id IS NULL

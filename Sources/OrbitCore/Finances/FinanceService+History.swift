@@ -16,8 +16,8 @@ extension FinanceService {
         let after = try PageCursor.decode(cursor, list: "money-activity", parts: 2)
         let entity = transaction?.uuid ?? dues?.uuid
         return try await runner.asUserReading(actor) { connection in
-            try await runner.requireMember(actor, of: community, on: connection)
-            let rows = try await connection.query(
+            let rows = try await runner.queryAsMember(
+                actor, of: community, on: connection,
                 """
                 SELECT \(unescaped: MoneyActivity.columns), \(unescaped: Paging.micros("created_at")) AS cursor_us FROM money_activity
                 WHERE community_id = \(community) AND (\(entity)::uuid IS NULL OR entity_id = \(entity))

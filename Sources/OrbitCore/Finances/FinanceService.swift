@@ -376,8 +376,8 @@ package struct FinanceService: Sendable {
         // any two valid dates make a valid request, as openapi.yaml says).
         if let from = filter.from, let to = filter.to, to < from { return Page(items: [], nextCursor: nil) }
         return try await runner.asUserReading(actor) { connection in
-            try await runner.requireMember(actor, of: community, on: connection)
-            let rows = try await connection.query(
+            let rows = try await runner.queryAsMember(
+                actor, of: community, on: connection,
                 """
                 SELECT \(unescaped: Expense.columns), \(unescaped: Paging.micros("created_at")) AS cursor_us FROM transactions t
                 WHERE community_id = \(community) AND deleted_at IS NULL

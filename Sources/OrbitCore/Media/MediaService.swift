@@ -132,8 +132,8 @@ package struct MediaService: Sendable {
         let storage = runner.storage
         let after = try PageCursor.decode(cursor, list: "media", parts: 2)
         return try await runner.asUserReading(actor) { connection in
-            try await runner.requireMember(actor, of: community, on: connection)
-            let rows = try await connection.query(
+            let rows = try await runner.queryAsMember(
+                actor, of: community, on: connection,
                 """
                 SELECT \(unescaped: Media.columns), \(unescaped: Paging.micros("created_at")) AS cursor_us FROM media
                 WHERE community_id = \(community)

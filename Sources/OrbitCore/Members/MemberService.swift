@@ -20,8 +20,8 @@ package struct MemberService: Sendable {
         try Validate.limit(limit, in: 1...500)
         let after = try PageCursor.decode(cursor, list: "members", parts: 4)
         return try await runner.asUserReading(actor) { connection in
-            try await runner.requireMember(actor, of: community, on: connection)
-            let rows = try await connection.query(
+            let rows = try await runner.queryAsMember(
+                actor, of: community, on: connection,
                 """
                 SELECT \(unescaped: Member.columns), (m.left_at IS NOT NULL) AS cursor_former, \(unescaped: Paging.micros("m.joined_at")) AS cursor_us
                 FROM members m LEFT JOIN users u ON u.id = m.user_id
@@ -49,8 +49,8 @@ package struct MemberService: Sendable {
     /// everyone), for a member.
     package func activeUserIDs(of community: CommunityID, as actor: UserID) async throws -> [UserID] {
         try await runner.asUserReading(actor) { connection in
-            try await runner.requireMember(actor, of: community, on: connection)
-            return try await connection.query(
+            return try await runner.queryAsMember(
+                actor, of: community, on: connection,
                 "SELECT user_id FROM members WHERE community_id = \(community) AND left_at IS NULL ORDER BY joined_at, id"
             ).map { try $0.decode("user_id", as: UserID.self) }
         }

@@ -126,8 +126,8 @@ package struct RecurringChargeService: Sendable {
         try Validate.limit(limit, in: 1...200)
         let after = try PageCursor.decode(cursor, list: "recurring-charges", parts: 2)
         return try await runner.asUserReading(actor) { connection in
-            try await runner.requireMember(actor, of: community, on: connection)
-            let rows = try await connection.query(
+            let rows = try await runner.queryAsMember(
+                actor, of: community, on: connection,
                 """
                 SELECT \(unescaped: RecurringCharge.columns), \(unescaped: Paging.micros("created_at")) AS cursor_us FROM recurring_charges
                 WHERE community_id = \(community)

@@ -7,11 +7,30 @@ import OrbitPostgres
 extension RequestRunner {
     /// The acting user's active membership of `community`, or nil.
     func membership(_ user: UserID, in community: CommunityID, on connection: PostgresConnection) async throws -> MemberRole? {
-        let rows = try await connection.query(
-            "SELECT role::text AS role FROM members WHERE community_id = \(community) AND user_id = \(user) AND left_at IS NULL"
-        )
+        try membership(in: try await connection.query(membershipQuery(user, in: community)))
+    }
+
+    /// The statement `membership` runs, for a pipeline that checks membership beside other work.
+    func membershipQuery(_ user: UserID, in community: CommunityID) -> PostgresQuery {
+        "SELECT role::text AS role FROM members WHERE community_id = \(community) AND user_id = \(user) AND left_at IS NULL"
+    }
+
+    /// The role in `membershipQuery`'s rows.
+    func membership(in rows: PostgresRows) throws -> MemberRole? {
         guard let row = rows.first else { return nil }
         return MemberRole(rawValue: try row.decode("role", as: String.self))
+    }
+
+    /// `requireMember`, then `query`, in one round trip: the two statements go as one pipeline
+    /// (with the transaction's BEGIN when they are its first). For reads whose rows row-level
+    /// security already limits to members: a non-member's query finds nothing, and the check
+    /// then names the refusal ("not found").
+    func queryAsMember(
+        _ user: UserID, of community: CommunityID, on connection: PostgresConnection, _ query: PostgresQuery
+    ) async throws -> PostgresRows {
+        let results = try await connection.pipeline([membershipQuery(user, in: community), query])
+        guard try membership(in: results[0]) != nil else { throw ServiceError.notFound("Community \(community)") }
+        return results[1]
     }
 
     /// Requires an active membership; a community the user cannot see is "not found".
