@@ -13,45 +13,49 @@ extension EventService {
             throw ServiceError.invalidInput(field: "to", reason: "must be after from, at most 92 days later")
         }
         return try await runner.asUserReadingOrOperator(actor) { connection in
-            if let actor { try await runner.requireMember(actor, of: community, on: connection) }
-            return try await Self.calendar(of: community, from: from, to: to, limit: limit, on: connection)
+            try await Self.calendar(of: community, from: from, to: to, limit: limit, member: actor, on: connection)
         }
     }
 
-    static func calendar(of community: CommunityID, from: Date, to: Date, limit: Int, on connection: PostgresConnection) async throws
-        -> [EventOccurrence]
+    /// One round trip (with the transaction's start): the membership check when `member` is
+    /// given, the single events, the series and the occurrences of those series that have a row
+    /// of their own.
+    static func calendar(of community: CommunityID, from: Date, to: Date, limit: Int, member: UserID?, on connection: PostgresConnection)
+        async throws -> [EventOccurrence]
     {
-        let single = try await connection.query(
+        var queries: [PostgresQuery] = [
             """
             SELECT \(unescaped: Event.columns) FROM events
             WHERE community_id = \(community) AND deleted_at IS NULL AND recurrence_rule IS NULL
               AND starts_at >= \(from) AND starts_at < \(to)
             ORDER BY starts_at, id LIMIT \(limit)
-            """
-        ).map(Event.init(row:))
-        let series = try await connection.query(
+            """,
             """
             SELECT \(unescaped: Event.columns) FROM events
             WHERE community_id = \(community) AND recurrence_rule IS NOT NULL AND deleted_at IS NULL AND starts_at < \(to)
+            """,
+            // Occurrences with a row of their own (modified, answered or cancelled) are not computed.
             """
-        ).map(Event.init(row:))
+            SELECT recurrence_parent_id, original_starts_at FROM events
+            WHERE recurrence_parent_id IN (
+                    SELECT id FROM events
+                    WHERE community_id = \(community) AND recurrence_rule IS NOT NULL AND deleted_at IS NULL AND starts_at < \(to))
+              AND original_starts_at >= \(from) AND original_starts_at < \(to)
+            """,
+        ]
+        if let member { queries.append(RequestRunner.membershipQuery(member, in: community)) }
+        let results = try await connection.pipeline(queries)
+        if member != nil, try RequestRunner.membership(in: results[3]) == nil { throw ServiceError.notFound("Community \(community)") }
+        let single = try results[0].map(Event.init(row:))
+        let series = try results[1].map(Event.init(row:))
         struct OccurrenceKey: Hashable {
             var series: EventID
             var start: Date
         }
         var taken = Set<OccurrenceKey>()
-        if !series.isEmpty {
-            // Occurrences with a row of their own (modified, answered or cancelled) are not computed.
-            let rows = try await connection.query(
-                """
-                SELECT recurrence_parent_id, original_starts_at FROM events
-                WHERE recurrence_parent_id = ANY(\(series.map(\.id.uuid))) AND original_starts_at >= \(from) AND original_starts_at < \(to)
-                """
-            )
-            for row in rows {
-                let (parent, original) = try row.decode((EventID, Date).self)
-                taken.insert(OccurrenceKey(series: parent, start: original))
-            }
+        for row in results[2] {
+            let (parent, original) = try row.decode((EventID, Date).self)
+            taken.insert(OccurrenceKey(series: parent, start: original))
         }
         var entries = single.map { event in
             EventOccurrence(

@@ -7,16 +7,16 @@ import OrbitPostgres
 extension RequestRunner {
     /// The acting user's active membership of `community`, or nil.
     func membership(_ user: UserID, in community: CommunityID, on connection: PostgresConnection) async throws -> MemberRole? {
-        try membership(in: try await connection.query(membershipQuery(user, in: community)))
+        try Self.membership(in: try await connection.query(Self.membershipQuery(user, in: community)))
     }
 
     /// The statement `membership` runs, for a pipeline that checks membership beside other work.
-    func membershipQuery(_ user: UserID, in community: CommunityID) -> PostgresQuery {
+    static func membershipQuery(_ user: UserID, in community: CommunityID) -> PostgresQuery {
         "SELECT role::text AS role FROM members WHERE community_id = \(community) AND user_id = \(user) AND left_at IS NULL"
     }
 
     /// The role in `membershipQuery`'s rows.
-    func membership(in rows: PostgresRows) throws -> MemberRole? {
+    static func membership(in rows: PostgresRows) throws -> MemberRole? {
         guard let row = rows.first else { return nil }
         return MemberRole(rawValue: try row.decode("role", as: String.self))
     }
@@ -28,8 +28,8 @@ extension RequestRunner {
     func queryAsMember(
         _ user: UserID, of community: CommunityID, on connection: PostgresConnection, _ query: PostgresQuery
     ) async throws -> PostgresRows {
-        let results = try await connection.pipeline([membershipQuery(user, in: community), query])
-        guard try membership(in: results[0]) != nil else { throw ServiceError.notFound("Community \(community)") }
+        let results = try await connection.pipeline([Self.membershipQuery(user, in: community), query])
+        guard try Self.membership(in: results[0]) != nil else { throw ServiceError.notFound("Community \(community)") }
         return results[1]
     }
 
