@@ -79,12 +79,22 @@ struct RoundTripTests {
                 in: cast.community, EventDraft(title: "Practice", startsAt: start, recurrenceRule: "FREQ=WEEKLY;COUNT=4"), as: cast.admin)
             _ = try await services.events.update(
                 series.id, occurrence: start.addingTimeInterval(7 * 86_400), EventDraft(title: "Practice (gym)"), as: cast.admin)
+            let dues = try await services.dues.create(
+                in: cast.community, name: "Season", amount: try dollars("50.00"), dueDate: try day("2030-01-31"), as: cast.admin)
+            _ = try await services.dues.recordPayment(to: dues.id, by: cast.member, amount: try dollars("10.00"), as: cast.admin)
             let cursor = try #require(try await services.feed.page(of: cast.community, limit: 2, as: cast.admin).nextCursor)
             let reads: [(name: String, read: () async throws -> Void)] = [
                 ("feed page", { _ = try await services.feed.page(of: cast.community, limit: 2, as: cast.admin) }),
                 ("next feed page", { _ = try await services.feed.page(of: cast.community, limit: 2, cursor: cursor, as: cast.admin) }),
                 ("balances", { _ = try await services.finances.balances(in: cast.community, as: cast.member) }),
                 ("member list", { _ = try await services.members.list(of: cast.community, as: cast.member) }),
+                (
+                    "dues report",
+                    {
+                        let report = try await services.dues.report(dues.id, as: cast.member)
+                        #expect(report.first { $0.userID == cast.member }?.amountPaid == 1_000)
+                    }
+                ),
                 (
                     "calendar",
                     {

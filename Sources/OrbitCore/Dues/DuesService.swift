@@ -215,27 +215,51 @@ package struct DuesService: Sendable {
     }
 
     /// Each member who owes the dues: due, paid, outstanding, status and whether it is overdue.
+    /// One round trip with the transaction's start: the dues (with the actor's role and the
+    /// community's time zone) and the report, as one pipeline.
     package func report(_ id: DuesID, as actor: UserID?) async throws -> [DuesStatus] {
         try await runner.asUserReadingOrOperator(actor) { connection in
-            let dues = try await Self.dues(id, on: connection)
-            if let actor { try await runner.requireMember(actor, of: dues.communityID, on: connection) }
-            return try await Self.report(for: dues, today: try await runner.today(in: dues.communityID, on: connection), on: connection)
+            let results = try await connection.pipeline([
+                """
+                SELECT \(unescaped: Dues.columns),
+                    (SELECT m.role::text FROM members m WHERE m.community_id = dues.community_id AND m.user_id = \(actor) AND m.left_at IS NULL)
+                        AS actor_role,
+                    (SELECT c.settings ->> 'timezone' FROM communities c WHERE c.id = dues.community_id) AS timezone
+                FROM dues WHERE id = \(id)
+                """,
+                Self.reportQuery(id),
+            ])
+            guard let row = results[0].first else { throw ServiceError.notFound("Dues \(id)") }
+            let dues = try Dues(row: row)
+            if actor != nil, try row.decode("actor_role", as: String?.self) == nil {
+                throw ServiceError.notFound("Community \(dues.communityID)")
+            }
+            let zone = CommunitySettings(timezone: try row.decode("timezone", as: String?.self)).timeZone
+            return try Self.statuses(results[1], of: dues, today: CivilDate(containing: runner.now(), in: zone))
         }
     }
 
     /// - Parameter today: today in the community's time zone: dues are overdue from the day after
     ///   their due date there.
     static func report(for dues: Dues, today: CivilDate, on connection: PostgresConnection) async throws -> [DuesStatus] {
+        try statuses(try await connection.query(reportQuery(dues.id)), of: dues, today: today)
+    }
+
+    /// What each member owes of dues `id` and has paid, in the order of joining.
+    static func reportQuery(_ id: DuesID) -> PostgresQuery {
+        """
+        SELECT o.user_id, o.amount_due,
+            coalesce((SELECT sum(p.amount_paid) FROM dues_payments p WHERE p.dues_id = \(id) AND p.user_id = o.user_id), 0)::bigint AS paid
+        FROM dues_owed o JOIN members m ON m.community_id = o.community_id AND m.user_id = o.user_id
+        WHERE o.dues_id = \(id)
+        ORDER BY m.joined_at, m.user_id
+        """
+    }
+
+    /// `reportQuery`'s rows as statuses.
+    static func statuses(_ rows: PostgresRows, of dues: Dues, today: CivilDate) throws -> [DuesStatus] {
         let overdue = dues.dueDate < today
-        return try await connection.query(
-            """
-            SELECT o.user_id, o.amount_due,
-                coalesce((SELECT sum(p.amount_paid) FROM dues_payments p WHERE p.dues_id = \(dues.id) AND p.user_id = o.user_id), 0)::bigint AS paid
-            FROM dues_owed o JOIN members m ON m.community_id = o.community_id AND m.user_id = o.user_id
-            WHERE o.dues_id = \(dues.id)
-            ORDER BY m.joined_at, m.user_id
-            """
-        ).map { row in
+        return try rows.map { row in
             let (user, due, paid) = try row.decode((UserID, Int64, Int64).self)
             let outstanding = max(due - paid, 0)
             let status: DuesStatus.State = outstanding == 0 ? .paid : paid > 0 ? .partial : .unpaid
