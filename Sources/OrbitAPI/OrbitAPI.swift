@@ -67,8 +67,9 @@ package struct OrbitAPI: Sendable {
         self.metrics = metrics
     }
 
-    /// Every route of the API (the OpenAPI document lists the same ones; a test checks it).
-    package func makeRouter() -> Router<APIContext> {
+    /// Every route of the API (the OpenAPI document lists the same ones; a test checks it), and
+    /// `benchmarkPage` when given.
+    package func makeRouter(benchmarkPage: BenchmarkPageRoute? = nil) -> Router<APIContext> {
         let router = Router(context: APIContext.self)
         let routes = RouteTable()
         router.add(middleware: ProblemMiddleware(metrics: metrics, routes: routes))
@@ -100,6 +101,12 @@ package struct OrbitAPI: Sendable {
         addSyncRoutes(to: app)
         addChatRoutes(to: app)
         addChoreRoutes(to: app)
+        if let benchmarkPage {
+            app.get(RouterPath(benchmarkPage.path)) { _, context in
+                _ = try context.requireUser()
+                return JSON(benchmarkPage.page)
+            }
+        }
         routes.load(router.routes)
         return router
     }
@@ -107,10 +114,11 @@ package struct OrbitAPI: Sendable {
     /// The server: SIGTERM or SIGINT stops accepting connections, lets requests in flight
     /// finish, then runs `onShutdown` (closing the pool) after the server has stopped.
     package func makeApplication(
-        logger: Logger, services extraServices: [any Service] = [], onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+        logger: Logger, services extraServices: [any Service] = [], benchmarkPage: BenchmarkPageRoute? = nil,
+        onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         Application(
-            router: makeRouter(),
+            router: makeRouter(benchmarkPage: benchmarkPage),
             server: .http1WebSocketUpgrade { request, _, _ in await liveUpgrade(request) },
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
             services: [PoolService(pool: services.pool, replicas: services.runner.replicas)] + extraServices
@@ -118,6 +126,19 @@ package struct OrbitAPI: Sendable {
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )
+    }
+}
+
+/// For `orbit-bench http` only: GET `path` answers `page` from memory, behind the same middleware
+/// and token check as the app's routes. What that route costs per request is what HTTP costs a
+/// feed page (parsing, routing, the token, the JSON, the socket), without the database.
+package struct BenchmarkPageRoute: Sendable {
+    package var path: String
+    package var page: FeedPage
+
+    package init(path: String, page: FeedPage) {
+        self.path = path
+        self.page = page
     }
 }
 

@@ -10,7 +10,8 @@ import ServiceLifecycle
 /// `orbit-bench http`: the HTTP API under wrk on loopback. A feed page and an
 /// expense with 10 splits, at 16 and 64 connections, each beside the same operation called
 /// straight through the service layer with as many concurrent tasks (the API's overhead), and
-/// beside `GET /healthz` (the framework's ceiling on this machine). One run, same pool size.
+/// beside `GET /healthz` (the framework's ceiling on this machine) and the same feed page
+/// answered from memory (what HTTP itself costs the page). One run, same pool size.
 struct HTTPBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "http",
@@ -85,7 +86,10 @@ struct HTTPBenchmark: AsyncParsableCommand {
         )
         let token = try await api.tokens.issue(for: admin, now: Date().addingTimeInterval(3600 - Double(api.tokens.lifetime.components.seconds)))
         let (ports, portContinuation) = AsyncStream<Int>.makeStream()
-        let app = api.makeApplication(logger: logger, onRunning: { portContinuation.yield($0) })
+        // The same page answered from memory, behind the same middleware: what HTTP itself costs.
+        let fromMemoryPath = "bench/feed-page-from-memory"
+        let app = api.makeApplication(
+            logger: logger, benchmarkPage: BenchmarkPageRoute(path: fromMemoryPath, page: page), onRunning: { portContinuation.yield($0) })
         let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
 
         let directory = FileManager.default.temporaryDirectory.appending(path: "orbit-bench-http-\(getpid())")
@@ -117,6 +121,7 @@ struct HTTPBenchmark: AsyncParsableCommand {
             var rows: [String] = []
             for level in levels {
                 let ceiling = try await wrk("\(base)/healthz", connections: level)
+                let fromMemory = try await wrk("\(base)/\(fromMemoryPath)", connections: level, script: feedScript)
                 // In turns, so that both sides see the same machine (a checkpoint, a noisy
                 // neighbour); the round with the median ratio is reported, every ratio printed.
                 var feedRounds: [(http: Measurement, direct: Measurement)] = []
@@ -130,6 +135,14 @@ struct HTTPBenchmark: AsyncParsableCommand {
                 print(
                     "Feed page, HTTP / direct, \(level) connections, by round (sorted): "
                         + feedRounds.map { format($0.http.perSecond / $0.direct.perSecond, 2) + "×" }.joined(separator: " "))
+                // CPU per request on the whole machine (wrk, the server, PostgreSQL share it).
+                let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
+                let httpCost = cores * 1_000_000 / fromMemory.perSecond
+                let directCost = cores * 1_000_000 / feedDirect.perSecond
+                print(
+                    "HTTP's own work per feed page (the page from memory, \(format(fromMemory.perSecond, 0))/s): \(format(httpCost, 0)) µs of CPU; "
+                        + "the direct call (median round): \(format(directCost, 0)) µs. Simply added: \(format(directCost / (directCost + httpCost), 2))× "
+                        + "of the direct call; measured: \(format(feedHTTP.perSecond / feedDirect.perSecond, 2))×.")
                 let expenseHTTP = try await wrk("\(base)/communities/\(community)/expenses", connections: level, script: expenseScript)
                 let expenseDirect = try await direct(concurrency: level) {
                     _ = try await services.finances.addExpense(
@@ -143,10 +156,11 @@ struct HTTPBenchmark: AsyncParsableCommand {
                         "| \(name) | \(level) | \(format(http.perSecond, 0)) | \(format(http.p99Milliseconds, 1)) | \(directCells) | \(ratio) | \(format(http.perSecond / ceiling.perSecond, 2))× |"
                 }
                 rows.append(row("GET /healthz", ceiling, nil))
+                rows.append(row("GET feed page from memory (no database)", fromMemory, nil))
                 rows.append(row("GET feed page (20 posts)", feedHTTP, feedDirect))
                 rows.append(row("POST expense (10 splits)", expenseHTTP, expenseDirect))
                 print(
-                    "RESULT connections=\(level) healthz_rps=\(format(ceiling.perSecond, 0)) feed_rps=\(format(feedHTTP.perSecond, 0)) feed_direct=\(format(feedDirect.perSecond, 0)) expense_rps=\(format(expenseHTTP.perSecond, 0)) expense_direct=\(format(expenseDirect.perSecond, 0))"
+                    "RESULT connections=\(level) healthz_rps=\(format(ceiling.perSecond, 0)) feed_from_memory_rps=\(format(fromMemory.perSecond, 0)) feed_rps=\(format(feedHTTP.perSecond, 0)) feed_direct=\(format(feedDirect.perSecond, 0)) expense_rps=\(format(expenseHTTP.perSecond, 0)) expense_direct=\(format(expenseDirect.perSecond, 0))"
                 )
             }
             print("")
