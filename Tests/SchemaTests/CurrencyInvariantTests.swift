@@ -9,10 +9,7 @@ struct CurrencyInvariantTests {
     func conversionChecked() async throws {
         try await withTestDatabase { database in
             try await database.seeding { seed, connection in
-                let a = try await seed.user("a")
-                let b = try await seed.user("b")
-                let community = try await seed.community("Club", creator: a)
-                try await seed.member(community, b)
+                let (a, b, community) = try await seed.pair()
                 func settle(type: String = "settlement", total: Int, paid: Int, paidCurrency: String, rate: String) async -> PostgresError? {
                     do {
                         try await connection.withTransaction { connection in

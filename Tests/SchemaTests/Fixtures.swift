@@ -22,6 +22,15 @@ struct Seed {
         return community
     }
 
+    /// Users "a" and "b" and a community "Club" that a created (its admin) and b joined.
+    func pair() async throws -> (a: UUID, b: UUID, community: UUID) {
+        let a = try await user("a")
+        let b = try await user("b")
+        let community = try await community("Club", creator: a)
+        try await member(community, b)
+        return (a, b, community)
+    }
+
     @discardableResult
     func member(_ community: UUID, _ user: UUID, role: String = "member") async throws -> UUID {
         try await id(

@@ -21,10 +21,7 @@ struct RecurringChargeInvariantTests {
     func onePerOccurrence() async throws {
         try await withTestDatabase { database in
             try await database.seeding { seed, connection in
-                let a = try await seed.user("a")
-                let b = try await seed.user("b")
-                let community = try await seed.community("Club", creator: a)
-                try await seed.member(community, b)
+                let (a, b, community) = try await seed.pair()
                 let expenseCharge = try await seed.id(
                     """
                     INSERT INTO recurring_charges (community_id, kind, description, amount, currency, category, paid_by, split, recurrence_rule,

@@ -9,10 +9,7 @@ struct SplitInputInvariantTests {
     func splitInputFits() async throws {
         try await withTestDatabase { database in
             try await database.seeding { seed, connection in
-                let a = try await seed.user("a")
-                let b = try await seed.user("b")
-                let community = try await seed.community("Club", creator: a)
-                try await seed.member(community, b)
+                let (a, b, community) = try await seed.pair()
                 let expense = try await seed.expense(community, paidBy: a, total: 1000, splits: [(a, 500), (b, 500)])
                 func part(_ user: UUID, _ value: Int?) -> String {
                     "{\"user_id\": \"\(user.uuidString)\", \"family_member_id\": null, \"value\": \(value.map(String.init) ?? "null")}"
