@@ -18,7 +18,7 @@ GRANT EXECUTE ON FUNCTION
     orbit.joined_community_ids(), orbit.contact_user_ids(), orbit.can_found(uuid),
     orbit.community_allows(uuid, text), orbit.bump_count(jsonb, text, int), orbit.civil_date(timestamptz, text),
     orbit.conversation_ids(), orbit.started_conversation_ids(boolean),
-    orbit.app_child_id(), orbit.child_community_ids(), orbit.child_chore_ids(), orbit.parent_family_member_ids(),
+    orbit.app_child_id(), orbit.app_child_device_id(), orbit.child_community_ids(), orbit.child_chore_ids(), orbit.parent_family_member_ids(),
     orbit.expense_state(uuid), orbit.currency_exponent(text), orbit.exchange_rate(uuid, text, text, date),
     orbit.convert(bigint, numeric, text, text), orbit.plain_split_fits(jsonb, bigint), orbit.split_input_fits(jsonb, bigint)
 TO orbit_app, orbit_admin;
@@ -27,7 +27,8 @@ TO orbit_app, orbit_admin;
 GRANT EXECUTE ON FUNCTION orbit.redeem_invite(text), orbit.materialize_occurrence(uuid, timestamptz), orbit.register_device(text, text, text, text),
     orbit.change_horizon(), orbit.presence(uuid[]), orbit.chat_push_recipients(uuid),
     orbit.set_child_pin(uuid, uuid, text), orbit.start_child_pairing(uuid, uuid, bytea, timestamptz),
-    orbit.finish_child_pairing(bytea, bytea), orbit.child_sign_in(bytea, text), orbit.can_manage_child(uuid, uuid)
+    orbit.finish_child_pairing(bytea, bytea), orbit.child_sign_in(bytea, text), orbit.can_manage_child(uuid, uuid),
+    orbit.child_devices_of(uuid, uuid), orbit.revoke_child_devices(uuid, uuid, uuid)
     TO orbit_app, orbit_admin;
 
 GRANT SELECT ON

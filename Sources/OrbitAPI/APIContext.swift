@@ -9,8 +9,8 @@ package struct APIContext: RequestContext {
     package var coreContext: CoreRequestContextStorage
     /// The signed-in user, set by `AuthenticationMiddleware` on routes that need one.
     package var user: UserID?
-    /// The signed-in child (a child's token, docs/chores.md): set instead of `user`.
-    package var child: FamilyMemberID?
+    /// The signed-in child and their device (a child's token, docs/chores.md): set instead of `user`.
+    package var child: ChildSession?
     /// The peer's IP address (per-IP rate limits); nil for in-process requests.
     package var remoteAddress: String?
     /// The request id, in logs and in the `X-Request-ID` response header.

@@ -14,6 +14,8 @@ package struct AccessTokens: Sendable {
         var iss: IssuerClaim
         /// "child" for a child's token (`sub` is then a family member id); absent for a user's.
         var kind: String?
+        /// A child's token: the paired device it was issued on (the one community it reaches).
+        var device: String?
 
         /// The issuer; the expiry is checked by `check(_:now:)` against its clock.
         func verify(using algorithm: some JWTAlgorithm) throws {
@@ -56,17 +58,20 @@ package struct AccessTokens: Sendable {
 
     /// How long a child's token lives: four access-token lifetimes (an hour by default), so a
     /// child types their PIN about once an hour; the token reaches only their own chores,
-    /// rewards and points.
+    /// rewards and points in the community their device was paired for, and nothing once the
+    /// device is revoked (row-level security checks the device on every request).
     package var childLifetime: Duration { lifetime * 4 }
 
-    /// A token for a signed-in child (docs/chores.md): `sub` is the family member, `kind` "child".
-    package func issue(forChild child: FamilyMemberID, now: Date = Date()) async throws -> String {
+    /// A token for a signed-in child (docs/chores.md): `sub` is the family member, `kind`
+    /// "child", `device` the paired device it was issued on.
+    package func issue(forChild session: ChildSession, now: Date = Date()) async throws -> String {
         let payload = Payload(
-            sub: SubjectClaim(value: child.description),
+            sub: SubjectClaim(value: session.child.description),
             exp: ExpirationClaim(value: now.addingTimeInterval(TimeInterval(childLifetime.components.seconds))),
             iat: IssuedAtClaim(value: now),
             iss: IssuerClaim(value: Self.issuer),
-            kind: "child"
+            kind: "child",
+            device: session.device.description
         )
         return try await keys.sign(payload)
     }
@@ -98,7 +103,9 @@ package struct AccessTokens: Sendable {
         let principal: Principal?
         switch payload.kind {
         case nil: principal = UserID(payload.sub.value).map(Principal.user)
-        case "child": principal = FamilyMemberID(payload.sub.value).map(Principal.child)
+        case "child":
+            guard let child = FamilyMemberID(payload.sub.value), let device = payload.device.flatMap(ChildDeviceID.init) else { return nil }
+            principal = .child(ChildSession(child: child, device: device))
         default: principal = nil
         }
         guard let principal else { return nil }

@@ -46,7 +46,7 @@ struct RateLimitMiddleware: RouterMiddleware {
         case .authByIP:
             key = "auth:" + (context.remoteAddress ?? "local")
         case .writesByUser:
-            let writer = context.user.map { "write:\($0)" } ?? context.child.map { "write:child:\($0)" }
+            let writer = context.user.map { "write:\($0)" } ?? context.child.map { "write:child:\($0.child)" }
             key = request.method == .get || request.method == .head ? nil : writer
         }
         if let key, let retryAfter = limiter.acquire(key, limit: limit) {

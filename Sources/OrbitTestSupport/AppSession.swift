@@ -17,10 +17,12 @@ extension PostgresConnection {
     }
 
     /// Runs `body` as a signed-in child's request: as `orbit_app`, with
-    /// `app.current_family_member_id` set to `child` and no user.
+    /// `app.current_family_member_id` set to `child`, `app.current_child_device_id` to `device`
+    /// (the paired device the child's token names) and no user.
     @discardableResult
-    package func asChild<Result>(_ child: UUID, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
-        try await withTransaction(
-            TransactionOptions(localSettings: ["role": "orbit_app", "app.current_family_member_id": child.uuidString.lowercased()]), body)
+    package func asChild<Result>(_ child: UUID, device: UUID?, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+        var settings = ["role": "orbit_app", "app.current_family_member_id": child.uuidString.lowercased()]
+        settings["app.current_child_device_id"] = device?.uuidString.lowercased()
+        return try await withTransaction(TransactionOptions(localSettings: settings), body)
     }
 }

@@ -131,7 +131,7 @@ struct AuthTests {
         // Dropped once expired: asking with an earlier clock verifies it afresh.
         #expect(await tokens.verifyPrincipal(token, now: issued) == .user(user))
 
-        let child = FamilyMemberID.random()
+        let child = ChildSession(child: FamilyMemberID.random(), device: ChildDeviceID.random())
         let childToken = try await tokens.issue(forChild: child, now: issued)
         for _ in 0..<2 {
             #expect(await tokens.verifyPrincipal(childToken, now: issued) == .child(child))

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import OrbitCore
 import Testing
 
@@ -21,12 +22,14 @@ struct ChoreAPITests {
                 .post, "/communities/\(cast.community)/rewards", token: cast.adminToken, json: ["title": "Ice cream", "points_cost": 25])
             #expect(reward.status == 201, "\(reward.text)")
 
-            // The parent (a plain member) sets the PIN and pairs a device; the admin could too, the outsider not.
+            // The parent (a plain member) sets the PIN and pairs a device; the admin may not (403), the outsider sees nothing (404).
             let pin = try await harness.request(
                 .put, "/communities/\(cast.community)/family/\(kid)/pin", token: cast.memberToken, json: ["pin": "2580"])
             #expect(pin.status == 204, "\(pin.text)")
             let foreign = try await harness.request(.post, "/communities/\(cast.community)/family/\(kid)/devices", token: cast.outsiderToken)
             #expect(foreign.status == 404)
+            let admin = try await harness.request(.post, "/communities/\(cast.community)/family/\(kid)/devices", token: cast.adminToken)
+            #expect(admin.status == 403)
             let pairing = try await harness.request(.post, "/communities/\(cast.community)/family/\(kid)/devices", token: cast.memberToken)
             #expect(pairing.status == 201, "\(pairing.text)")
             let paired = try await harness.request(.post, "/auth/child", json: ["pairing_code": try pairing.string("pairing_code")])
@@ -39,6 +42,7 @@ struct ChoreAPITests {
             let signedIn = try await harness.request(.post, "/auth/child", json: ["device_token": deviceToken, "pin": "2580"])
             #expect(signedIn.status == 200, "\(signedIn.text)")
             #expect(try signedIn.string("family_member_id") == kid.description)
+            #expect(try signedIn.string("device_id") == pairing.string("device_id") && signedIn.string("community_id") == cast.community.description)
             let child = try signedIn.string("access_token")
 
             let mine = try await harness.request(.get, "/communities/\(cast.community)/chores", token: child)
@@ -76,7 +80,7 @@ struct ChoreAPITests {
             let cast = try await APICast.make(harness)
             let kid = try await harness.services.family.add(name: "Kit", as: cast.member).id
             try await harness.services.family.setPIN("1357", for: kid, in: cast.community, as: cast.member)
-            let pairing = try await harness.services.family.startPairing(for: kid, in: cast.community, as: cast.admin)
+            let pairing = try await harness.services.family.startPairing(for: kid, in: cast.community, as: cast.member)
             let device = try await harness.services.family.finishPairing(code: pairing.pairingCode).deviceToken
             var statuses: [Int] = []
             for _ in 0..<5 {
@@ -86,13 +90,136 @@ struct ChoreAPITests {
             let right = try await harness.request(.post, "/auth/child", json: ["device_token": device, "pin": "1357"])
             #expect(right.status == 429)
             #expect(try right.headers[.retryAfter] != nil || right.json["retry_after"] as? Int != nil)
-            let reset = try await harness.request(
+            let notTheirs = try await harness.request(
                 .put, "/communities/\(cast.community)/family/\(kid)/pin", token: cast.adminToken, json: ["pin": "2468"])
+            #expect(notTheirs.status == 403)
+            let reset = try await harness.request(
+                .put, "/communities/\(cast.community)/family/\(kid)/pin", token: cast.memberToken, json: ["pin": "2468"])
             #expect(reset.status == 204)
             let after = try await harness.request(.post, "/auth/child", json: ["device_token": device, "pin": "2468"])
             #expect(after.status == 200)
             let neither = try await harness.request(.post, "/auth/child", json: ["pin": "2468"])
             #expect(neither.status == 400)
+        }
+    }
+
+    @Test(
+        "an admin of a club the parent belongs to cannot set the child's PIN or pair, list or revoke their devices: 403, nothing changed, nothing audited as done"
+    )
+    func clubAdminIsRefused() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let services = harness.services
+            // The member (the parent) has a household of their own, and is in the admin's club (cast.community).
+            let home = try await services.communities.create(name: "Home", as: cast.member).id
+            let kid = try await services.family.add(name: "Kit", as: cast.member).id
+            let pin = try await harness.request(.put, "/communities/\(home)/family/\(kid)/pin", token: cast.memberToken, json: ["pin": "2580"])
+            #expect(pin.status == 204)
+            let pairing = try await harness.request(.post, "/communities/\(home)/family/\(kid)/devices", token: cast.memberToken)
+            let device = try await harness.request(.post, "/auth/child", json: ["pairing_code": try pairing.string("pairing_code")])
+            let deviceToken = try device.string("device_token")
+            let deviceID = try pairing.string("device_id")
+
+            let base = "/communities/\(cast.community)/family/\(kid)"
+            for (method, path, body) in [
+                (HTTPRequest.Method.put, "\(base)/pin", ["pin": "0000"]), (.post, "\(base)/devices", nil), (.get, "\(base)/devices", nil),
+                (.delete, "\(base)/devices", nil), (.delete, "\(base)/devices/\(deviceID)", nil),
+            ] {
+                let response = try await harness.request(method, path, token: cast.adminToken, json: body)
+                #expect(response.status == 403, "\(method) \(path): \(response.status) \(response.text)")
+                #expect(try response.string("rule") == "a child's sign-in is managed by the child's own parent only")
+            }
+            // Nothing changed: the parent's PIN still signs the child in on the paired device, which is not revoked.
+            let signedIn = try await harness.request(.post, "/auth/child", json: ["device_token": deviceToken, "pin": "2580"])
+            #expect(signedIn.status == 200, "\(signedIn.text)")
+            let devices = try await harness.request(.get, "/communities/\(home)/family/\(kid)/devices", token: cast.memberToken)
+            #expect(try devices.items.map { $0["status"] as? String } == ["paired"])
+            // Nothing audited as done; each refusal audited as refused.
+            let actions = try await harness.database.withConnection { connection in
+                try await connection.query("SELECT action FROM audit_log WHERE user_id = \(cast.admin) AND action LIKE 'child.%'").map {
+                    try $0.decode("action", as: String.self)
+                }
+            }
+            #expect(
+                actions.sorted() == [
+                    "child.device_pairing.refused", "child.device_revoked.refused", "child.device_revoked.refused", "child.pin_set.refused",
+                ],
+                "\(actions)")
+        }
+    }
+
+    @Test("a child paired in the household cannot read or redeem in the parent's club, and one paired in the club not in the household")
+    func childTokenIsScopedToItsCommunity() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let services = harness.services
+            let home = try await services.communities.create(name: "Home", as: cast.member).id
+            let kid = try await services.family.add(name: "Kit", as: cast.member).id
+            var rewards: [CommunityID: String] = [:]
+            var tokens: [CommunityID: String] = [:]
+            for (community, adminToken) in [(home, cast.memberToken), (cast.community, cast.adminToken)] {
+                let chore = try await harness.request(
+                    .post, "/communities/\(community)/chores", token: adminToken,
+                    json: ["title": "Tidy", "points": 30, "assignees": [kid.description], "requires_approval": false])
+                #expect(chore.status == 201, "\(chore.text)")
+                let reward = try await harness.request(
+                    .post, "/communities/\(community)/rewards", token: adminToken, json: ["title": "Treat", "points_cost": 5])
+                rewards[community] = try reward.string("id")
+                _ = try await harness.request(.put, "/communities/\(community)/family/\(kid)/pin", token: cast.memberToken, json: ["pin": "2580"])
+                let pairing = try await harness.request(.post, "/communities/\(community)/family/\(kid)/devices", token: cast.memberToken)
+                #expect(pairing.status == 201, "\(pairing.text)")
+                let device = try await harness.request(.post, "/auth/child", json: ["pairing_code": try pairing.string("pairing_code")])
+                let signedIn = try await harness.request(
+                    .post, "/auth/child", json: ["device_token": try device.string("device_token"), "pin": "2580"])
+                tokens[community] = try signedIn.string("access_token")
+                // The child's own chore there, done: points to spend there.
+                let done = try await harness.request(
+                    .post, "/chores/\(try chore.string("id"))/completions", token: tokens[community], json: [String: Any]())
+                #expect(done.status == 201, "\(done.text)")
+            }
+            for (mine, other) in [(home, cast.community), (cast.community, home)] {
+                let token = try #require(tokens[mine])
+                for path in ["chores", "rewards", "points", "chore-completions", "reward-redemptions"] {
+                    let own = try await harness.request(.get, "/communities/\(mine)/\(path)", token: token)
+                    #expect(own.status == 200, "\(path) in its own community: \(own.status)")
+                    let elsewhere = try await harness.request(.get, "/communities/\(other)/\(path)", token: token)
+                    #expect(elsewhere.status == 404, "\(path) in the other community: \(elsewhere.status)")
+                }
+                let redeemElsewhere = try await harness.request(
+                    .post, "/rewards/\(try #require(rewards[other]))/redemptions", token: token, json: [String: Any]())
+                #expect(redeemElsewhere.status == 404, "\(redeemElsewhere.text)")
+                let redeem = try await harness.request(
+                    .post, "/rewards/\(try #require(rewards[mine]))/redemptions", token: token, json: [String: Any]())
+                #expect(redeem.status == 201, "\(redeem.text)")
+            }
+        }
+    }
+
+    @Test("a parent lists and revokes a child's devices over HTTP; the revoked device's token reaches nothing at once")
+    func revokeOverHTTP() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let kid = try await harness.services.family.add(name: "Kit", as: cast.member).id
+            let base = "/communities/\(cast.community)/family/\(kid)"
+            _ = try await harness.request(.put, "\(base)/pin", token: cast.memberToken, json: ["pin": "2580"])
+            let pairing = try await harness.request(.post, "\(base)/devices", token: cast.memberToken)
+            let device = try await harness.request(.post, "/auth/child", json: ["pairing_code": try pairing.string("pairing_code")])
+            let signedIn = try await harness.request(.post, "/auth/child", json: ["device_token": try device.string("device_token"), "pin": "2580"])
+            let child = try signedIn.string("access_token")
+            #expect(try await harness.request(.get, "/communities/\(cast.community)/chores", token: child).status == 200)
+            let listed = try await harness.request(.get, "\(base)/devices", token: cast.memberToken)
+            #expect(try listed.items.count == 1 && listed.items[0]["status"] as? String == "paired" && listed.items[0]["last_used_at"] is String)
+            let revoked = try await harness.request(.delete, "\(base)/devices/\(try pairing.string("device_id"))", token: cast.memberToken)
+            #expect(revoked.status == 204, "\(revoked.text)")
+            #expect(try await harness.request(.get, "/communities/\(cast.community)/chores", token: child).status == 404)
+            let again = try await harness.request(.post, "/auth/child", json: ["device_token": try device.string("device_token"), "pin": "2580"])
+            #expect(again.status == 401)
+            let unknown = try await harness.request(.delete, "\(base)/devices/\(UUID())", token: cast.memberToken)
+            #expect(unknown.status == 404)
+            let all = try await harness.request(.delete, "\(base)/devices", token: cast.memberToken)
+            #expect(all.status == 204)
+            let after = try await harness.request(.get, "\(base)/devices", token: cast.memberToken)
+            #expect(try after.items.map { $0["status"] as? String } == ["revoked"])
         }
     }
 

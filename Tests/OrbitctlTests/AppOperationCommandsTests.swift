@@ -84,6 +84,44 @@ struct AppOperationCommandsTests {
         }
     }
 
+    @Test("family devices: the parent lists and revokes a child's devices; an admin who is not the parent is told why, in one sentence")
+    func childDevices() async throws {
+        try await withTestDatabase { database in
+            let cli = Orbitctl(database: database)
+            let ada = "ada@example.com"
+            let max = "max@example.com"
+            _ = try await cli.json("user", "create", "--email", ada, "--name", "Ada Lovelace")
+            _ = try await cli.json("user", "create", "--email", max, "--name", "Max Planck")
+            let community = try #require(try await cli.json("community", "create", "--name", "Tigers", "--as", ada)["id"] as? String)
+            _ = try await cli.json("community", "add-member", community, "--user", max, "--as", ada)
+            let kid = try #require(try await cli.json("family", "add", "--name", "Kit", "--as", max)["id"] as? String)
+            #expect(try await cli.run("family", "set-pin", kid, "--community", community, "--pin", "2580", "--as", max).succeeded)
+            let first = try #require(try await cli.json("family", "pair", kid, "--community", community, "--as", max)["device_id"] as? String)
+            let second = try #require(try await cli.json("family", "pair", kid, "--community", community, "--as", max)["device_id"] as? String)
+
+            let listed = try await cli.jsonArray("family", "devices", "list", kid, "--community", community, "--as", max)
+            #expect(Set(listed.compactMap { $0["id"] as? String }) == [first, second])
+            #expect(listed.allSatisfy { $0["status"] as? String == "pending" })
+            let table = try await cli.run("family", "devices", "list", kid, "--community", community, "--as", max)
+            #expect(table.succeeded && table.output.contains("STATUS") && table.output.contains("pending"))
+
+            let admin = try await cli.run("family", "devices", "revoke", kid, "--community", community, "--all", "--as", ada)
+            #expect(!admin.succeeded)
+            #expect(admin.errors.contains("a child's sign-in is managed by the child's own parent only"), "\(admin.errors)")
+            let neither = try await cli.run("family", "devices", "revoke", kid, "--community", community, "--as", max)
+            #expect(!neither.succeeded && neither.errors.contains("--device"), "\(neither.errors)")
+
+            let one = try await cli.json("family", "devices", "revoke", kid, "--community", community, "--device", first, "--as", max)
+            #expect(one["revoked"] as? Bool == true)
+            let statuses = try await cli.jsonArray("family", "devices", "list", kid, "--community", community, "--as", max)
+                .reduce(into: [String: String]()) { $0[$1["id"] as? String ?? ""] = $1["status"] as? String }
+            #expect(statuses == [first: "revoked", second: "pending"])
+            #expect(try await cli.run("family", "devices", "revoke", kid, "--community", community, "--all", "--as", max).succeeded)
+            let after = try await cli.jsonArray("family", "devices", "list", kid, "--community", community, "--as", max)
+            #expect(after.allSatisfy { $0["status"] as? String == "revoked" })
+        }
+    }
+
     @Test("chat: start, send (a resend stores nothing), history, read, edit, mute, list")
     func chat() async throws {
         try await withTestDatabase { database in

@@ -26,14 +26,26 @@ struct World {
         case membersAndChildren(UUID, childrenOf: Set<Person>)
     }
 
-    /// A signed-in child (`app.current_family_member_id`): the `Kid` of `parent`.
+    /// A signed-in child (`app.current_family_member_id`): the `Kid` of `parent`, on a device
+    /// paired for `community` (`app.current_child_device_id`).
     struct Child: Hashable, Sendable {
         var parent: Person
+        var community: String
     }
+
+    /// The devices paired for kids: one for each community their parent is or was in (`former`
+    /// left A), and one of `none`'s kid "for A", although `none` was never a member.
+    static let pairedKids: [Child] = [
+        Child(parent: .a, community: "A"), Child(parent: .a2, community: "A"), Child(parent: .ab, community: "A"),
+        Child(parent: .ab, community: "B"), Child(parent: .b, community: "B"), Child(parent: .former, community: "A"),
+        Child(parent: .none, community: "A"),
+    ]
 
     var people: [Person: UUID] = [:]
     /// Each person's family member, `Kid`.
     var kids: [Person: UUID] = [:]
+    /// The device of each paired kid (`pairedKids`).
+    var devices: [Child: UUID] = [:]
     var communityA = UUID()
     var communityB = UUID()
     /// The poll post of each community.
@@ -80,11 +92,14 @@ struct World {
         }
     }
 
+    func community(_ name: String) -> UUID { name == "A" ? communityA : communityB }
+
     /// What a signed-in child sees: rows of `membersAndChildren` audiences that name their
-    /// parent, while the parent is an active member of the community; nothing else.
+    /// parent, of the community their device was paired for, while the parent is an active
+    /// member of it; nothing else.
     func canSee(_ child: Child, _ audience: Audience) -> Bool {
         guard case .membersAndChildren(let community, let parents) = audience else { return false }
-        return parents.contains(child.parent) && canSee(child.parent, .membersOf(community))
+        return community == self.community(child.community) && parents.contains(child.parent) && canSee(child.parent, .membersOf(community))
     }
 
     func expectedIDs(_ table: String, for child: Child) -> Set<UUID> {
@@ -130,6 +145,14 @@ struct World {
         try await connection.query(
             "UPDATE members SET left_at = now() WHERE community_id = \(world.communityA) AND user_id = \(world.id(.former))"
         )
+        for child in pairedKids {
+            world.devices[child] = try await seed.id(
+                """
+                INSERT INTO child_devices (family_member_id, community_id, pairing_expires_at, token_hash, paired_at)
+                VALUES (\(world.kids[child.parent]), \(world.community(child.community)), now(), sha256(convert_to(gen_random_uuid()::text, 'UTF8')), now())
+                RETURNING id
+                """)
+        }
 
         for (community, owner, member) in [(world.communityA, Person.a, Person.a2), (world.communityB, .b, .ab)] {
             let everyone = Audience.membersOf(community)
@@ -307,6 +330,15 @@ struct World {
 }
 
 extension World {
+    /// The ids of every table's rows the connection's role and settings see.
+    static func visibleRows(on connection: PostgresConnection) async throws -> [String: Set<UUID>] {
+        var seen: [String: Set<UUID>] = [:]
+        for table in tables {
+            seen[table] = Set(try await connection.query("SELECT id FROM \(unescaped: table)").map { try $0.decode("id", as: UUID.self) })
+        }
+        return seen
+    }
+
     /// Chores in each community: one the admin assigned to a member and the member's kid,
     /// which the kid did (approved: credited), one for the admin alone; a reward the kid
     /// redeemed; an adjustment for the member. In A, also a chore for `former`'s kid, given
@@ -410,25 +442,44 @@ struct RowLevelSecurityTests {
     }
 
     @Test(
-        "a signed-in child sees their own chores, completions, redemptions and points and their parent's communities' rewards; nothing else",
-        arguments: World.Person.allCases.map(\.rawValue))
-    func childVisibilityMatrix(parent: String) async throws {
-        let parent = try #require(World.Person(rawValue: parent))
+        "a signed-in child sees their own chores, completions, redemptions and points and the rewards of their device's community; nothing else",
+        arguments: World.pairedKids.map { "\($0.parent.rawValue)@\($0.community)" })
+    func childVisibilityMatrix(child: String) async throws {
+        let parts = child.split(separator: "@").map(String.init)
+        let child = World.Child(parent: try #require(World.Person(rawValue: parts[0])), community: parts[1])
         try await withTestDatabase { database in
             try await database.withConnection { connection in
                 let world = try await World.build(connection)
-                let kid = try #require(world.kids[parent])
-                let seen = try await connection.asChild(kid) { connection in
-                    var seen: [String: Set<UUID>] = [:]
-                    for table in World.tables {
-                        seen[table] = Set(try await connection.query("SELECT id FROM \(unescaped: table)").map { try $0.decode("id", as: UUID.self) })
-                    }
-                    return seen
+                let seen = try await connection.asChild(try #require(world.kids[child.parent]), device: world.devices[child]) { connection in
+                    try await World.visibleRows(on: connection)
                 }
                 for table in World.tables {
-                    let expected = world.expectedIDs(table, for: World.Child(parent: parent))
-                    #expect(seen[table] == expected, "kid of \(parent) on \(table): saw \(seen[table]?.count ?? -1) rows, expected \(expected.count)")
+                    let expected = world.expectedIDs(table, for: child)
+                    #expect(seen[table] == expected, "kid of \(child) on \(table): saw \(seen[table]?.count ?? -1) rows, expected \(expected.count)")
                 }
+            }
+        }
+    }
+
+    @Test("a child sees nothing without their device, on another child's device, or once their device is revoked")
+    func childWithoutTheirDevice() async throws {
+        try await withTestDatabase { database in
+            try await database.withConnection { connection in
+                let world = try await World.build(connection)
+                let kid = try #require(world.kids[.ab])
+                let device = try #require(world.devices[World.Child(parent: .ab, community: "A")])
+                let before = try await connection.asChild(kid, device: device) { try await World.visibleRows(on: $0) }
+                #expect(before.values.contains { !$0.isEmpty }, "the kid of ab sees their rows on their device")
+                let a2sDevice = world.devices[World.Child(parent: .a2, community: "A")]
+                for (label, device) in [("no device", nil), ("a2's kid's device", a2sDevice)] {
+                    let seen = try await connection.asChild(kid, device: device) { try await World.visibleRows(on: $0) }
+                    let leaked = seen.filter { !$0.value.isEmpty }.keys.sorted()
+                    #expect(leaked.isEmpty, "\(label): \(leaked)")
+                }
+                try await connection.query("UPDATE child_devices SET revoked_at = now() WHERE id = \(device)")
+                let revoked = try await connection.asChild(kid, device: device) { try await World.visibleRows(on: $0) }
+                let leaked = revoked.filter { !$0.value.isEmpty }.keys.sorted()
+                #expect(leaked.isEmpty, "revoked: \(leaked)")
             }
         }
     }

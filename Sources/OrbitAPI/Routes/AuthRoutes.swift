@@ -19,22 +19,26 @@ struct TokenResponse: Encodable, Sendable {
 }
 
 /// A paired child device's token (kept on the device; with the PIN it signs the child in).
-struct ChildDevice: Encodable, Sendable {
+struct PairedDeviceToken: Encodable, Sendable {
     var deviceToken: String
     var familyMemberID: FamilyMemberID
 
     enum CodingKeys: String, CodingKey { case deviceToken = "device_token", familyMemberID = "family_member_id" }
 }
 
-/// A child's access token: it reaches only the child's chores, rewards and points.
+/// A child's access token: it reaches only the child's chores, rewards and points in the one
+/// community the device was paired for.
 struct ChildToken: Encodable, Sendable {
     var accessToken: String
     var tokenType = "Bearer"
     var expiresIn: Int
     var familyMemberID: FamilyMemberID
+    var deviceID: ChildDeviceID
+    var communityID: CommunityID
 
     enum CodingKeys: String, CodingKey {
         case accessToken = "access_token", tokenType = "token_type", expiresIn = "expires_in", familyMemberID = "family_member_id"
+        case deviceID = "device_id", communityID = "community_id"
     }
 }
 
@@ -102,13 +106,13 @@ extension OrbitAPI {
             switch (body.pairingCode, body.deviceToken, body.pin) {
             case (let code?, nil, nil):
                 let (child, token) = try await services.family.finishPairing(code: code)
-                return try APIJSON.response(ChildDevice(deviceToken: token, familyMemberID: child), status: .created)
+                return try APIJSON.response(PairedDeviceToken(deviceToken: token, familyMemberID: child), status: .created)
             case (nil, let token?, let pin?):
                 switch try await services.family.signInChild(deviceToken: token, pin: pin) {
-                case .signedIn(let child):
+                case .signedIn(let session, let community):
                     let response = ChildToken(
-                        accessToken: try await tokens.issue(forChild: child), expiresIn: Int(tokens.childLifetime.components.seconds),
-                        familyMemberID: child)
+                        accessToken: try await tokens.issue(forChild: session), expiresIn: Int(tokens.childLifetime.components.seconds),
+                        familyMemberID: session.child, deviceID: session.device, communityID: community)
                     return try APIJSON.response(response, status: .ok)
                 case .wrongPIN:
                     throw APIProblem.unauthenticated("That PIN is not right.")
@@ -120,6 +124,9 @@ extension OrbitAPI {
                     throw problem
                 case .unknownDevice:
                     throw APIProblem.unauthenticated("This device is not paired (or was unpaired): ask a parent for a pairing code.")
+                case .deviceExpired:
+                    throw APIProblem.unauthenticated(
+                        "This device was not used for 30 days and must be paired again: ask a parent for a pairing code.")
                 case .noPIN:
                     throw APIProblem(ServiceError.conflict("No PIN is set for this child yet: a parent sets one first."))
                 }

@@ -113,7 +113,8 @@ extension OrbitAPI {
                     in: try context.id("community_id"), for: body.holderId, delta: body.delta, reason: body.reason, as: try context.requireUser()))
         }
 
-        // A child's sign-in, set up by a parent: the PIN, and a device's one-time pairing code.
+        // A child's sign-in, managed by the child's own parent: the PIN, a device's one-time
+        // pairing code, the devices, and revoking them.
         struct PIN: Decodable {
             var pin: String
         }
@@ -127,6 +128,23 @@ extension OrbitAPI {
             Created(
                 try await services.family.startPairing(
                     for: try context.id("family_member_id"), in: try context.id("community_id"), as: try context.requireUser()))
+        }
+        router.get("communities/:community_id/family/:family_member_id/devices") { _, context in
+            JSON(
+                Items(
+                    try await services.family.devices(
+                        of: try context.id("family_member_id"), in: try context.id("community_id"), as: try context.requireUser())))
+        }
+        router.delete("communities/:community_id/family/:family_member_id/devices") { _, context in
+            try await services.family.revokeDevices(
+                of: try context.id("family_member_id"), in: try context.id("community_id"), as: try context.requireUser())
+            return NoContent()
+        }
+        router.delete("communities/:community_id/family/:family_member_id/devices/:device_id") { _, context in
+            try await services.family.revokeDevices(
+                of: try context.id("family_member_id"), in: try context.id("community_id"), device: try context.id("device_id"),
+                as: try context.requireUser())
+            return NoContent()
         }
     }
 }

@@ -10,13 +10,6 @@ package typealias ChoreCompletionID = Identifier<ChoreCompletionTag>
 package typealias RewardID = Identifier<RewardTag>
 package typealias RedemptionID = Identifier<RedemptionTag>
 
-/// Who asks: a user, or a child — a family member signed in on a paired device, who may only
-/// see and do their own chores, completions, rewards and redemptions (docs/chores.md).
-package enum Principal: Sendable, Equatable, Hashable {
-    case user(UserID)
-    case child(FamilyMemberID)
-}
-
 package enum ChoreDifficulty: String, Sendable, Codable, CaseIterable {
     case easy, medium, hard
 }

@@ -49,9 +49,11 @@ extension ChoreService {
             else { throw ServiceError.notFound("Reward \(id)") }
             let holder: Holder
             switch principal {
-            case .child(let child):
-                guard holderID == nil || holderID == child.uuid else { throw ServiceError.forbidden(rule: "a child redeems only for themselves") }
-                holder = .familyMember(child)
+            case .child(let session):
+                guard holderID == nil || holderID == session.child.uuid else {
+                    throw ServiceError.forbidden(rule: "a child redeems only for themselves")
+                }
+                holder = .familyMember(session.child)
             case .user(let actor):
                 holder = try await resolve([holderID ?? actor.uuid], on: connection)[0]
                 try await requireMayAct(for: holder, as: actor, in: community, on: connection)
@@ -99,9 +101,11 @@ extension ChoreService {
             try await requireAccess(principal, to: community, on: connection)
             let holder: UUID
             switch principal {
-            case .child(let child):
-                guard holderID == nil || holderID == child.uuid else { throw ServiceError.notFound("Points of \(holderID ?? child.uuid)") }
-                holder = child.uuid
+            case .child(let session):
+                guard holderID == nil || holderID == session.child.uuid else {
+                    throw ServiceError.notFound("Points of \(holderID ?? session.child.uuid)")
+                }
+                holder = session.child.uuid
             case .user(let actor):
                 holder = holderID ?? actor.uuid
             }

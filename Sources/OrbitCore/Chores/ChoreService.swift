@@ -117,11 +117,11 @@ package struct ChoreService: Sendable {
             guard let chore = try await chore(id, on: connection) else { throw ServiceError.notFound("Chore \(id)") }
             let holder: Holder
             switch principal {
-            case .child(let child):
-                guard holderID == nil || holderID == child.uuid else {
+            case .child(let session):
+                guard holderID == nil || holderID == session.child.uuid else {
                     throw ServiceError.forbidden(rule: "a child marks only their own chores done")
                 }
-                holder = .familyMember(child)
+                holder = .familyMember(session.child)
             case .user(let actor):
                 holder = try await resolve([holderID ?? actor.uuid], on: connection)[0]
                 try await requireMayAct(for: holder, as: actor, in: chore.communityID, on: connection)

@@ -58,12 +58,15 @@ package struct RequestRunner: Sendable {
         return result
     }
 
-    /// Runs `body` as a signed-in child's request (docs/chores.md): as `orbit_app` with
-    /// `app.current_family_member_id` and no user, so row-level security shows the child their
-    /// own chores, completions, redemptions and points and their parent's communities' rewards,
-    /// and nothing else.
-    package func asChild<Result: Sendable>(_ child: FamilyMemberID, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
-        var settings = ["role": "orbit_app", "app.current_family_member_id": child.description]
+    /// Runs `body` as a signed-in child's request (docs/chores.md, docs/security.md): as
+    /// `orbit_app` with `app.current_family_member_id` and `app.current_child_device_id` and no
+    /// user, so row-level security shows the child their own chores, completions, redemptions and
+    /// points and the rewards of the one community their device was paired for, and nothing else
+    /// (nothing at all once the device is revoked).
+    package func asChild<Result: Sendable>(_ session: ChildSession, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+        var settings = [
+            "role": "orbit_app", "app.current_family_member_id": session.child.description, "app.current_child_device_id": session.device.description,
+        ]
         settings["app.client_address"] = Self.clientAddress
         return try await transaction(settings, body)
     }
@@ -80,7 +83,7 @@ package struct RequestRunner: Sendable {
     package func run<Result: Sendable>(as principal: Principal, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
         switch principal {
         case .user(let user): try await asUser(user, body)
-        case .child(let child): try await asChild(child, body)
+        case .child(let session): try await asChild(session, body)
         }
     }
 

@@ -60,12 +60,12 @@ struct FamilyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "family",
         abstract: "Manage a user's family members (dependents without a login).",
-        subcommands: [Add.self, List.self, Rename.self, Remove.self, SetPIN.self, Pair.self]
+        subcommands: [Add.self, List.self, Rename.self, Remove.self, SetPIN.self, Pair.self, Devices.self]
     )
 
     struct SetPIN: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "set-pin", abstract: "Set a child's sign-in PIN (4 to 6 digits; their parent, or an admin of --community).")
+            commandName: "set-pin", abstract: "Set a child's sign-in PIN (4 to 6 digits; the child's own parent only).")
         @OptionGroup var database: DatabaseOptions
         @Argument(help: "Family member id.") var member: FamilyMemberID
         @Option(help: "A community the child's parent is in.") var community: CommunityID
@@ -82,10 +82,12 @@ struct FamilyCommand: AsyncParsableCommand {
 
     struct Pair: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Pair a device for a child: prints a one-time code for POST /auth/child (valid 15 minutes).")
+            abstract: "Pair a device for a child: prints a one-time code for POST /auth/child (valid 15 minutes).",
+            discussion: "The child's own parent only. The device's token reaches --community alone; a device unused for 30 days must be paired again."
+        )
         @OptionGroup var database: DatabaseOptions
         @Argument(help: "Family member id.") var member: FamilyMemberID
-        @Option(help: "A community the child's parent is in.") var community: CommunityID
+        @Option(help: "The community the device is for (the only one the child reaches on it).") var community: CommunityID
         @OptionGroup var actor: ActorOptions
         @OptionGroup var output: JSONOption
 
@@ -95,6 +97,61 @@ struct FamilyCommand: AsyncParsableCommand {
             }
             if output.json { return try printJSON(pairing) }
             print("Pairing code \(pairing.pairingCode) (until \(show(pairing.expiresAt))).")
+        }
+    }
+
+    /// `orbitctl family devices list|revoke`
+    struct Devices: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List or revoke the devices paired for a child (the child's own parent only).",
+            subcommands: [ListDevices.self, Revoke.self]
+        )
+
+        struct ListDevices: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "list", abstract: "List a child's devices for --community: pending, paired, expired or revoked.")
+            @OptionGroup var database: DatabaseOptions
+            @Argument(help: "Family member id.") var member: FamilyMemberID
+            @Option(help: "The community the devices were paired for.") var community: CommunityID
+            @OptionGroup var actor: ActorOptions
+            @OptionGroup var output: JSONOption
+
+            func run() async throws {
+                let devices = try await withServices(database) { services in
+                    try await services.family.devices(of: member, in: community, as: try await services.users.resolve(actor.actor))
+                }
+                if output.json { return try printJSON(devices) }
+                printTable(
+                    ["ID", "STATUS", "PAIRED", "LAST USED", "EXPIRES", "REVOKED"],
+                    devices.map {
+                        [$0.id.description, $0.status.rawValue, show($0.pairedAt), show($0.lastUsedAt), show($0.expiresAt), show($0.revokedAt)]
+                    })
+            }
+        }
+
+        struct Revoke: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Revoke one of a child's devices (--device), or all of them (--all): it signs in no more, and its tokens stop at once.")
+            @OptionGroup var database: DatabaseOptions
+            @Argument(help: "Family member id.") var member: FamilyMemberID
+            @Option(help: "The community the devices were paired for.") var community: CommunityID
+            @Option(help: "The device to revoke (its id, from `family devices list`).") var device: ChildDeviceID?
+            @Flag(help: "Revoke every device of the child for --community, and any pairing code not used yet.") var all = false
+            @OptionGroup var actor: ActorOptions
+            @OptionGroup var output: JSONOption
+
+            func validate() throws {
+                guard (device != nil) != all else { throw ValidationError("Name one device with --device, or revoke them all with --all.") }
+            }
+
+            func run() async throws {
+                try await withServices(database) { services in
+                    try await services.family.revokeDevices(
+                        of: member, in: community, device: device, as: try await services.users.resolve(actor.actor))
+                }
+                if output.json { return try printJSON(DoneOutput(id: device?.description ?? member.description, revoked: true)) }
+                print(device.map { "Revoked device \($0)." } ?? "Revoked every device of \(member) for \(community).")
+            }
         }
     }
 
