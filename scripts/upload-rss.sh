@@ -10,7 +10,9 @@ size_mb="${1:-150}"
 port="${ORBIT_UPLOAD_PORT:-18282}"
 source scripts/dev-server.sh
 server="$dev"
-head -c "$((size_mb << 20))" /dev/urandom > "$work/video.mp4"
+# An MP4 file type box first (the server checks that the content is of the declared type), then noise.
+printf '\000\000\000\030ftypisom\000\000\000\000isommp41' > "$work/video.mp4"
+head -c "$((size_mb << 20))" /dev/urandom >> "$work/video.mp4"
 peak() { awk '/VmHWM/ {print $2 " kB"}' "/proc/$server/status"; }
 echo "peak RSS before: $(peak)"
 status="$(curl -s -o "$work/upload.json" -w '%{http_code}' -X POST -H "Authorization: Bearer $token" \

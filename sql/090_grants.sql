@@ -48,7 +48,7 @@ TO orbit_app;
 
 GRANT UPDATE ON
     users, family_members, invites, events, rsvps, reactions, comments, poll_votes,
-    transactions, splits, transaction_payers, dues, dues_payments, media, notifications, refresh_tokens, idempotency_keys, devices
+    transactions, splits, transaction_payers, dues, dues_payments, notifications, refresh_tokens, idempotency_keys, devices
 TO orbit_app;
 GRANT UPDATE (next_on, skipped, status, status_reason, updated_at) ON recurring_charges TO orbit_app;
 GRANT UPDATE (rate, entered_by) ON exchange_rates TO orbit_app;

@@ -29,6 +29,12 @@ package struct OrbitServices: Sendable {
         set { runner.storage = newValue }
     }
 
+    /// What makes images' thumbnails at upload.
+    package var thumbnailer: any ThumbnailMaking {
+        get { runner.thumbnailer }
+        set { runner.thumbnailer = newValue }
+    }
+
     package var users: UserService { UserService(runner) }
     package var family: FamilyService { FamilyService(runner) }
     package var communities: CommunityService { CommunityService(runner) }

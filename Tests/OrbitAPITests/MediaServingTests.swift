@@ -3,6 +3,7 @@ import Hummingbird
 import NIOCore
 import OrbitAPI
 import OrbitCore
+import OrbitTestSupport
 import Testing
 
 @testable import OrbitAPI
@@ -17,7 +18,7 @@ struct MediaServingTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         try await withAPI(storage: LocalDirectoryStorage(root: folder)) { harness in
             let cast = try await APICast.make(harness)
-            let bytes = Data((0..<1000).map { UInt8($0 % 251) })
+            let bytes = Data(MediaSamples.signature(of: "video/mp4") + (0..<976).map { UInt8($0 % 251) })
             let uploaded = try await harness.request(
                 .post, "/communities/\(cast.community)/media?filename=clip.mp4", token: cast.memberToken, body: bytes,
                 headers: ["Content-Type": "video/mp4"])
@@ -57,19 +58,13 @@ struct MediaServingTests {
         }
     }
 
-    /// A black 2000×1000 PNG (made by `vips black big.png 2000 1000`).
-    static let widePNG = Data(
-        base64Encoded:
-            "iVBORw0KGgoAAAANSUhEUgAAB9AAAAPoCAAAAACjNTp2AAAACXBIWXMAAAPoAAAD6AG1e1JrAAAHqUlEQVR4nO3BAQ0AAADCoPdPbQ8HFAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAPBmiioAAcbPhlIAAAAASUVORK5CYII="
-    )
-
     @Test("an image gets a libvips thumbnail at upload; media JSON carries URLs the app can load; a PDF has none; delete removes both files")
     func thumbnailsAndURLs() async throws {
         let folder = FileManager.default.temporaryDirectory.appending(path: "orbit-media-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         try await withAPI(storage: LocalDirectoryStorage(root: folder, publicURL: "https://api.example.com/")) { harness in
             let cast = try await APICast.make(harness)
-            let png = try #require(Self.widePNG)
+            let png = MediaSamples.widePNG
             let uploaded = try await harness.request(
                 .post, "/communities/\(cast.community)/media?filename=wide.png", token: cast.memberToken, body: png,
                 headers: ["Content-Type": "image/png"])
@@ -113,6 +108,33 @@ struct MediaServingTests {
         }
     }
 
+    @Test("a PNG decompression bomb and an SVG sent as image/png get a clear 400; a truncated JPEG is stored; nothing waits on libvips")
+    func hostileImages() async throws {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "orbit-media-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await withAPI(storage: LocalDirectoryStorage(root: folder)) { harness in
+            let cast = try await APICast.make(harness)
+            let path = "/communities/\(cast.community)/media?filename="
+            let bomb = try await harness.request(
+                .post, path + "bomb.png", token: cast.memberToken, body: MediaSamples.pngBomb, headers: ["Content-Type": "image/png"])
+            #expect(bomb.status == 400, "\(bomb.text)")
+            #expect(try bomb.string("field") == "file" && bomb.string("detail").contains("50000 × 50000 pixels"), "\(bomb.text)")
+            let svg = try await harness.request(
+                .post, path + "drawing.png", token: cast.memberToken, body: MediaSamples.svg, headers: ["Content-Type": "image/png"])
+            #expect(svg.status == 400, "\(svg.text)")
+            #expect(try svg.string("field") == "file" && svg.string("detail").contains("image/png"), "\(svg.text)")
+            let jpeg = try await MediaSamples.jpeg(in: folder.appending(path: "samples"))
+            let cut = try await harness.request(
+                .post, path + "cut.jpg", token: cast.memberToken, body: jpeg.prefix(jpeg.count / 2), headers: ["Content-Type": "image/jpeg"])
+            #expect(cut.status == 201, "\(cut.text)")
+            // Only the truncated JPEG is stored (with or without its thumbnail).
+            let rows = try await harness.request(.get, "/communities/\(cast.community)/media", token: cast.memberToken).items
+            #expect(rows.map { $0["filename"] as? String } == ["cut.jpg"])
+            let stored = try FileManager.default.subpathsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".png") }
+            #expect(stored.isEmpty, "\(stored)")
+        }
+    }
+
     @Test(
         "Range headers as RFC 9110 reads them",
         arguments: [
@@ -138,7 +160,7 @@ struct MediaUploadTests {
         try await withAPI(storage: LocalDirectoryStorage(root: folder)) { harness in
             let cast = try await APICast.make(harness)
             let path = "/communities/\(cast.community)/media?filename=clip.mp4"
-            let video = Data((0..<(3 << 20)).map { UInt8($0 & 0xFF) })
+            let video = Data(MediaSamples.signature(of: "video/mp4") + (0..<(3 << 20)).map { UInt8($0 & 0xFF) })
             let key = UUID().uuidString
             let first = try await harness.request(
                 .post, path, token: cast.memberToken, body: video, headers: ["Content-Type": "video/mp4", "Idempotency-Key": key])

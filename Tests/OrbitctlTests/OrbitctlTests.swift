@@ -283,13 +283,19 @@ struct MediaCLITests {
             try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: scratch) }
             let photo = scratch.appending(path: "goal.png")
-            try Data([0x89, 0x50, 0x4E, 0x47]).write(to: photo)
+            try MediaSamples.widePNG.write(to: photo)
             let store = scratch.appending(path: "store").path
             _ = try await cli.json("user", "create", "--email", "ada@example.com", "--name", "Ada")
             let community = try #require(try await cli.json("community", "create", "--name", "Tigers", "--as", "ada@example.com")["id"] as? String)
             let media = try await cli.json("media", "upload", photo.path, "--community", community, "--media-dir", store, "--as", "ada@example.com")
             let mediaID = try #require(media["id"] as? String)
-            #expect(media["mime_type"] as? String == "image/png" && media["size_bytes"] as? Int == 4)
+            #expect(media["mime_type"] as? String == "image/png" && media["size_bytes"] as? Int == MediaSamples.widePNG.count)
+            #expect(media["width"] as? Int == 2000 && media["height"] as? Int == 1000)
+            // Not a PNG's content: refused in one sentence, nothing stored.
+            let fake = scratch.appending(path: "fake.png")
+            try MediaSamples.svg.write(to: fake)
+            let refused = try await cli.run("media", "upload", fake.path, "--community", community, "--media-dir", store, "--as", "ada@example.com")
+            #expect(!refused.succeeded && refused.errors.contains("does not hold image/png content"), "\(refused.errors)")
             let post = try await cli.json(
                 "post", "create", "--community", community, "--type", "photo", "--media-id", mediaID, "--media-dir", store, "--as", "ada@example.com"
             )

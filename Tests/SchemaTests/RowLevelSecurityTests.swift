@@ -250,8 +250,9 @@ struct World {
                 "media",
                 try await seed.id(
                     """
-                    INSERT INTO media (community_id, uploaded_by, type, filename, mime_type, size_bytes, storage_path)
-                    VALUES (\(community), \(memberID), 'image', 'a.jpg', 'image/jpeg', 10, 'blob/a.jpg') RETURNING id
+                    INSERT INTO media (id, community_id, uploaded_by, type, filename, mime_type, size_bytes, storage_path)
+                    SELECT id, \(community), \(memberID), 'image', 'a.jpg', 'image/jpeg', 10, \(community)::text || '/' || id || '/a.jpg'
+                    FROM (SELECT gen_random_uuid() AS id) AS new RETURNING id
                     """
                 ),
                 everyone
@@ -715,6 +716,13 @@ struct RowLevelSecurityTests {
         ),
         ("writing a counter", .a, { w in "UPDATE communities SET member_count = 100 WHERE id = \(w.communityA)" }),
         ("hard-deleting a post", .a, { w in "DELETE FROM posts WHERE community_id = \(w.communityA)" }),
+        // Where an upload's files are is the server's to say: not even the uploader may point
+        // the row elsewhere (orbit_app has no UPDATE on media; issue 37, item 3).
+        (
+            "pointing one's upload at another file", .a2,
+            { w in "UPDATE media SET storage_path = '../../../etc/passwd' WHERE community_id = \(w.communityA)" }
+        ),
+        ("giving one's upload another thumbnail", .a2, { w in "UPDATE media SET thumbnail_path = NULL WHERE community_id = \(w.communityA)" }),
         ("reading the materialized balances", .a, { _ in "SELECT * FROM orbit_private.balances_snapshot" }),
         ("reading schema_migrations", .a, { _ in "SELECT * FROM schema_migrations" }),
         ("reading the push queue", .a, { _ in "SELECT * FROM push_deliveries" }),

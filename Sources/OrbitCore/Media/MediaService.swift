@@ -2,7 +2,10 @@ package import Foundation
 import OrbitPostgres
 
 /// Uploads (spec: Media): files kept in `MediaStorage` with their metadata in the database, in
-/// step (a failed insert removes the file).
+/// step (a failed insert removes the file). An upload is stored only when its content is of its
+/// declared type, and an image only within `MediaContent.maxPixels` (`MediaContent.inspect`).
+/// The file is stored and its thumbnail made before the row's transaction begins: work that can
+/// take unbounded time never holds a pooled connection or a transaction (issue 37, item 3).
 package struct MediaService: Sendable {
     let runner: RequestRunner
 
@@ -10,14 +13,15 @@ package struct MediaService: Sendable {
         self.runner = runner
     }
 
-    /// Stores an upload and records its metadata (members of the community). The file is written
-    /// inside the transaction that inserts the row and removed again if that transaction fails.
+    /// Stores an upload and records its metadata (members of the community).
     package func upload(
         to community: CommunityID, filename: String, mimeType: String, data: Data, width: Int? = nil, height: Int? = nil, as actor: UserID
     ) async throws -> Media {
         let storage = try runner.requireStorage()
         let checked = try Self.check(filename: filename, mimeType: mimeType, size: data.count, width: width, height: height)
-        return try await record(checked, in: community, width: width, height: height, as: actor) { path in
+        let image = try MediaContent.inspect(data.prefix(MediaContent.prefixLength), declaredAs: checked.mime)
+        try await requireUploader(in: community, as: actor)
+        return try await record(checked, image: image, in: community, width: width, height: height, as: actor) { path in
             try await storage.store(data, at: path)
         }
     }
@@ -32,7 +36,12 @@ package struct MediaService: Sendable {
         defer { try? FileManager.default.removeItem(at: file) }
         let storage = try runner.requireStorage()
         let checked = try Self.check(filename: filename, mimeType: mimeType, size: size, width: width, height: height)
-        return try await record(checked, in: community, width: width, height: height, as: actor) { path in
+        let handle = try FileHandle(forReadingFrom: file)
+        let prefix = try handle.read(upToCount: MediaContent.prefixLength) ?? Data()
+        try handle.close()
+        let image = try MediaContent.inspect(prefix, declaredAs: checked.mime)
+        try await requireUploader(in: community, as: actor)
+        return try await record(checked, image: image, in: community, width: width, height: height, as: actor) { path in
             try await storage.store(contentsOf: file, at: path)
         }
     }
@@ -40,7 +49,7 @@ package struct MediaService: Sendable {
     /// Refuses, before a byte of the file is read, someone who could not record an upload in
     /// `community` (not an active member): the same check the recording makes again.
     package func requireUploader(in community: CommunityID, as actor: UserID) async throws {
-        try await runner.asUser(actor) { connection in try await runner.requireMember(actor, of: community, on: connection) }
+        _ = try await runner.asUser(actor) { connection in try await runner.requireMember(actor, of: community, on: connection) }
     }
 
     /// The most an upload of `mimeType` may hold, or nil for a type that is not accepted.
@@ -73,57 +82,69 @@ package struct MediaService: Sendable {
         return CheckedUpload(filename: filename, mime: mime, type: allowed.type, size: size)
     }
 
-    /// Inserts the row and stores the file (`store`, given the storage path) in one transaction;
-    /// a failure after storing removes the file again.
+    /// Where an upload's file is kept: `<community>/<media id>/<its name in safe characters>`
+    /// (`media_storage_path_in_its_folder`); never the thumbnail's name.
+    static func storagePath(of id: MediaID, in community: CommunityID, filename: String) -> String {
+        var safeName = String(
+            filename.unicodeScalars.map {
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || ".-_".unicodeScalars.contains($0)) ? Character($0) : "_"
+            })
+        if safeName == Thumbnailer.fileName || safeName == "." || safeName == ".." { safeName = "original_" + safeName }
+        return "\(community)/\(id)/\(safeName)"
+    }
+
+    /// Stores the file (`store`, given the storage path) and makes an image's thumbnail, both
+    /// outside any transaction and without a pooled connection; then inserts the row in a
+    /// transaction of its own. A failure removes the files again.
     private func record(
-        _ upload: CheckedUpload, in community: CommunityID, width: Int?, height: Int?, as actor: UserID,
+        _ upload: CheckedUpload, image: MediaContent.ImageSize?, in community: CommunityID, width: Int?, height: Int?, as actor: UserID,
         store: (String) async throws -> Void
     ) async throws -> Media {
         let storage = try runner.requireStorage()
         let id = MediaID.random()
-        let safeName = String(
-            upload.filename.unicodeScalars.map {
-                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || ".-_".unicodeScalars.contains($0)) ? Character($0) : "_"
-            })
-        let path = "\(community)/\(id)/\(safeName)"
-        let thumbnailPath = "\(community)/\(id)/\(Thumbnailer.fileName)"
+        let path = Self.storagePath(of: id, in: community, filename: upload.filename)
         var stored: [String] = []
         do {
+            try await store(path)
+            stored.append(path)
+            let thumbnail = try await makeThumbnail(of: path, id: id, in: community, upload: upload, image: image, storage: storage)
+            if let thumbnail { stored.append(thumbnail) }
+            // An image's own size when the app did not say.
+            let (width, height) = (width ?? image?.width, height ?? image?.height)
             return try await runner.asUser(actor) { connection in
                 try await runner.requireMember(actor, of: community, on: connection)
-                var row = try await connection.query(
+                let row = try await connection.query(
                     """
-                    INSERT INTO media (id, community_id, uploaded_by, type, filename, mime_type, size_bytes, storage_path, width, height)
+                    INSERT INTO media (id, community_id, uploaded_by, type, filename, mime_type, size_bytes, storage_path, thumbnail_path, width, height)
                     VALUES (\(id), \(community), \(actor), \(upload.type)::media_type, \(upload.filename), \(upload.mime), \(Int32(upload.size)),
-                        \(path), \(width.map(Int32.init)), \(height.map(Int32.init)))
+                        \(path), \(thumbnail), \(width.map(Int32.init)), \(height.map(Int32.init)))
                     RETURNING \(unescaped: Media.columns)
                     """
                 ).single()
-                if !stored.contains(path) {
-                    try await store(path)
-                    stored.append(path)
-                }
-                // The thumbnail, in the same transaction: the row appears with it or not at all.
-                if upload.type == .image, let original = storage.localFile(for: path) {
-                    if !stored.contains(thumbnailPath) {
-                        let made = try storage.incomingFile().appendingPathExtension("jpg")
-                        if await Thumbnailer.make(from: URL(fileURLWithPath: original), to: made) {
-                            try await storage.store(contentsOf: made, at: thumbnailPath)
-                            stored.append(thumbnailPath)
-                        }
-                    }
-                    if stored.contains(thumbnailPath) {
-                        row = try await connection.query(
-                            "UPDATE media SET thumbnail_path = \(thumbnailPath) WHERE id = \(id) RETURNING \(unescaped: Media.columns)"
-                        ).single()
-                    }
-                }
                 return try Media(row: row).linked(by: storage)
             }
         } catch {
             for file in stored.reversed() { try? await storage.remove(at: file) }
             throw error
         }
+    }
+
+    /// The thumbnail of an image whose header `MediaContent` read, when the storage keeps files
+    /// on this disk: its storage path, or nil when none was made (not an image, the header not
+    /// found, no libvips, a decoding error or the time limit).
+    private func makeThumbnail(
+        of path: String, id: MediaID, in community: CommunityID, upload: CheckedUpload, image: MediaContent.ImageSize?,
+        storage: any MediaStorage
+    ) async throws -> String? {
+        guard upload.type == .image, image != nil, let original = storage.localFile(for: path) else { return nil }
+        let made = try storage.incomingFile().appendingPathExtension("jpg")
+        guard await runner.thumbnailer.makeThumbnail(of: URL(fileURLWithPath: original), to: made) else {
+            try? FileManager.default.removeItem(at: made)
+            return nil
+        }
+        let thumbnail = "\(community)/\(id)/\(Thumbnailer.fileName)"
+        try await storage.store(contentsOf: made, at: thumbnail)
+        return thumbnail
     }
 
     /// A community's media, newest first.

@@ -40,7 +40,15 @@ extension MediaStorage {
     }
 }
 
-/// Media in a folder of the local file system, served by the API.
+/// A storage path that would resolve outside the storage's folder (absolute, `..`, or through
+/// a symbolic link): never read, written or removed.
+package struct StoragePathOutsideRoot: Error, CustomStringConvertible {
+    package let path: String
+    package var description: String { "The storage path \(path) resolves outside the media folder." }
+}
+
+/// Media in a folder of the local file system, served by the API. Every path it is given is
+/// checked to stay inside the folder (`file(at:)`): a path from the database is not trusted to.
 package struct LocalDirectoryStorage: MediaStorage {
     package let root: URL
     /// The API's address as the app reaches it (`https://api.example.com`), without a trailing
@@ -48,18 +56,38 @@ package struct LocalDirectoryStorage: MediaStorage {
     package let publicURL: String?
 
     package init(root: URL, publicURL: String? = nil) {
-        self.root = root
+        self.root = root.standardizedFileURL
         self.publicURL = publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
     }
 
+    /// The file at `path` inside the folder. Refused: an empty or absolute path, a `.` or `..`
+    /// component, a NUL, and a path whose existing part leads elsewhere through a symbolic link.
+    /// - Throws: `StoragePathOutsideRoot`.
+    package func file(at path: String) throws -> URL {
+        let components = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard !path.isEmpty, !path.hasPrefix("/"), !path.contains("\0"), components.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." })
+        else { throw StoragePathOutsideRoot(path: path) }
+        let file = root.appending(path: path).standardizedFileURL
+        let rootPath = root.path.hasSuffix("/") ? root.path : root.path + "/"
+        guard file.path.hasPrefix(rootPath) else { throw StoragePathOutsideRoot(path: path) }
+        // No step of the path that exists already may be a symbolic link.
+        var step = root
+        for component in components {
+            step = step.appending(path: String(component))
+            guard let type = try? FileManager.default.attributesOfItem(atPath: step.path)[.type] as? FileAttributeType else { break }
+            if type == .typeSymbolicLink { throw StoragePathOutsideRoot(path: path) }
+        }
+        return file
+    }
+
     package func store(_ data: Data, at path: String) async throws {
-        let file = root.appending(path: path)
+        let file = try file(at: path)
         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         try data.write(to: file, options: [.withoutOverwriting])
     }
 
     package func remove(at path: String) async throws {
-        let file = root.appending(path: path)
+        let file = try file(at: path)
         guard FileManager.default.fileExists(atPath: file.path) else { return }
         try FileManager.default.removeItem(at: file)
         // The per-media folder is empty now.
@@ -70,12 +98,13 @@ package struct LocalDirectoryStorage: MediaStorage {
         "\(publicURL ?? "")/media/\(id)\(variant == .thumbnail ? "/thumbnail" : "")"
     }
 
+    /// nil for a path outside the folder: nothing is served from there.
     package func localFile(for path: String) -> String? {
-        root.appending(path: path).path
+        try? file(at: path).path
     }
 
     package func store(contentsOf source: URL, at path: String) async throws {
-        let file = root.appending(path: path)
+        let file = try file(at: path)
         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         // A rename within the folder: the file appears whole or not at all, and never replaces one.
         try FileManager.default.moveItem(at: source, to: file)

@@ -17,6 +17,8 @@ package struct RequestRunner: Sendable {
     package var now: @Sendable () -> Date
     /// Where uploads are kept; media operations need it.
     package var storage: (any MediaStorage)?
+    /// Makes images' thumbnails at upload (libvips; tests give their own).
+    package var thumbnailer: any ThumbnailMaking = Thumbnailer()
     /// Hot standbys for the reads that may be slightly stale (`asUserReading`); nil: all on `pool`.
     package let replicas: ReadReplicas?
 
