@@ -9,10 +9,20 @@ import Foundation
 /// order, as `JSONEncoder` without `.sortedKeys`). Non-finite numbers are an error, as JSON
 /// has none.
 package struct ResponseJSONEncoder {
-    /// - Parameter directJSON: false writes `DirectJSON` types through their `encode(to:)` too
-    ///   (what `DirectJSONTests` compares them with).
-    package static func encode(_ value: some Encodable, directJSON: Bool = true) throws -> [UInt8] {
-        let writer = JSONWriter(directJSON: directJSON)
+    /// How dates are written.
+    package enum DateStyle: Sendable {
+        /// RFC 3339 in UTC with milliseconds (`2026-03-03T23:00:00.000Z`): the API's.
+        case milliseconds
+        /// RFC 3339 in UTC in whole seconds (`2026-03-03T23:00:00Z`): `orbitctl --json`'s.
+        case wholeSeconds
+    }
+
+    /// - Parameters:
+    ///   - directJSON: false writes `DirectJSON` types through their `encode(to:)` too (what
+    ///     `DirectJSONTests` compares them with).
+    ///   - dates: how dates are written.
+    package static func encode(_ value: some Encodable, directJSON: Bool = true, dates: DateStyle = .milliseconds) throws -> [UInt8] {
+        let writer = JSONWriter(directJSON: directJSON, dates: dates)
         try writer.writeValue(value, depth: 0)
         writer.close(to: 0)
         return writer.bytes
@@ -26,9 +36,12 @@ final class JSONWriter {
     var bytes: [UInt8] = []
     private var open: [(isObject: Bool, count: Int)] = []
     let directJSON: Bool
+    let dates: ResponseJSONEncoder.DateStyle
 
-    init(directJSON: Bool = true) {
-        self.directJSON = directJSON
+    /// - Parameter directJSON: only with `.milliseconds` dates (`DirectJSON` writes those).
+    init(directJSON: Bool = true, dates: ResponseJSONEncoder.DateStyle = .milliseconds) {
+        self.directJSON = directJSON && dates == .milliseconds
+        self.dates = dates
         bytes.reserveCapacity(4096)
     }
 
@@ -130,7 +143,7 @@ final class JSONWriter {
         if T.self == String.self, let string = value as? String {
             writeString(string)
         } else if T.self == Date.self, let date = value as? Date {
-            writeString(APIJSON.formatTimestamp(date))
+            writeString(dates == .milliseconds ? APIJSON.formatTimestamp(date) : date.formatted(.iso8601))
         } else if T.self == Int.self, let number = value as? Int {
             writeRaw(String(number))
         } else if T.self == Int64.self, let number = value as? Int64 {

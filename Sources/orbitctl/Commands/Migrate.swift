@@ -180,12 +180,3 @@ private struct StatusOutput: Encodable {
 
     enum CodingKeys: String, CodingKey { case path, version, state, appliedAt = "applied_at" }
 }
-
-/// Prints one JSON value (docs/cli.md, conventions). Keys are the types' own
-/// snake_case coding keys, the columns' names; JSON columns (settings) keep their keys as stored.
-func printJSON(_ value: some Encodable) throws {
-    let encoder = JSONEncoder()
-    encoder.dateEncodingStrategy = .iso8601
-    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-    print(String(decoding: try encoder.encode(value), as: UTF8.self))
-}

@@ -665,9 +665,7 @@ struct ExportCommand: AsyncParsableCommand {
         if format == "csv" {
             data = try export.csv()
         } else {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            data = try encoder.encode(export) + Data("\n".utf8)
+            data = try CLIJSON.data(export) + Data("\n".utf8)
         }
         if let output {
             try data.write(to: URL(fileURLWithPath: output), options: .atomic)
