@@ -88,7 +88,14 @@ struct SyncTests {
             try await services.feed.deleteComment(comment.id, as: cast.member)
             let before = follower.pulled
             try await follower.pull(services)
-            #expect(follower.pulled - before == 4, "each entity once per page: the post, the deleted post with its comment, the comment")
+            #expect(
+                follower.pulled - before == 6,
+                "each entity once per page: the post, the deleted post with its comment, the comment, and the member's notifications of both posts (issue 37, item 5: rewritten with the edit, deleted with the post)"
+            )
+            let left = try await services.notifications.list(as: cast.member).items
+            #expect(left.allSatisfy { follower.has(.notification, $0.id.uuid) } && left.count == notifications.count - 1)
+            #expect(notifications.filter { !left.map(\.id).contains($0.id) }.allSatisfy { !follower.has(.notification, $0.id.uuid) })
+            #expect(left.contains { $0.body == "First, edited" })
             #expect(follower.data(.post, first.id.uuid) == (try Follower.json(try await services.feed.post(first.id, as: cast.member))))
             #expect(follower.data(.post, first.id.uuid)?.contains("First, edited") == true)
             #expect(!follower.has(.post, second.id.uuid) && !follower.has(.comment, comment.id.uuid))
