@@ -5,12 +5,15 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 package import OrbitCore
+import Synchronization
 
 /// Sends pushes to APNs over HTTP/2 (async-http-client keeps one multiplexed connection per
 /// host) with token authentication, and turns each answer into an outcome: 200 sent; 410
-/// unregistered (the device goes); 429, 5xx and connections that failed before the request
-/// left are retried later; anything else, and a request that got no answer after it left, is
-/// not sent again (it may have arrived).
+/// `Unregistered`, 400 `BadDeviceToken` and 400 `DeviceTokenNotForTopic` unregistered (the
+/// device goes: APNs will never deliver to that token for this app); 429, 5xx and failures
+/// before the request was written are retried later; anything else, and a request that got no
+/// answer after it was written (a timeout, a TLS or connection error), is not sent again: it may
+/// have arrived (issue 37, item 6).
 package final class APNsSender: PushSender {
     private let configuration: APNsConfiguration
     private let client: HTTPClient
@@ -60,7 +63,11 @@ package final class APNsSender: PushSender {
         // The notification's id: should a copy ever reach the device twice, it shows once.
         request.headers.add(name: "apns-collapse-id", value: push.notification.id.description)
         request.headers.add(name: "content-type", value: "application/json")
-        request.body = .bytes(ByteBuffer(bytes: payload))
+        // The body is handed over only after the request's head is written; APNs acts on a
+        // request only once its body has arrived. So a failure before the body was asked for
+        // cannot have delivered the push, and any failure after may have.
+        let written = WrittenMark()
+        request.body = .stream(MarkedBody(bytes: ByteBuffer(bytes: payload), written: written), length: .known(Int64(payload.count)))
 
         let response: HTTPClientResponse
         let body: ByteBuffer
@@ -68,14 +75,15 @@ package final class APNsSender: PushSender {
             response = try await client.execute(request, timeout: .milliseconds(Self.milliseconds(configuration.requestTimeout)))
             body = try await response.body.collect(upTo: 64 * 1024)
         } catch {
-            return Self.outcome(of: error)
+            return Self.outcome(of: error, afterWriting: written.isSet)
         }
         let apnsID = response.headers.first(name: "apns-id")
         let reason = Self.reason(in: body) ?? "HTTP \(response.status.code)"
         switch response.status.code {
         case 200:
             return .sent(id: apnsID)
-        case 410:
+        case 410,
+            400 where Self.unregisteringReasons.contains(reason):
             return .unregistered(reason: "APNs: \(reason)")
         case 403 where reason == "ExpiredProviderToken" || reason == "InvalidProviderToken":
             // Nothing was delivered; the next attempt carries a new token.
@@ -100,21 +108,44 @@ package final class APNsSender: PushSender {
         return try? JSONDecoder().decode(Answer.self, from: Data(body.readableBytesView)).reason
     }
 
-    /// A send that ended without an answer: retried only if the request cannot have left.
-    static func outcome(of error: any Error) -> PushOutcome {
-        let beforeSending: Bool
-        switch error {
-        case is NIOConnectionError, is NIOSSLError:
-            beforeSending = true
-        case let error as HTTPClientError:
-            beforeSending = [.connectTimeout, .tlsHandshakeTimeout, .getConnectionFromPoolTimeout].contains(error)
-        case let error as ChannelError:
-            if case .connectTimeout = error { beforeSending = true } else { beforeSending = false }
-        default:
-            beforeSending = false
-        }
-        return beforeSending
-            ? .retry(reason: "could not connect to APNs: \(error)")
-            : .failed(reason: "no answer from APNs, so it may have arrived: \(error)")
+    /// APNs' 400 reasons that mean the token will never work for this app: the token is not a
+    /// device's (`BadDeviceToken`, also a token of the other environment) or not this app's
+    /// (`DeviceTokenNotForTopic`).
+    static let unregisteringReasons: Set<String> = ["BadDeviceToken", "DeviceTokenNotForTopic"]
+
+    /// A send that ended without an answer: retried only when the request had not been written
+    /// (the body not yet asked for), whatever the error; once it was, it may have arrived, be the
+    /// error a timeout, a reset connection or a TLS error.
+    package static func outcome(of error: any Error, afterWriting written: Bool) -> PushOutcome {
+        written
+            ? .failed(reason: "no answer from APNs after the request was written, so it may have arrived: \(error)")
+            : .retry(reason: "could not send to APNs: \(error)")
     }
+}
+
+/// Set once the request's body was asked for: from then on the request may reach APNs.
+final class WrittenMark: Sendable {
+    private let mark = Mutex(false)
+    var isSet: Bool { mark.withLock { $0 } }
+    func set() { mark.withLock { $0 = true } }
+}
+
+/// A request body of one buffer that marks `written` when the client asks for it.
+struct MarkedBody: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+    let bytes: ByteBuffer
+    let written: WrittenMark
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var bytes: ByteBuffer?
+        let written: WrittenMark
+
+        mutating func next() async -> ByteBuffer? {
+            written.set()
+            defer { bytes = nil }
+            return bytes
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(bytes: bytes, written: written) }
 }

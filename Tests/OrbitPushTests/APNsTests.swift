@@ -1,5 +1,8 @@
+import AsyncHTTPClient
 import Crypto
 import Foundation
+import NIOCore
+import NIOSSL
 import OrbitCore
 import OrbitPostgres
 import OrbitPush
@@ -130,20 +133,24 @@ struct APNsTests {
         }
     }
 
-    @Test("APNs' answers: 410 removes the device, 429 and 503 are tried again with backoff until they give up, 400 is not tried again")
+    @Test(
+        "APNs' answers: 410, 400 BadDeviceToken and 400 DeviceTokenNotForTopic remove the device; 429 and 503 are tried again with backoff until they give up; another 400 is not tried again"
+    )
     func answers() async throws {
         try await withAPNs { services, database, server, sender, _ in
             let admin = try await services.users.create(email: "admin@example.com", displayName: "Ada").id
             let member = try await services.users.create(email: "member@example.com", displayName: "Max").id
             let community = try await services.communities.create(name: "Tigers", as: admin).id
             _ = try await services.members.add(member, to: community, as: admin)
-            for seed in ["41", "42", "40", "50"] {
+            for seed in ["41", "42", "40", "44", "45", "50"] {
                 _ = try await services.devices.register(
                     token: token(seed), environment: .production, bundleID: "app.orbitcove.ios", locale: nil, as: member)
             }
             server.script(token("41"), [410])
             server.script(token("42"), [429])
             server.script(token("40"), [400])
+            server.script(token("44"), [.answer(400, reason: "DeviceTokenNotForTopic")])
+            server.script(token("45"), [.answer(400, reason: "BadCollapseId")])
             server.script(token("50"), [503, 503, 503, 503, 503])
             _ = try await services.feed.createPost(in: community, PostDraft(content: "Hi"), as: admin)
 
@@ -154,13 +161,13 @@ struct APNsTests {
                 return try await later.notifications.deliverPending(using: sender)
             }
             let first = try await run(minutesLater: 0)
-            #expect((first.sent, first.retrying, first.failed, first.devicesRemoved) == (0, 2, 2, 1))
+            #expect((first.sent, first.retrying, first.failed, first.devicesRemoved) == (0, 2, 4, 3))
             let remaining = try await services.devices.list(as: member).map(\.token).sorted()
-            #expect(remaining == [token("40"), token("42"), token("50")])
+            #expect(remaining == [token("42"), token("45"), token("50")])
             // Not due yet: nothing is sent.
             let early = try await run(minutesLater: 0.5)
             #expect(early.sent + early.retrying + early.failed == 0)
-            #expect(server.received.count == 4)
+            #expect(server.received.count == 6)
             // After the first backoff (a minute) the 429 goes through; the 503 waits twice as long each time.
             let second = try await run(minutesLater: 1.5)
             #expect((second.sent, second.retrying) == (1, 1))
@@ -171,16 +178,78 @@ struct APNsTests {
             let attempts = server.received.filter { $0.token == token("50") }.count
             #expect(attempts == 5)
             #expect(try await run(minutesLater: 120).sent == 0)
-            #expect(server.received.filter { $0.token == token("40") }.count == 1)
+            #expect(server.received.filter { $0.token == token("45") }.count == 1)
             let states = try await database.withConnection { connection in
                 try await connection.query(
                     "SELECT d.token, p.state, p.attempts, p.error FROM push_deliveries p JOIN devices d ON d.id = p.device_id ORDER BY d.token"
                 ).map { try $0.decode((String, String, Int, String?).self) }
             }
-            #expect(states.map(\.1) == ["failed", "sent", "failed"])
-            #expect(states.map(\.2) == [1, 2, 5])
-            #expect(states[0].3 == "APNs 400: BadDeviceToken")
+            #expect(states.map(\.0) == [token("42"), token("45"), token("50")])
+            #expect(states.map(\.1) == ["sent", "failed", "failed"])
+            #expect(states.map(\.2) == [2, 1, 5])
+            #expect(states[1].3 == "APNs 400: BadCollapseId")
             #expect(states[2].3?.hasPrefix("gave up after 5 attempts") == true)
+        }
+    }
+
+    @Test("a TLS error after the request was written counts as sent without an answer: it is never sent again")
+    func tlsErrorAfterWriting() async throws {
+        try await withAPNs { services, database, server, sender, team in
+            let push = Push(
+                notification: AppNotification.sample, deviceID: DeviceID.random(), token: token("ab"), environment: .production,
+                bundleID: "app.orbitcove.ios", badge: 1, attempt: 1)
+            for (number, failure) in [TestAPNsServer.Scripted.uncleanTLSClose, .brokenTLS].enumerated() {
+                // A sender of its own: a connection of its own, which the failure then breaks.
+                let fresh = try await team.sender(for: server)
+                server.script(push.token, [failure])
+                let outcome = await fresh.send(push)
+                try await fresh.shutdown()
+                guard case .failed(let reason) = outcome else {
+                    Issue.record("a TLS error after the request was written must not be retried (\(failure)): \(outcome)")
+                    return
+                }
+                #expect(reason.hasPrefix("no answer from APNs after the request was written"), "\(failure): \(reason)")
+                #expect(server.received.count == number + 1)
+            }
+            // Through delivery: recorded as failed after one attempt, and never sent again.
+            let admin = try await services.users.create(email: "admin@example.com", displayName: "Ada").id
+            let member = try await services.users.create(email: "member@example.com", displayName: "Max").id
+            let community = try await services.communities.create(name: "Tigers", as: admin).id
+            _ = try await services.members.add(member, to: community, as: admin)
+            _ = try await services.devices.register(
+                token: token("cd"), environment: .production, bundleID: "app.orbitcove.ios", locale: nil, as: member)
+            server.script(token("cd"), [.brokenTLS])
+            _ = try await services.feed.createPost(in: community, PostDraft(content: "Hi"), as: admin)
+            let report = try await services.notifications.deliverPending(using: sender)
+            #expect((report.sent, report.retrying, report.failed) == (0, 0, 1), "\(report)")
+            var later = services
+            later.now = { Date().addingTimeInterval(7200) }
+            _ = try await later.notifications.deliverPending(using: sender)
+            #expect(server.received.filter { $0.token == token("cd") }.count == 1)
+            let state = try await database.withConnection { connection in
+                try await connection.query("SELECT state, attempts FROM push_deliveries").single().decode((String, Int).self)
+            }
+            #expect(state == ("failed", 1))
+        }
+    }
+
+    @Test(
+        "whatever the error, a send is retried only if its request was not written: a TLS error, a reset or a timeout after it counts as sent without an answer"
+    )
+    func outcomeOfAnError() {
+        let errors: [any Error] = [
+            NIOSSLError.uncleanShutdown, NIOSSLError.handshakeFailed(.sslError([])), HTTPClientError.remoteConnectionClosed,
+            HTTPClientError.deadlineExceeded, ChannelError.ioOnClosedChannel, ChannelError.connectTimeout(.seconds(1)),
+        ]
+        for error in errors {
+            guard case .failed = APNsSender.outcome(of: error, afterWriting: true) else {
+                Issue.record("\(error) after the request was written must not be retried")
+                continue
+            }
+            guard case .retry = APNsSender.outcome(of: error, afterWriting: false) else {
+                Issue.record("\(error) before the request was written is retried")
+                continue
+            }
         }
     }
 
@@ -256,7 +325,7 @@ struct APNsTests {
             Issue.record("a request without an answer must not be retried")
             return
         }
-        #expect(reason.hasPrefix("no answer from APNs"))
+        #expect(reason.hasPrefix("no answer from APNs after the request was written"))
         #expect(server.received.count == 1)
         try await patient.shutdown()
         try await server.stop()

@@ -15,7 +15,8 @@ import X509
 /// under an hour old) and the payload (JSON with `aps`, at most 4 KB) — and answering as APNs
 /// does: 200 with an `apns-id`, or an error status with `{"reason": …}`.
 ///
-/// Tokens can be scripted to answer 400, 410 or 429 (or anything else) before the checks.
+/// Tokens can be scripted to answer 400, 410 or 429 (or anything else, with any reason) before
+/// the checks, to answer nothing, or to break the connection's TLS once the request is in.
 final class TestAPNsServer: Sendable {
     struct Received: Sendable {
         var token: String
@@ -36,10 +37,24 @@ final class TestAPNsServer: Sendable {
         var publicKey: P256.Signing.PublicKey
     }
 
+    /// What a scripted request gets instead of the normal checks.
+    enum Scripted: Sendable {
+        /// This status, with this reason (APNs' usual one for the status when nil).
+        case answer(Int, reason: String? = nil)
+        /// Nothing at all: the request is taken and never answered.
+        case silence
+        /// Bytes that are not TLS, written under the connection's TLS once the whole request is
+        /// in: the client's TLS fails after it wrote the request (and no answer comes).
+        case brokenTLS
+        /// The connection closed under its TLS (no close_notify) once the whole request is in: an
+        /// unclean TLS shutdown after the client wrote the request.
+        case uncleanTLSClose
+    }
+
     final class Shared: Sendable {
         struct State {
             var received: [Received] = []
-            var scripts: [String: [Int]] = [:]
+            var scripts: [String: [Scripted]] = [:]
             var now: Date?
         }
         let state = Mutex(State())
@@ -60,7 +75,12 @@ final class TestAPNsServer: Sendable {
     /// Makes `token`'s next requests answer `statuses`, one each, before the normal checks; 0
     /// answers nothing at all.
     func script(_ token: String, _ statuses: [Int]) {
-        shared.state.withLock { $0.scripts[token, default: []] += statuses }
+        script(token, statuses.map { $0 == 0 ? .silence : .answer($0) })
+    }
+
+    /// Makes `token`'s next requests get `answers`, one each, before the normal checks.
+    func script(_ token: String, _ answers: [Scripted]) {
+        shared.state.withLock { $0.scripts[token, default: []] += answers }
     }
 
     /// The server's clock for a token's age (the real time when nil).
@@ -91,6 +111,8 @@ final class TestAPNsServer: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    // Under TLS: what `brokenTLS` writes goes to the socket as it is.
+                    try channel.pipeline.syncOperations.addHandler(UnderTLS())
                     try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: context))
                 }.flatMap {
                     channel.configureHTTP2Pipeline(mode: .server) { stream in
@@ -137,6 +159,18 @@ private final class APNsStreamHandler: ChannelInboundHandler {
             guard let head else { return }
             let (status, reason) = answer(head)
             if status == 0 { return }
+            if status < 0 {
+                // The stream's connection is its parent channel; `UnderTLS` sits below its TLS.
+                if let connection = context.channel.parent, let under = try? connection.pipeline.syncOperations.context(handlerType: UnderTLS.self) {
+                    if status == -1 {
+                        under.writeAndFlush(
+                            NIOAny(ByteBuffer(bytes: [0x17, 0x03, 0x03, 0x00, 0x10] + [UInt8](repeating: 0xA5, count: 16))), promise: nil)
+                    } else {
+                        under.close(promise: nil)
+                    }
+                }
+                return
+            }
             var headers = HTTPHeaders([("apns-id", UUID().uuidString)])
             var response = ByteBuffer()
             if let reason {
@@ -156,12 +190,17 @@ private final class APNsStreamHandler: ChannelInboundHandler {
         let token = head.uri.hasPrefix("/3/device/") ? String(head.uri.dropFirst("/3/device/".count)) : ""
         let (status, reason) = shared.state.withLock { state -> (Int, String?) in
             if var script = state.scripts[token], !script.isEmpty {
-                let status = script.removeFirst()
+                let scripted = script.removeFirst()
                 state.scripts[token] = script
                 let reasons = [
                     400: "BadDeviceToken", 410: "Unregistered", 429: "TooManyRequests", 500: "InternalServerError", 503: "ServiceUnavailable",
                 ]
-                return (status, reasons[status] ?? "Scripted")
+                switch scripted {
+                case .answer(let status, let reason): return (status, reason ?? reasons[status] ?? "Scripted")
+                case .silence: return (0, nil)
+                case .brokenTLS: return (-1, nil)
+                case .uncleanTLSClose: return (-2, nil)
+                }
             }
             return check(head, token: token, now: state.now ?? Date())
         }
@@ -223,4 +262,11 @@ private final class APNsStreamHandler: ChannelInboundHandler {
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
         return Data(base64Encoded: base64)
     }
+}
+
+/// A pass-through handler under the connection's TLS handler: writing from its context sends
+/// bytes to the socket unencrypted.
+private final class UnderTLS: ChannelDuplexHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
 }
