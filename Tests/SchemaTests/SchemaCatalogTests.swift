@@ -78,4 +78,41 @@ struct SchemaCatalogTests {
             }
         }
     }
+
+    static let allowListPath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "orbit_app_functions.txt").path
+
+    /// Every function orbit_app can call: EXECUTE on it (granted, or PUBLIC's) in a schema it may
+    /// use, outside PostgreSQL's own schemas, as `schema.name(argument types)`.
+    static let callableListing = """
+        SELECT n.nspname || '.' || p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ')' AS item
+        FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+        WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%' AND n.nspname NOT LIKE 'pg_temp%'
+          AND has_schema_privilege('orbit_app', n.oid, 'USAGE') AND has_function_privilege('orbit_app', p.oid, 'EXECUTE')
+        """
+
+    @Test("orbit_app can call exactly the functions of the allow-list (orbit_app_functions.txt): a new function is private until granted")
+    func callableFunctions() async throws {
+        let allowed = Set(
+            try String(contentsOfFile: Self.allowListPath, encoding: .utf8).split(separator: "\n")
+                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("#") })
+        try await withTestDatabase { database in
+            try await database.withConnection { connection in
+                let callable = Set(
+                    try await connection.query(PostgresQuery(unsafeSQL: Self.callableListing)).map { try $0.decode("item", as: String.self) })
+                #expect(callable.subtracting(allowed).sorted() == [], "callable by orbit_app, not in the allow-list")
+                #expect(allowed.subtracting(callable).sorted() == [], "in the allow-list, not callable by orbit_app")
+                // A function created later (a new helper, by a migration or a repeatable file) is
+                // nobody's to call until a grant names it.
+                try await connection.query("CREATE FUNCTION orbit.new_helper() RETURNS int LANGUAGE sql AS 'SELECT 1'")
+                try await connection.query("CREATE FUNCTION public.new_helper() RETURNS int LANGUAGE sql AS 'SELECT 1'")
+                let after = try await connection.query(PostgresQuery(unsafeSQL: Self.callableListing)).map { try $0.decode("item", as: String.self) }
+                #expect(
+                    !after.contains("orbit.new_helper()") && !after.contains("public.new_helper()"), "\(after.filter { $0.contains("new_helper") })")
+                let denied = await #expect(throws: PostgresError.self) {
+                    try await connection.asApp(nil) { try await $0.query("SELECT orbit.new_helper()") }
+                }
+                #expect(denied?.sqlState == "42501")
+            }
+        }
+    }
 }
