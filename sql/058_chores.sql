@@ -143,7 +143,8 @@ AS $$
 DECLARE
     chore record;
 BEGIN
-    SELECT c.community_id, c.points, c.due_at, c.recurrence_rule, c.requires_approval, c.archived_at, c.created_at, c.title
+    SELECT c.community_id, c.points, c.due_at, c.recurrence_rule, c.requires_approval, c.archived_at, c.created_at, c.title,
+        c.completion_window_days
     INTO chore FROM public.chores c WHERE c.id = NEW.chore_id;
     NEW.community_id := chore.community_id;
     NEW.points := chore.points;
@@ -162,6 +163,14 @@ BEGIN
         RAISE EXCEPTION 'not an occurrence of the chore'
             USING ERRCODE = 'check_violation', CONSTRAINT = 'chore_completions_occurrence';
     END IF;
+    -- No free points from the past (issue 37, item 8): an occurrence is done within the chore's
+    -- window of when it is recorded (the service holds the exact rule, by days in the chore's
+    -- zone; this allows a day more, for any zone). A one-off chore without a due time has none.
+    IF (chore.recurrence_rule IS NOT NULL OR chore.due_at IS NOT NULL)
+       AND NEW.occurrence_at < NEW.completed_at - make_interval(days => chore.completion_window_days + 1) THEN
+        RAISE EXCEPTION 'the occurrence is older than the chore''s completion window of % days', chore.completion_window_days
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'chore_completions_within_window';
+    END IF;
     PERFORM orbit.chore_require_holder(NEW.community_id, NEW.user_id, NEW.family_member_id);
     RETURN NEW;
 END
@@ -170,6 +179,23 @@ ALTER FUNCTION orbit.chore_check_completion() OWNER TO orbit_admin;
 DROP TRIGGER IF EXISTS trigger_chore_check_completion ON chore_completions;
 CREATE TRIGGER trigger_chore_check_completion BEFORE INSERT ON chore_completions
     FOR EACH ROW EXECUTE FUNCTION orbit.chore_check_completion();
+
+-- A chore's last occurrence (recurrence_ends_at) holds for its rule, start and zone: a change
+-- of any clears it, and the services compute it again.
+CREATE OR REPLACE FUNCTION orbit.chore_clear_recurrence_end() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF (NEW.recurrence_rule, NEW.due_at, NEW.recurrence_timezone) IS DISTINCT FROM (OLD.recurrence_rule, OLD.due_at, OLD.recurrence_timezone)
+       AND NEW.recurrence_ends_at IS NOT DISTINCT FROM OLD.recurrence_ends_at THEN
+        NEW.recurrence_ends_at := NULL;
+    END IF;
+    RETURN NEW;
+END
+$$;
+DROP TRIGGER IF EXISTS trigger_chore_clear_recurrence_end ON chores;
+CREATE TRIGGER trigger_chore_clear_recurrence_end BEFORE UPDATE ON chores
+    FOR EACH ROW EXECUTE FUNCTION orbit.chore_clear_recurrence_end();
 
 -- A review decides once: pending → approved or rejected, never back, nothing else changes.
 CREATE OR REPLACE FUNCTION orbit.chore_check_review() RETURNS trigger

@@ -61,7 +61,8 @@ GRANT UPDATE (title) ON conversations TO orbit_app;
 GRANT UPDATE (after) ON money_activity TO orbit_app;
 GRANT UPDATE (left_at, read_position, delivered_position, muted_until) ON conversation_participants TO orbit_app;
 GRANT UPDATE (text, content_encrypted, encryption_version, edited_at, deleted_at) ON messages TO orbit_app;
-GRANT UPDATE (title, description, points, difficulty, category, due_at, recurrence_rule, recurrence_timezone, requires_approval, archived_at)
+GRANT UPDATE (title, description, points, difficulty, category, due_at, recurrence_rule, recurrence_timezone, requires_approval, archived_at,
+    completion_window_days)
     ON chores TO orbit_app;
 GRANT UPDATE (status, reviewed_by, reviewed_at) ON chore_completions TO orbit_app;
 GRANT UPDATE (title, description, points_cost, available, stock) ON rewards TO orbit_app;

@@ -167,6 +167,96 @@ struct ChoreTests {
         }
     }
 
+    @Test("no free points from the past: occurrences up to the chore's window (7 days by default, or its own) can be marked done, older ones not")
+    func completionWindow() async throws {
+        try await withServices { services, _ in
+            let family = try await Family.make(services)
+            var clocked = services
+            // 2026-03-10 20:00 Berlin; a daily 18:00 chore since 2026-01-01.
+            let now = Date(timeIntervalSince1970: 1_773_169_200)
+            clocked.now = { now }
+            let chores = clocked.chores
+            let start = Date(timeIntervalSince1970: 1_767_286_800)  // 2026-01-01 18:00 Berlin
+            let today = Date(timeIntervalSince1970: 1_773_162_000)  // 2026-03-10 18:00 Berlin
+            let daily = try await chores.create(
+                .init(
+                    title: "Feed the cat", points: 3, dueAt: start, recurrenceRule: "FREQ=DAILY", requiresApproval: false,
+                    assignees: [family.leo.uuid]),
+                in: family.home, as: family.mum)
+            #expect(daily.completionWindowDays == 7)
+            let leo = try await services.signedInChild(family.leo, in: family.home, guardian: family.mum)
+            for days in 0...7 {
+                _ = try await chores.complete(daily.id, occurrence: today.addingTimeInterval(Double(-days) * 86_400), as: leo)
+            }
+            for days in [8, 30, 68] {
+                let old = await serviceError {
+                    try await chores.complete(daily.id, occurrence: today.addingTimeInterval(Double(-days) * 86_400), as: leo)
+                }
+                #expect(old?.code == .conflict && old?.field == "occurrence", "\(days) days ago: \(String(describing: old))")
+                #expect(old?.message.contains("more than 7 days ago") == true)
+            }
+            // A parent is held to it too; the points are those of the 8 days only.
+            let byParent = await serviceError {
+                try await chores.complete(daily.id, occurrence: start, by: family.leo.uuid, as: .user(family.mum))
+            }
+            #expect(byParent?.code == .conflict)
+            #expect(try await chores.points(in: family.home, for: family.leo.uuid, as: .user(family.mum)).balance == 24)
+
+            // A chore's own window: today only.
+            let strict = try await chores.create(
+                .init(
+                    title: "Homework", points: 5, dueAt: start, recurrenceRule: "FREQ=DAILY", completionWindowDays: 0, assignees: [family.leo.uuid]),
+                in: family.home, as: family.mum)
+            _ = try await chores.complete(strict.id, as: leo)
+            let yesterday = await serviceError { try await chores.complete(strict.id, occurrence: today.addingTimeInterval(-86_400), as: leo) }
+            #expect(yesterday?.code == .conflict && yesterday?.message.contains("on its day only") == true)
+            let tooWide = await serviceError {
+                try await chores.create(
+                    .init(title: "X", points: 1, completionWindowDays: 32, assignees: [family.leo.uuid]), in: family.home, as: family.mum)
+            }
+            #expect(tooWide?.field == "completion_window_days")
+            // A one-off chore due long ago: past its window; one without a due time: any time.
+            let overdue = try await chores.create(
+                .init(title: "Tidy", points: 2, dueAt: start, assignees: [family.leo.uuid]), in: family.home, as: family.mum)
+            #expect(await serviceError { try await chores.complete(overdue.id, as: leo) }?.code == .conflict)
+            let whenever = try await services.chores.create(
+                .init(title: "Sort Lego", points: 2, assignees: [family.leo.uuid]), in: family.home, as: family.mum)
+            var later = services
+            later.now = { Date().addingTimeInterval(60 * 86_400) }
+            _ = try await later.chores.complete(whenever.id, as: try await later.signedInChild(family.leo, in: family.home, guardian: family.mum))
+        }
+    }
+
+    @Test("'due soon' expands a series over the next two hours only: a 10,000-day rule set 20 years ago looks at a period or two, not 7,000")
+    func dueSoonLooksAhead() async throws {
+        try await withServices { services, database in
+            let family = try await Family.make(services)
+            let now = Date()
+            let start = now.addingTimeInterval(-20 * 365 * 86_400 + 3600)  // 20 years ago, an hour later in the day than now
+            for rule in ["FREQ=DAILY", "FREQ=DAILY;COUNT=10000", "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR,SA,SU;COUNT=10000"] {
+                let chore = try await services.chores.create(
+                    .init(title: rule, points: 1, dueAt: start, recurrenceRule: rule, assignees: [family.leo.uuid]), in: family.home, as: family.mum)
+                var periods = 0
+                let due = try ChoreService.dueSoon(of: chore, now: now, periodsVisited: &periods)
+                #expect(due.map { abs($0.timeIntervalSince(now) - 3600) < 60 } == true, "\(rule): \(String(describing: due))")
+                #expect(periods <= 3, "\(rule): \(periods) periods")
+            }
+            // A series set before its end was kept: the job finds it, keeps it, and it ends.
+            try await database.withConnection { connection in
+                try await connection.query("UPDATE chores SET recurrence_ends_at = NULL")
+            }
+            var clocked = services
+            clocked.now = { now }
+            #expect(try await clocked.notifications.sendReminders() >= 1)
+            let ends = try await database.withConnection { connection in
+                try await connection.query("SELECT recurrence_rule, recurrence_ends_at FROM chores ORDER BY recurrence_rule").map {
+                    try $0.decode((String, Date?).self)
+                }
+            }
+            #expect(ends.map { $0.1 == nil } == [true, false, false], "\(ends)")
+        }
+    }
+
     @Test("'due soon' reaches a child's parent two hours ahead, once for all servers, and not for an occurrence already done")
     func dueSoon() async throws {
         try await withServices { services, _ in

@@ -229,6 +229,43 @@ struct ChoreInvariantTests {
         }
     }
 
+    @Test("no free points from the past: an occurrence older than the chore's window of when it is recorded is refused, whoever writes")
+    func completionWindow() async throws {
+        try await withTestDatabase { database in
+            try await database.seeding { seed, connection in
+                let home = try await Household.make(seed)
+                // A daily chore set 60 days ago, marked done within a window of 7 days.
+                try await connection.query(
+                    "UPDATE chores SET due_at = now() - interval '60 days', recurrence_rule = 'FREQ=DAILY', completion_window_days = 7 WHERE id = \(home.chore)"
+                )
+                func complete(daysAgo: Int) async throws {
+                    try await connection.query(
+                        """
+                        INSERT INTO chore_completions (chore_id, occurrence_at, family_member_id)
+                        SELECT id, due_at + make_interval(days => 60 - \(Int32(daysAgo))::int), \(home.kid) FROM chores WHERE id = \(home.chore)
+                        """)
+                }
+                try await complete(daysAgo: 0)
+                try await complete(daysAgo: 7)
+                await checkViolation("chore_completions_within_window") { try await complete(daysAgo: 30) }
+                await checkViolation("chore_completions_within_window") { try await complete(daysAgo: 59) }
+                // As the app's role, too.
+                await checkViolation("chore_completions_within_window") {
+                    try await connection.asApp(home.parent) { connection in
+                        _ = try await connection.query(
+                            """
+                            INSERT INTO chore_completions (chore_id, occurrence_at, family_member_id, recorded_by)
+                            SELECT id, due_at + interval '1 day', \(home.kid), \(home.parent) FROM chores WHERE id = \(home.chore)
+                            """)
+                    }
+                }
+                await checkViolation("chores_completion_window") {
+                    try await connection.query("UPDATE chores SET completion_window_days = 32 WHERE id = \(home.chore)")
+                }
+            }
+        }
+    }
+
     @Test("a balance never goes below zero; lifetime earned never decreases; the ledger never changes")
     func balanceAndLifetime() async throws {
         try await withTestDatabase { database in

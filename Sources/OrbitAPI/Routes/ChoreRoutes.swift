@@ -15,6 +15,7 @@ extension OrbitAPI {
             var dueAt: Date?
             var recurrenceRule: String?
             var requiresApproval: Bool?
+            var completionWindowDays: Int?
             var assignees: [UUID]
         }
         router.post("communities/:community_id/chores") { request, context in
@@ -27,7 +28,8 @@ extension OrbitAPI {
             }
             let new = ChoreService.NewChore(
                 title: body.title, description: body.description, points: body.points, difficulty: difficulty ?? .easy, category: body.category,
-                dueAt: body.dueAt, recurrenceRule: body.recurrenceRule, requiresApproval: body.requiresApproval ?? true, assignees: body.assignees)
+                dueAt: body.dueAt, recurrenceRule: body.recurrenceRule, requiresApproval: body.requiresApproval ?? true,
+                completionWindowDays: body.completionWindowDays ?? ChoreService.defaultCompletionWindowDays, assignees: body.assignees)
             return Created(try await services.chores.create(new, in: try context.id("community_id"), as: try context.requireUser()))
         }
         router.get("communities/:community_id/chores") { request, context in

@@ -28,6 +28,11 @@ package struct Chore: Sendable, Codable, Equatable {
     package var recurrenceRule: String?
     package var recurrenceTimezone: String?
     package var requiresApproval: Bool
+    /// How many days back an occurrence may still be marked done: today and the N days before,
+    /// in the chore's zone (a one-off chore without a due time: any time).
+    package var completionWindowDays: Int
+    /// The last occurrence of a rule with COUNT or UNTIL, when computed (not in the JSON).
+    package var recurrenceEndsAt: Date?
     package var assignees: [Holder]
     package var createdBy: UserID?
     package var createdAt: Date
@@ -40,6 +45,7 @@ package struct Chore: Sendable, Codable, Equatable {
     enum CodingKeys: String, CodingKey {
         case id, communityID = "community_id", title, description, points, difficulty, category, dueAt = "due_at"
         case recurrenceRule = "recurrence_rule", recurrenceTimezone = "recurrence_timezone", requiresApproval = "requires_approval"
+        case completionWindowDays = "completion_window_days"
         case assignees, createdBy = "created_by", createdAt = "created_at", archivedAt = "archived_at"
         case nextOccurrenceAt = "next_occurrence_at", nextOccurrenceDone = "next_occurrence_done"
     }
@@ -57,6 +63,7 @@ package struct Chore: Sendable, Codable, Equatable {
         try container.encode(recurrenceRule, forKey: .recurrenceRule)
         try container.encode(recurrenceTimezone, forKey: .recurrenceTimezone)
         try container.encode(requiresApproval, forKey: .requiresApproval)
+        try container.encode(completionWindowDays, forKey: .completionWindowDays)
         try container.encode(assignees, forKey: .assignees)
         try container.encode(createdBy, forKey: .createdBy)
         try container.encode(createdAt, forKey: .createdAt)
@@ -67,7 +74,7 @@ package struct Chore: Sendable, Codable, Equatable {
 
     static let columns = """
         c.id, c.community_id, c.title, c.description, c.points, c.difficulty, c.category, c.due_at, c.recurrence_rule,
-        c.recurrence_timezone, c.requires_approval, c.created_by, c.created_at, c.archived_at,
+        c.recurrence_timezone, c.requires_approval, c.completion_window_days, c.recurrence_ends_at, c.created_by, c.created_at, c.archived_at,
         (SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', a.user_id, 'family_member_id', a.family_member_id)
                                    ORDER BY a.user_id NULLS LAST, a.family_member_id), '[]')
          FROM chore_assignees a WHERE a.chore_id = c.id) AS assignees
@@ -85,6 +92,8 @@ package struct Chore: Sendable, Codable, Equatable {
         recurrenceRule = try row.decode("recurrence_rule")
         recurrenceTimezone = try row.decode("recurrence_timezone")
         requiresApproval = try row.decode("requires_approval")
+        completionWindowDays = Int(try row.decode("completion_window_days", as: Int16.self))
+        recurrenceEndsAt = try row.decode("recurrence_ends_at")
         assignees = try row.decode("assignees", as: PostgresJSON.self).decode([Holder].self)
         createdBy = try row.decode("created_by")
         createdAt = try row.decode("created_at")

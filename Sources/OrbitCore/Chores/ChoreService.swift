@@ -23,11 +23,14 @@ package struct ChoreService: Sendable {
         package var dueAt: Date?
         package var recurrenceRule: String?
         package var requiresApproval: Bool
+        /// Today and how many days before an occurrence may be marked done (0 to 31).
+        package var completionWindowDays: Int
         package var assignees: [UUID]
 
         package init(
             title: String, description: String? = nil, points: Int, difficulty: ChoreDifficulty = .easy, category: String? = nil,
-            dueAt: Date? = nil, recurrenceRule: String? = nil, requiresApproval: Bool = true, assignees: [UUID]
+            dueAt: Date? = nil, recurrenceRule: String? = nil, requiresApproval: Bool = true,
+            completionWindowDays: Int = ChoreService.defaultCompletionWindowDays, assignees: [UUID]
         ) {
             self.title = title
             self.description = description
@@ -37,9 +40,13 @@ package struct ChoreService: Sendable {
             self.dueAt = dueAt
             self.recurrenceRule = recurrenceRule
             self.requiresApproval = requiresApproval
+            self.completionWindowDays = completionWindowDays
             self.assignees = assignees
         }
     }
+
+    /// A chore's completion window unless its parent sets another: today and the week before.
+    package static let defaultCompletionWindowDays = 7
 
     static let adminRule = "only admins (parents) set chores and rewards, review completions and adjust points"
 
@@ -52,6 +59,9 @@ package struct ChoreService: Sendable {
         guard (1...50).contains(Set(new.assignees).count) else {
             throw ServiceError.invalidInput(field: "assignees", reason: "must name from 1 to 50 people (user or family member ids)")
         }
+        guard (0...31).contains(new.completionWindowDays) else {
+            throw ServiceError.invalidInput(field: "completion_window_days", reason: "must be from 0 (today only) to 31")
+        }
         if let rule = new.recurrenceRule {
             _ = try EventService.parseRule(rule)
             guard new.dueAt != nil else {
@@ -62,12 +72,13 @@ package struct ChoreService: Sendable {
             try await runner.requireAdmin(actor, of: community, rule: Self.adminRule, on: connection)
             let holders = try await resolve(new.assignees, on: connection)
             let zone = new.recurrenceRule == nil ? nil : try await runner.timeZone(of: community, on: connection).identifier
+            let endsAt = try Self.lastOccurrence(rule: new.recurrenceRule, start: new.dueAt, zone: zone)
             let id: ChoreID = try await connection.query(
                 """
                 INSERT INTO chores (community_id, title, description, points, difficulty, category, due_at, recurrence_rule,
-                    recurrence_timezone, requires_approval, created_by)
+                    recurrence_timezone, requires_approval, completion_window_days, recurrence_ends_at, created_by)
                 VALUES (\(community), \(title), \(description), \(Int32(new.points)), \(new.difficulty.rawValue), \(category), \(new.dueAt),
-                    \(new.recurrenceRule), \(zone), \(new.requiresApproval), \(actor))
+                    \(new.recurrenceRule), \(zone), \(new.requiresApproval), \(Int16(new.completionWindowDays)), \(endsAt), \(actor))
                 RETURNING id
                 """
             ).single().decode("id")
@@ -130,17 +141,27 @@ package struct ChoreService: Sendable {
             let now = runner.now()
             let at = try occurrence.map { try Self.requireOccurrence($0, of: chore) } ?? Self.currentOccurrence(of: chore, now: now)
             guard let at else { throw ServiceError.conflict("That chore has no occurrence left.") }
-            if chore.recurrenceRule != nil, let zone = chore.recurrenceTimezone.flatMap(TimeZone.init(identifier:)),
-                CivilDate(containing: at, in: zone) > CivilDate(containing: now, in: zone)
-            {
+            let zone = Self.zone(of: chore)
+            if chore.recurrenceRule != nil, CivilDate(containing: at, in: zone) > CivilDate(containing: now, in: zone) {
                 throw ServiceError.conflict(field: "occurrence", reason: "is on a day still to come: a chore is done on its day or after")
+            }
+            // No free points from the past: today and the window's days before, in the chore's zone.
+            if chore.recurrenceRule != nil || chore.dueAt != nil,
+                CivilDate(containing: at, in: zone) < CivilDate(containing: now, in: zone).adding(days: -chore.completionWindowDays)
+            {
+                throw ServiceError.conflict(
+                    field: "occurrence",
+                    reason: chore.completionWindowDays == 0
+                        ? "is before today: this chore is marked done on its day only"
+                        : "is more than \(chore.completionWindowDays) days ago: this chore's occurrences are marked done within \(chore.completionWindowDays) days"
+                )
             }
             let recordedBy: UserID? = if case .user(let actor) = principal { actor } else { nil }
             return try ChoreCompletion(
                 row: try await connection.query(
                     """
-                    INSERT INTO chore_completions (chore_id, occurrence_at, user_id, family_member_id, recorded_by, note)
-                    VALUES (\(id), \(at), \(holder.userID), \(holder.familyMemberID), \(recordedBy), \(note))
+                    INSERT INTO chore_completions (chore_id, occurrence_at, user_id, family_member_id, recorded_by, note, completed_at)
+                    VALUES (\(id), \(at), \(holder.userID), \(holder.familyMemberID), \(recordedBy), \(note), \(now))
                     RETURNING \(unescaped: ChoreCompletion.columns)
                     """
                 ).single())
@@ -266,14 +287,44 @@ package struct ChoreService: Sendable {
 
     // MARK: - Occurrences
 
+    /// The zone a chore's occurrences are in: the one it was set in (UTC without one).
+    static func zone(of chore: Chore) -> TimeZone {
+        chore.recurrenceTimezone.flatMap(TimeZone.init(identifier:)) ?? TimeZone(secondsFromGMT: 0) ?? .current
+    }
+
+    /// A chore's series: its rule from its first occurrence, in its zone. A COUNT rule whose last
+    /// occurrence is known is the same rule UNTIL that instant, which the series expands from
+    /// the period before the window asked for, not from its first occurrence.
+    static func series(of chore: Chore) throws -> RecurringSeries? {
+        guard let text = chore.recurrenceRule, let start = chore.dueAt else { return nil }
+        var rule = try EventService.parseRule(text)
+        if rule.count != nil, let end = chore.recurrenceEndsAt {
+            rule.count = nil
+            rule.until = .instant(end)
+        }
+        return series(rule, start: start, zone: zone(of: chore))
+    }
+
+    static func series(_ rule: RecurrenceRule, start: Date, zone: TimeZone) -> RecurringSeries {
+        let wall = Int(start.timeIntervalSince1970.rounded(.down)) + zone.secondsFromGMT(for: start)
+        return RecurringSeries(rule: rule, start: LocalDateTime(secondsAsIfUTC: wall), timeZone: zone)
+    }
+
+    /// The last occurrence of a rule that ends (COUNT or UNTIL); nil for an endless one.
+    static func lastOccurrence(rule text: String?, start: Date?, zone identifier: String?) throws -> Date? {
+        guard let text, let start else { return nil }
+        let rule = try EventService.parseRule(text)
+        guard rule.count != nil || rule.until != nil else { return nil }
+        let zone = identifier.flatMap(TimeZone.init(identifier:)) ?? TimeZone(secondsFromGMT: 0) ?? .current
+        // COUNT is at most 10,000; an UNTIL of a daily rule is some thousands of days at most.
+        // A rule that ends before it produces anything ends at its start.
+        return series(rule, start: start, zone: zone).occurrences(limit: rule.count ?? 100_000).last ?? start
+    }
+
     /// The occurrences of a recurring chore in [from, to), in the zone it was set in.
     static func occurrences(of chore: Chore, from: Date?, to: Date?, limit: Int) throws -> [Date] {
-        guard let text = chore.recurrenceRule, let start = chore.dueAt else { return [] }
-        let rule = try EventService.parseRule(text)
-        let zone = chore.recurrenceTimezone.flatMap(TimeZone.init(identifier:)) ?? TimeZone(secondsFromGMT: 0) ?? .current
-        let wall = Int(start.timeIntervalSince1970.rounded(.down)) + zone.secondsFromGMT(for: start)
-        let found = RecurringSeries(rule: rule, start: LocalDateTime(secondsAsIfUTC: wall), timeZone: zone)
-            .occurrences(from: from, to: to, limit: limit)
+        guard let series = try series(of: chore) else { return [] }
+        let found = series.occurrences(from: from, to: to, limit: limit)
         guard let to else { return found }
         return found.filter { $0 < to }
     }
@@ -283,7 +334,7 @@ package struct ChoreService: Sendable {
     /// today in its zone (today's, even when late; otherwise the next). nil when none is left.
     static func currentOccurrence(of chore: Chore, now: Date) throws -> Date? {
         guard chore.recurrenceRule != nil else { return chore.dueAt ?? chore.createdAt }
-        let zone = chore.recurrenceTimezone.flatMap(TimeZone.init(identifier:)) ?? TimeZone(secondsFromGMT: 0) ?? .current
+        let zone = zone(of: chore)
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
         return try occurrences(of: chore, from: calendar.startOfDay(for: now), to: nil, limit: 1).first

@@ -25,6 +25,13 @@ package struct RecurringSeries: Sendable {
 
     /// Occurrences from `from` (inclusive) to `to` (inclusive), at most `limit` of them.
     package func occurrences(from: Date? = nil, to: Date? = nil, limit: Int) -> [Date] {
+        var periods = 0
+        return occurrences(from: from, to: to, limit: limit, periodsVisited: &periods)
+    }
+
+    /// `occurrences(from:to:limit:)`, counting the rule's periods (days, weeks, months or years)
+    /// it looked at: what an expansion costs.
+    package func occurrences(from: Date? = nil, to: Date? = nil, limit: Int, periodsVisited: inout Int) -> [Date] {
         guard limit > 0 else { return [] }
         let startInstant = Self.instant(for: start, in: timeZone)
         let matcher = DayMatcher(rule: rule, start: start.date)
@@ -38,6 +45,7 @@ package struct RecurringSeries: Sendable {
             rule.count == nil
             ? from.map { matcher.period(before: $0, in: timeZone, interval: rule.interval, weekStart: rule.weekStart, start: start.date) } ?? 0 : 0
         for period in firstPeriod... {
+            periodsVisited += 1
             let range = matcher.range(ofPeriod: period, interval: rule.interval, weekStart: rule.weekStart, start: start.date)
             if let lastDay, range.lowerBound > lastDay { break }
             var candidates = range.map(CivilDate.init(dayNumber:)).filter(matcher.matches)

@@ -52,6 +52,8 @@ struct ChoreCommand: AsyncParsableCommand {
         var due: Timestamp?
         @Option(help: "Recurrence (RRULE, e.g. FREQ=WEEKLY;BYDAY=SA), in the community's time zone; needs --due.") var rrule: String?
         @Flag(help: "Credit the points when done, without a parent's approval.") var noApproval = false
+        @Option(help: "How many days back an occurrence may still be marked done: today and N days before (0 to 31).")
+        var windowDays = ChoreService.defaultCompletionWindowDays
         @OptionGroup var actor: ActorOptions
         @OptionGroup var output: JSONOption
 
@@ -61,7 +63,7 @@ struct ChoreCommand: AsyncParsableCommand {
                 try await services.chores.create(
                     .init(
                         title: title, description: description, points: points, difficulty: difficulty, category: category, dueAt: due?.date,
-                        recurrenceRule: rrule, requiresApproval: !noApproval, assignees: assignees),
+                        recurrenceRule: rrule, requiresApproval: !noApproval, completionWindowDays: windowDays, assignees: assignees),
                     in: community, as: try await services.users.resolve(actor.actor))
             }
             if output.json { return try printJSON(chore) }
