@@ -31,9 +31,19 @@ AS $$
 $$;
 
 -- An amount of `source` minor units converted at `rate` into `target` minor units, rounded half
--- away from zero (the rule transactions_conversion checks).
+-- away from zero (the rule transactions_conversion checks). A result beyond the largest amount
+-- a column holds (2147483647 minor units, INTEGER) is refused here, naming the rate, rather than
+-- overflowing on its way into one (issue 37, item 10).
 CREATE OR REPLACE FUNCTION orbit.convert(amount bigint, rate numeric, source text, target text) RETURNS bigint
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT round(amount * rate * power(10::numeric, orbit.currency_exponent(target) - orbit.currency_exponent(source)))::bigint
+DECLARE
+    converted numeric := round(amount * rate * power(10::numeric, orbit.currency_exponent(target) - orbit.currency_exponent(source)));
+BEGIN
+    IF converted > 2147483647 THEN
+        RAISE EXCEPTION 'converts % % at % to more than the largest amount of % (2147483647 minor units)', amount, source, rate, target
+            USING ERRCODE = 'numeric_value_out_of_range', COLUMN = 'rate';
+    END IF;
+    RETURN converted;
+END
 $$;

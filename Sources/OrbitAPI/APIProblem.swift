@@ -78,6 +78,9 @@ package struct APIProblem: Error, Sendable, Encodable {
             self = .unauthenticated(error.message)
         case .gone:
             self.init("resync", title: "Resync from scratch", status: .gone, detail: error.message)
+        case .unavailable:
+            self.init("unavailable", title: "Service unavailable", status: .serviceUnavailable, detail: error.message)
+            retryAfter = 1
         default:
             self = .internalError
         }

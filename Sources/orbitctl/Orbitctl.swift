@@ -1,4 +1,6 @@
 import ArgumentParser
+import OrbitCore
+import OrbitPostgres
 
 /// `orbitctl`: the OrbitCove server's command line.
 @main
@@ -19,6 +21,32 @@ struct Orbitctl: AsyncParsableCommand {
             ChatCommand.self, ChoreCommand.self, RewardCommand.self, PointsCommand.self, ExportCommand.self,
         ]
     )
+
+    /// Runs the command; a database error no service turned into a domain error still ends as
+    /// one sentence (issue 37, item 10): never `PostgresError(…)` on a user's screen.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as PostgresError {
+            exit(withError: CommandFailure(Self.sentence(for: error)))
+        } catch {
+            exit(withError: error)
+        }
+    }
+
+    /// One sentence for a database error: the domain's, when it is one; else the server's first
+    /// line and its SQLSTATE (for support; never a bound value).
+    static func sentence(for error: PostgresError) -> String {
+        if let domain = RequestRunner.domainError(for: error) { return domain.message }
+        if error.isConnectionFailure { return error.firstLine.hasSuffix(".") ? error.firstLine : error.firstLine + "." }
+        let line = error.firstLine.hasSuffix(".") ? String(error.firstLine.dropLast()) : error.firstLine
+        return "The database refused it: \(line) (SQLSTATE \(error.sqlState ?? "unknown"))."
+    }
 }
 
 enum OrbitVersion {

@@ -26,11 +26,13 @@ struct ReadTransactionTests {
                 #expect(read.readOnly == "on")
                 #expect(read.address == nil)
                 #expect(read.user == user.description)
-                await #expect(throws: PostgresError.self) {
+                // PostgreSQL refuses the write (25006 read_only_sql_transaction), as a domain error.
+                let refused = await #expect(throws: ServiceError.self) {
                     try await services.runner.asUserReading(user) { connection in
                         try await connection.query("INSERT INTO family_members (user_id, name) VALUES (\(user), \("Kid"))")
                     }
                 }
+                #expect(refused?.code == .unavailable && refused?.message.contains("read-only transaction") == true)
                 // A write of the same request: read-write, with the address for the audit log.
                 let write = try await services.runner.asUser(user) { try await Self.settings(on: $0) }
                 #expect(write.readOnly == "off")

@@ -35,12 +35,14 @@ struct RetryTests {
         try await withServices { services, _ in
             let user = try await services.users.create(email: "u@example.com", displayName: "U").id
             var attempts = 0
-            await #expect(throws: PostgresError.self) {
+            // After the last attempt the failure reaches the caller as a domain error (503 over HTTP).
+            let busy = await #expect(throws: ServiceError.self) {
                 try await services.runner.asUser(user) { connection in
                     attempts += 1
                     try await connection.executeScript(Self.abort40001)
                 }
             }
+            #expect(busy?.code == .unavailable)
             #expect(attempts == 4)
             attempts = 0
             await #expect(throws: (any Error).self) {

@@ -106,8 +106,8 @@ package struct DuesService: Sendable {
                 SELECT \(unescaped: Dues.columns), (due_date - date '2000-01-01') AS cursor_day, \(unescaped: Paging.micros("created_at")) AS cursor_us
                 FROM dues
                 WHERE community_id = \(community)
-                  AND (\(try after?.integer(0))::int IS NULL
-                       OR (due_date, created_at, id) < (date '2000-01-01' + \(try after.map { Int32(try $0.integer(0)) })::int,
+                  AND (\(try after?.int32(0))::int IS NULL
+                       OR (due_date, created_at, id) < (date '2000-01-01' + \(try after?.int32(0))::int,
                            timestamptz 'epoch' + \(try after?.integer(1)) * interval '1 microsecond', \(try after?.uuid(2))))
                 ORDER BY due_date DESC, created_at DESC, id DESC LIMIT \(limit + 1)
                 """

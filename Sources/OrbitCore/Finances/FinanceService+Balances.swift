@@ -40,11 +40,24 @@ extension FinanceService {
                         field: "rate",
                         reason: "no rate from \(paid.currency) to \(target) is known: an admin sets one, or an operator imports the ECB's")
                 }
-                let converted = try await connection.query(
-                    "SELECT orbit.convert(\(paid.minorUnits), \(rate)::numeric, \(paid.currency.code), \(target.code)) AS amount"
-                ).single().decode("amount", as: Int64.self)
+                let converted: Int64
+                do {
+                    converted = try await connection.query(
+                        "SELECT orbit.convert(\(paid.minorUnits), \(rate)::numeric, \(paid.currency.code), \(target.code)) AS amount"
+                    ).single().decode("amount", as: Int64.self)
+                } catch let error as PostgresError where error.sqlState == "22003" {
+                    // orbit.convert refuses a result past the largest amount (the rate is past its bound for this amount).
+                    throw ServiceError.invalidInput(
+                        field: "rate",
+                        reason:
+                            "converts \(paid) to more than the largest amount of \(target) (\(Money(minorUnits: Money.maximumMinorUnits, currency: target)))"
+                    )
+                }
+                guard converted > 0 else {
+                    throw ServiceError.invalidInput(
+                        field: "amount", reason: "converts at \(rate) to less than the smallest amount of \(target) (\(paid) is too little)")
+                }
                 let total = Money(minorUnits: converted, currency: target)
-                try total.requirePositive()
                 entry.total = total
                 entry.splits = [(.user(to), converted)]
                 entry.conversion = Conversion(paidAmount: paid.minorUnits, paidCurrency: paid.currency.code, rate: rate)

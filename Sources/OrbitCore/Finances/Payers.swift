@@ -18,6 +18,9 @@ enum Payers {
         guard let payers else { return Resolved(paidBy: paidBy, rows: []) }
         guard !payers.isEmpty else { throw ServiceError.invalidInput(field: "payers", reason: "must name at least one payer") }
         guard payers.values.allSatisfy({ $0 > 0 }) else { throw ServiceError.invalidInput(field: "payers", reason: "amounts must be more than zero") }
+        guard payers.values.allSatisfy({ $0 <= Money.maximumMinorUnits }) else {
+            throw ServiceError.invalidInput(field: "payers", reason: "amounts must be at most \(Money.maximumMinorUnits) minor units")
+        }
         let sum = payers.values.reduce(0, +)
         guard sum == total else {
             throw ServiceError.invalidInput(field: "payers", reason: "add up to \(sum) minor units, not the total \(total)")

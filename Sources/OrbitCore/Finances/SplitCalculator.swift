@@ -85,6 +85,9 @@ package enum SplitCalculator {
         case .exact(let amounts):
             guard !amounts.isEmpty else { throw ServiceError.invalidInput(field: "parts", reason: "must name at least one member") }
             guard amounts.values.allSatisfy({ $0 >= 0 }) else { throw ServiceError.invalidInput(field: "parts", reason: "cannot be negative") }
+            guard amounts.values.allSatisfy({ $0 <= Money.maximumMinorUnits }) else {
+                throw ServiceError.invalidInput(field: "parts", reason: "must be at most \(Money.maximumMinorUnits) minor units each")
+            }
             let sum = amounts.values.reduce(0, +)
             guard sum == total else {
                 throw ServiceError.invalidInput(field: "parts", reason: "add up to \(sum) minor units, not the total \(total)")
@@ -92,7 +95,9 @@ package enum SplitCalculator {
             return amounts.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         case .percent(let parts):
             guard !parts.isEmpty else { throw ServiceError.invalidInput(field: "parts", reason: "must name at least one member") }
-            guard parts.values.allSatisfy({ $0 >= 0 }) else { throw ServiceError.invalidInput(field: "parts", reason: "cannot be negative") }
+            guard parts.values.allSatisfy({ (0...10_000).contains($0) }) else {
+                throw ServiceError.invalidInput(field: "parts", reason: "must be from 0 to 100% (0 to 10000 hundredths) each")
+            }
             let sum = parts.values.reduce(0, +)
             guard sum == 10_000 else {
                 throw ServiceError.invalidInput(field: "parts", reason: "percentages add up to \(Double(sum) / 100)%, not 100%")
@@ -119,6 +124,13 @@ package enum SplitCalculator {
             throw ServiceError.invalidInput(field: "items", reason: "must list from 1 to 200 items")
         }
         guard itemised.tax >= 0, itemised.tip >= 0 else { throw ServiceError.invalidInput(field: "tax", reason: "tax and tip cannot be negative") }
+        // Each part within the bound, so that their sum cannot overflow (200 items at most).
+        guard itemised.tax <= Money.maximumMinorUnits, itemised.tip <= Money.maximumMinorUnits,
+            itemised.items.allSatisfy({ $0.amount <= Money.maximumMinorUnits })
+        else {
+            throw ServiceError.invalidInput(
+                field: "items", reason: "amounts, tax and tip must be at most \(Money.maximumMinorUnits) minor units each")
+        }
         guard itemised.total == total else {
             throw ServiceError.invalidInput(
                 field: "items", reason: "items, tax and tip add up to \(itemised.total) minor units, not the total \(total)")

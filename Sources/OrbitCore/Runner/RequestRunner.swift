@@ -179,8 +179,31 @@ package struct RequestRunner: Sendable {
             case "23514", "23503", "23502", "23001", "22001":
                 throw ServiceError(code: .invalidInput, field: error.column, message: "The database refused the change: \(error.message).")
             default:
-                throw error
+                throw Self.domainError(for: error) ?? error
             }
+        }
+    }
+
+    /// Every other class of SQLSTATE a service can meet, as a domain error (issue 37, item 10):
+    /// nil only for what is a bug of ours (a statement the server does not understand, 42xxx
+    /// but 42501, or an internal error, XX000), which the API answers 500 and logs.
+    package static func domainError(for error: PostgresError) -> ServiceError? {
+        guard let state = error.sqlState else { return nil }
+        let message = error.firstLine.hasSuffix(".") ? String(error.firstLine.dropLast()) : error.firstLine
+        switch state.prefix(2) {
+        case "22", "23":
+            // A value out of range (22003: an amount or a conversion past its bound), malformed
+            // (22P02, 22007, 22008) or refused by a rule: the input's fault.
+            return ServiceError(
+                code: .invalidInput, field: error.column ?? "amount", message: "\(message.prefix(1).uppercased() + message.dropFirst()).")
+        case "54":
+            return ServiceError(code: .invalidInput, field: error.column, message: "The request is too large for the database: \(message).")
+        case "P0":
+            return .conflict("\(message.prefix(1).uppercased() + message.dropFirst()).")
+        case "08", "25", "40", "53", "55", "57", "58":
+            return .unavailable("The database could not do it now (\(message)); try again shortly.")
+        default:
+            return nil
         }
     }
 

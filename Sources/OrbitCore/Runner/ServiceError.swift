@@ -20,6 +20,10 @@ package struct ServiceError: Error, Sendable, Equatable, CustomStringConvertible
         /// What the request points at is no longer kept (a sync cursor older than the change
         /// log's retention): start over.
         package static let gone = Code("gone")
+        /// The database could not do it now (unreachable, overloaded, shutting down, a statement
+        /// cancelled, a conflict that did not clear after retries): the same request may succeed
+        /// later.
+        package static let unavailable = Code("unavailable")
 
         package var description: String { name }
     }
@@ -58,6 +62,10 @@ package struct ServiceError: Error, Sendable, Equatable, CustomStringConvertible
 
     package static func gone(_ reason: String) -> ServiceError {
         ServiceError(code: .gone, message: reason)
+    }
+
+    package static func unavailable(_ reason: String) -> ServiceError {
+        ServiceError(code: .unavailable, message: reason)
     }
 
     package static func unauthenticated(_ reason: String) -> ServiceError {

@@ -72,6 +72,15 @@ package struct PageCursor: Sendable, Equatable {
         return value
     }
 
+    /// A key part as a 32-bit number (a day number), or a refusal: a part past its range is no
+    /// cursor of ours (the checksum only guards against typos, not against someone writing one).
+    package func int32(_ index: Int) throws -> Int32 {
+        guard let value = Int32(exactly: try integer(index)) else {
+            throw ServiceError.invalidInput(field: "cursor", reason: "is not a cursor from this list")
+        }
+        return value
+    }
+
     /// A key part as a UUID, or a refusal.
     package func uuid(_ index: Int) throws -> UUID {
         guard let value = UUID(uuidString: key[index]) else {

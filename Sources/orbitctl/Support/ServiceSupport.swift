@@ -126,3 +126,9 @@ func printPage<Item>(_ page: Page<Item>, _ headers: [String], _ row: (Item) -> [
     printTable(headers, page.items.map(row))
     if let next = page.nextCursor { print("More: --cursor \(next)") }
 }
+
+/// The bounds of money in the CLI's help: what the database's columns hold (docs/money.md, "Bounds").
+enum MoneyHelp {
+    static let amounts = "at most 2147483647 minor units: 21474836.47 in a currency of 2 decimals"
+    static let rates = "from 0.0000000001 to 99999999999999.9999999999 (14 digits before the point, 10 after)"
+}

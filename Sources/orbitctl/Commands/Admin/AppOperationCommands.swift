@@ -167,7 +167,7 @@ struct DuesUpdateCommand: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
     @Argument(help: "Dues id.") var dues: DuesID
     @Option(help: "New name.") var name: String?
-    @Option(help: "New amount per member, in the dues' currency (50.00).") var amount: String?
+    @Option(help: "New amount per member, in the dues' currency (50.00; \(MoneyHelp.amounts)).") var amount: String?
     @Option(help: "New due date, YYYY-MM-DD.") var dueDate: String?
     @OptionGroup var actor: ActorOptions
     @OptionGroup var output: JSONOption

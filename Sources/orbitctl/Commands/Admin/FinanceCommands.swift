@@ -63,7 +63,10 @@ struct ExpenseCommand: AsyncParsableCommand {
             help:
                 "equal: who shares it (ids or emails, comma-separated; family member ids too: their parent owes their share; default: every member)."
         ) var between: String?
-        @Option(help: "exact/percent/shares: USER=VALUE,… (amounts like 12.50, percentages like 33.33, whole-number shares).")
+        @Option(
+            help:
+                "exact/percent/shares: USER=VALUE,… (amounts like 12.50, \(MoneyHelp.amounts); percentages like 33.33; whole-number shares from 1 to 1000000)."
+        )
         var parts: String?
         @Option(
             name: .customLong("item"),
@@ -71,8 +74,8 @@ struct ExpenseCommand: AsyncParsableCommand {
                 "An item of an itemised expense (repeat for each): DESCRIPTION|AMOUNT|SPLIT, SPLIT being equal (every member), equal:USER,…, or exact:, percent:, shares: with USER=VALUE,…",
                 valueName: "item"))
         var items: [String] = []
-        @Option(help: "Itemised: tax on top of the items, shared in proportion to them (12.50).") var tax: String?
-        @Option(help: "Itemised: tip on top of the items, shared in proportion to them.") var tip: String?
+        @Option(help: "Itemised: tax on top of the items, shared in proportion to them (12.50; \(MoneyHelp.amounts)).") var tax: String?
+        @Option(help: "Itemised: tip on top of the items, shared in proportion to them (\(MoneyHelp.amounts)).") var tip: String?
 
         /// Whether any split option was given.
         var isGiven: Bool { split != nil || isBeyondEqual }
@@ -158,7 +161,7 @@ struct ExpenseCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
         @Option(help: "Community id (not needed with --from-event).") var community: CommunityID?
         @Option(help: "What it was for (with --from-event, default: the event's title and \"(attendance)\").") var description: String?
-        @Option(help: "Total, in the currency's units (30.00).") var amount: String
+        @Option(help: "Total, in the currency's units (30.00; \(MoneyHelp.amounts)).") var amount: String
         @Option(help: "ISO 4217 code.") var currency: Currency = .usd
         @Option(help: "Who paid (id or email; default the acting user), or several payers: USER=AMOUNT,… adding up to the total.")
         var paidBy: String?
@@ -287,7 +290,7 @@ struct ExpenseCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
         @Argument(help: "Expense id.") var expense: TransactionID
         @Option(help: "New description.") var description: String?
-        @Option(help: "New total, in the expense's currency.") var amount: String?
+        @Option(help: "New total, in the expense's currency (\(MoneyHelp.amounts)).") var amount: String?
         @Option(help: "New category.") var category: ExpenseCategory?
         @Option(help: "Who paid it all (id or email), or several payers: USER=AMOUNT,… adding up to the total.") var paidBy: String?
         @OptionGroup var split: SplitOptions
@@ -380,10 +383,13 @@ struct SettleCommand: AsyncParsableCommand {
         @Option(help: "Community id.") var community: CommunityID
         @Option(help: "Who paid (id or email).") var from: String
         @Option(help: "Who was paid (id or email).") var to: String
-        @Option(help: "Amount paid (20.00).") var amount: String
+        @Option(help: "Amount paid (20.00; \(MoneyHelp.amounts)).") var amount: String
         @Option(help: "ISO 4217 code of what was paid.") var currency: Currency = .usd
         @Option(help: "The currency of the debt it settles, when paid in another: recorded in it, converted.") var settles: Currency?
-        @Option(help: "With --settles: 1 paid currency = RATE of the debt's (default: the rate known today).") var rate: String?
+        @Option(
+            help:
+                "With --settles: 1 paid currency = RATE of the debt's (default: the rate known today; \(MoneyHelp.rates); the amount converted at it must be at most 2147483647 minor units of the debt's currency)."
+        ) var rate: String?
         @Option(help: "How (cash, venmo, …).") var method: String?
         @OptionGroup var actor: ActorOptions
         @OptionGroup var output: JSONOption
@@ -488,7 +494,7 @@ struct DuesCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
         @Option(help: "Community id (not needed with --from-event).") var community: CommunityID?
         @Option(help: "Name, e.g. \"2026 Season Dues\" (with --from-event, default: the event's title and \"(attendance)\").") var name: String?
-        @Option(help: "Amount per member (50.00); with --from-event, per head.") var amount: String
+        @Option(help: "Amount per member (50.00); with --from-event, per head (\(MoneyHelp.amounts)).") var amount: String
         @Option(help: "ISO 4217 code.") var currency: Currency = .usd
         @Option(help: "Due date, YYYY-MM-DD (with --from-event, default: the event's day).") var dueDate: String?
         @Option(
@@ -569,7 +575,7 @@ struct DuesCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
         @Argument(help: "Dues id.") var dues: DuesID
         @Option(help: "Who paid (id or email).") var user: String
-        @Option(help: "Amount (20.00).") var amount: String
+        @Option(help: "Amount (20.00; \(MoneyHelp.amounts)).") var amount: String
         @Option(help: "How (cash, transfer, …).") var method: String?
         @Option(help: "A note.") var note: String?
         @OptionGroup var actor: ActorOptions

@@ -40,7 +40,7 @@ struct RatesCommand: AsyncParsableCommand {
         @Option(help: "Community id.") var community: CommunityID
         @Option(help: "ISO 4217 code.") var from: Currency
         @Option(help: "ISO 4217 code.") var to: Currency
-        @Option(help: "A positive decimal, at most 10 places (1.0834).") var rate: String
+        @Option(help: "A positive decimal (1.0834): \(MoneyHelp.rates).") var rate: String
         @Option(help: "The day, YYYY-MM-DD (default today in the community's zone).") var date: String?
         @OptionGroup var actor: ActorOptions
         @OptionGroup var output: JSONOption

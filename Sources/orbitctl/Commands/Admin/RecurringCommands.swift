@@ -21,7 +21,7 @@ struct RecurringCommand: AsyncParsableCommand {
         @Option(help: "Community id.") var community: CommunityID
         @Option(help: "expense or dues.") var kind: RecurringCharge.Kind
         @Option(help: "The expense's description, or the dues' name.") var description: String
-        @Option(help: "Each occurrence's amount, in the currency's units (25.00).") var amount: String
+        @Option(help: "Each occurrence's amount, in the currency's units (25.00; \(MoneyHelp.amounts)).") var amount: String
         @Option(help: "ISO 4217 code.") var currency: Currency = .usd
         @Option(help: "An RRULE, e.g. FREQ=MONTHLY;BYMONTHDAY=1 (its days are the community's days).") var rule: String
         @Option(help: "The rule's first day, YYYY-MM-DD (default today in the community's zone).") var starts: String?
