@@ -241,7 +241,7 @@ let package = Package(
         .testTarget(
             name: "SchemaTests",
             dependencies: ["OrbitMigrations", "OrbitPostgres", "OrbitTestSupport"],
-            exclude: ["DraftDDL"],
+            exclude: ["DraftDDL", "orbit_app_functions.txt"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -6,10 +6,24 @@
   replaced by a fresh UUID; an invalid one is left as generated, so refusals are still checked.
 - format rrule: openapi.yaml says `recurrence_rule` is an RFC 5545 RRULE (`format: rrule`), a
   grammar no JSON Schema keyword states; schemathesis learns it here, as it knows `date-time`.
-- Splits must add up, as the document says in words (a schema cannot sum): percentages to 100%
-  (10000 basis points), exact amounts to the expense's amount. Valid (positive) cases get their
-  basis points scaled, or their amount set to the sum, as a client computing a split does;
-  invalid ones are left alone.
+- format entity-tags: `If-Match` is RFC 9110's list of entity tags (`format: entity-tags`, and a
+  pattern); schemathesis learns the grammar here too (its coverage phase otherwise sent "0", a
+  value the pattern itself refuses, as a valid header).
+
+Every other hook below does what a client does for a rule openapi.yaml writes in words
+(docs/api.md, "Rules the schema cannot state"), and only to cases generated as valid:
+- Splits and payers must add up (addExpense, updateExpense, chargeAttendees, createRecurringCharge):
+  percentages to 100% (10000 basis points), exact amounts, items with tax and tip, and payers to
+  the amount, an item's split to the item's amount; a payer is named once; `paid_by` given with
+  `payers` is one of them. Valid cases get their basis points
+  scaled, their amount set to the sum, or their last payer given the remainder, as a client
+  computing a split does; invalid ones are left alone.
+- A settlement (recordSettlement) is between two people, carries a rate only to convert into
+  another currency, and converts to an amount that exists: a valid case naming one person twice
+  gets the other demo member, one with a rate but the same currency twice drops the rate, and
+  one whose amount and rate would convert past the bounds gets an amount (or a rate) that cannot.
+- An exchange rate (setExchangeRate) is between two currencies: a valid case with the same code
+  twice gets another quote.
 - An event ends no earlier than it starts (in words in the document, too): a valid case whose
   `ends_at` comes before its `starts_at` gets the two swapped.
 - Ids: half of the valid cases that name a community, post, dues or user by a drawn UUID name the
@@ -73,9 +87,131 @@ def rrules(draw):
 schemathesis.openapi.format("rrule", rrules())
 
 
+@st.composite
+def entity_tags(draw):
+    """RFC 9110's If-Match: `*`, or entity tags (commas and all visible ASCII but the quote inside)."""
+    if draw(st.integers(0, 9)) == 0:
+        return "*"
+    etagc = st.text(alphabet=[chr(c) for c in range(0x21, 0x7F) if c != 0x22], max_size=24)
+    tags = [("W/" if draw(st.booleans()) else "") + '"' + draw(etagc) + '"' for _ in range(draw(st.integers(1, 3)))]
+    spaces = st.text(alphabet=" \t", max_size=2)
+    return "".join(tag if i == 0 else draw(spaces) + "," + draw(spaces) + tag for i, tag in enumerate(tags))
+
+
+schemathesis.openapi.format("entity-tags", entity_tags())
+
+LARGEST = 2147483647
+DEMO_MEMBERS = ["00000000-0000-4000-8000-00000000a0a0", "00000000-0000-4000-8000-00000000b0b0"]
+
+
+def _as_int(value):
+    """A JSON integer (JSON Schema's integers include 12.0), else None."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == int(value):
+        return int(value)
+    return None
+
+
+def _positive_ints(values):
+    return all(_as_int(v) is not None and v >= 1 for v in values)
+
+
+def _sum_items(body):
+    split = body.get("split") if isinstance(body, dict) else None
+    if not isinstance(split, dict) or split.get("method") != "items" or not isinstance(split.get("items"), list):
+        return
+    items = split["items"]
+    amounts = [item.get("amount") for item in items if isinstance(item, dict)]
+    extras = [split.get(key, 0) for key in ("tax", "tip")]
+    if len(amounts) != len(items) or not amounts or not _positive_ints(amounts):
+        return
+    if not all(_as_int(v) is not None and v >= 0 for v in extras):
+        return
+    total = int(sum(amounts) + sum(extras))
+    if total > LARGEST:
+        # No expense is that large: a client's items add up to an amount that can be (each item
+        # keeps its own split, which adds up to it).
+        split["tax"] = split["tip"] = 0
+        while len(items) > 1 and sum(int(item["amount"]) for item in items) > LARGEST:
+            items.pop()
+        total = int(sum(item["amount"] for item in items))
+    if 1 <= total <= LARGEST:
+        body["amount"] = total
+
+
+def _sum_payers(body):
+    payers = body.get("payers") if isinstance(body, dict) else None
+    if not isinstance(payers, list) or not payers or not all(isinstance(p, dict) for p in payers):
+        return
+    # Each payer once, as a client lists them.
+    seen = set()
+    payers[:] = [p for p in payers if not (p.get("user_id") in seen or seen.add(p.get("user_id")))]
+    amounts = [p.get("amount") for p in payers]
+    if not _positive_ints(amounts):
+        return
+    total = _as_int(body.get("amount"))
+    if total is None or not 1 <= total <= LARGEST:
+        total = int(sum(amounts))
+        if total > LARGEST:
+            total = LARGEST
+        body["amount"] = total
+    # The last payer pays what the others leave; or the first pays it all.
+    rest = total - int(sum(amounts[:-1]))
+    if len(payers) > 1 and rest >= 1:
+        payers[-1]["amount"] = rest
+    else:
+        del payers[1:]
+        payers[0]["amount"] = total
+    ids = [p.get("user_id") for p in payers]
+    if "paid_by" in body and body["paid_by"] not in ids and isinstance(ids[0], str):
+        body["paid_by"] = ids[0]
+
+
+def _settlement_parties(case):
+    body = case.body
+    if case.method.upper() != "POST" or not case.path.endswith("/settlements") or not isinstance(body, dict):
+        return
+    if body.get("from_user_id") is not None and body.get("from_user_id") == body.get("to_user_id"):
+        body["to_user_id"] = DEMO_MEMBERS[1] if body["from_user_id"] == DEMO_MEMBERS[0] else DEMO_MEMBERS[0]
+    if "rate" in body and body.get("settles_currency") == body.get("currency", "USD"):
+        del body["rate"]
+    # The amount converted at the rate is 1 to 2147483647 minor units of the debt's currency; the
+    # currencies' decimals differ by at most 4 places, so a client keeps amount × rate within
+    # [10^4, 2147483647 / 10^4] and is safe whatever the two currencies.
+    amount = _as_int(body.get("amount"))
+    try:
+        rate = float(body.get("rate"))
+    except (TypeError, ValueError):
+        return
+    if amount is None or amount < 1 or rate <= 0:
+        return
+    if amount * rate * 10**4 > LARGEST:
+        body["amount"] = max(1, int(LARGEST / (rate * 10**4)))
+        if body["amount"] * rate * 10**4 > LARGEST:
+            del body["rate"]
+    elif amount * rate < 10**4:
+        body["rate"] = "1"
+        if amount < 10**4:
+            body["amount"] = 10**4
+
+
+def _rate_currencies(case):
+    body = case.body
+    if case.method.upper() != "POST" or not case.path.endswith("/exchange-rates") or not isinstance(body, dict):
+        return
+    if body.get("base") is not None and body.get("base") == body.get("quote"):
+        body["quote"] = "USD" if body["base"] != "USD" else "EUR"
+
+
 def _sum_splits(body):
+    """An exact split's amounts are the amount; a percent split's basis points add up to 10000.
+    `body` is the expense (or recurring charge), or one item of an itemised split: each item's
+    own split is made to add up to the item's amount, as the expense's to the expense's."""
     split = body.get("split") if isinstance(body, dict) else None
     if not isinstance(split, dict):
+        return
+    if split.get("method") == "items" and isinstance(split.get("items"), list):
+        for item in split["items"]:
+            _sum_splits(item)
         return
     amounts = split.get("amounts")
     if split.get("method") == "exact" and isinstance(amounts, dict) and amounts:
@@ -101,6 +237,8 @@ def _sum_splits(body):
     scaled[keys[0]] += 10000 - sum(scaled.values())
     if scaled[keys[0]] >= 1:
         split["basis_points"] = scaled
+
+
 SEEN_CURSORS = set()
 
 
@@ -134,6 +272,10 @@ def before_call(ctx, case, kwargs):
         if not keep_demo and case.path_parameters and name in case.path_parameters and RANDOM.random() < 0.5:
             case.path_parameters[name] = demo
     _sum_splits(case.body)
+    _sum_items(case.body)
+    _sum_payers(case.body)
+    _settlement_parties(case)
+    _rate_currencies(case)
     _order_event_times(case.body)
     query = case.query
     if query and "cursor" in query and query["cursor"] not in SEEN_CURSORS:

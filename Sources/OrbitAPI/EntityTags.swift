@@ -26,19 +26,38 @@ enum EntityTags {
     /// ones (`W/"…"`) with their prefix, so they never equal a strong one (`If-Match` compares
     /// strongly, RFC 9110, 13.1.1); nil when the header is not that grammar.
     static func list(_ header: String) -> [String]? {
-        let whitespace = CharacterSet(charactersIn: " \t")
-        if header.trimmingCharacters(in: whitespace) == "*" { return ["*"] }
-        var tags: [String] = []
-        for part in header.split(separator: ",", omittingEmptySubsequences: false) {
-            let tag = part.trimmingCharacters(in: whitespace)
-            let opaque = tag.hasPrefix("W/") ? tag.utf8.dropFirst(2) : tag.utf8[...]
-            // etagc: visible ASCII but the double quote (RFC 9110, 8.8.3).
-            guard opaque.count >= 2, opaque.first == UInt8(ascii: "\""), opaque.last == UInt8(ascii: "\""),
-                opaque.dropFirst().dropLast().allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") })
-            else { return nil }
-            tags.append(tag)
+        let bytes = Array(header.utf8)
+        func isSpace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        var index = 0
+        func skipSpace() { while index < bytes.count, isSpace(bytes[index]) { index += 1 } }
+        skipSpace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "*") {
+            index += 1
+            skipSpace()
+            return index == bytes.count ? ["*"] : nil
         }
-        return tags
+        // 1#entity-tag: tags read quote to quote (an etagc may be a comma), between commas and
+        // optional whitespace (RFC 9110, 5.6.1 and 8.8.3).
+        var tags: [String] = []
+        while true {
+            let start = index
+            if bytes[index...].starts(with: Array("W/".utf8)) { index += 2 }
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+            index += 1
+            // etagc: visible ASCII but the double quote.
+            while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
+                guard bytes[index] > 0x20, bytes[index] < 0x7F else { return nil }
+                index += 1
+            }
+            guard index < bytes.count else { return nil }
+            index += 1
+            tags.append(String(decoding: bytes[start..<index], as: UTF8.self))
+            skipSpace()
+            if index == bytes.count { return tags }
+            guard bytes[index] == UInt8(ascii: ",") else { return nil }
+            index += 1
+            skipSpace()
+        }
     }
 
     static let ifMatch = HTTPField.Name("If-Match")!

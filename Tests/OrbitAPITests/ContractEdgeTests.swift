@@ -136,6 +136,51 @@ struct ContractEdgeTests {
                 .post, "/communities/\(cast.community)/invites", token: cast.adminToken, json: ["expires_at": "2001-01-01T00:00:00Z"])
             #expect(invite.status == 409)
             #expect(try invite.json["field"] as? String == "expires_at")
+
+            // Found by schemathesis (issue 37, item 9): a payer who is no member, a day the series does not give.
+            let stranger = UUID().uuidString
+            let expense = try await harness.request(
+                .post, "/communities/\(cast.community)/expenses", token: cast.adminToken,
+                json: [
+                    "description": "Pizza", "amount": 100, "paid_by": stranger, "split": ["method": "equal", "user_ids": [cast.admin.description]],
+                ])
+            #expect(try expense.status == 409 && expense.json["field"] is String, "\(expense.text)")
+            let recurring = try await harness.request(
+                .post, "/communities/\(cast.community)/recurring-charges", token: cast.adminToken,
+                json: [
+                    "kind": "expense", "description": "Rent", "amount": 100, "recurrence_rule": "FREQ=DAILY", "paid_by": stranger,
+                    "split": ["method": "equal", "user_ids": [cast.admin.description]],
+                ])
+            #expect(try recurring.status == 409 && (recurring.json["field"] as? String) == "paid_by", "\(recurring.text)")
+            let monthly = try await harness.request(
+                .post, "/communities/\(cast.community)/recurring-charges", token: cast.adminToken,
+                json: [
+                    "kind": "dues", "description": "Monthly", "amount": 100, "recurrence_rule": "FREQ=MONTHLY;BYMONTHDAY=1",
+                    "starts_on": "2030-01-01",
+                ])
+            let skip = try await harness.request(
+                .post, "/recurring-charges/\(try monthly.string("id"))/skip", token: cast.adminToken, json: ["date": "2030-02-02"])
+            #expect(try skip.status == 409 && (skip.json["field"] as? String) == "date", "\(skip.text)")
+        }
+    }
+
+    @Test("an event's description and address: empty or any text without control characters; a NUL is 400 naming the field, never a 500")
+    func eventFreeText() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let event = try await harness.request(
+                .post, "/communities/\(cast.community)/events", token: cast.adminToken,
+                json: ["title": "Game", "starts_at": "2030-01-05T10:00:00Z", "description": "", "location_address": "1 Field Rd\r\nTown"])
+            #expect(event.status == 201, "\(event.text)")
+            let path = "/events/\(try event.string("id"))"
+            for field in ["description", "location_address"] {
+                for text in ["a\u{0}b", "bell\u{7}"] {
+                    let refused = try await harness.request(.patch, path, token: cast.adminToken, json: [field: text])
+                    #expect(try refused.status == 400 && refused.string("field") == field, "\(field): \(refused.text)")
+                }
+            }
+            let long = try await harness.request(.patch, path, token: cast.adminToken, json: ["location_address": String(repeating: "x", count: 501)])
+            #expect(long.status == 400)
         }
     }
 

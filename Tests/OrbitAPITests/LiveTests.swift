@@ -98,9 +98,10 @@ struct LiveTests {
         try await withAPI { harness in
             let cast = try await APICast.make(harness)
             try await withServer(harness, heartbeat: .seconds(30)) { port in
-                // A token with a second left.
+                // A token with five seconds left: enough for the upgrade on a loaded machine (one
+                // second was not, under the whole suite), then the socket is closed when it expires.
                 let lifetime = TimeInterval(harness.api.tokens.lifetime.components.seconds)
-                let token = try await harness.api.tokens.issue(for: cast.member, now: Date().addingTimeInterval(1 - lifetime))
+                let token = try await harness.api.tokens.issue(for: cast.member, now: Date().addingTimeInterval(5 - lifetime))
                 let received = Received()
                 try await Self.listen(port: port, token: token, into: received)
                 #expect(received.isClosed)

@@ -4,6 +4,8 @@ import OrbitCore
 import OrbitPostgres
 import Testing
 
+@testable import OrbitAPI
+
 /// Offline writes (docs/sync.md): entity tags on GETs and in the change feed, `If-Match` on
 /// updates and deletes, 412 with the current version.
 @Suite("Offline writes")
@@ -226,5 +228,25 @@ struct OfflineWriteTests {
             let get = try await harness.request(.get, "/healthz", headers: ["Origin": "https://app.example"])
             #expect((get.headers[HTTPField.Name("Access-Control-Expose-Headers")!] ?? "").contains("ETag"))
         }
+    }
+}
+
+/// `If-Match` as RFC 9110 writes it (issue 37, item 9; found by schemathesis): a list of entity
+/// tags whose characters may include commas, between commas and optional spaces or tabs.
+@Suite("If-Match's grammar")
+struct EntityTagGrammarTests {
+    @Test(
+        "lists of entity tags are read quote to quote; anything else is not an If-Match",
+        arguments: [
+            ("*", ["*"]), ("  *\t", ["*"]), (#""a""#, [#""a""#]), (#""""#, [#""""#]), (#"W/"a""#, [#"W/"a""#]),
+            (#""a,b" , W/"c", "d""#, [#""a,b""#, #"W/"c""#, #""d""#]), ("\t\"0X2+IV<,_(#.!*`*$Vs\"\t,  \"f\"", ["\"0X2+IV<,_(#.!*`*$Vs\"", "\"f\""]),
+        ])
+    func valid(header: String, tags: [String]) {
+        #expect(EntityTags.list(header) == tags)
+    }
+
+    @Test("not entity tags", arguments: ["0", "", "*, \"a\"", "\"a", "a\"", "\"a\" \"b\"", "\"a\",", ",\"a\"", "w/\"a\"", "\"a\u{7F}\"", "\"a b\""])
+    func invalid(header: String) {
+        #expect(EntityTags.list(header) == nil)
     }
 }

@@ -176,6 +176,8 @@ package struct EventDraft: Sendable {
     func validate() throws {
         if let title { _ = try Validate.text(title, field: "title", limit: 200) }
         if let locationName { _ = try Validate.text(locationName, field: "location_name", limit: 200) }
+        if let description { _ = try Validate.optionalText(description, field: "description", limit: 10_000) }
+        if let locationAddress { _ = try Validate.optionalText(locationAddress, field: "location_address", limit: 500) }
         if let locationLat, !(-90...90).contains(locationLat) || !locationLat.isFinite {
             throw ServiceError.invalidInput(field: "location_lat", reason: "must be between -90 and 90")
         }

@@ -88,7 +88,8 @@ package struct RecurringChargeService: Sendable {
             let today = try await runner.today(in: template.community, on: connection)
             let first = startsOn ?? today
             guard let next = RecurringCharge.days(of: template.rule, startsOn: first, after: nil, through: nil, limit: 1).first else {
-                throw ServiceError.invalidInput(field: "recurrence_rule", reason: "gives no day from \(first) on")
+                // A well-formed rule whose days are all past (today is state): 409, as a time already past.
+                throw ServiceError.conflict(field: "recurrence_rule", reason: "gives no day from \(first) on")
             }
             let written = try await connection.query(
                 """
@@ -183,7 +184,8 @@ package struct RecurringChargeService: Sendable {
             let charge = try await Self.charge(id, on: connection)
             let rule = try Self.parse(charge.recurrenceRule)
             guard RecurringCharge.days(of: rule, startsOn: charge.startsOn, after: day.adding(days: -1), through: day, limit: 1) == [day] else {
-                throw ServiceError.invalidInput(field: "date", reason: "\(day) is not a day of \(charge.recurrenceRule) from \(charge.startsOn)")
+                // A well-formed day the stored series does not give: the state refuses it (409).
+                throw ServiceError.conflict(field: "date", reason: "\(day) is not a day of \(charge.recurrenceRule) from \(charge.startsOn)")
             }
             guard let next = charge.nextOn, day >= next else {
                 throw ServiceError.conflict(

@@ -146,6 +146,10 @@ package struct RequestRunner: Sendable {
     func mappingErrors<Result>(_ body: () async throws -> Result) async throws -> Result {
         do {
             return try await body()
+        } catch let error as PostgresError where error.code == .encoding {
+            // A value that cannot even be sent (a NUL in text): every text field is checked before,
+            // so this is a field that was not; still the input's fault, never a 500.
+            throw ServiceError(code: .invalidInput, field: nil, message: "A value of the request cannot be stored: \(error.message).")
         } catch let error as PostgresError where error.code == .server {
             switch error.sqlState {
             case "42501":
@@ -174,6 +178,9 @@ package struct RequestRunner: Sendable {
                 // A request with both times is checked before (400); reaching the table means one
                 // of them is the stored one: the event's state refuses it.
                 throw ServiceError.conflict(field: "ends_at", reason: "must not be before the event's start")
+            case "23503" where error.constraint == "transactions_payer_member" || error.constraint == "recurring_charges_paid_by_fkey":
+                // A well-formed id of someone who is not a member: the state refuses it (409).
+                throw ServiceError.conflict(field: "paid_by", reason: "must be a member of the community")
             case "23514" where error.constraint == "members_last_admin":
                 throw ServiceError.conflict("A community needs at least one admin: make another member an admin first.")
             case "23514", "23503", "23502", "23001", "22001":

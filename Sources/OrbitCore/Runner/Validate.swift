@@ -22,6 +22,17 @@ enum Validate {
         return trimmed
     }
 
+    /// Text that may be empty (an event's description, an address): newlines and tabs allowed, no
+    /// other control character (PostgreSQL's text cannot even hold a NUL), at most `limit`
+    /// characters. Returned as given.
+    static func optionalText(_ value: String, field: String, limit: Int) throws -> String {
+        guard value.count <= limit else { throw ServiceError.invalidInput(field: field, reason: "must be at most \(limit) characters") }
+        guard value.unicodeScalars.allSatisfy({ $0 == "\n" || $0 == "\t" || $0 == "\r" || $0.properties.generalCategory != .control }) else {
+            throw ServiceError.invalidInput(field: field, reason: "must not contain control characters")
+        }
+        return value
+    }
+
     /// ASCII character classes, for the patterns openapi.yaml states (emails, URLs, device
     /// tokens, bundle ids, locales): a byte at a time, never locale- or Unicode-dependent.
     static func isDigit(_ byte: UInt8) -> Bool { (0x30...0x39).contains(byte) }
