@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import OrbitCore
+import OrbitTestSupport
 import Testing
 
 /// Money never overflows into a 500 (issue 37, item 10): amounts and rates at and past their
@@ -20,18 +21,6 @@ struct MoneyBoundsTests {
     ]
     static let currencies = ["USD", "JPY", "BHD", "IQD", "NPR", "CLF", "EUR"]
 
-    /// A deterministic generator (SplitMix64), so that a failing seed can be rerun.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test("random money operations with amounts and rates at and past the bounds: no 5xx, every 400 names its field, balances add up to zero")
     func boundsThroughEveryOperation() async throws {
         try await withAPI { harness in
@@ -43,7 +32,7 @@ struct MoneyBoundsTests {
                 json: ["title": "Game", "starts_at": "2030-01-05T10:00:00Z"])
             let eventID = try event.string("id")
             _ = try await harness.request(.put, "/events/\(eventID)/rsvp", token: cast.memberToken, json: ["status": "yes", "plus_ones": 2])
-            var random = Generator(state: 37_10)
+            var random = SplitMix64(seed: 37_10)
             func amount() -> Int64 { Self.amounts[Int(random.next() % UInt64(Self.amounts.count))] }
             func rate() -> String { Self.rates[Int(random.next() % UInt64(Self.rates.count))] }
             func currency() -> String { Self.currencies[Int(random.next() % UInt64(Self.currencies.count))] }

@@ -201,8 +201,9 @@ package struct RequestRunner: Sendable {
         case "22", "23":
             // A value out of range (22003: an amount or a conversion past its bound), malformed
             // (22P02, 22007, 22008) or refused by a rule: the input's fault.
-            return ServiceError(
-                code: .invalidInput, field: error.column ?? "amount", message: "\(message.prefix(1).uppercased() + message.dropFirst()).")
+            // A number out of range without a column is an amount's or a count's computation.
+            let field = error.column ?? (state == "22003" ? "amount" : nil)
+            return ServiceError(code: .invalidInput, field: field, message: "\(message.prefix(1).uppercased() + message.dropFirst()).")
         case "54":
             return ServiceError(code: .invalidInput, field: error.column, message: "The request is too large for the database: \(message).")
         case "P0":
