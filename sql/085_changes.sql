@@ -111,8 +111,70 @@ DROP TRIGGER IF EXISTS trigger_change_message ON messages;
 CREATE TRIGGER trigger_change_message AFTER INSERT OR UPDATE ON messages
     FOR EACH ROW EXECUTE FUNCTION orbit.record_change('message', 'community_id', 'id', 'conversation_id');
 
--- The compaction horizon, for the feed (which runs as orbit_app).
-CREATE OR REPLACE FUNCTION orbit.change_horizon() RETURNS timestamptz
+-- What other entities' JSON shows of a row (issue 38): a user's `display_name` is part of each
+-- of their memberships (`member`); a family member's name is part of each expense with a split
+-- for them (`for`), shown to whoever shares a community with their parent (family_members'
+-- policy), so it changes with the name and when the parent joins or leaves any community. Each
+-- of those is a change of the entities that show it, so followers get them as a fresh sync would.
+CREATE OR REPLACE FUNCTION orbit.record_shown_elsewhere() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    communities uuid[];
+    community uuid;
+BEGIN
+    IF TG_TABLE_NAME = 'users' THEN
+        WITH written AS (
+            INSERT INTO public.changes (community_id, entity, entity_id, op)
+            SELECT m.community_id, 'member', m.id, 'upsert' FROM public.members m WHERE m.user_id = NEW.id AND m.left_at IS NULL
+            RETURNING community_id)
+        SELECT array_agg(DISTINCT w.community_id) INTO communities FROM written w;
+    ELSIF TG_TABLE_NAME = 'family_members' THEN
+        WITH written AS (
+            INSERT INTO public.changes (community_id, entity, entity_id, op)
+            SELECT DISTINCT t.community_id, 'expense', t.id, 'upsert'
+            FROM public.splits s JOIN public.transactions t ON t.id = s.transaction_id
+            WHERE s.family_member_id = NEW.id AND t.deleted_at IS NULL
+            RETURNING community_id)
+        SELECT array_agg(DISTINCT w.community_id) INTO communities FROM written w;
+    ELSE
+        -- members: whether someone shares a community with the parent may have changed.
+        WITH written AS (
+            INSERT INTO public.changes (community_id, entity, entity_id, op)
+            SELECT DISTINCT t.community_id, 'expense', t.id, 'upsert'
+            FROM public.family_members f
+            JOIN public.splits s ON s.family_member_id = f.id
+            JOIN public.transactions t ON t.id = s.transaction_id
+            WHERE f.user_id = (CASE WHEN TG_OP = 'DELETE' THEN OLD.user_id ELSE NEW.user_id END) AND t.deleted_at IS NULL
+            RETURNING community_id)
+        SELECT array_agg(DISTINCT w.community_id) INTO communities FROM written w;
+    END IF;
+    FOREACH community IN ARRAY coalesce(communities, '{}') LOOP
+        PERFORM pg_notify('orbit_changes', community::text);
+    END LOOP;
+    RETURN NULL;
+END
+$$;
+ALTER FUNCTION orbit.record_shown_elsewhere() OWNER TO orbit_admin;
+DROP FUNCTION IF EXISTS orbit.record_rename() CASCADE;
+
+DROP TRIGGER IF EXISTS trigger_change_user_name ON users;
+CREATE TRIGGER trigger_change_user_name AFTER UPDATE OF display_name ON users
+    FOR EACH ROW WHEN (OLD.display_name IS DISTINCT FROM NEW.display_name) EXECUTE FUNCTION orbit.record_shown_elsewhere();
+DROP TRIGGER IF EXISTS trigger_change_family_member_name ON family_members;
+CREATE TRIGGER trigger_change_family_member_name AFTER UPDATE OF name ON family_members
+    FOR EACH ROW WHEN (OLD.name IS DISTINCT FROM NEW.name) EXECUTE FUNCTION orbit.record_shown_elsewhere();
+DROP TRIGGER IF EXISTS trigger_change_member_presence ON members;
+CREATE TRIGGER trigger_change_member_presence AFTER UPDATE OF left_at ON members
+    FOR EACH ROW WHEN (OLD.left_at IS DISTINCT FROM NEW.left_at) EXECUTE FUNCTION orbit.record_shown_elsewhere();
+DROP TRIGGER IF EXISTS trigger_change_member_joined ON members;
+CREATE TRIGGER trigger_change_member_joined AFTER INSERT OR DELETE ON members
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_shown_elsewhere();
+
+-- How far compaction has gone, for the feed (which runs as orbit_app): the newest transaction
+-- whose changes it removed. A cursor whose snapshot's xmin is not past it may lack one (410).
+DROP FUNCTION IF EXISTS orbit.change_horizon();
+CREATE OR REPLACE FUNCTION orbit.changes_compacted_through() RETURNS xid8
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
-AS $$ SELECT h.cutoff FROM orbit_private.change_horizon h $$;
-ALTER FUNCTION orbit.change_horizon() OWNER TO orbit_admin;
+AS $$ SELECT h.compacted_through FROM orbit_private.change_horizon h $$;
+ALTER FUNCTION orbit.changes_compacted_through() OWNER TO orbit_admin;

@@ -25,7 +25,7 @@ TO orbit_app, orbit_admin;
 
 -- Operations a non-member must be able to perform, each checked inside the function.
 GRANT EXECUTE ON FUNCTION orbit.redeem_invite(text), orbit.materialize_occurrence(uuid, timestamptz), orbit.register_device(text, text, text, text),
-    orbit.change_horizon(), orbit.presence(uuid[]), orbit.chat_push_recipients(uuid),
+    orbit.changes_compacted_through(), orbit.presence(uuid[]), orbit.chat_push_recipients(uuid),
     orbit.set_child_pin(uuid, uuid, text), orbit.start_child_pairing(uuid, uuid, bytea, timestamptz),
     orbit.finish_child_pairing(bytea, bytea), orbit.child_sign_in(bytea, text), orbit.can_manage_child(uuid, uuid),
     orbit.child_devices_of(uuid, uuid), orbit.revoke_child_devices(uuid, uuid, uuid)

@@ -4,9 +4,10 @@ import OrbitCore
 import OrbitPostgres
 import OrbitScaleData
 
-/// `orbit-bench sync`: the change feed (issue 20). The randomized soak (writers with overlapping
-/// transactions of random length, a follower pulling all along, its copy compared with a fresh
-/// sync) for many rounds; then pulling a 100,000-change backlog, and what the change log costs
+/// `orbit-bench sync`: the change feed (issues 20 and 38). The randomized soak (writers with
+/// overlapping transactions of random length, others held open, renames, a member leaving and
+/// rejoining, retention while a follower is in the middle of a window; two followers pulling all
+/// along, each copy compared with a fresh sync) for many rounds; then pulling a 100,000-change backlog, and what the change log costs
 /// an expense insert (with and without its triggers, alternating, in one run).
 struct SyncBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -15,9 +16,10 @@ struct SyncBenchmark: AsyncParsableCommand {
     )
 
     @Option(help: "Server to use (a superuser). Default: a throwaway local cluster.") var databaseURL: String?
-    @Option(help: "Soak rounds (each a new community).") var rounds = 20
-    @Option(help: "Writers per round.") var writers = 4
-    @Option(help: "Transactions per writer per round.") var transactions = 40
+    @Option(help: "Soak rounds (each a new community).") var rounds = 500
+    @Option(help: "Writers per round.") var writers = 3
+    @Option(help: "Transactions per writer per round.") var transactions = 8
+    @Option(help: "Transactions held open (up to 300 ms) beside the writers, per round.") var held = 4
     @Option(help: "Changes in the backlog to pull (0: skip).") var backlog = 100_000
     @Option(help: "Expenses per timed run of the write cost (0: skip).") var expenses = 2000
 
@@ -43,13 +45,9 @@ struct SyncBenchmark: AsyncParsableCommand {
         let start = clock.now
         for round in 0..<rounds {
             let report = try await SyncSoak.round(
-                services: services, configuration: server.configuration, writers: writers, transactions: transactions, seed: UInt64(round + 1))
-            total.committed += report.committed
-            total.rolledBack += report.rolledBack
-            total.failed += report.failed
-            total.pulls += report.pulls
-            total.changesPulled += report.changesPulled
-            total.entitiesCompared += report.entitiesCompared
+                services: services, configuration: server.configuration, writers: writers, transactions: transactions, held: held,
+                seed: UInt64(round + 1))
+            total.add(report)
             if !report.mismatches.isEmpty {
                 failedRounds += 1
                 print("round \(round + 1) (seed \(round + 1)): the follower differs from a fresh sync at \(report.mismatches.prefix(5))")

@@ -27,11 +27,24 @@ struct Follower {
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
-    /// Pulls until the feed says there is no more now, `limit` changes a page.
+    /// Pulls until the feed says there is no more now, `limit` changes a page. Told its cursor is
+    /// gone (after compaction), it starts over as an app does — a few times: while a transaction
+    /// older than the compacted changes runs anywhere in the cluster (another test's), even a new
+    /// cursor is judged as possibly lacking them.
     mutating func pull(_ services: OrbitServices, limit: Int = 7) async throws {
-        var page: ChangePage
-        repeat {
-            page = try await services.sync.changes(of: community, cursor: cursor, limit: limit, as: user)
+        var startsOver = 0
+        var more = true
+        while more {
+            let page: ChangePage
+            do {
+                page = try await services.sync.changes(of: community, cursor: cursor, limit: limit, as: user)
+            } catch let error as ServiceError where error.code == .gone && startsOver < 50 {
+                startsOver += 1
+                copy = [:]
+                cursor = nil
+                try await Task.sleep(for: .milliseconds(100))
+                continue
+            }
             for change in page.changes {
                 let key = "\(change.entity.rawValue)/\(change.id.uuidString.lowercased())"
                 switch change.op {
@@ -46,7 +59,8 @@ struct Follower {
             }
             pulled += page.changes.count
             cursor = page.nextCursor
-        } while page.hasMore
+            more = page.hasMore
+        }
     }
 
     func has(_ entity: SyncEntity, _ id: UUID) -> Bool { copy["\(entity.rawValue)/\(id.uuidString.lowercased())"] != nil }
@@ -150,7 +164,9 @@ struct SyncTests {
             let cast = try await Cast.make(services)
             var follower = Follower(cast.member, of: cast.community)
             try await follower.pull(services)
-            // 31 days later, retention removes today's changes and moves the cutoff.
+            // A change the follower has not pulled yet; 31 days later, retention removes it with
+            // the rest of today's changes.
+            _ = try await services.feed.createPost(in: cast.community, PostDraft(content: "Not pulled"), as: cast.admin)
             var later = services
             later.now = { Date().addingTimeInterval(31 * 86_400) }
             let report = try await later.lifecycle.runRetention()
@@ -161,10 +177,7 @@ struct SyncTests {
             #expect(gone?.code == .gone)
             let foreign = await serviceError { try await services.sync.changes(of: cast.community, cursor: "bm90LWEtY3Vyc29y", as: cast.member) }
             #expect(foreign?.code == .invalidInput)
-            // Starting over works (with the cutoff back before the real clock's now).
-            try await database.withConnection { connection in
-                try await connection.query("UPDATE orbit_private.change_horizon SET cutoff = now() - interval '1 second'")
-            }
+            // Starting over works.
             var fresh = Follower(cast.member, of: cast.community)
             try await fresh.pull(services)
             #expect(fresh.has(.community, cast.community.uuid))

@@ -149,20 +149,27 @@ package struct LifecycleService: Sendable {
                 if batch.isEmpty { break }
             }
         }
-        // The sync feed's log: the cutoff moves first, in the same transaction as the deletes, so
-        // a cursor issued before it is refused (410) from the moment a change it may lack is gone.
+        // The sync feed's log: the horizon records the newest transaction whose changes went, in
+        // the same statement as the deletes, so a cursor that may lack one of them is refused
+        // (410) from the moment it is gone (SyncService.requireKept).
         while true {
-            let removed: Int? = try await runner.asOperator { connection in
+            let removed: Int? = try await runner.asOperator { connection -> Int? in
                 let locked: Bool = try await connection.query("SELECT pg_try_advisory_xact_lock(\(Self.retentionLockKey)) AS locked")
                     .single().decode("locked")
                 guard locked else { return nil }
-                try await connection.query("UPDATE orbit_private.change_horizon SET cutoff = greatest(cutoff, \(changesCutoff))")
-                return try await connection.query(
-                    """
-                    DELETE FROM changes WHERE seq IN (
-                        SELECT seq FROM changes WHERE created_at < \(changesCutoff) ORDER BY created_at LIMIT \(batchSize))
-                    """
-                ).affectedRows ?? 0
+                return Int(
+                    try await connection.query(
+                        """
+                        WITH gone AS (
+                            DELETE FROM changes WHERE seq IN (
+                                SELECT seq FROM changes WHERE created_at < \(changesCutoff) ORDER BY created_at LIMIT \(batchSize))
+                            RETURNING xid)
+                        UPDATE orbit_private.change_horizon
+                        SET cutoff = greatest(cutoff, \(changesCutoff)),
+                            compacted_through = greatest(compacted_through, coalesce((SELECT max(xid) FROM gone), compacted_through))
+                        RETURNING (SELECT count(*) FROM gone) AS removed
+                        """
+                    ).single().decode("removed", as: Int64.self))
             }
             guard let removed else { break }
             counts["changes", default: 0] += removed

@@ -60,6 +60,21 @@ package struct RequestRunner: Sendable {
         return result
     }
 
+    /// Runs `body` as a read of `user`'s in one snapshot (REPEATABLE READ, read only): every
+    /// statement sees the database as the first one did, so what it reads fits together (the
+    /// change feed: whether the user is a member, and what they may see, as of one moment).
+    package func asUserInOneSnapshot<Result: Sendable>(_ user: UserID, _ body: (PostgresConnection) async throws -> Result) async throws
+        -> Result
+    {
+        var settings = ["role": "orbit_app", "app.current_user_id": user.description]
+        settings["app.client_address"] = Self.clientAddress
+        return try await mappingErrors {
+            try await retryingTransientFailures {
+                try await pool.withTransaction(TransactionOptions(isolation: .repeatableRead, readOnly: true, localSettings: settings), body)
+            }
+        }
+    }
+
     /// Runs `body` as a signed-in child's request (docs/chores.md, docs/security.md): as
     /// `orbit_app` with `app.current_family_member_id` and `app.current_child_device_id` and no
     /// user, so row-level security shows the child their own chores, completions, redemptions and

@@ -31,41 +31,43 @@ package struct SyncService: Sendable {
     package func changes(of community: CommunityID, cursor: String? = nil, limit: Int = 500, as actor: UserID) async throws -> ChangePage {
         try Validate.limit(limit, in: 1...1000)
         let position = try SyncCursor(cursor)
-        return try await runner.asUser(actor) { connection in
+        // One snapshot for the whole page: membership, the log and every entity as of one
+        // moment. (Read statement by statement, a member leaving between the membership check
+        // and the reads turned their entities into deletes, which a rejoin never undid.)
+        return try await runner.asUserInOneSnapshot(actor) { connection in
             // Someone no longer in the community (left, removed, or it was deleted) is told to
-            // drop it all: one tombstone for the community.
+            // drop it all: one tombstone for the community, and a cursor at the start, so that
+            // if they come back (rejoin, or the community is restored) they get all of it again.
             guard try await Self.isMember(actor, of: community, on: connection) else {
-                let (now, issued) = try await Self.snapshot(on: connection)
                 return ChangePage(
                     changes: [Change(entity: .community, id: community.uuid, op: .delete, data: nil)],
-                    nextCursor: cursor ?? SyncCursor.log(since: now, issued: issued, target: nil, xid: 0, seq: -1).encoded, hasMore: false)
+                    nextCursor: SyncCursor.start.encoded, hasMore: false)
             }
             switch position {
             case .start:
-                let (mark, issued) = try await Self.snapshot(on: connection)
-                return try await state(of: community, mark: mark, issued: issued, entity: 0, after: nil, limit: limit, actor, on: connection)
-            case .state(let mark, let issued, let entity, let after):
-                try await Self.requireKept(issued, on: connection)
-                return try await state(of: community, mark: mark, issued: issued, entity: entity, after: after, limit: limit, actor, on: connection)
-            case .log(let since, let issued, let target, let xid, let seq):
-                try await Self.requireKept(issued, on: connection)
-                return try await log(
-                    of: community, since: since, issued: issued, target: target, after: (xid, seq), limit: limit, actor, on: connection)
+                let mark = try await Self.snapshot(on: connection)
+                return try await state(of: community, mark: mark, entity: 0, after: nil, limit: limit, actor, on: connection)
+            case .state(let mark, let entity, let after):
+                try await Self.requireKept(since: mark, on: connection)
+                return try await state(of: community, mark: mark, entity: entity, after: after, limit: limit, actor, on: connection)
+            case .log(let since, let window):
+                try await Self.requireKept(since: since, on: connection)
+                return try await log(of: community, since: since, window: window, limit: limit, actor, on: connection)
             }
         }
     }
 
-    /// The current snapshot and the time, in microseconds since 1970.
-    private static func snapshot(on connection: PostgresConnection) async throws -> (String, Int64) {
-        try await connection.query(
-            "SELECT pg_current_snapshot()::text AS snapshot, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint AS issued"
-        ).single().decode((String, Int64).self)
+    private static func snapshot(on connection: PostgresConnection) async throws -> String {
+        try await connection.query("SELECT pg_current_snapshot()::text AS snapshot").single().decode("snapshot")
     }
 
-    /// Refuses a cursor issued before the log's compaction cutoff: changes after it may be gone.
-    private static func requireKept(_ issued: Int64, on connection: PostgresConnection) async throws {
+    /// Refuses a cursor that may lack a change compaction removed. What a follower at `since`
+    /// lacks belongs to transactions not visible in `since`, all at or after its xmin; compaction
+    /// records the newest transaction it removed changes of. (A cursor in the middle of a window
+    /// is judged by its `since` too: the window's snapshot is newer than what is still to come.)
+    private static func requireKept(since: String, on connection: PostgresConnection) async throws {
         let kept = try await connection.query(
-            "SELECT orbit.change_horizon() <= timestamptz 'epoch' + \(issued) * interval '1 microsecond' AS kept"
+            "SELECT pg_snapshot_xmin(\(since)::pg_snapshot) > orbit.changes_compacted_through() AS kept"
         ).single().decode("kept", as: Bool.self)
         guard kept else {
             throw ServiceError.gone(
@@ -87,7 +89,7 @@ package struct SyncService: Sendable {
     /// or after it may have changed what was read, so its changes come next (an entity already
     /// read in its new state comes again; harmless), and every one before it had ended.
     private func state(
-        of community: CommunityID, mark: String, issued: Int64, entity start: Int, after first: UUID?, limit: Int, _ actor: UserID,
+        of community: CommunityID, mark: String, entity start: Int, after first: UUID?, limit: Int, _ actor: UserID,
         on connection: PostgresConnection
     ) async throws -> ChangePage {
         var changes: [Change] = []
@@ -112,26 +114,22 @@ package struct SyncService: Sendable {
         guard index < Self.entities.count else {
             // Listed as of at least `mark`: the log goes on from there.
             return ChangePage(
-                changes: changes, nextCursor: SyncCursor.log(since: mark, issued: issued, target: nil, xid: 0, seq: -1).encoded, hasMore: true)
+                changes: changes, nextCursor: SyncCursor.log(since: mark, window: nil).encoded, hasMore: true)
         }
         return ChangePage(
-            changes: changes, nextCursor: SyncCursor.state(mark: mark, issued: issued, entity: index, after: after).encoded, hasMore: true)
+            changes: changes, nextCursor: SyncCursor.state(mark: mark, entity: index, after: after).encoded, hasMore: true)
     }
 
-    /// The changes of the transactions visible in `target` (a new snapshot unless a window is
-    /// being paged) but not in `since`, after (xid, seq); each entity once per page, where its
-    /// last change is, in the state it has now.
+    /// The changes of the transactions visible in the window's snapshot (`target`: a new one
+    /// unless a window is being paged) but not in `since`, after (xid, seq); each entity once per
+    /// page, where its last change is, in the state it has now.
     private func log(
-        of community: CommunityID, since: String, issued: Int64, target given: String?, after cursor: (xid: UInt64, seq: Int64), limit: Int,
-        _ actor: UserID, on connection: PostgresConnection
+        of community: CommunityID, since: String, window: SyncCursor.Window?, limit: Int, _ actor: UserID,
+        on connection: PostgresConnection
     ) async throws -> ChangePage {
         // A window being paged keeps its snapshot; a new one starts now.
-        let (target, targetIssued): (String, Int64)
-        if let given {
-            (target, targetIssued) = (given, issued)
-        } else {
-            (target, targetIssued) = try await Self.snapshot(on: connection)
-        }
+        let target = if let window { window.target } else { try await Self.snapshot(on: connection) }
+        let cursor = (xid: window?.xid ?? 0, seq: window?.seq ?? -1)
         // Everything below `since`'s xmin is visible in it: the scan starts there.
         let rows = try await connection.query(
             """
@@ -170,12 +168,10 @@ package struct SyncService: Sendable {
         guard rows.count > limit else {
             // The window is done: the follower has everything visible in `target`.
             return ChangePage(
-                changes: changes, nextCursor: SyncCursor.log(since: target, issued: targetIssued, target: nil, xid: 0, seq: -1).encoded,
-                hasMore: false)
+                changes: changes, nextCursor: SyncCursor.log(since: target, window: nil).encoded, hasMore: false)
         }
-        return ChangePage(
-            changes: changes,
-            nextCursor: SyncCursor.log(since: since, issued: targetIssued, target: target, xid: last.xid, seq: last.seq).encoded, hasMore: true)
+        let next = SyncCursor.Window(target: target, xid: last.xid, seq: last.seq)
+        return ChangePage(changes: changes, nextCursor: SyncCursor.log(since: since, window: next).encoded, hasMore: true)
     }
 
     /// How long the log keeps a change.
