@@ -201,7 +201,7 @@ let package = Package(
         .testTarget(
             name: "OrbitAPITests",
             dependencies: [
-                "OrbitAPI", "OrbitCore", "OrbitPostgres", "OrbitTestSupport", "OrbitScaleData",
+                "OrbitAPI", "orbitctl", "OrbitCore", "OrbitPostgres", "OrbitTestSupport", "OrbitScaleData",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "JWTKit", package: "jwt-kit"),

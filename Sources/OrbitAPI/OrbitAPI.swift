@@ -1,5 +1,7 @@
 import Foundation
 package import Hummingbird
+import HummingbirdCore
+import HummingbirdWebSocket
 package import Logging
 import NIOCore
 package import OrbitCore
@@ -24,6 +26,9 @@ package struct APIConfiguration: Sendable {
     package var mediaUploadLimit = 200 << 20
     /// How often `GET /live` sockets get a heartbeat message.
     package var liveHeartbeat: Duration = .seconds(25)
+    /// Client connections served at once (and refused with a 503 beyond); nil: no limit.
+    /// `orbitctl serve` derives one from the process's limit on open files.
+    package var connectionLimit: ConnectionLimit?
 
     package init() {}
 
@@ -117,10 +122,20 @@ package struct OrbitAPI: Sendable {
         logger: Logger, services extraServices: [any Service] = [], benchmarkPage: BenchmarkPageRoute? = nil,
         onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
-        Application(
+        let gate = configuration.connectionLimit.map(ConnectionGate.init)
+        let server = HTTPServerBuilder { responder in
+            GatedChildChannel(
+                inner: HTTP1WebSocketUpgradeChannel(responder: responder, configuration: .init()) { request, _, _ in
+                    await liveUpgrade(request)
+                },
+                gate: gate)
+        }
+        return Application(
             router: makeRouter(benchmarkPage: benchmarkPage),
-            server: .http1WebSocketUpgrade { request, _, _ in await liveUpgrade(request) },
-            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
+            server: server,
+            configuration: ApplicationConfiguration(
+                address: .hostname(configuration.host, port: configuration.port), serverName: nil,
+                availableConnectionsDelegate: gate?.acceptance),
             services: [PoolService(pool: services.pool, replicas: services.runner.replicas)] + extraServices
                 + [LiveListener(hub: live, services: services, pushSignal: pushSignal, logger: logger)],
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },

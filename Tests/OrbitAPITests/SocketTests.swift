@@ -78,6 +78,26 @@ final class RawConnection: @unchecked Sendable {
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// One response (its head, and a body of its `Content-Length`), leaving the connection open;
+    /// what arrived so far when the server closes it or 30 s pass.
+    func readResponse() -> String {
+        var data = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let text = String(decoding: data, as: UTF8.self)
+            if let end = text.range(of: "\r\n\r\n") {
+                let length =
+                    text[..<end.lowerBound].split(separator: "\r\n")
+                    .first { $0.lowercased().hasPrefix("content-length:") }
+                    .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+                if text.utf8.count - text[..<end.upperBound].utf8.count >= length { return text }
+            }
+            let count = recv(socket, &buffer, buffer.count, 0)
+            guard count > 0 else { return text }
+            data += buffer[0..<count]
+        }
+    }
+
     deinit { close(socket) }
 }
 

@@ -27,6 +27,14 @@ struct APIOptions: ParsableArguments {
     @Option(help: "Database connections of the server.")
     var poolSize = 10
 
+    @Option(
+        help: """
+            Client connections served at once; more are answered 503 with Retry-After (a /live upgrade \
+            is refused). Default: the limit on open files (raised to the hard limit at start) less \
+            room for the database pool, files and refusals.
+            """)
+    var maxConnections: Int?
+
     @Option(help: "Writes per user per minute (0: no limit).")
     var writeRateLimit = 600
 
@@ -70,7 +78,25 @@ struct APIOptions: ParsableArguments {
                 throw ValidationError("--public-url must be an http(s) URL such as https://api.example.com.")
             }
         }
+        if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections must be at least 1.") }
         guard writeRateLimit >= 0, authRateLimit >= 0 else { throw ValidationError("Rate limits must be 0 (none) or positive.") }
+    }
+
+    /// Raises the limit on open files as far as allowed, and derives the connection limit from it
+    /// (or takes `--max-connections`, warning when the files cannot hold that many).
+    func connectionLimit(databaseConnections: Int, logger: Logger) -> ConnectionLimit {
+        let files = FileLimit.raise()
+        var limit = ConnectionLimit.derived(files: files, databaseConnections: databaseConnections)
+        if let maxConnections {
+            if maxConnections > limit.maximum {
+                logger.warning(
+                    "--max-connections \(maxConnections) is more than the open-file limit (\(files)) leaves room for (\(limit.maximum)): raise the limit (ulimit -n) or the server may run out of files"
+                )
+            }
+            limit.maximum = maxConnections
+        }
+        logger.info("serving up to \(limit.maximum) connections at once (open-file limit \(files))")
+        return limit
     }
 
     /// Runs the API over `pool` until `shutdown` returns (or SIGTERM/SIGINT when nil), then
@@ -92,10 +118,13 @@ struct APIOptions: ParsableArguments {
             logger.info(
                 "reads that may be slightly stale go to \(replicas.configurations.count) replica(s); writes and read-your-writes to the primary")
         }
+        var apiConfiguration = configuration(host: host, port: port, devAuth: devAuth)
+        apiConfiguration.connectionLimit = connectionLimit(
+            databaseConnections: poolSize * (1 + (replicas?.configurations.count ?? 0)) + 1, logger: logger)
         let api: OrbitAPI
         do {
             api = try OrbitAPI(
-                services: services, configuration: configuration(host: host, port: port, devAuth: devAuth),
+                services: services, configuration: apiConfiguration,
                 tokens: try await AccessTokens(secret: secret), appleVerifier: AppleJWKSVerifier(source: appleKeySource, bundleID: appleBundleID)
             )
         } catch let error as APIConfigurationError {

@@ -1,0 +1,126 @@
+import Foundation
+import Logging
+import OrbitAPI
+import OrbitCore
+import Testing
+
+/// Issue 38: a server that meets more sockets than it has file descriptors must not die (it did:
+/// libdispatch traps when open files reach the limit).
+@Suite("A server at its limit on open files")
+struct ConnectionLimitTests {
+    static let secret = "connection-limit-test-secret-0123456789abcdef"
+
+    static var orbitctlPath: String {
+        if let path = ProcessInfo.processInfo.environment["ORBITCTL"], !path.isEmpty { return path }
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "orbitctl").path
+        if FileManager.default.isExecutableFile(atPath: beside) { return beside }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return root.appending(path: ".build/debug/orbitctl").path
+    }
+
+    @Test(
+        "orbitctl serve under ulimit -n 256 meets 400 sockets: beyond its limit HTTP is 503 with Retry-After and /live is not upgraded; then /healthz and a member's socket work"
+    )
+    func serveUnderALowFileLimit() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let tokens = try await AccessTokens(secret: Array(Self.secret.utf8))
+            let memberToken = try await tokens.issue(for: cast.member)
+            let adminToken = try await tokens.issue(for: cast.admin)
+
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = [
+                "-c", #"ulimit -n 256 && exec "$0" serve --port 0 --no-jobs --pool-size 4 --database-url "$1""#, Self.orbitctlPath,
+                harness.database.connectionString,
+            ]
+            var environment = ProcessInfo.processInfo.environment
+            environment["ORBIT_JWT_SECRET"] = Self.secret
+            process.environment = environment
+            let output = Pipe()
+            let errors = Pipe()
+            process.standardOutput = output
+            process.standardError = errors
+            try process.run()
+            defer { if process.isRunning { process.terminate() } }
+            let port = try #require(try await Self.port(from: output))
+
+            // 400 clients, each asking for /healthz on a connection it keeps open.
+            let flood = try await offPool {
+                try (0..<400).map { _ in
+                    let connection = try RawConnection(port: port)
+                    connection.send("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                    return connection
+                }
+            }
+            let answers = try await offPool { flood.map { $0.readResponse() } }
+            let served = answers.filter { $0.hasPrefix("HTTP/1.1 200") }.count
+            let refused = answers.filter { $0.hasPrefix("HTTP/1.1 503") && $0.contains("Retry-After: 2") && $0.contains("/problems/unavailable") }
+            #expect(served > 100 && served < 256, "served \(served)")
+            #expect(served + refused.count == 400, "\(answers.filter { !$0.hasPrefix("HTTP/1.1 200") && !$0.hasPrefix("HTTP/1.1 503") }.prefix(3))")
+            #expect(process.isRunning)
+
+            // While they are held, a member's /live upgrade is refused, not upgraded.
+            let upgrade = try await offPool {
+                let connection = try RawConnection(port: port)
+                connection.send(
+                    "GET /live HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(memberToken)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                        + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+                return connection.readResponse()
+            }
+            #expect(upgrade.hasPrefix("HTTP/1.1 503"), "\(upgrade)")
+            #expect(upgrade.contains("Retry-After: 2"))
+
+            // Once they go, the server answers and serves a member's socket.
+            try await offPool { withExtendedLifetime(flood) {} }
+            _ = consume flood
+            try await waitUntil("/healthz answers 200") {
+                try await rawRequest(port: port, "GET", "/healthz").hasPrefix("HTTP/1.1 200")
+            }
+            let member = Received()
+            try await withThrowingTaskGroup(of: Void.self) { sockets in
+                sockets.addTask { try await LiveTests.listen(port: port, token: memberToken, into: member) }
+                // The socket is registered at some point after the upgrade: post until it hears.
+                try await waitUntil("the member's socket hears of a post") {
+                    if member.changes.isEmpty {
+                        let posted = try await rawRequest(
+                            port: port, "POST", "/communities/\(cast.community)/posts", token: adminToken, json: #"{"content": "After the flood"}"#)
+                        #expect(posted.hasPrefix("HTTP/1.1 201"), "\(posted)")
+                        try await Task.sleep(for: .milliseconds(200))
+                    }
+                    return !member.changes.isEmpty
+                }
+                sockets.cancelAll()
+            }
+            #expect(process.isRunning)
+
+            process.terminate()
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    process.waitUntilExit()
+                    continuation.resume()
+                }
+            }
+            let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(log.contains("serving up to"), "\(log.suffix(2000))")
+            #expect(process.terminationStatus == 0, "\(log.suffix(2000))")
+        }
+    }
+
+    /// The port of "OrbitCove API listening on http://127.0.0.1:PORT", read on a Dispatch thread.
+    static func port(from output: Pipe) async throws -> Int? {
+        let reader = output.fileHandleForReading
+        let banner = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                var banner = ""
+                while !banner.contains("\n") {
+                    let chunk = reader.availableData
+                    guard !chunk.isEmpty else { break }
+                    banner += String(decoding: chunk, as: UTF8.self)
+                }
+                continuation.resume(returning: banner)
+            }
+        }
+        return banner.split(separator: "\n").first?.split(separator: ":").last.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+    }
+}
