@@ -71,12 +71,16 @@ struct ConnectionLimitTests {
             #expect(upgrade.hasPrefix("HTTP/1.1 503"), "\(upgrade)")
             #expect(upgrade.contains("Retry-After: 2"))
 
-            // Once they go, the server answers and serves a member's socket.
-            try await offPool { withExtendedLifetime(flood) {} }
-            _ = consume flood
-            try await waitUntil("/healthz answers 200") {
+            // Once they go, the server answers and serves a member's socket. (Closed here, not
+            // when the array is released, so that the test knows when they are gone.)
+            try await offPool { flood.forEach { $0.close() } }
+            let closed = ContinuousClock.now
+            try await waitUntil("/healthz answers 200", bound: .seconds(90)) {
                 try await rawRequest(port: port, "GET", "/healthz").hasPrefix("HTTP/1.1 200")
             }
+            print(
+                "ConnectionLimitTests: \(served) served, \(refused.count) refused; /healthz answered 200 \(ContinuousClock.now - closed) after they closed"
+            )
             let member = Received()
             try await withThrowingTaskGroup(of: Void.self) { sockets in
                 sockets.addTask { try await LiveTests.listen(port: port, token: memberToken, into: member) }

@@ -3,6 +3,7 @@ import Logging
 import OrbitAPI
 import OrbitCore
 import ServiceLifecycle
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -18,10 +19,10 @@ func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async thro
 }
 
 /// Polls `condition` (an observable state of the server, never a fixed pause) until it holds;
-/// fails the test after 30 seconds.
-func waitUntil(_ what: String, _ condition: () async throws -> Bool) async throws {
+/// fails the test after `bound` (30 seconds unless told).
+func waitUntil(_ what: String, bound: Duration = .seconds(30), _ condition: () async throws -> Bool) async throws {
     // Only a bound on a hang: the whole suite on two vCPUs once kept a server 10 s from closing.
-    let deadline = ContinuousClock.now + .seconds(30)
+    let deadline = ContinuousClock.now + bound
     while try await !condition() {
         guard ContinuousClock.now < deadline else {
             Issue.record("timed out waiting until \(what)")
@@ -36,6 +37,7 @@ func waitUntil(_ what: String, _ condition: () async throws -> Bool) async throw
 final class RawConnection: @unchecked Sendable {
     // @unchecked Sendable: the socket is used by one caller at a time, through `offPool`.
     private let socket: Int32
+    private let closed = Mutex(false)
 
     init(port: Int) throws {
         socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -48,7 +50,7 @@ final class RawConnection: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else {
-            close(socket)
+            _ = Glibc.close(socket)
             throw POSIXError(.ECONNREFUSED)
         }
         // A server that stops answering fails the test after 30 s instead of hanging it.
@@ -98,7 +100,17 @@ final class RawConnection: @unchecked Sendable {
         }
     }
 
-    deinit { close(socket) }
+    /// Closes the socket now (a test that must know when its clients are gone does not wait for
+    /// the last reference to go); closing twice is closing once.
+    func close() {
+        let first = closed.withLock { closed in
+            defer { closed = true }
+            return !closed
+        }
+        if first { _ = Glibc.close(socket) }
+    }
+
+    deinit { close() }
 }
 
 /// One HTTP/1.1 request on a connection of its own (`Connection: close`), and the whole

@@ -107,14 +107,12 @@ package struct Thumbnailer: ThumbnailMaking {
             return .failedToStart(error)
         }
         let pid = process.processIdentifier
-        let timer = Task {
-            do {
-                try await Task.sleep(for: timeLimit)
-            } catch {
-                return  // cancelled: the process ended in time
-            }
+        // A Dispatch timer, not a task: a cooperative pool kept busy by other requests (two threads
+        // on two cores) must not let a hung thumbnailer outlive its limit.
+        let timer = DispatchWorkItem {
             if process.isRunning { kill(pid, SIGKILL) }
         }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeLimit.seconds, execute: timer)
         for await _ in ended.stream {}
         timer.cancel()
         if process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL { return .timedOut }
