@@ -28,7 +28,8 @@ GRANT EXECUTE ON FUNCTION orbit.redeem_invite(text), orbit.materialize_occurrenc
     orbit.changes_compacted_through(), orbit.presence(uuid[]), orbit.chat_push_recipients(uuid),
     orbit.set_child_pin(uuid, uuid, text), orbit.start_child_pairing(uuid, uuid, bytea, timestamptz),
     orbit.finish_child_pairing(bytea, bytea), orbit.child_sign_in(bytea, text), orbit.can_manage_child(uuid, uuid),
-    orbit.child_devices_of(uuid, uuid), orbit.revoke_child_devices(uuid, uuid, uuid)
+    orbit.child_devices_of(uuid, uuid), orbit.revoke_child_devices(uuid, uuid, uuid),
+    orbit.client_create_match(uuid, bytea)
     TO orbit_app, orbit_admin;
 
 GRANT SELECT ON
@@ -83,4 +84,5 @@ GRANT USAGE ON SEQUENCE points_ledger_seq_seq TO orbit_app, orbit_admin;
 GRANT ALL ON ALL TABLES IN SCHEMA public TO orbit_admin;
 GRANT SELECT ON orbit.balance_entries TO orbit_admin;
 GRANT SELECT, UPDATE ON orbit_private.change_horizon TO orbit_admin;
+GRANT SELECT, INSERT, DELETE ON orbit_private.client_creates TO orbit_admin;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA orbit TO orbit_admin;

@@ -56,6 +56,23 @@ struct RateLimitMiddleware: RouterMiddleware {
     }
 }
 
+/// Reads a JSON request body into memory once, before anything else reads it: a body arrives as
+/// a stream that can be read once, and more than one step reads it (the idempotency layer, a
+/// create with a client's id, the route's decoding). A file upload (any other type) stays a
+/// stream for its route.
+struct BufferedJSONBody: RouterMiddleware {
+    typealias Context = APIContext
+
+    func handle(_ request: Request, context: APIContext, next: (Request, APIContext) async throws -> Response) async throws -> Response {
+        guard [.post, .put, .patch].contains(request.method),
+            request.headers[.contentType].map({ $0.lowercased().hasPrefix("application/json") }) ?? true
+        else { return try await next(request, context) }
+        var request = request
+        _ = try await request.collectBody(upTo: context.maxUploadSize)
+        return try await next(request, context)
+    }
+}
+
 /// `Idempotency-Key` on authenticated POSTs: the first response (success or a 4xx refusal) is
 /// stored per user for `lifetime` and replayed to every retry with the same key and request;
 /// the same key with a different request is refused. Server errors release the key. A JSON
@@ -71,7 +88,7 @@ struct IdempotencyMiddleware: RouterMiddleware {
         }
         var request = request
         var hasher = SHA256()
-        hasher.update(data: Array(request.method.rawValue.utf8) + [0] + Array(request.uri.description.utf8) + [0])
+        hasher.update(data: RequestFingerprint.head(of: request))
         if let type = request.headers[.contentType], !type.lowercased().hasPrefix("application/json") {
             // A file (a media upload) is streamed by its route, never held here: the request is
             // its path, type and length, so a retry of the same upload is recognised, and one
@@ -79,7 +96,7 @@ struct IdempotencyMiddleware: RouterMiddleware {
             hasher.update(data: Array(type.utf8) + [0] + Array((request.headers[.contentLength] ?? "").utf8))
         } else {
             let body = try await request.collectBody(upTo: context.maxUploadSize)
-            hasher.update(data: Self.canonical(Data(buffer: body)))
+            hasher.update(data: RequestFingerprint.canonical(Data(buffer: body)))
         }
         let hash = hasher.finalize().map { String(format: "%02x", $0) }.joined()
 
@@ -127,17 +144,6 @@ struct IdempotencyMiddleware: RouterMiddleware {
         try await services.idempotency.complete(key: key, status: response.status.code, body: Data(buffer: responseBody), as: user)
         response.body = ResponseBody(byteBuffer: responseBody)
         return response
-    }
-}
-
-extension IdempotencyMiddleware {
-    /// A JSON body with its keys sorted and no insignificant whitespace, so that a retry whose
-    /// client wrote the same JSON differently is the same request; other bodies as they are.
-    static func canonical(_ body: Data) -> Data {
-        guard let object = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]),
-            let canonical = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed])
-        else { return body }
-        return canonical
     }
 }
 

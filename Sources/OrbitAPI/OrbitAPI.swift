@@ -95,6 +95,7 @@ package struct OrbitAPI: Sendable {
         let app = router.group()
             .add(middleware: AuthenticationMiddleware(tokens: tokens))
             .add(middleware: RateLimitMiddleware(limiter: limiter, scope: .writesByUser, limit: configuration.writeRateLimit))
+            .add(middleware: BufferedJSONBody())
             .add(middleware: IdempotencyMiddleware(services: services, lifetime: configuration.idempotencyKeyLifetime))
         addUserRoutes(to: app)
         addCommunityRoutes(to: app)

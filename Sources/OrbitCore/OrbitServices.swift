@@ -52,6 +52,7 @@ package struct OrbitServices: Sendable {
     package var sessions: SessionService { SessionService(runner) }
     package var devices: DeviceService { DeviceService(runner) }
     package var idempotency: IdempotencyService { IdempotencyService(runner) }
+    package var clientCreates: ClientCreateService { ClientCreateService(runner) }
     package var lifecycle: LifecycleService { LifecycleService(runner) }
     package var sync: SyncService { SyncService(runner) }
 }

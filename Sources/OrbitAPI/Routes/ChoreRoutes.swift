@@ -30,7 +30,10 @@ extension OrbitAPI {
                 title: body.title, description: body.description, points: body.points, difficulty: difficulty ?? .easy, category: body.category,
                 dueAt: body.dueAt, recurrenceRule: body.recurrenceRule, requiresApproval: body.requiresApproval ?? true,
                 completionWindowDays: body.completionWindowDays ?? ChoreService.defaultCompletionWindowDays, assignees: body.assignees)
-            return Created(try await services.chores.create(new, in: try context.id("community_id"), as: try context.requireUser()))
+            let user = try context.requireUser()
+            return try await creating(.chores, request, context: context, stored: { try await services.chores.get(ChoreID($0), as: .user(user)) }) {
+                try await services.chores.create(new, in: try context.id("community_id"), as: user)
+            }
         }
         router.get("communities/:community_id/chores") { request, context in
             JSON(
@@ -48,9 +51,13 @@ extension OrbitAPI {
         }
         router.post("chores/:chore_id/completions") { request, context in
             let body = try await request.decodeJSON(Completion.self, context: context)
-            return Created(
+            let principal = try context.requirePrincipal()
+            return try await creating(
+                .choreCompletions, request, context: context, stored: { try await services.chores.completion(ChoreCompletionID($0), as: principal) }
+            ) {
                 try await services.chores.complete(
-                    try context.id("chore_id"), occurrence: body.occurrence, by: body.by, note: body.note, as: try context.requirePrincipal()))
+                    try context.id("chore_id"), occurrence: body.occurrence, by: body.by, note: body.note, as: principal)
+            }
         }
         router.get("communities/:community_id/chore-completions") { request, context in
             let status = request.query("status")
@@ -74,10 +81,14 @@ extension OrbitAPI {
         }
         router.post("communities/:community_id/rewards") { request, context in
             let body = try await request.decodeJSON(NewReward.self, context: context)
-            return Created(
+            let user = try context.requireUser()
+            return try await creating(
+                .rewards, request, context: context, stored: { try await services.chores.reward(RewardID($0), as: .user(user)) }
+            ) {
                 try await services.chores.createReward(
                     in: try context.id("community_id"), title: body.title, description: body.description, cost: body.pointsCost, stock: body.stock,
-                    as: try context.requireUser()))
+                    as: user)
+            }
         }
         router.get("communities/:community_id/rewards") { _, context in
             JSON(Items(try await services.chores.rewards(in: try context.id("community_id"), as: try context.requirePrincipal())))
@@ -87,7 +98,12 @@ extension OrbitAPI {
         }
         router.post("rewards/:reward_id/redemptions") { request, context in
             let body = try await request.decodeJSON(Redeem.self, context: context)
-            return Created(try await services.chores.redeem(try context.id("reward_id"), by: body.by, as: try context.requirePrincipal()))
+            let principal = try context.requirePrincipal()
+            return try await creating(
+                .rewardRedemptions, request, context: context, stored: { try await services.chores.redemption(RedemptionID($0), as: principal) }
+            ) {
+                try await services.chores.redeem(try context.id("reward_id"), by: body.by, as: principal)
+            }
         }
         router.get("communities/:community_id/reward-redemptions") { _, context in
             JSON(Items(try await services.chores.redemptions(in: try context.id("community_id"), as: try context.requirePrincipal())))

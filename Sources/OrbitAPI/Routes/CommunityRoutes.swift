@@ -17,12 +17,15 @@ extension OrbitAPI {
         router.post("communities") { request, context in
             let body = try await request.decodeJSON(CommunityBody.self, context: context)
             guard let name = body.name else { throw APIProblem.validation(field: "name", "name is required.") }
-            return Created(
+            let user = try context.requireUser()
+            return try await creating(
+                .communities, request, context: context, stored: { try await services.communities.get(CommunityID($0), as: user) }
+            ) {
                 try await services.communities.create(
                     name: name, description: body.description, iconURL: body.iconUrl, settings: body.settings ?? CommunitySettings(),
-                    as: try context.requireUser()
+                    as: user
                 )
-            )
+            }
         }
 
         let community = router.group("communities/:community_id")

@@ -46,7 +46,10 @@ extension OrbitAPI {
         }
         router.post("communities/:community_id/events") { request, context in
             let body = try await request.decodeJSON(EventBody.self, context: context)
-            return Created(try await services.events.create(in: try context.id("community_id"), try body.draft(), as: try context.requireUser()))
+            let user = try context.requireUser()
+            return try await creating(.events, request, context: context, stored: { try await services.events.get(EventID($0), as: user) }) {
+                try await services.events.create(in: try context.id("community_id"), try body.draft(), as: user)
+            }
         }
 
         let event = router.group("events/:event_id")

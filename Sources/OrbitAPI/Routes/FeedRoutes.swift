@@ -38,7 +38,10 @@ extension OrbitAPI {
                 },
                 linkedEventID: body.linkedEventId, isAnnouncement: body.isAnnouncement ?? false
             )
-            return Created(try await services.feed.createPost(in: try context.id("community_id"), draft, as: try context.requireUser()))
+            let user = try context.requireUser()
+            return try await creating(.posts, request, context: context, stored: { try await services.feed.post(PostID($0), as: user) }) {
+                try await services.feed.createPost(in: try context.id("community_id"), draft, as: user)
+            }
         }
 
         let post = router.group("posts/:post_id")
@@ -107,10 +110,10 @@ extension OrbitAPI {
         }
         post.post("comments") { request, context in
             let body = try await request.decodeJSON(NewComment.self, context: context)
-            return Created(
-                try await services.feed.addComment(
-                    to: try context.id("post_id"), content: body.content, parent: body.parentId, as: try context.requireUser())
-            )
+            let user = try context.requireUser()
+            return try await creating(.comments, request, context: context, stored: { try await services.feed.comment(CommentID($0), as: user) }) {
+                try await services.feed.addComment(to: try context.id("post_id"), content: body.content, parent: body.parentId, as: user)
+            }
         }
         router.patch("comments/:comment_id") { request, context in
             let body = try await request.decodeJSON(Edit.self, context: context)

@@ -167,7 +167,9 @@ extension OrbitAPI {
             let currency = try await currency(body.currency, of: try context.id("community_id"), as: user)
             let payers = try PayerBody.payers(body.payers, currency: currency)
             let people = try await services.finances.participants(body.split.ids, as: user)
-            return Created(
+            return try await creating(
+                .transactions, request, context: context, stored: { try await services.finances.expense(TransactionID($0), as: user) }
+            ) {
                 try await services.finances.addExpense(
                     in: try context.id("community_id"), description: body.description,
                     total: try Amounts.money(body.amount, currency: currency, field: "amount"),
@@ -177,7 +179,7 @@ extension OrbitAPI {
                     category: try ExpenseCategory.parse(body.category ?? "other", field: "category"), receiptURL: body.receiptUrl,
                     linkedEvent: body.linkedEventId, as: user
                 )
-            )
+            }
         }
         router.get("expenses/:expense_id") { _, context in
             Tagged(try await services.finances.expense(try context.id("expense_id", as: TransactionID.self), as: try context.requireUser()))
@@ -278,7 +280,9 @@ extension OrbitAPI {
             let user = try context.requireUser()
             let community: CommunityID = try context.id("community_id")
             let currency = try await currency(body.currency, of: community, as: user)
-            return Created(
+            return try await creating(
+                .transactions, request, context: context, stored: { try await services.finances.expense(TransactionID($0), as: user) }
+            ) {
                 try await services.finances.recordSettlement(
                     in: community, from: body.fromUserId, to: body.toUserId,
                     amount: try Amounts.money(body.amount, currency: currency, field: "amount"),
@@ -290,7 +294,7 @@ extension OrbitAPI {
                     },
                     rate: body.rate, method: body.method, as: user
                 )
-            )
+            }
         }
         // Exchange rates: the community's own (admins set them) and the reference rates.
         router.get("communities/:community_id/exchange-rates") { request, context in
@@ -401,12 +405,12 @@ extension OrbitAPI {
             let user = try context.requireUser()
             let community: CommunityID = try context.id("community_id")
             let currency = try await currency(body.currency, of: community, as: user)
-            return Created(
+            return try await creating(.dues, request, context: context, stored: { try await services.dues.get(DuesID($0), as: user) }) {
                 try await services.dues.create(
                     in: community, name: body.name, amount: try Amounts.money(body.amount, currency: currency, field: "amount"),
                     dueDate: try CivilDate.parse(body.dueDate, field: "due_date"), as: user
                 )
-            )
+            }
         }
         // Recurring expenses and dues.
         struct RecurringBody: Decodable {
@@ -427,23 +431,24 @@ extension OrbitAPI {
             let currency = try await currency(body.currency, of: community, as: user)
             let amount = try Amounts.money(body.amount, currency: currency, field: "amount")
             let startsOn = try body.startsOn.map { try CivilDate.parse($0, field: "starts_on") }
-            switch try RecurringCharge.Kind.parse(body.kind, field: "kind") {
-            case .dues:
-                guard body.paidBy == nil, body.split == nil, body.category == nil else {
-                    throw APIProblem.validation(field: "kind", "Recurring dues are owed by every member: leave out paid_by, split and category.")
+            let kind = try RecurringCharge.Kind.parse(body.kind, field: "kind")
+            if kind == .dues, body.paidBy != nil || body.split != nil || body.category != nil {
+                throw APIProblem.validation(field: "kind", "Recurring dues are owed by every member: leave out paid_by, split and category.")
+            }
+            if kind == .expense, body.split == nil { throw APIProblem.validation(field: "split", "split is required for a recurring expense.") }
+            return try await creating(
+                .recurringCharges, request, context: context, stored: { try await services.recurringCharges.get(RecurringChargeID($0), as: user) }
+            ) {
+                guard kind == .expense, let split = body.split else {
+                    return try await services.recurringCharges.createDues(
+                        in: community, name: body.description, amount: amount, rule: body.recurrenceRule, startsOn: startsOn, as: user)
                 }
-                return Created(
-                    try await services.recurringCharges.createDues(
-                        in: community, name: body.description, amount: amount, rule: body.recurrenceRule, startsOn: startsOn, as: user))
-            case .expense:
-                guard let split = body.split else { throw APIProblem.validation(field: "split", "split is required for a recurring expense.") }
                 let people = try await services.finances.participants(split.ids, as: user)
-                return Created(
-                    try await services.recurringCharges.createExpense(
-                        in: community, description: body.description, amount: amount, paidBy: body.paidBy,
-                        split: try split.method(currency: currency, people: people),
-                        category: try ExpenseCategory.parse(body.category ?? "other", field: "category"), rule: body.recurrenceRule,
-                        startsOn: startsOn, as: user))
+                return try await services.recurringCharges.createExpense(
+                    in: community, description: body.description, amount: amount, paidBy: body.paidBy,
+                    split: try split.method(currency: currency, people: people),
+                    category: try ExpenseCategory.parse(body.category ?? "other", field: "category"), rule: body.recurrenceRule,
+                    startsOn: startsOn, as: user)
             }
         }
         router.get("communities/:community_id/recurring-charges") { request, context in
@@ -485,12 +490,14 @@ extension OrbitAPI {
             let id: DuesID = try context.id("dues_id")
             let user = try context.requireUser()
             let dues = try await services.dues.get(id, as: user)
-            return Created(
+            return try await creating(
+                .duesPayments, request, context: context, stored: { try await services.dues.payment(DuesPaymentID($0), as: user) }
+            ) {
                 try await services.dues.recordPayment(
                     to: id, by: body.userId, amount: try Amounts.money(body.amount, currency: try Amounts.currency(dues.currency), field: "amount"),
                     method: body.paymentMethod, note: body.notes, as: user
                 )
-            )
+            }
         }
         router.get("dues/:dues_id/report") { _, context in
             JSON(Items(try await services.dues.report(try context.id("dues_id"), as: try context.requireUser())))

@@ -72,7 +72,12 @@ extension OrbitAPI {
         }
         me.post("family") { request, context in
             let body = try await request.decodeJSON(FamilyMemberBody.self, context: context)
-            return Created(try await services.family.add(name: body.name, as: try context.requireUser()))
+            let user = try context.requireUser()
+            return try await creating(
+                .familyMembers, request, context: context, stored: { try await services.family.member(FamilyMemberID($0), as: user) }
+            ) {
+                try await services.family.add(name: body.name, as: user)
+            }
         }
         me.patch("family/:family_member_id") { request, context in
             let id = try context.id("family_member_id", as: FamilyMemberID.self)

@@ -143,4 +143,23 @@ extension ChoreService {
         let (balance, earned) = try row.decode((Int32, Int32).self)
         return PointsAccount(balance: Int(balance), lifetimeEarned: Int(earned))
     }
+
+    /// One reward the principal can see.
+    package func reward(_ id: RewardID, as principal: Principal) async throws -> Reward {
+        try await runner.run(as: principal) { connection in
+            guard let row = try await connection.query("SELECT \(unescaped: Reward.columns) FROM rewards WHERE id = \(id)").first else {
+                throw ServiceError.notFound("Reward \(id)")
+            }
+            return try Reward(row: row)
+        }
+    }
+
+    /// One redemption the principal can see (a child sees their own).
+    package func redemption(_ id: RedemptionID, as principal: Principal) async throws -> RewardRedemption {
+        try await runner.run(as: principal) { connection in
+            guard let row = try await connection.query("SELECT \(unescaped: RewardRedemption.columns) FROM reward_redemptions WHERE id = \(id)").first
+            else { throw ServiceError.notFound("Redemption \(id)") }
+            return try RewardRedemption(row: row)
+        }
+    }
 }

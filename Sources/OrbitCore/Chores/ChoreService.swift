@@ -214,6 +214,15 @@ package struct ChoreService: Sendable {
         }
     }
 
+    /// One completion the principal can see (a child sees their own).
+    package func completion(_ id: ChoreCompletionID, as principal: Principal) async throws -> ChoreCompletion {
+        try await runner.run(as: principal) { connection in
+            guard let row = try await connection.query("SELECT \(unescaped: ChoreCompletion.columns) FROM chore_completions WHERE id = \(id)").first
+            else { throw ServiceError.notFound("Completion \(id)") }
+            return try ChoreCompletion(row: row)
+        }
+    }
+
     // MARK: - Shared checks
 
     /// One chore the actor can see, or nil.

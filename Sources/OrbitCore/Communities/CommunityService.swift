@@ -25,7 +25,7 @@ package struct CommunityService: Sendable {
         let settingsJSON = try PostgresJSON(encoding: settings)
         // The id is made here: the new row is invisible to its creator (RLS) until the
         // membership exists, so INSERT … RETURNING cannot return it.
-        let id = CommunityID.random()
+        let id = CommunityID.new(in: .communities)
         let audit = try runner.auditStatement("community.created", by: actor, community: id, target: ("community", id.uuid))
         return try await runner.asUser(actor) { connection in
             // One round trip: the community, its first admin, the audit entry, and the community as it now is.

@@ -18,7 +18,7 @@ package struct DuesService: Sendable {
     package func create(in community: CommunityID, name: String, amount money: Money, dueDate: CivilDate, as actor: UserID) async throws -> Dues {
         let name = try Validate.text(name, field: "name", limit: 200)
         try money.requirePositive()
-        let id = DuesID.random()
+        let id = DuesID.new(in: .dues)
         let statements = try insertion(id, in: community, name: name, amount: money, dueDate: dueDate, as: actor)
         return try await runner.asUser(actor) { connection in
             guard let row = try await connection.pipeline(statements)[0].first else {
@@ -159,7 +159,7 @@ package struct DuesService: Sendable {
             // lock) includes every payment committed before; two payments recorded at once cannot
             // together exceed what is owed. The payment is written only if the member owes the
             // dues and at least this much; its audit entry only if it was written.
-            let paymentID = DuesPaymentID.random()
+            let paymentID = DuesPaymentID.new(in: .duesPayments)
             let results = try await connection.pipeline([
                 "SELECT id FROM dues WHERE id = \(id) FOR UPDATE",
                 """
@@ -387,6 +387,21 @@ package struct DuesService: Sendable {
             return try Paging.page(
                 rows, limit: limit, list: "dues-payments", item: { try DuesPayment(row: $0, currency: dues.currency) },
                 key: Paging.timeAndID)
+        }
+    }
+
+    /// One payment record the actor can see (a member of the dues' community).
+    package func payment(_ id: DuesPaymentID, as actor: UserID) async throws -> DuesPayment {
+        try await runner.asUser(actor) { connection in
+            guard
+                let row = try await connection.query(
+                    """
+                    SELECT \(unescaped: DuesPayment.columns), (SELECT d.currency FROM dues d WHERE d.id = p.dues_id) AS dues_currency
+                    FROM dues_payments p WHERE p.id = \(id)
+                    """
+                ).first
+            else { throw ServiceError.notFound("Payment \(id)") }
+            return try DuesPayment(row: row, currency: try row.decode("dues_currency", as: String.self))
         }
     }
 }

@@ -31,7 +31,7 @@ package struct EventService: Sendable {
         try draft.validate()
         let rule = try draft.recurrenceRule.map(Self.parseRule)
         let title = try Validate.text(rawTitle, field: "title", limit: 200)
-        let id = EventID.random()
+        let id = EventID.new(in: .events)
         let notification = try NotificationService.notifyMembersStatement(
             of: community, type: .rsvpRequest, title: "New event: \(title)", body: "Starts \(startsAt.formatted(.iso8601)). Will you come?",
             data: ["event_id": id.description, "community_id": community.description], except: actor, ifWritten: WrittenRow(.events, id.uuid))

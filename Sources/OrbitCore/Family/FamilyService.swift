@@ -51,4 +51,14 @@ package struct FamilyService: Sendable {
             ).map(FamilyMember.init(row:))
         }
     }
+
+    /// One dependent the acting user may see.
+    package func member(_ id: FamilyMemberID, as actor: UserID) async throws -> FamilyMember {
+        try await runner.asUser(actor) { connection in
+            guard let row = try await connection.query("SELECT \(unescaped: FamilyMember.columns) FROM family_members WHERE id = \(id)").first else {
+                throw ServiceError.notFound("Family member \(id)")
+            }
+            return try FamilyMember(row: row)
+        }
+    }
 }

@@ -19,7 +19,7 @@ extension FeedService {
                 community = try results[0].first?.decode("community_id", as: CommunityID.self)
                 mentions = try Self.mentions(in: content, among: results[1])
             }
-            let id = CommentID.random()
+            let id = CommentID.new(in: .comments)
             let mentioned = mentions.filter { $0 != actor }
             // One round trip: the comment, written only if the actor sees the post (row-level
             // security shows a post to members of its community only) and the parent is one of
@@ -103,6 +103,18 @@ extension FeedService {
                 ORDER BY c.created_at, c.id LIMIT \(limit)
                 """
             ).map(Comment.init(row:))
+        }
+    }
+
+    /// One comment the actor can see; a deleted one is not found.
+    package func comment(_ id: CommentID, as actor: UserID) async throws -> Comment {
+        try await runner.asUser(actor) { connection in
+            guard
+                let row = try await connection.query(
+                    "SELECT \(unescaped: Comment.columns) FROM comments c WHERE c.id = \(id) AND c.deleted_at IS NULL"
+                ).first
+            else { throw ServiceError.notFound("Comment \(id)") }
+            return try Comment(row: row)
         }
     }
 }

@@ -42,7 +42,7 @@ package struct FeedService: Sendable {
             // Mentions are read first (one round trip, only when the text has an "@"); a
             // non-member reads no one, and is refused below.
             let mentions = try await Self.mentionedMembers(in: content, community: community, on: connection)
-            let id = PostID.random()
+            let id = PostID.new(in: .posts)
             let link = ["post_id": id.description, "community_id": community.description]
             let summary = String((content ?? poll?.question ?? draft.type.rawValue).prefix(140))
             let mentioned = mentions.filter { $0 != actor }

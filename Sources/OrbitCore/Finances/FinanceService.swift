@@ -83,7 +83,7 @@ package struct FinanceService: Sendable {
     /// row-level security, payer and split users members, a family member's share owed by their
     /// guardian, and at COMMIT that the splits and the payers add up to the total.
     func insert(_ entry: NewTransaction, as actor: UserID, adminOnly: Bool, on connection: PostgresConnection) async throws -> Expense? {
-        let id = TransactionID.random()
+        let id = TransactionID.new(in: .transactions)
         let people = entry.people
         let family = entry.familyMembers
         // One round trip: the transaction with its splits and payers, then its history entry.

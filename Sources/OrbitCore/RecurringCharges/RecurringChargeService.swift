@@ -82,7 +82,7 @@ package struct RecurringChargeService: Sendable {
     private func create(
         _ template: Template, startsOn: CivilDate?, as actor: UserID, check: @escaping (PostgresConnection) async throws -> Void
     ) async throws -> RecurringCharge {
-        let id = RecurringChargeID.random()
+        let id = RecurringChargeID.new(in: .recurringCharges)
         let split = try template.split.map { try PostgresJSON(encoding: $0) }
         return try await runner.asUser(actor) { connection in
             let today = try await runner.today(in: template.community, on: connection)

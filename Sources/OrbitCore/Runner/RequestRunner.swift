@@ -42,11 +42,16 @@ package struct RequestRunner: Sendable {
     /// the client names); bound by the HTTP API around such a request.
     @TaskLocal package static var writePrecondition: WritePrecondition?
 
+    /// A create with the id its client generated (`ClientCreate`); bound by the HTTP API around
+    /// such a create.
+    @TaskLocal package static var clientCreate: ClientCreate?
+
     /// Runs `body` as one request of `user`, on the primary. Under a `writePrecondition`, the
     /// transaction checks it first, at REPEATABLE READ (see `WritePrecondition`).
     package func asUser<Result: Sendable>(_ user: UserID, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
         var settings = ["role": "orbit_app", "app.current_user_id": user.description]
         settings["app.client_address"] = Self.clientAddress
+        Self.clientCreate?.add(to: &settings)
         let result: Result
         if let precondition = Self.writePrecondition {
             result = try await transaction(settings, isolation: .repeatableRead) { connection in
@@ -85,6 +90,7 @@ package struct RequestRunner: Sendable {
             "role": "orbit_app", "app.current_family_member_id": session.child.description, "app.current_child_device_id": session.device.description,
         ]
         settings["app.client_address"] = Self.clientAddress
+        Self.clientCreate?.add(to: &settings)
         return try await transaction(settings, body)
     }
 
@@ -187,6 +193,10 @@ package struct RequestRunner: Sendable {
                 throw ServiceError.conflict("Chores and points are for the community's active members and their family members.")
             case "23514" where error.constraint == "chore_completions_reviewed_once" || error.constraint == "reward_redemptions_resolved_once":
                 throw ServiceError.conflict("That was already decided (\(error.message)).")
+            case "23505" where RequestRunner.clientCreate != nil && (error.constraint?.hasSuffix("_pkey") ?? false):
+                // A client-generated id (`ClientCreate`) that another entity has, or another create
+                // took first.
+                throw ServiceError.conflict(field: "id", reason: "is the id of another entity")
             case "23505":
                 throw ServiceError.conflict("That already exists (\(error.constraint ?? "unique constraint")).")
             case "23514" where error.constraint == "events_ends_after_start":

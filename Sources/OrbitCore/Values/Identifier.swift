@@ -16,6 +16,13 @@ package struct Identifier<Subject>: Hashable, Sendable, Codable, CustomStringCon
 
     package static func random() -> Identifier { Identifier(UUID()) }
 
+    /// A new entity's id: the one its client generated, when the request is such a create of a
+    /// row of `table` (`RequestRunner.clientCreate`), a random one otherwise.
+    package static func new(in table: ClientCreatable) -> Identifier {
+        if let create = RequestRunner.clientCreate, create.table == table { return Identifier(create.id) }
+        return random()
+    }
+
     /// Lower-case, as PostgreSQL prints UUIDs. Written by hand: Foundation's `uuidString`
     /// formats with sprintf, and responses print many ids.
     package var description: String {

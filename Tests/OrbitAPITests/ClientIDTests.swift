@@ -1,0 +1,245 @@
+import Foundation
+import HTTPTypes
+import OrbitCore
+import OrbitPostgres
+import Testing
+
+/// Offline writes survive any time offline (issue 38, item 3; docs/sync.md, "Offline writes"):
+/// a create with the client's own id, replayed after the idempotency keys are long gone, finds
+/// the entity it made.
+@Suite("Creates with the client's id")
+struct ClientIDTests {
+    /// One create of the offline queue: where it goes, what it sends, and the table it fills.
+    struct Create {
+        var path: String
+        var body: [String: Any]
+        /// The same create with other content.
+        var changed: [String: Any]
+        var table: String
+        var token: String
+    }
+
+    /// Sends `create` with `id` (and an idempotency key, as an app does).
+    /// (Another body is another queued operation, with an idempotency key of its own.)
+    static func send(_ harness: APIHarness, _ create: Create, id: UUID, body: [String: Any]? = nil, token: String? = nil) async throws
+        -> TestResponse
+    {
+        var json = body ?? create.body
+        json["id"] = id.uuidString
+        let key = body == nil ? "queue-\(id.uuidString)" : UUID().uuidString
+        return try await harness.request(.post, create.path, token: token ?? create.token, json: json, headers: ["Idempotency-Key": key])
+    }
+
+    static func rows(_ harness: APIHarness, in table: String, id: UUID) async throws -> Int {
+        try await harness.database.withConnection { connection in
+            // The table name is one of this test's own constants, never input.
+            try await connection.query("SELECT count(*) FROM \(unescaped: table) WHERE id = \(id)").single().decode(Int.self)
+        }
+    }
+
+    /// The admin's community with a post, a chore worth 30 points (no approval) for the member's
+    /// child, a reward of 25, dues, and the child signed in on a paired device.
+    struct Fixture {
+        var cast: APICast
+        var post: String
+        var chore: String
+        var reward: String
+        var dues: String
+        var kid: FamilyMemberID
+        var childToken: String
+
+        static func make(_ harness: APIHarness) async throws -> Fixture {
+            let cast = try await APICast.make(harness)
+            let kid = try await harness.services.family.add(name: "Kit", as: cast.member).id
+            let community = "/communities/\(cast.community)"
+            func create(_ path: String, _ json: [String: Any]) async throws -> String {
+                let response = try await harness.request(.post, path, token: cast.adminToken, json: json)
+                #expect(response.status == 201, "\(path): \(response.text)")
+                return try response.string("id")
+            }
+            let post = try await create("\(community)/posts", ["content": "Kit day"])
+            let chore = try await create(
+                "\(community)/chores", ["title": "Tidy room", "points": 30, "assignees": [kid.description], "requires_approval": false])
+            let reward = try await create("\(community)/rewards", ["title": "Ice cream", "points_cost": 25])
+            let dues = try await create("\(community)/dues", ["name": "Season", "amount": 5000, "due_date": "2030-01-31"])
+            let pin = try await harness.request(.put, "\(community)/family/\(kid)/pin", token: cast.memberToken, json: ["pin": "2580"])
+            #expect(pin.status == 204, "\(pin.text)")
+            let pairing = try await harness.request(.post, "\(community)/family/\(kid)/devices", token: cast.memberToken)
+            let paired = try await harness.request(.post, "/auth/child", json: ["pairing_code": try pairing.string("pairing_code")])
+            let signedIn = try await harness.request(.post, "/auth/child", json: ["device_token": try paired.string("device_token"), "pin": "2580"])
+            #expect(signedIn.status == 200, "\(signedIn.text)")
+            return Fixture(
+                cast: cast, post: post, chore: chore, reward: reward, dues: dues, kid: kid, childToken: try signedIn.string("access_token"))
+        }
+
+        /// Every create an app queues offline, in an order in which each can run.
+        var creates: [Create] {
+            let community = "/communities/\(cast.community)"
+            let admin = cast.adminToken
+            let split: [String: Any] = ["method": "equal", "user_ids": [cast.admin.description, cast.member.description]]
+            return [
+                Create(path: "/communities", body: ["name": "Hornets"], changed: ["name": "Wasps"], table: "communities", token: admin),
+                Create(path: "\(community)/posts", body: ["content": "Boots"], changed: ["content": "Shoes"], table: "posts", token: admin),
+                Create(path: "/posts/\(post)/comments", body: ["content": "Mine"], changed: ["content": "Yours"], table: "comments", token: admin),
+                Create(
+                    path: "\(community)/events", body: ["title": "Game", "starts_at": "2030-05-01T10:00:00Z"],
+                    changed: ["title": "Game", "starts_at": "2030-05-02T10:00:00Z"], table: "events", token: admin),
+                Create(
+                    path: "\(community)/expenses", body: ["description": "Balls", "amount": 3000, "split": split],
+                    changed: ["description": "Balls", "amount": 3100, "split": split], table: "transactions", token: admin),
+                Create(
+                    path: "\(community)/settlements",
+                    body: ["from_user_id": cast.member.description, "to_user_id": cast.admin.description, "amount": 500],
+                    changed: ["from_user_id": cast.member.description, "to_user_id": cast.admin.description, "amount": 600],
+                    table: "transactions", token: admin),
+                Create(
+                    path: "\(community)/dues", body: ["name": "Kit", "amount": 2000, "due_date": "2030-02-28"],
+                    changed: ["name": "Kit", "amount": 2500, "due_date": "2030-02-28"], table: "dues", token: admin),
+                Create(
+                    path: "/dues/\(dues)/payments", body: ["user_id": cast.member.description, "amount": 1000],
+                    changed: ["user_id": cast.member.description, "amount": 900], table: "dues_payments", token: admin),
+                Create(
+                    path: "\(community)/recurring-charges",
+                    body: ["kind": "dues", "description": "Monthly", "amount": 1500, "recurrence_rule": "FREQ=MONTHLY;BYMONTHDAY=1"],
+                    changed: ["kind": "dues", "description": "Monthly", "amount": 1600, "recurrence_rule": "FREQ=MONTHLY;BYMONTHDAY=1"],
+                    table: "recurring_charges", token: admin),
+                Create(
+                    path: "/users/me/family", body: ["name": "Robin"], changed: ["name": "Rowan"], table: "family_members", token: cast.memberToken),
+                Create(
+                    path: "\(community)/chores", body: ["title": "Dishes", "points": 10, "assignees": [kid.description]],
+                    changed: ["title": "Dishes", "points": 20, "assignees": [kid.description]], table: "chores",
+                    token: admin),
+                Create(
+                    path: "\(community)/rewards", body: ["title": "Film", "points_cost": 40], changed: ["title": "Film", "points_cost": 50],
+                    table: "rewards", token: admin),
+                // The child's own queue: a chore done and a reward redeemed on their device.
+                Create(
+                    path: "/chores/\(chore)/completions", body: ["note": "Done"], changed: ["note": "Really done"], table: "chore_completions",
+                    token: childToken),
+                Create(
+                    path: "/rewards/\(reward)/redemptions", body: [:], changed: ["by": kid.description], table: "reward_redemptions",
+                    token: childToken),
+            ]
+        }
+    }
+
+    @Test(
+        "every create takes the client's id: replayed after the idempotency keys are purged it is 200 with the stored entity and no second row; other content is 409 with the stored version; someone else's replay is 409 without it"
+    )
+    func replaysOfAnyAge() async throws {
+        try await withAPI { harness in
+            let fixture = try await Fixture.make(harness)
+            for create in fixture.creates {
+                let id = UUID()
+                let first = try await Self.send(harness, create, id: id)
+                #expect(first.status == 201, "\(create.path): \(first.text)")
+                #expect(try first.string("id") == id.uuidString.lowercased(), "\(create.path)")
+
+                // A weekend later: the idempotency keys (24 hours) are gone; the queue sends it again.
+                try await harness.database.withConnection { try await $0.query("DELETE FROM idempotency_keys") }
+                let replay = try await Self.send(harness, create, id: id)
+                #expect(replay.status == 200, "\(create.path): \(replay.text)")
+                #expect(try replay.string("id") == id.uuidString.lowercased(), "\(create.path)")
+                #expect(try await Self.rows(harness, in: create.table, id: id) == 1, "\(create.path)")
+
+                // The same id with other content: refused, with the stored version to reconcile.
+                let changed = try await Self.send(harness, create, id: id, body: create.changed)
+                #expect(changed.status == 409, "\(create.path): \(changed.text)")
+                #expect(try changed.string("field") == "id")
+                let stored = try #require(try changed.json["stored"] as? [String: Any], "\(create.path): \(changed.text)")
+                #expect(stored["id"] as? String == id.uuidString.lowercased())
+
+                // Someone else who sends the same request with this id does not get the entity.
+                let stranger = try await Self.send(harness, create, id: id, token: fixture.cast.outsiderToken)
+                #expect([404, 409].contains(stranger.status), "\(create.path): \(stranger.text)")
+                if stranger.status == 409 { #expect(try stranger.json["stored"] == nil, "\(create.path): \(stranger.text)") }
+                #expect(try await Self.rows(harness, in: create.table, id: id) == 1, "\(create.path)")
+            }
+
+            // The replayed redemption was debited once: 30 earned, 25 spent.
+            let points = try await harness.request(.get, "/communities/\(fixture.cast.community)/points", token: fixture.childToken)
+            #expect(try points.json["balance"] as? Int == 5, "\(points.text)")
+        }
+    }
+
+    @Test("a create without an id still gets one from the server; an id that is not a UUID is 400; an entity's id taken by another create is 409")
+    func idsThatAreNotTheClients() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let path = "/communities/\(cast.community)/posts"
+            let plain = try await harness.request(.post, path, token: cast.adminToken, json: ["content": "No id"])
+            #expect(plain.status == 201)
+            let bad = try await harness.request(.post, path, token: cast.adminToken, json: ["content": "Bad id", "id": "not-a-uuid"])
+            #expect(bad.status == 400, "\(bad.text)")
+            #expect(try bad.string("field") == "id")
+            let null = try await harness.request(.post, path, token: cast.adminToken, json: ["content": "Null id", "id": NSNull()])
+            #expect(null.status == 400, "\(null.text)")
+            // The id of a post the server made, sent as a client's: no second post, and not this one either.
+            let taken = try await harness.request(.post, path, token: cast.adminToken, json: ["content": "Copy", "id": try plain.string("id")])
+            #expect(taken.status == 409, "\(taken.text)")
+            #expect(try (taken.json["stored"] as? [String: Any])?["content"] as? String == "No id", "\(taken.text)")
+        }
+    }
+
+    @Test("a replay of a create that was deleted since is 410 and does not bring it back")
+    func deletedSince() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let create = Create(
+                path: "/communities/\(cast.community)/posts", body: ["content": "Soon gone"], changed: [:], table: "posts", token: cast.adminToken)
+            let id = UUID()
+            #expect(try await Self.send(harness, create, id: id).status == 201)
+            #expect(try await harness.request(.delete, "/posts/\(id.uuidString)", token: cast.adminToken).status == 204)
+            try await harness.database.withConnection { try await $0.query("DELETE FROM idempotency_keys") }
+            let replay = try await Self.send(harness, create, id: id)
+            #expect(replay.status == 410, "\(replay.text)")
+            let feed = try await harness.request(.get, "/communities/\(cast.community)/posts", token: cast.adminToken)
+            #expect(try feed.items.isEmpty, "\(feed.text)")
+        }
+    }
+
+    @Test("the same create sent twice at once makes one entity: one 201, the other 200 with it")
+    func concurrentReplays() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            for _ in 0..<10 {
+                let id = UUID()
+                let json: [String: Any] = [
+                    "id": id.uuidString, "description": "Pizza", "amount": 2400,
+                    "split": ["method": "equal", "user_ids": [cast.admin.description, cast.member.description]],
+                ]
+                let body = try JSONSerialization.data(withJSONObject: json)
+                let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                    for _ in 0..<2 {
+                        group.addTask {
+                            try await harness.request(
+                                .post, "/communities/\(cast.community)/expenses", token: cast.adminToken, body: body,
+                                headers: ["Content-Type": "application/json"]
+                            ).status
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }.sorted()
+                }
+                #expect(statuses == [200, 201], "\(statuses)")
+                #expect(try await Self.rows(harness, in: "transactions", id: id) == 1)
+            }
+        }
+    }
+
+    @Test("over a real socket, where a body is a stream read once: a create with an id is 201, again 200; one without an id is 201")
+    func overASocket() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            try await SocketTests().withServer(harness) { port, _ in
+                let path = "/communities/\(cast.community)/posts"
+                let id = UUID().uuidString.lowercased()
+                let first = try await rawRequest(port: port, "POST", path, token: cast.adminToken, json: #"{"id": "\#(id)", "content": "Hi"}"#)
+                #expect(first.hasPrefix("HTTP/1.1 201") && first.contains(id), "\(first)")
+                let again = try await rawRequest(port: port, "POST", path, token: cast.adminToken, json: #"{"content": "Hi", "id": "\#(id)"}"#)
+                #expect(again.hasPrefix("HTTP/1.1 200") && again.contains(id), "\(again)")
+                let plain = try await rawRequest(port: port, "POST", path, token: cast.adminToken, json: #"{"content": "No id"}"#)
+                #expect(plain.hasPrefix("HTTP/1.1 201"), "\(plain)")
+            }
+        }
+    }
+}
