@@ -110,6 +110,70 @@ CREATE TRIGGER trigger_change_participant AFTER INSERT OR UPDATE ON conversation
 DROP TRIGGER IF EXISTS trigger_change_message ON messages;
 CREATE TRIGGER trigger_change_message AFTER INSERT OR UPDATE ON messages
     FOR EACH ROW EXECUTE FUNCTION orbit.record_change('message', 'community_id', 'id', 'conversation_id');
+DROP TRIGGER IF EXISTS trigger_change_chore ON chores;
+CREATE TRIGGER trigger_change_chore AFTER INSERT OR UPDATE OR DELETE ON chores
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('chore', 'community_id');
+DROP TRIGGER IF EXISTS trigger_change_chore_assignee ON chore_assignees;
+CREATE TRIGGER trigger_change_chore_assignee AFTER INSERT OR UPDATE OR DELETE ON chore_assignees
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('chore', 'community_id', 'chore_id');
+DROP TRIGGER IF EXISTS trigger_change_chore_completion ON chore_completions;
+CREATE TRIGGER trigger_change_chore_completion AFTER INSERT OR UPDATE OR DELETE ON chore_completions
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('chore_completion', 'community_id');
+-- A chore's JSON says whether its current occurrence is done: a completion changes its chore too.
+DROP TRIGGER IF EXISTS trigger_change_chore_done ON chore_completions;
+CREATE TRIGGER trigger_change_chore_done AFTER INSERT OR UPDATE OR DELETE ON chore_completions
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('chore', 'community_id', 'chore_id');
+DROP TRIGGER IF EXISTS trigger_change_reward ON rewards;
+CREATE TRIGGER trigger_change_reward AFTER INSERT OR UPDATE OR DELETE ON rewards
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('reward', 'community_id');
+DROP TRIGGER IF EXISTS trigger_change_reward_redemption ON reward_redemptions;
+CREATE TRIGGER trigger_change_reward_redemption AFTER INSERT OR UPDATE OR DELETE ON reward_redemptions
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('reward_redemption', 'community_id');
+DROP TRIGGER IF EXISTS trigger_change_points ON points_accounts;
+CREATE TRIGGER trigger_change_points AFTER INSERT OR UPDATE OR DELETE ON points_accounts
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('points', 'community_id');
+DROP TRIGGER IF EXISTS trigger_change_recurring_charge ON recurring_charges;
+CREATE TRIGGER trigger_change_recurring_charge AFTER INSERT OR UPDATE OR DELETE ON recurring_charges
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('recurring_charge', 'community_id');
+-- A community's own rates (the reference rates belong to no community and sync nowhere).
+DROP TRIGGER IF EXISTS trigger_change_exchange_rate ON exchange_rates;
+CREATE TRIGGER trigger_change_exchange_rate AFTER INSERT OR UPDATE OR DELETE ON exchange_rates
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('exchange_rate', 'community_id');
+
+-- A family member belongs to no community: it is shown in each community of its parent, so a
+-- change of it is a change there (and the parent joining or leaving one is, below).
+CREATE OR REPLACE FUNCTION orbit.record_family_member() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    member_id uuid;
+    parent uuid;
+    communities uuid[];
+    community uuid;
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        member_id := OLD.id;
+        parent := OLD.user_id;
+    ELSE
+        member_id := NEW.id;
+        parent := NEW.user_id;
+    END IF;
+    WITH written AS (
+        INSERT INTO public.changes (community_id, entity, entity_id, op)
+        SELECT m.community_id, 'family_member', member_id, CASE WHEN TG_OP = 'DELETE' THEN 'delete' ELSE 'upsert' END
+        FROM public.members m WHERE m.user_id = parent AND m.left_at IS NULL
+        RETURNING community_id)
+    SELECT array_agg(DISTINCT w.community_id) INTO communities FROM written w;
+    FOREACH community IN ARRAY coalesce(communities, '{}') LOOP
+        PERFORM pg_notify('orbit_changes', community::text);
+    END LOOP;
+    RETURN NULL;
+END
+$$;
+ALTER FUNCTION orbit.record_family_member() OWNER TO orbit_admin;
+DROP TRIGGER IF EXISTS trigger_change_family_member ON family_members;
+CREATE TRIGGER trigger_change_family_member AFTER INSERT OR UPDATE OR DELETE ON family_members
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_family_member();
 
 -- What other entities' JSON shows of a row (issue 38): a user's `display_name` is part of each
 -- of their memberships (`member`); a family member's name is part of each expense with a split
@@ -138,7 +202,8 @@ BEGIN
             RETURNING community_id)
         SELECT array_agg(DISTINCT w.community_id) INTO communities FROM written w;
     ELSE
-        -- members: whether someone shares a community with the parent may have changed.
+        -- members: whether someone shares a community with the parent may have changed; and
+        -- the parent's family members come into (or leave) this community with them.
         WITH written AS (
             INSERT INTO public.changes (community_id, entity, entity_id, op)
             SELECT DISTINCT t.community_id, 'expense', t.id, 'upsert'
@@ -146,6 +211,10 @@ BEGIN
             JOIN public.splits s ON s.family_member_id = f.id
             JOIN public.transactions t ON t.id = s.transaction_id
             WHERE f.user_id = (CASE WHEN TG_OP = 'DELETE' THEN OLD.user_id ELSE NEW.user_id END) AND t.deleted_at IS NULL
+            UNION ALL
+            SELECT (CASE WHEN TG_OP = 'DELETE' THEN OLD.community_id ELSE NEW.community_id END), 'family_member', f.id, 'upsert'
+            FROM public.family_members f
+            WHERE f.user_id = (CASE WHEN TG_OP = 'DELETE' THEN OLD.user_id ELSE NEW.user_id END)
             RETURNING community_id)
         SELECT array_agg(DISTINCT w.community_id) INTO communities FROM written w;
     END IF;

@@ -273,3 +273,30 @@ package struct PointsAccount: Sendable, Codable, Equatable {
 
     enum CodingKeys: String, CodingKey { case balance, lifetimeEarned = "lifetime_earned" }
 }
+
+/// One holder's points in a community, as the change feed sends them (`points`): the account
+/// `GET …/points?for={holder_id}` returns, with whose it is.
+package struct HolderPoints: Sendable, Encodable {
+    package var id: UUID
+    package var communityID: CommunityID
+    /// The user or family member the points are for.
+    package var holderID: UUID
+    package var balance: Int
+    package var lifetimeEarned: Int
+    package var updatedAt: Date
+
+    static let columns = "id, community_id, holder_id, balance, lifetime_earned, updated_at"
+
+    init(row: PostgresRow) throws {
+        id = try row.decode("id")
+        communityID = try row.decode("community_id")
+        holderID = try row.decode("holder_id")
+        balance = Int(try row.decode("balance", as: Int32.self))
+        lifetimeEarned = Int(try row.decode("lifetime_earned", as: Int32.self))
+        updatedAt = try row.decode("updated_at")
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, communityID = "community_id", holderID = "holder_id", balance, lifetimeEarned = "lifetime_earned", updatedAt = "updated_at"
+    }
+}

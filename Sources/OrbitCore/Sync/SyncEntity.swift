@@ -7,6 +7,12 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
     /// Chat (docs/chat.md): the conversations the reader takes part in (with their receipts),
     /// and their messages from the follower's first cursor on (older ones: the history pages).
     case conversation, message
+    /// Chores and rewards (003, docs/chores.md): what a child's device shows, and the parents'.
+    case chore, choreCompletion = "chore_completion", reward, rewardRedemption = "reward_redemption", points
+    /// Money besides expenses and dues: the series that make them, and the community's own rates.
+    case recurringCharge = "recurring_charge", exchangeRate = "exchange_rate"
+    /// The dependents of the community's members (whose names splits and chores show).
+    case familyMember = "family_member"
 
     /// The ids of the entities of this kind in `community` as `reader` sees them now, in id
     /// order after `after`: the initial state.
@@ -62,6 +68,25 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
             // The state lists each conversation with its last message; earlier ones are paged
             // from GET /chats/{id}/messages when the user scrolls (a conversation may hold millions).
             return []
+        case .chore:
+            query = "SELECT id FROM chores WHERE community_id = \(community) AND id > \(after) ORDER BY id LIMIT \(limit)"
+        case .choreCompletion:
+            query = "SELECT id FROM chore_completions WHERE community_id = \(community) AND id > \(after) ORDER BY id LIMIT \(limit)"
+        case .reward:
+            query = "SELECT id FROM rewards WHERE community_id = \(community) AND id > \(after) ORDER BY id LIMIT \(limit)"
+        case .rewardRedemption:
+            query = "SELECT id FROM reward_redemptions WHERE community_id = \(community) AND id > \(after) ORDER BY id LIMIT \(limit)"
+        case .points:
+            query = "SELECT id FROM points_accounts WHERE community_id = \(community) AND id > \(after) ORDER BY id LIMIT \(limit)"
+        case .recurringCharge:
+            query = "SELECT id FROM recurring_charges WHERE community_id = \(community) AND id > \(after) ORDER BY id LIMIT \(limit)"
+        case .exchangeRate:
+            query = "SELECT id FROM exchange_rates WHERE community_id = \(community) AND id > \(after) ORDER BY id LIMIT \(limit)"
+        case .familyMember:
+            query = """
+                SELECT f.id FROM family_members f JOIN members m ON m.user_id = f.user_id AND m.community_id = \(community) AND m.left_at IS NULL
+                WHERE f.id > \(after) ORDER BY f.id LIMIT \(limit)
+                """
         }
         return try await connection.query(query).map { try $0.decode("id", as: UUID.self) }
     }
@@ -74,14 +99,25 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
             return try await connection.query("SELECT id FROM comments WHERE post_id = \(id)").map { (.comment, try $0.decode("id")) }
         case .event:
             return try await connection.query("SELECT id FROM rsvps WHERE event_id = \(id)").map { (.rsvp, try $0.decode("id")) }
+        case .chore:
+            return try await connection.query("SELECT id FROM chore_completions WHERE chore_id = \(id)").map {
+                (.choreCompletion, try $0.decode("id"))
+            }
+        case .reward:
+            return try await connection.query("SELECT id FROM reward_redemptions WHERE reward_id = \(id)").map {
+                (.rewardRedemption, try $0.decode("id"))
+            }
         default:
             return []
         }
     }
 
     /// The entity as its GET returns it to `reader`, or nil when they cannot see it (deleted,
-    /// left, or never theirs).
-    func load(_ id: UUID, reader: UserID, runner: RequestRunner, on connection: PostgresConnection) async throws -> (any Encodable & Sendable)? {
+    /// left, or never theirs); in `community`'s feed, nil too when it is not part of it (a family
+    /// member whose parent is not a member there), as the state would not list it.
+    func load(_ id: UUID, in community: CommunityID? = nil, reader: UserID, runner: RequestRunner, on connection: PostgresConnection) async throws
+        -> (any Encodable & Sendable)?
+    {
         do {
             switch self {
             case .community:
@@ -145,6 +181,32 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
             case .message:
                 let message = try await ChatService.message(MessageID(id), on: connection)
                 return try await ChatService.withStatus([message], in: message.conversationID, reader: reader, on: connection)[0]
+            case .chore:
+                return try await ChoreService(runner).chore(ChoreID(id), on: connection)
+            case .choreCompletion:
+                return try await connection.query("SELECT \(unescaped: ChoreCompletion.columns) FROM chore_completions WHERE id = \(id)").first
+                    .map(ChoreCompletion.init(row:))
+            case .reward:
+                return try await connection.query("SELECT \(unescaped: Reward.columns) FROM rewards WHERE id = \(id)").first.map(Reward.init(row:))
+            case .rewardRedemption:
+                return try await connection.query("SELECT \(unescaped: RewardRedemption.columns) FROM reward_redemptions WHERE id = \(id)").first
+                    .map(RewardRedemption.init(row:))
+            case .points:
+                return try await connection.query("SELECT \(unescaped: HolderPoints.columns) FROM points_accounts WHERE id = \(id)").first
+                    .map(HolderPoints.init(row:))
+            case .recurringCharge:
+                return try await RecurringChargeService.charge(RecurringChargeID(id), on: connection)
+            case .exchangeRate:
+                return try await connection.query("SELECT \(unescaped: ExchangeRate.columns) FROM exchange_rates WHERE id = \(id)").first
+                    .map(ExchangeRate.init(row:))
+            case .familyMember:
+                return try await connection.query(
+                    """
+                    SELECT \(unescaped: FamilyMember.columns) FROM family_members f
+                    WHERE f.id = \(id) AND (\(community)::uuid IS NULL
+                        OR EXISTS (SELECT FROM members m WHERE m.user_id = f.user_id AND m.community_id = \(community) AND m.left_at IS NULL))
+                    """
+                ).first.map(FamilyMember.init(row:))
             }
         } catch let error as ServiceError where error.code == .notFound {
             return nil

@@ -22,6 +22,9 @@ package struct SyncService: Sendable {
     /// The entities of the feed, in the order the initial state lists them.
     static let entities: [SyncEntity] = [
         .community, .member, .event, .rsvp, .post, .comment, .media, .expense, .dues, .duesPayment, .notification, .conversation, .message,
+        // Added later, so at the end: a cursor in the middle of the state names its entity by
+        // position here, and one a phone holds must still mean the same one.
+        .familyMember, .recurringCharge, .exchangeRate, .chore, .choreCompletion, .reward, .rewardRedemption, .points,
     ]
 
     /// One page of `community`'s feed for `actor`: from the start (no cursor: the current state,
@@ -100,7 +103,7 @@ package struct SyncService: Sendable {
             let wanted = limit - changes.count
             let ids = try await entity.currentIDs(in: community, after: after, limit: wanted, reader: actor, on: connection)
             for id in ids {
-                if let data = try await entity.load(id, reader: actor, runner: runner, on: connection) {
+                if let data = try await entity.load(id, in: community, reader: actor, runner: runner, on: connection) {
                     changes.append(Change(entity: entity, id: id, op: .upsert, data: data))
                 }
             }
@@ -156,7 +159,7 @@ package struct SyncService: Sendable {
         var changes: [Change] = []
         var listed = Set(position.keys)
         for (index, entry) in order.enumerated() where position["\(entry.entity.rawValue)/\(entry.id)"] == index {
-            let data = try await entry.entity.load(entry.id, reader: actor, runner: runner, on: connection)
+            let data = try await entry.entity.load(entry.id, in: community, reader: actor, runner: runner, on: connection)
             changes.append(Change(entity: entry.entity, id: entry.id, op: data == nil ? .delete : .upsert, data: data))
             guard data == nil else { continue }
             // What goes with a deleted entity (a post's comments, an event's RSVPs) goes too.
