@@ -431,3 +431,13 @@ DROP TRIGGER IF EXISTS trigger_members_role ON members;
 CREATE TRIGGER trigger_members_role BEFORE UPDATE OF role ON members FOR EACH ROW
     WHEN (NEW.role IS DISTINCT FROM OLD.role)
     EXECUTE FUNCTION orbit.guard_member_role();
+
+-- A signed-in child's device syncs its chores, completions, rewards, redemptions and points
+-- (issue 38; docs/sync.md): the log of those, in the one community its device reaches. Which
+-- rows of each the child may read is their tables' own policies' to say.
+CREATE POLICY changes_select_child ON changes FOR SELECT TO orbit_app
+    USING (
+        community_id = ANY ((SELECT orbit.child_community_ids())::uuid[])
+        AND entity IN ('chore', 'chore_completion', 'reward', 'reward_redemption', 'points')
+        AND user_id IS NULL AND conversation_id IS NULL
+    );

@@ -158,6 +158,12 @@ BEGIN
         member_id := NEW.id;
         parent := NEW.user_id;
     END IF;
+    -- The parent joining or leaving a community at the same time (orbit.record_shown_elsewhere)
+    -- takes this lock too: one waits for the other and then reads its memberships anew, so the
+    -- change lands in every community the family member is shown in. (Without it, a rename racing
+    -- a rejoin was logged for neither: the soak found it.) NO KEY UPDATE: foreign keys to the
+    -- user (KEY SHARE) do not wait for it.
+    PERFORM 1 FROM public.users u WHERE u.id = parent FOR NO KEY UPDATE;
     WITH written AS (
         INSERT INTO public.changes (community_id, entity, entity_id, op)
         SELECT m.community_id, 'family_member', member_id, CASE WHEN TG_OP = 'DELETE' THEN 'delete' ELSE 'upsert' END
@@ -203,7 +209,9 @@ BEGIN
         SELECT array_agg(DISTINCT w.community_id) INTO communities FROM written w;
     ELSE
         -- members: whether someone shares a community with the parent may have changed; and
-        -- the parent's family members come into (or leave) this community with them.
+        -- the parent's family members come into (or leave) this community with them (under the
+        -- lock orbit.record_family_member takes, so that a rename at the same time is not lost).
+        PERFORM 1 FROM public.users u WHERE u.id = (CASE WHEN TG_OP = 'DELETE' THEN OLD.user_id ELSE NEW.user_id END) FOR NO KEY UPDATE;
         WITH written AS (
             INSERT INTO public.changes (community_id, entity, entity_id, op)
             SELECT DISTINCT t.community_id, 'expense', t.id, 'upsert'

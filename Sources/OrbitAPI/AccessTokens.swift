@@ -93,6 +93,11 @@ package struct AccessTokens: Sendable {
         return (user, expires)
     }
 
+    /// Who a valid token is for (a user or a child) and when it expires.
+    package func verifyPrincipalWithExpiry(_ token: String) async -> (principal: Principal, expires: Date)? {
+        await check(token, now: Date())
+    }
+
     /// Who a valid token is for and when it expires. A token's signature is checked once: a
     /// token that verified is remembered until it expires (it is valid until then whatever
     /// happens, so remembering changes no answer), which spares every later request of the

@@ -19,15 +19,19 @@ actor LiveHub {
     nonisolated let serverID = UUID()
 
     struct Socket {
-        var user: UserID
+        /// A user's socket, or a signed-in child's device's.
+        var principal: Principal
         var send: @Sendable (String) async -> Void
+
+        var user: UserID? { if case .user(let user) = principal { user } else { nil } }
+        var device: ChildDeviceID? { if case .child(let session) = principal { session.device } else { nil } }
     }
 
     private var sockets: [UUID: Socket] = [:]
 
-    func add(_ user: UserID, send: @escaping @Sendable (String) async -> Void) -> UUID {
+    func add(_ principal: Principal, send: @escaping @Sendable (String) async -> Void) -> UUID {
         let id = UUID()
-        sockets[id] = Socket(user: user, send: send)
+        sockets[id] = Socket(principal: principal, send: send)
         return id
     }
 
@@ -35,12 +39,22 @@ actor LiveHub {
         sockets[id] = nil
     }
 
-    var connectedUsers: Set<UserID> { Set(sockets.values.map(\.user)) }
+    var connectedUsers: Set<UserID> { Set(sockets.values.compactMap(\.user)) }
+    var connectedDevices: Set<ChildDeviceID> { Set(sockets.values.compactMap(\.device)) }
     var count: Int { sockets.count }
 
     /// Sends `message` to the sockets of `users`.
     func send(_ message: String, to users: Set<UserID>) async {
-        for socket in sockets.values where users.contains(socket.user) {
+        for socket in sockets.values {
+            guard let user = socket.user, users.contains(user) else { continue }
+            await socket.send(message)
+        }
+    }
+
+    /// Sends `message` to the sockets of the children signed in on `devices`.
+    func send(_ message: String, toDevices devices: Set<ChildDeviceID>) async {
+        for socket in sockets.values {
+            guard let device = socket.device, devices.contains(device) else { continue }
             await socket.send(message)
         }
     }
@@ -136,13 +150,19 @@ struct LiveListener: Service {
         await connection.close()
     }
 
-    /// Tells the connected active members of `community` that it changed.
+    /// Tells the connected active members of `community` that it changed, and the children
+    /// signed in on devices paired for it (their feed has their chores, points and rewards).
     private func deliver(_ community: CommunityID) async throws {
         let connected = await hub.connectedUsers
-        guard !connected.isEmpty else { return }
-        let members = try await services.members.activeMembersAsOperator(of: community, among: Array(connected))
-        guard !members.isEmpty else { return }
-        await hub.send(LiveMessage.changes(community), to: Set(members))
+        if !connected.isEmpty {
+            let members = try await services.members.activeMembersAsOperator(of: community, among: Array(connected))
+            if !members.isEmpty { await hub.send(LiveMessage.changes(community), to: Set(members)) }
+        }
+        let devices = await hub.connectedDevices
+        if !devices.isEmpty {
+            let paired = try await services.family.devicesAsOperator(pairedFor: community, among: Array(devices))
+            if !paired.isEmpty { await hub.send(LiveMessage.changes(community), toDevices: Set(paired)) }
+        }
     }
 
     /// Hands a batch of chat events to the sockets of their conversations' participants.
@@ -178,23 +198,27 @@ extension OrbitAPI {
     func liveUpgrade(_ request: HTTPRequest) async -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
         guard request.path?.split(separator: "?").first == "/live",
             let authorization = request.headerFields[.authorization], authorization.lowercased().hasPrefix("bearer "),
-            let (user, expires) = await tokens.verifyWithExpiry(String(authorization.dropFirst("bearer ".count)))
+            let (principal, expires) = await tokens.verifyPrincipalWithExpiry(String(authorization.dropFirst("bearer ".count)))
         else { return .dontUpgrade }
         let hub = live
         let heartbeat = configuration.liveHeartbeat
         let chat = services.chat
         return .upgrade([:]) { inbound, outbound, context in
-            let id = await hub.add(user) { message in
+            let id = await hub.add(principal) { message in
                 do {
                     try await outbound.write(.text(message))
                 } catch {
                     context.logger.debug("live: a message could not be sent", metadata: ["error": "\(error)"])
                 }
             }
-            do {
-                try await chat.socketOpened(id, of: user, on: hub.serverID)
-            } catch {
-                context.logger.warning("live: the socket could not be recorded (presence)", metadata: ["error": "\(error)"])
+            // A user's socket is their presence (chat); a child's device has none.
+            let user: UserID? = if case .user(let user) = principal { user } else { nil }
+            if let user {
+                do {
+                    try await chat.socketOpened(id, of: user, on: hub.serverID)
+                } catch {
+                    context.logger.warning("live: the socket could not be recorded (presence)", metadata: ["error": "\(error)"])
+                }
             }
             await withTaskGroup(of: Void.self) { group in
                 // Heartbeats.
@@ -221,7 +245,7 @@ extension OrbitAPI {
                     var lastTyping: [ConversationID: ContinuousClock.Instant] = [:]
                     do {
                         for try await message in inbound.messages(maxSize: 4096) {
-                            guard case .text(let text) = message, let conversation = LiveMessage.typing(in: text) else { continue }
+                            guard let user, case .text(let text) = message, let conversation = LiveMessage.typing(in: text) else { continue }
                             // At most one a second per conversation per socket.
                             let now = ContinuousClock.now
                             if let last = lastTyping[conversation], now - last < .seconds(1) { continue }
@@ -240,6 +264,7 @@ extension OrbitAPI {
                 group.cancelAll()
             }
             await hub.remove(id)
+            guard user != nil else { return }
             do {
                 try await chat.socketClosed(id)
             } catch {

@@ -243,3 +243,83 @@ struct ClientIDTests {
         }
     }
 }
+
+/// Issue 38, item 2: a child's device syncs its own chores, points and rewards with its token, and
+/// hears of a parent's approval on `/live`.
+@Suite("A child's device syncs")
+struct ChildSyncTests {
+    /// Pulls `path` with `token` from `after` until there is no more: the ids seen per entity,
+    /// and the cursor to go on from.
+    static func pull(_ harness: APIHarness, _ path: String, token: String, after: String?) async throws -> ([String: Set<String>], String) {
+        var seen: [String: Set<String>] = [:]
+        var cursor = after
+        while true {
+            let page = try await harness.request(.get, path + (cursor.map { "?cursor=\($0)" } ?? ""), token: token)
+            #expect(page.status == 200, "\(page.text)")
+            for change in try #require(try page.json["changes"] as? [[String: Any]]) {
+                seen[change["entity"] as? String ?? "?", default: []].insert(change["id"] as? String ?? "?")
+            }
+            cursor = try page.string("next_cursor")
+            if try page.json["has_more"] as? Bool != true { return (seen, cursor ?? "") }
+        }
+    }
+
+    @Test(
+        "a child's token pulls its community's feed: chores, completions, rewards, redemptions and points only; a parent's approval reaches the child's socket, and the next pull has it"
+    )
+    func childFeedAndLive() async throws {
+        try await withAPI { harness in
+            let fixture = try await ClientIDTests.Fixture.make(harness)
+            let community = "/communities/\(fixture.cast.community)"
+            // Something of every other kind too, which the child must not get.
+            _ = try await harness.request(.post, "\(community)/posts", token: fixture.cast.adminToken, json: ["content": "Grown-ups only"])
+            let approval = try await harness.request(
+                .post, "\(community)/chores", token: fixture.cast.adminToken,
+                json: ["title": "Feed the cat", "points": 5, "assignees": [fixture.kid.description], "requires_approval": true])
+            #expect(approval.status == 201, "\(approval.text)")
+
+            // The state, with the child's token.
+            var (seen, cursor) = try await Self.pull(harness, "\(community)/changes", token: fixture.childToken, after: nil)
+            #expect(Set(seen.keys).isSubset(of: ["chore", "chore_completion", "reward", "reward_redemption", "points"]), "\(seen.keys.sorted())")
+            let approvalID = try approval.string("id")
+            #expect(seen["chore"]?.contains(fixture.chore) == true && seen["chore"]?.contains(approvalID) == true)
+            #expect(seen["reward"]?.contains(fixture.reward) == true)
+
+            // The child marks the chore done; the parent approves it while the child's socket listens.
+            let done = try await harness.request(.post, "/chores/\(try approval.string("id"))/completions", token: fixture.childToken, json: [:])
+            #expect(done.status == 201, "\(done.text)")
+            (seen, cursor) = try await Self.pull(harness, "\(community)/changes", token: fixture.childToken, after: cursor)
+            let doneID = try done.string("id")
+            let cursorBeforeApproval = cursor
+            #expect(seen["chore_completion"]?.contains(doneID) == true, "\(seen)")
+            try await LiveTests().withServer(harness, heartbeat: .seconds(30)) { port in
+                let child = Received()
+                try await withThrowingTaskGroup(of: Void.self) { sockets in
+                    sockets.addTask { try await LiveTests.listen(port: port, token: fixture.childToken, into: child) }
+                    // The socket is registered at some point after the upgrade: approve, then
+                    // (if it was not yet there) touch the chore again until it hears.
+                    let approved = try await harness.request(
+                        .post, "/chore-completions/\(try done.string("id"))/approve", token: fixture.cast.adminToken)
+                    #expect(approved.status == 200, "\(approved.text)")
+                    try await waitUntil("the child's socket hears of the approval") {
+                        if child.changes.isEmpty {
+                            _ = try await harness.request(
+                                .post, "\(community)/rewards", token: fixture.cast.adminToken, json: ["title": "Sticker", "points_cost": 1])
+                            try await Task.sleep(for: .milliseconds(200))
+                        }
+                        return !child.changes.isEmpty
+                    }
+                    sockets.cancelAll()
+                }
+                #expect(child.changes.allSatisfy { $0.contains(fixture.cast.community.description) })
+                // (Pulled while the server runs: its shutdown closes the services' pool.)
+                let (later, _) = try await Self.pull(harness, "\(community)/changes", token: fixture.childToken, after: cursorBeforeApproval)
+                #expect(later["chore_completion"]?.contains(doneID) == true && later["points"]?.isEmpty == false, "\(later)")
+
+                // Another community's feed is not the child's: a non-member's tombstone.
+                let elsewhere = try await harness.request(.get, "/communities/\(fixture.cast.otherCommunity)/changes", token: fixture.childToken)
+                #expect(try (elsewhere.json["changes"] as? [[String: Any]])?.map { $0["op"] as? String } == ["delete"], "\(elsewhere.text)")
+            }
+        }
+    }
+}

@@ -4,12 +4,13 @@ import OrbitCore
 
 extension OrbitAPI {
     func addSyncRoutes(to router: RouterGroup<APIContext>) {
-        // The change feed (docs/sync.md): the current state, then every change, resumable.
+        // The change feed (docs/sync.md): the current state, then every change, resumable; a
+        // child's device syncs its chores, points and rewards with its own token.
         router.get("communities/:community_id/changes") { request, context in
             let limit = try request.queryInt("limit", default: 500, range: 1...1000)
             return JSON(
                 try await services.sync.changes(
-                    of: try context.id("community_id"), cursor: request.query("cursor"), limit: limit, as: try context.requireUser()
+                    of: try context.id("community_id"), cursor: request.query("cursor"), limit: limit, as: try context.requirePrincipal()
                 ).taggingUpserts())
         }
         // Live updates are a WebSocket (`liveUpgrade`); a plain GET lands here.

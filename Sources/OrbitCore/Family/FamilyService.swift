@@ -61,4 +61,16 @@ package struct FamilyService: Sendable {
             return try FamilyMember(row: row)
         }
     }
+
+    /// Operator (live updates): which of `devices` are paired for `community` and not revoked.
+    package func devicesAsOperator(pairedFor community: CommunityID, among devices: [ChildDeviceID]) async throws -> [ChildDeviceID] {
+        try await runner.asOperator { connection in
+            try await connection.query(
+                """
+                SELECT d.id FROM child_devices d
+                WHERE d.community_id = \(community) AND d.id = ANY(\(devices.map(\.uuid))) AND d.revoked_at IS NULL AND d.token_hash IS NOT NULL
+                """
+            ).map { try $0.decode("id", as: ChildDeviceID.self) }
+        }
+    }
 }

@@ -120,6 +120,16 @@ package struct FeedService: Sendable {
         """
     }
 
+    /// `postQuery` for many posts at once (the change feed reads a page's posts in one query).
+    static func postsQuery(_ ids: [UUID], reader: UserID) -> PostgresQuery {
+        """
+        SELECT \(unescaped: Self.feedColumns),
+            (SELECT r.type::text FROM reactions r WHERE r.post_id = p.id AND r.user_id = \(reader)) AS my_reaction,
+            ARRAY(SELECT v.option_index FROM poll_votes v WHERE v.post_id = p.id AND v.user_id = \(reader) ORDER BY v.option_index) AS my_votes
+        FROM posts p WHERE p.id = ANY(\(ids)) AND p.deleted_at IS NULL
+        """
+    }
+
     static let feedColumns = """
         p.id, p.community_id, p.author_id, p.type::text AS type, p.content, p.media_urls, p.is_pinned, p.is_announcement,
         p.linked_event_id, p.poll_data, p.editable_until, p.reaction_counts, p.comment_count, p.created_at, p.updated_at,

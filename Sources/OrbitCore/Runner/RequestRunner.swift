@@ -80,15 +80,36 @@ package struct RequestRunner: Sendable {
         }
     }
 
+    /// `asUserInOneSnapshot` for a user; for a signed-in child, the same read as the child
+    /// (row-level security as `asChild` sets it).
+    package func inOneSnapshot<Result: Sendable>(as principal: Principal, _ body: (PostgresConnection) async throws -> Result) async throws
+        -> Result
+    {
+        let session: ChildSession
+        switch principal {
+        case .user(let user): return try await asUserInOneSnapshot(user, body)
+        case .child(let child): session = child
+        }
+        var settings = Self.childSettings(session)
+        settings["app.client_address"] = Self.clientAddress
+        return try await mappingErrors {
+            try await retryingTransientFailures {
+                try await pool.withTransaction(TransactionOptions(isolation: .repeatableRead, readOnly: true, localSettings: settings), body)
+            }
+        }
+    }
+
+    static func childSettings(_ session: ChildSession) -> [String: String] {
+        ["role": "orbit_app", "app.current_family_member_id": session.child.description, "app.current_child_device_id": session.device.description]
+    }
+
     /// Runs `body` as a signed-in child's request (docs/chores.md, docs/security.md): as
     /// `orbit_app` with `app.current_family_member_id` and `app.current_child_device_id` and no
     /// user, so row-level security shows the child their own chores, completions, redemptions and
     /// points and the rewards of the one community their device was paired for, and nothing else
     /// (nothing at all once the device is revoked).
     package func asChild<Result: Sendable>(_ session: ChildSession, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
-        var settings = [
-            "role": "orbit_app", "app.current_family_member_id": session.child.description, "app.current_child_device_id": session.device.description,
-        ]
+        var settings = Self.childSettings(session)
         settings["app.client_address"] = Self.clientAddress
         Self.clientCreate?.add(to: &settings)
         return try await transaction(settings, body)

@@ -14,11 +14,42 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
     /// The dependents of the community's members (whose names splits and chores show).
     case familyMember = "family_member"
 
+    /// What a signed-in child's device syncs: their chores, completions, rewards, redemptions and
+    /// points, under row-level security as the child (docs/chores.md).
+    static let childEntities: [SyncEntity] = [.chore, .choreCompletion, .reward, .rewardRedemption, .points]
+
+    /// One of `childEntities` as the child reads it.
+    private func loadForChild(_ id: UUID, runner: RequestRunner, on connection: PostgresConnection) async throws -> (any Encodable & Sendable)? {
+        switch self {
+        case .chore:
+            return try await ChoreService(runner).chore(ChoreID(id), on: connection)
+        case .choreCompletion:
+            return try await connection.query("SELECT \(unescaped: ChoreCompletion.columns) FROM chore_completions WHERE id = \(id)").first
+                .map(ChoreCompletion.init(row:))
+        case .reward:
+            return try await connection.query("SELECT \(unescaped: Reward.columns) FROM rewards WHERE id = \(id)").first.map(Reward.init(row:))
+        case .rewardRedemption:
+            return try await connection.query("SELECT \(unescaped: RewardRedemption.columns) FROM reward_redemptions WHERE id = \(id)").first
+                .map(RewardRedemption.init(row:))
+        case .points:
+            return try await connection.query("SELECT \(unescaped: HolderPoints.columns) FROM points_accounts WHERE id = \(id)").first
+                .map(HolderPoints.init(row:))
+        default:
+            return nil
+        }
+    }
+
     /// The ids of the entities of this kind in `community` as `reader` sees them now, in id
     /// order after `after`: the initial state.
-    func currentIDs(in community: CommunityID, after: UUID?, limit: Int, reader: UserID, on connection: PostgresConnection) async throws
+    func currentIDs(in community: CommunityID, after: UUID?, limit: Int, reader principal: Principal, on connection: PostgresConnection) async throws
         -> [UUID]
     {
+        // Ids of what only a user has (their notifications, their conversations): none for a child.
+        let reader: UserID
+        switch principal {
+        case .user(let user): reader = user
+        case .child: reader = UserID(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+        }
         if self == .community { return after == nil ? [community.uuid] : [] }
         // Ids sort after the nil UUID, so no cursor means from the start.
         let after = after ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
@@ -112,12 +143,100 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
         }
     }
 
+    /// The entities of this kind with `ids` as `load` reads them, in one query: nil for a kind
+    /// read one at a time (its JSON takes more than one statement: events, expenses, chat,
+    /// chores, memberships). An id missing from the answer is one the reader cannot see.
+    func loadAll(_ ids: [UUID], in community: CommunityID, reader principal: Principal, on connection: PostgresConnection) async throws
+        -> [UUID: any Encodable & Sendable]?
+    {
+        guard !ids.isEmpty else { return [:] }
+        let user: UserID? = if case .user(let user) = principal { user } else { nil }
+        guard user != nil || Self.childEntities.contains(self) else { return [:] }
+        let rows: PostgresRows
+        let decode: (PostgresRow) throws -> any Encodable & Sendable
+        switch self {
+        case .post:
+            guard let user else { return [:] }
+            rows = try await connection.query(FeedService.postsQuery(ids, reader: user))
+            decode = FeedPost.init(row:)
+        case .comment:
+            rows = try await connection.query(
+                """
+                SELECT \(unescaped: Comment.columns) FROM comments c JOIN posts p ON p.id = c.post_id
+                WHERE c.id = ANY(\(ids)) AND c.deleted_at IS NULL AND p.deleted_at IS NULL
+                """
+            )
+            decode = Comment.init(row:)
+        case .rsvp:
+            rows = try await connection.query(
+                """
+                SELECT \(unescaped: RSVP.columns) FROM rsvps
+                WHERE id = ANY(\(ids)) AND EXISTS (SELECT FROM events e WHERE e.id = rsvps.event_id AND e.deleted_at IS NULL)
+                """
+            )
+            decode = RSVP.init(row:)
+        case .notification:
+            guard let user else { return [:] }
+            rows = try await connection.query(
+                "SELECT \(unescaped: AppNotification.columns) FROM notifications WHERE id = ANY(\(ids)) AND user_id = \(user)"
+            )
+            decode = AppNotification.init(row:)
+        case .dues:
+            rows = try await connection.query("SELECT \(unescaped: Dues.columns) FROM dues WHERE id = ANY(\(ids))")
+            decode = Dues.init(row:)
+        case .duesPayment:
+            rows = try await connection.query(
+                """
+                SELECT \(unescaped: DuesPayment.columns), (SELECT d.currency FROM dues d WHERE d.id = dues_payments.dues_id) AS dues_currency
+                FROM dues_payments WHERE id = ANY(\(ids))
+                """
+            )
+            decode = { row in try DuesPayment(row: row, currency: try row.decode("dues_currency")) }
+        case .choreCompletion:
+            rows = try await connection.query("SELECT \(unescaped: ChoreCompletion.columns) FROM chore_completions WHERE id = ANY(\(ids))")
+            decode = ChoreCompletion.init(row:)
+        case .reward:
+            rows = try await connection.query("SELECT \(unescaped: Reward.columns) FROM rewards WHERE id = ANY(\(ids))")
+            decode = Reward.init(row:)
+        case .rewardRedemption:
+            rows = try await connection.query("SELECT \(unescaped: RewardRedemption.columns) FROM reward_redemptions WHERE id = ANY(\(ids))")
+            decode = RewardRedemption.init(row:)
+        case .points:
+            rows = try await connection.query("SELECT \(unescaped: HolderPoints.columns) FROM points_accounts WHERE id = ANY(\(ids))")
+            decode = HolderPoints.init(row:)
+        case .recurringCharge:
+            rows = try await connection.query("SELECT \(unescaped: RecurringCharge.columns) FROM recurring_charges WHERE id = ANY(\(ids))")
+            decode = RecurringCharge.init(row:)
+        case .familyMember:
+            rows = try await connection.query(
+                """
+                SELECT \(unescaped: FamilyMember.columns) FROM family_members f
+                WHERE f.id = ANY(\(ids))
+                  AND EXISTS (SELECT FROM members m WHERE m.user_id = f.user_id AND m.community_id = \(community) AND m.left_at IS NULL)
+                """
+            )
+            decode = FamilyMember.init(row:)
+        default:
+            return nil
+        }
+        var loaded: [UUID: any Encodable & Sendable] = [:]
+        for row in rows {
+            loaded[try row.decode("id", as: UUID.self)] = try decode(row)
+        }
+        return loaded
+    }
+
     /// The entity as its GET returns it to `reader`, or nil when they cannot see it (deleted,
     /// left, or never theirs); in `community`'s feed, nil too when it is not part of it (a family
     /// member whose parent is not a member there), as the state would not list it.
-    func load(_ id: UUID, in community: CommunityID? = nil, reader: UserID, runner: RequestRunner, on connection: PostgresConnection) async throws
-        -> (any Encodable & Sendable)?
+    func load(_ id: UUID, in community: CommunityID? = nil, reader principal: Principal, runner: RequestRunner, on connection: PostgresConnection)
+        async throws -> (any Encodable & Sendable)?
     {
+        // A child reads the entities of chores and rewards only (`childEntities`); the rest
+        // need a user.
+        guard case .user(let reader) = principal else {
+            return Self.childEntities.contains(self) ? try await loadForChild(id, runner: runner, on: connection) : nil
+        }
         do {
             switch self {
             case .community:
@@ -181,19 +300,8 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
             case .message:
                 let message = try await ChatService.message(MessageID(id), on: connection)
                 return try await ChatService.withStatus([message], in: message.conversationID, reader: reader, on: connection)[0]
-            case .chore:
-                return try await ChoreService(runner).chore(ChoreID(id), on: connection)
-            case .choreCompletion:
-                return try await connection.query("SELECT \(unescaped: ChoreCompletion.columns) FROM chore_completions WHERE id = \(id)").first
-                    .map(ChoreCompletion.init(row:))
-            case .reward:
-                return try await connection.query("SELECT \(unescaped: Reward.columns) FROM rewards WHERE id = \(id)").first.map(Reward.init(row:))
-            case .rewardRedemption:
-                return try await connection.query("SELECT \(unescaped: RewardRedemption.columns) FROM reward_redemptions WHERE id = \(id)").first
-                    .map(RewardRedemption.init(row:))
-            case .points:
-                return try await connection.query("SELECT \(unescaped: HolderPoints.columns) FROM points_accounts WHERE id = \(id)").first
-                    .map(HolderPoints.init(row:))
+            case .chore, .choreCompletion, .reward, .rewardRedemption, .points:
+                return try await loadForChild(id, runner: runner, on: connection)
             case .recurringCharge:
                 return try await RecurringChargeService.charge(RecurringChargeID(id), on: connection)
             case .exchangeRate:

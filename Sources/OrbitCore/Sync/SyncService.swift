@@ -19,6 +19,11 @@ package struct SyncService: Sendable {
         self.runner = runner
     }
 
+    /// Reads each entity of a page with its own query, as before issue 38 (for `orbit-bench
+    /// sync` to measure the difference in one run); otherwise a page's entities of a kind are
+    /// read with one query where the kind allows it.
+    @TaskLocal package static var loadsOneAtATime = false
+
     /// The entities of the feed, in the order the initial state lists them.
     static let entities: [SyncEntity] = [
         .community, .member, .event, .rsvp, .post, .comment, .media, .expense, .dues, .duesPayment, .notification, .conversation, .message,
@@ -32,12 +37,19 @@ package struct SyncService: Sendable {
     /// - Throws: `ServiceError.gone` when the cursor is older than the log's retention (resync
     ///   from scratch); `invalidInput` for a cursor this server did not make.
     package func changes(of community: CommunityID, cursor: String? = nil, limit: Int = 500, as actor: UserID) async throws -> ChangePage {
+        try await changes(of: community, cursor: cursor, limit: limit, as: .user(actor))
+    }
+
+    /// The feed as a user or a signed-in child reads it: a child's device syncs its chores,
+    /// completions, rewards, redemptions and points in the one community it was paired for
+    /// (`SyncEntity.childEntities`, under row-level security as the child).
+    package func changes(of community: CommunityID, cursor: String? = nil, limit: Int = 500, as actor: Principal) async throws -> ChangePage {
         try Validate.limit(limit, in: 1...1000)
         let position = try SyncCursor(cursor)
         // One snapshot for the whole page: membership, the log and every entity as of one
         // moment. (Read statement by statement, a member leaving between the membership check
         // and the reads turned their entities into deletes, which a rejoin never undid.)
-        return try await runner.asUserInOneSnapshot(actor) { connection in
+        return try await runner.inOneSnapshot(as: actor) { connection in
             // Someone no longer in the community (left, removed, or it was deleted) is told to
             // drop it all: one tombstone for the community, and a cursor at the start, so that
             // if they come back (rejoin, or the community is restored) they get all of it again.
@@ -78,13 +90,28 @@ package struct SyncService: Sendable {
         }
     }
 
-    private static func isMember(_ user: UserID, of community: CommunityID, on connection: PostgresConnection) async throws -> Bool {
-        try await connection.query(
-            """
-            SELECT FROM members m JOIN communities c ON c.id = m.community_id
-            WHERE m.community_id = \(community) AND m.user_id = \(user) AND m.left_at IS NULL AND c.deleted_at IS NULL
-            """
-        ).first != nil
+    /// A member, or a child whose device was paired for the community (and is not revoked).
+    private static func isMember(_ principal: Principal, of community: CommunityID, on connection: PostgresConnection) async throws -> Bool {
+        switch principal {
+        case .user(let user):
+            return try await connection.query(
+                """
+                SELECT FROM members m JOIN communities c ON c.id = m.community_id
+                WHERE m.community_id = \(community) AND m.user_id = \(user) AND m.left_at IS NULL AND c.deleted_at IS NULL
+                """
+            ).first != nil
+        case .child:
+            return try await connection.query("SELECT \(community)::uuid = ANY(orbit.child_community_ids()) AS member").single().decode(
+                "member", as: Bool.self)
+        }
+    }
+
+    /// The entities `principal` syncs, in the order the state lists them.
+    static func entities(for principal: Principal) -> [SyncEntity] {
+        switch principal {
+        case .user: entities
+        case .child: SyncEntity.childEntities
+        }
     }
 
     /// The current state, entity by entity, in id order. When it is all listed, the log follows
@@ -92,20 +119,27 @@ package struct SyncService: Sendable {
     /// or after it may have changed what was read, so its changes come next (an entity already
     /// read in its new state comes again; harmless), and every one before it had ended.
     private func state(
-        of community: CommunityID, mark: String, entity start: Int, after first: UUID?, limit: Int, _ actor: UserID,
+        of community: CommunityID, mark: String, entity start: Int, after first: UUID?, limit: Int, _ actor: Principal,
         on connection: PostgresConnection
     ) async throws -> ChangePage {
+        let entities = Self.entities(for: actor)
         var changes: [Change] = []
         var index = start
         var after = first
-        while index < Self.entities.count, changes.count < limit {
-            let entity = Self.entities[index]
+        while index < entities.count, changes.count < limit {
+            let entity = entities[index]
             let wanted = limit - changes.count
             let ids = try await entity.currentIDs(in: community, after: after, limit: wanted, reader: actor, on: connection)
+            // One query for the page's entities of a kind, where the kind allows it.
+            let loaded = Self.loadsOneAtATime ? nil : try await entity.loadAll(ids, in: community, reader: actor, on: connection)
             for id in ids {
-                if let data = try await entity.load(id, in: community, reader: actor, runner: runner, on: connection) {
-                    changes.append(Change(entity: entity, id: id, op: .upsert, data: data))
+                let data: (any Encodable & Sendable)?
+                if let loaded {
+                    data = loaded[id]
+                } else {
+                    data = try await entity.load(id, in: community, reader: actor, runner: runner, on: connection)
                 }
+                if let data { changes.append(Change(entity: entity, id: id, op: .upsert, data: data)) }
             }
             if ids.count < wanted {
                 index += 1
@@ -114,7 +148,7 @@ package struct SyncService: Sendable {
                 after = ids.last
             }
         }
-        guard index < Self.entities.count else {
+        guard index < entities.count else {
             // Listed as of at least `mark`: the log goes on from there.
             return ChangePage(
                 changes: changes, nextCursor: SyncCursor.log(since: mark, window: nil).encoded, hasMore: true)
@@ -127,7 +161,7 @@ package struct SyncService: Sendable {
     /// unless a window is being paged) but not in `since`, after (xid, seq); each entity once per
     /// page, where its last change is, in the state it has now.
     private func log(
-        of community: CommunityID, since: String, window: SyncCursor.Window?, limit: Int, _ actor: UserID,
+        of community: CommunityID, since: String, window: SyncCursor.Window?, limit: Int, _ actor: Principal,
         on connection: PostgresConnection
     ) async throws -> ChangePage {
         // A window being paged keeps its snapshot; a new one starts now.
@@ -141,6 +175,7 @@ package struct SyncService: Sendable {
             WHERE c.community_id = \(community) AND c.xid >= pg_snapshot_xmin(\(since)::pg_snapshot)
               AND pg_visible_in_snapshot(c.xid, \(target)::pg_snapshot) AND NOT pg_visible_in_snapshot(c.xid, \(since)::pg_snapshot)
               AND (c.xid, c.seq) > (\(String(cursor.xid))::xid8, \(cursor.seq)::bigint)
+              AND c.entity = ANY(\(Self.entities(for: actor).map(\.rawValue)))
             ORDER BY c.xid, c.seq
             LIMIT \(limit + 1)
             """
@@ -156,10 +191,22 @@ package struct SyncService: Sendable {
             position["\(name)/\(id)"] = order.count
             order.append((entity, id))
         }
+        // Each entity once, where its last change is; read with one query per kind where the
+        // kind allows it.
+        let latest = order.enumerated().filter { position["\($0.element.entity.rawValue)/\($0.element.id)"] == $0.offset }.map(\.element)
+        var batches: [SyncEntity: [UUID: any Encodable & Sendable]] = [:]
+        for (entity, entries) in Dictionary(grouping: latest, by: \.entity) where !Self.loadsOneAtATime {
+            batches[entity] = try await entity.loadAll(entries.map(\.id), in: community, reader: actor, on: connection)
+        }
         var changes: [Change] = []
         var listed = Set(position.keys)
-        for (index, entry) in order.enumerated() where position["\(entry.entity.rawValue)/\(entry.id)"] == index {
-            let data = try await entry.entity.load(entry.id, in: community, reader: actor, runner: runner, on: connection)
+        for entry in latest {
+            let data: (any Encodable & Sendable)?
+            if let batch = batches[entry.entity] {
+                data = batch[entry.id]
+            } else {
+                data = try await entry.entity.load(entry.id, in: community, reader: actor, runner: runner, on: connection)
+            }
             changes.append(Change(entity: entry.entity, id: entry.id, op: data == nil ? .delete : .upsert, data: data))
             guard data == nil else { continue }
             // What goes with a deleted entity (a post's comments, an event's RSVPs) goes too.

@@ -45,7 +45,7 @@ package struct WritePrecondition: Sendable {
             guard let row = rows.first else { return }
             (entity, id) = (.member, try row.decode("id", as: UUID.self))
         }
-        guard let current = try await entity.load(id, reader: user, runner: runner, on: connection) else { return }
+        guard let current = try await entity.load(id, reader: .user(user), runner: runner, on: connection) else { return }
         let etag = try tag(current)
         guard !accepted.contains("*"), !accepted.contains(etag) else { return }
         throw PreconditionFailed(current: current, etag: etag)
