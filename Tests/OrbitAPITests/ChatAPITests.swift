@@ -28,12 +28,23 @@ struct ChatAPITests {
                 .post, path, token: cast.adminToken, json: ["text": "Kit in the car?", "client_message_id": "m-1"])
             #expect(resent.status == 200)
             #expect(try resent.string("id") == (try sent.string("id")))
+            // The same id with other text is another message: 409 with the stored one (issue 38).
+            let other = try await harness.request(.post, path, token: cast.adminToken, json: ["text": "Boots too?", "client_message_id": "m-1"])
+            #expect(other.status == 409, "\(other.text)")
+            #expect(try other.string("field") == "client_message_id")
+            #expect(try (other.json["stored"] as? [String: Any])?["text"] as? String == "Kit in the car?", "\(other.text)")
+            // Once the message was edited, the first text sent again is a late resend: 200 with it.
+            let edited = try await harness.request(
+                .patch, "/messages/\(try sent.string("id"))", token: cast.adminToken, json: ["text": "Kit and boots in the car?"])
+            #expect(edited.status == 200, "\(edited.text)")
+            let late = try await harness.request(.post, path, token: cast.adminToken, json: ["text": "Kit in the car?", "client_message_id": "m-1"])
+            #expect(late.status == 200, "\(late.text)")
 
             let list = try await harness.request(.get, "/chats?community_id=\(cast.community)", token: cast.memberToken)
             #expect(list.status == 200)
             let direct = try #require(try list.items.first { $0["id"] as? String == conversation })
             #expect(direct["unread_count"] as? Int == 1)
-            #expect((direct["last_message"] as? [String: Any])?["text"] as? String == "Kit in the car?")
+            #expect((direct["last_message"] as? [String: Any])?["text"] as? String == "Kit and boots in the car?")
 
             let read = try await harness.request(
                 .put, "/chats/\(conversation)/read", token: cast.memberToken, json: ["message_id": try sent.string("id")])

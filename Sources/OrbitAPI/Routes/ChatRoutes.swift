@@ -40,12 +40,20 @@ extension OrbitAPI {
             var text: String
             var clientMessageId: String?
         }
-        // 201 with the new message; 200 with the first one for a resend of its client_message_id.
+        // 201 with the new message; 200 with the first one for a resend of its client_message_id;
+        // 409 with it for the same id with other text (docs/chat.md).
         chat.post("messages") { request, context in
             let body = try await request.decodeJSON(SendBody.self, context: context)
-            let (message, created) = try await services.chat.send(
-                to: try context.id("conversation_id"), text: body.text, clientMessageID: body.clientMessageId, as: try context.requireUser())
-            return Created(message, status: created ? .created : .ok)
+            do {
+                let (message, created) = try await services.chat.send(
+                    to: try context.id("conversation_id"), text: body.text, clientMessageID: body.clientMessageId, as: try context.requireUser())
+                return try APIJSON.response(message, status: created ? .created : .ok)
+            } catch let differs as ChatService.ResendDiffers {
+                var taken = ClientIDTaken(requestID: context.requestID, stored: differs.stored)
+                taken.field = "client_message_id"
+                taken.detail = "This client_message_id was used for a message with other text; stored is that message."
+                return try taken.response()
+            }
         }
         struct Watermark: Decodable {
             var messageId: MessageID

@@ -142,8 +142,18 @@ package struct ChatService: Sendable {
             guard message.conversationID == conversation else {
                 throw ServiceError.conflict(field: "client_message_id", reason: "was used for a message of another conversation")
             }
+            // Other text under the same id while the message is as first sent (not edited or
+            // deleted since, when any text would do): another message, not a resend (issue 38).
+            if message.editedAt == nil, message.deletedAt == nil, let stored = message.text, stored != text {
+                throw ResendDiffers(stored: try await Self.withStatus([message], in: conversation, reader: actor, on: connection)[0])
+            }
             return (try await Self.withStatus([message], in: conversation, reader: actor, on: connection)[0], false)
         }
+    }
+
+    /// A `client_message_id` sent again with other text: `stored` is the message it names.
+    package struct ResendDiffers: Error, Sendable {
+        package var stored: ChatMessage
     }
 
     /// A page of messages, newest first.
