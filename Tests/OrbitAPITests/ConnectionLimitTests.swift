@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import OrbitAPI
 import OrbitCore
+import OrbitTestSupport
 import Testing
 
 /// Issue 38: a server that meets more sockets than it has file descriptors must not die (it did:
@@ -9,14 +10,6 @@ import Testing
 @Suite("A server at its limit on open files")
 struct ConnectionLimitTests {
     static let secret = "connection-limit-test-secret-0123456789abcdef"
-
-    static var orbitctlPath: String {
-        if let path = ProcessInfo.processInfo.environment["ORBITCTL"], !path.isEmpty { return path }
-        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "orbitctl").path
-        if FileManager.default.isExecutableFile(atPath: beside) { return beside }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        return root.appending(path: ".build/debug/orbitctl").path
-    }
 
     @Test(
         "orbitctl serve under ulimit -n 256 meets 400 sockets: beyond its limit HTTP is 503 with Retry-After and /live is not upgraded; then /healthz and a member's socket work"
@@ -31,7 +24,7 @@ struct ConnectionLimitTests {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = [
-                "-c", #"ulimit -n 256 && exec "$0" serve --port 0 --no-jobs --pool-size 4 --database-url "$1""#, Self.orbitctlPath,
+                "-c", #"ulimit -n 256 && exec "$0" serve --port 0 --no-jobs --pool-size 4 --database-url "$1""#, OrbitctlProcess.path,
                 harness.database.connectionString,
             ]
             var environment = ProcessInfo.processInfo.environment
@@ -111,20 +104,9 @@ struct ConnectionLimitTests {
         }
     }
 
-    /// The port of "OrbitCove API listening on http://127.0.0.1:PORT", read on a Dispatch thread.
+    /// The port of "OrbitCove API listening on http://127.0.0.1:PORT".
     static func port(from output: Pipe) async throws -> Int? {
-        let reader = output.fileHandleForReading
-        let banner = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                var banner = ""
-                while !banner.contains("\n") {
-                    let chunk = reader.availableData
-                    guard !chunk.isEmpty else { break }
-                    banner += String(decoding: chunk, as: UTF8.self)
-                }
-                continuation.resume(returning: banner)
-            }
-        }
+        let banner = await OrbitctlProcess.firstLine(of: output)
         return banner.split(separator: "\n").first?.split(separator: ":").last.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
     }
 }

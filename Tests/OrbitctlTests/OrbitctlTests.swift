@@ -26,13 +26,7 @@ struct Orbitctl {
         return result
     }
 
-    static var path: String {
-        if let path = ProcessInfo.processInfo.environment["ORBITCTL"], !path.isEmpty { return path }
-        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "orbitctl").path
-        if FileManager.default.isExecutableFile(atPath: beside) { return beside }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        return root.appending(path: ".build/debug/orbitctl").path
-    }
+    static var path: String { OrbitctlProcess.path }
 
     /// Runs `orbitctl arguments…` with DATABASE_URL set to the test database.
     @discardableResult

@@ -148,18 +148,7 @@ final class ServedOrbitctl: @unchecked Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         // "OrbitCove API listening on http://127.0.0.1:PORT", read on a Dispatch thread.
-        let reader = output.fileHandleForReading
-        let banner = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                var banner = ""
-                while !banner.contains("\n") {
-                    let chunk = reader.availableData
-                    guard !chunk.isEmpty else { break }
-                    banner += String(decoding: chunk, as: UTF8.self)
-                }
-                continuation.resume(returning: banner)
-            }
-        }
+        let banner = await OrbitctlProcess.firstLine(of: output)
         guard let url = banner.split(separator: " ").last.map({ $0.trimmingCharacters(in: .whitespacesAndNewlines) }), url.hasPrefix("http") else {
             process.terminate()
             throw LocalPostgresError("orbitctl serve did not start: \(banner)")

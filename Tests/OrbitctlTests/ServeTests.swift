@@ -24,18 +24,7 @@ struct ServeTests {
 
             // "OrbitCove API listening on http://127.0.0.1:PORT". Read on a Dispatch thread:
             // blocking reads on the cooperative pool can starve other tests.
-            let reader = output.fileHandleForReading
-            let banner = await withCheckedContinuation { continuation in
-                DispatchQueue.global().async {
-                    var banner = ""
-                    while !banner.contains("\n") {
-                        let chunk = reader.availableData
-                        guard !chunk.isEmpty else { break }
-                        banner += String(decoding: chunk, as: UTF8.self)
-                    }
-                    continuation.resume(returning: banner)
-                }
-            }
+            let banner = await OrbitctlProcess.firstLine(of: output)
             let url = try #require(banner.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
             #expect(banner.hasPrefix("OrbitCove API listening on http://127.0.0.1:"))
 

@@ -18,27 +18,6 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
     /// points, under row-level security as the child (docs/chores.md).
     static let childEntities: [SyncEntity] = [.chore, .choreCompletion, .reward, .rewardRedemption, .points]
 
-    /// One of `childEntities` as the child reads it.
-    private func loadForChild(_ id: UUID, runner: RequestRunner, on connection: PostgresConnection) async throws -> (any Encodable & Sendable)? {
-        switch self {
-        case .chore:
-            return try await ChoreService(runner).chore(ChoreID(id), on: connection)
-        case .choreCompletion:
-            return try await connection.query("SELECT \(unescaped: ChoreCompletion.columns) FROM chore_completions WHERE id = \(id)").first
-                .map(ChoreCompletion.init(row:))
-        case .reward:
-            return try await connection.query("SELECT \(unescaped: Reward.columns) FROM rewards WHERE id = \(id)").first.map(Reward.init(row:))
-        case .rewardRedemption:
-            return try await connection.query("SELECT \(unescaped: RewardRedemption.columns) FROM reward_redemptions WHERE id = \(id)").first
-                .map(RewardRedemption.init(row:))
-        case .points:
-            return try await connection.query("SELECT \(unescaped: HolderPoints.columns) FROM points_accounts WHERE id = \(id)").first
-                .map(HolderPoints.init(row:))
-        default:
-            return nil
-        }
-    }
-
     /// The ids of the entities of this kind in `community` as `reader` sees them now, in id
     /// order after `after`: the initial state.
     func currentIDs(in community: CommunityID, after: UUID?, limit: Int, reader principal: Principal, on connection: PostgresConnection) async throws
@@ -146,7 +125,7 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
     /// The entities of this kind with `ids` as `load` reads them, in one query: nil for a kind
     /// read one at a time (its JSON takes more than one statement: events, expenses, chat,
     /// chores, memberships). An id missing from the answer is one the reader cannot see.
-    func loadAll(_ ids: [UUID], in community: CommunityID, reader principal: Principal, on connection: PostgresConnection) async throws
+    func loadAll(_ ids: [UUID], in community: CommunityID?, reader principal: Principal, on connection: PostgresConnection) async throws
         -> [UUID: any Encodable & Sendable]?
     {
         guard !ids.isEmpty else { return [:] }
@@ -211,8 +190,8 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
             rows = try await connection.query(
                 """
                 SELECT \(unescaped: FamilyMember.columns) FROM family_members f
-                WHERE f.id = ANY(\(ids))
-                  AND EXISTS (SELECT FROM members m WHERE m.user_id = f.user_id AND m.community_id = \(community) AND m.left_at IS NULL)
+                WHERE f.id = ANY(\(ids)) AND (\(community)::uuid IS NULL
+                    OR EXISTS (SELECT FROM members m WHERE m.user_id = f.user_id AND m.community_id = \(community) AND m.left_at IS NULL))
                 """
             )
             decode = FamilyMember.init(row:)
@@ -232,10 +211,12 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
     func load(_ id: UUID, in community: CommunityID? = nil, reader principal: Principal, runner: RequestRunner, on connection: PostgresConnection)
         async throws -> (any Encodable & Sendable)?
     {
+        // The kinds `loadAll` reads: the same query for one.
+        if let loaded = try await loadAll([id], in: community, reader: principal, on: connection) { return loaded[id] }
         // A child reads the entities of chores and rewards only (`childEntities`); the rest
         // need a user.
         guard case .user(let reader) = principal else {
-            return Self.childEntities.contains(self) ? try await loadForChild(id, runner: runner, on: connection) : nil
+            return self == .chore ? try await ChoreService(runner).chore(ChoreID(id), on: connection) : nil
         }
         do {
             switch self {
@@ -258,63 +239,24 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
                     member: member, notificationPrefs: try row.decode("notification_prefs", as: PostgresJSON.self).decode([String: Bool].self))
             case .event:
                 return try await EventService.event(EventID(id), on: connection)
-            case .rsvp:
-                return try await connection.query(
-                    """
-                    SELECT \(unescaped: RSVP.columns) FROM rsvps
-                    WHERE id = \(id) AND EXISTS (SELECT FROM events e WHERE e.id = rsvps.event_id AND e.deleted_at IS NULL)
-                    """
-                ).first.map(RSVP.init(row:))
-            case .post:
-                return try await connection.query(FeedService.postQuery(PostID(id), reader: reader)).first.map(FeedPost.init(row:))
-            case .comment:
-                return try await connection.query(
-                    """
-                    SELECT \(unescaped: Comment.columns) FROM comments c JOIN posts p ON p.id = c.post_id
-                    WHERE c.id = \(id) AND c.deleted_at IS NULL AND p.deleted_at IS NULL
-                    """
-                ).first.map(Comment.init(row:))
             case .media:
                 return try await connection.query("SELECT \(unescaped: Media.columns) FROM media WHERE id = \(id)").first
                     .map { try Media(row: $0).linked(by: runner.storage) }
             case .expense:
                 return try await FinanceService(runner).expense(TransactionID(id), on: connection)
-            case .dues:
-                return try await DuesService.dues(DuesID(id), on: connection)
-            case .duesPayment:
-                guard
-                    let row = try await connection.query(
-                        """
-                        SELECT \(unescaped: DuesPayment.columns), (SELECT d.currency FROM dues d WHERE d.id = dues_payments.dues_id) AS dues_currency
-                        FROM dues_payments WHERE id = \(id)
-                        """
-                    ).first
-                else { return nil }
-                return try DuesPayment(row: row, currency: try row.decode("dues_currency"))
-            case .notification:
-                return try await connection.query(
-                    "SELECT \(unescaped: AppNotification.columns) FROM notifications WHERE id = \(id) AND user_id = \(reader)"
-                ).first.map(AppNotification.init(row:))
             case .conversation:
                 return try await ChatService.conversation(ConversationID(id), reader: reader, on: connection)
             case .message:
                 let message = try await ChatService.message(MessageID(id), on: connection)
                 return try await ChatService.withStatus([message], in: message.conversationID, reader: reader, on: connection)[0]
-            case .chore, .choreCompletion, .reward, .rewardRedemption, .points:
-                return try await loadForChild(id, runner: runner, on: connection)
-            case .recurringCharge:
-                return try await RecurringChargeService.charge(RecurringChargeID(id), on: connection)
+            case .chore:
+                return try await ChoreService(runner).chore(ChoreID(id), on: connection)
             case .exchangeRate:
                 return try await connection.query("SELECT \(unescaped: ExchangeRate.columns) FROM exchange_rates WHERE id = \(id)").first
                     .map(ExchangeRate.init(row:))
-            case .familyMember:
-                return try await connection.query(
-                    """
-                    SELECT \(unescaped: FamilyMember.columns) FROM family_members f
-                    WHERE f.id = \(id) AND (\(community)::uuid IS NULL
-                        OR EXISTS (SELECT FROM members m WHERE m.user_id = f.user_id AND m.community_id = \(community) AND m.left_at IS NULL))
-                    """
-                ).first.map(FamilyMember.init(row:))
+            case .post, .comment, .rsvp, .notification, .dues, .duesPayment, .choreCompletion, .reward, .rewardRedemption, .points,
+                .recurringCharge, .familyMember:
+                return nil  // read by `loadAll` above
             }
         } catch let error as ServiceError where error.code == .notFound {
             return nil
