@@ -1,6 +1,12 @@
 -- The change feed's log (migrations/0019_changes.sql): a trigger per synced table appends which
--- entity of which community changed, as the writing transaction, and notifies `orbit_changes`. SECURITY DEFINER (owner
+-- entity of which community changed, as the writing transaction. SECURITY DEFINER (owner
 -- orbit_admin): orbit_app has no right to write the log itself.
+--
+-- Live updates (GET /live) of everything but chat come from each server reading the log
+-- (LiveListener polls it by snapshot), not from NOTIFY: a transaction that notifies holds a lock
+-- of the whole database from its commit's start to its end, and cost an expense 15% alone
+-- (issue 38; docs/benchmarks.md). Chat still notifies `orbit_chat` (its events carry what the
+-- log does not: a receipt's reader).
 --
 -- trigger arguments: the entity, how to find the community ('self' for communities, a column
 -- of the row, or a parent: 'event', 'post', 'transaction', 'dues'), and the column naming the
@@ -36,10 +42,10 @@ BEGIN
         INSERT INTO public.changes (community_id, entity, entity_id, op, user_id, conversation_id)
         VALUES (community, entity, (r ->> id_column)::uuid, op, CASE WHEN entity = 'notification' THEN (r ->> 'user_id')::uuid END,
                 conversation);
-        -- Live updates (GET /live): every server LISTENs; delivered at commit, once per payload
-        -- per transaction (PostgreSQL folds identical notifications of a transaction).
+        -- Chat's live events (GET /live): every server LISTENs; delivered at commit, once per
+        -- payload per transaction (PostgreSQL folds identical notifications of a transaction).
         IF conversation IS NULL THEN
-            PERFORM pg_notify('orbit_changes', community::text);
+            RETURN NULL;
         ELSIF TG_TABLE_NAME = 'messages' THEN
             PERFORM pg_notify('orbit_chat', conversation::text || ' message ' || (r ->> 'id'));
         ELSIF TG_TABLE_NAME = 'conversation_participants' AND TG_OP = 'UPDATE' THEN
@@ -74,21 +80,12 @@ CREATE TRIGGER trigger_change_rsvp AFTER INSERT OR UPDATE OR DELETE ON rsvps
 DROP TRIGGER IF EXISTS trigger_change_post ON posts;
 CREATE TRIGGER trigger_change_post AFTER INSERT OR UPDATE OR DELETE ON posts
     FOR EACH ROW EXECUTE FUNCTION orbit.record_change('post', 'community_id');
-DROP TRIGGER IF EXISTS trigger_change_poll_vote ON poll_votes;
-CREATE TRIGGER trigger_change_poll_vote AFTER INSERT OR UPDATE OR DELETE ON poll_votes
-    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('post', 'post', 'post_id');
 DROP TRIGGER IF EXISTS trigger_change_comment ON comments;
 CREATE TRIGGER trigger_change_comment AFTER INSERT OR UPDATE OR DELETE ON comments
     FOR EACH ROW EXECUTE FUNCTION orbit.record_change('comment', 'post');
 DROP TRIGGER IF EXISTS trigger_change_expense ON transactions;
 CREATE TRIGGER trigger_change_expense AFTER INSERT OR UPDATE OR DELETE ON transactions
     FOR EACH ROW EXECUTE FUNCTION orbit.record_change('expense', 'community_id');
-DROP TRIGGER IF EXISTS trigger_change_split ON splits;
-CREATE TRIGGER trigger_change_split AFTER INSERT OR UPDATE OR DELETE ON splits
-    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('expense', 'transaction', 'transaction_id');
-DROP TRIGGER IF EXISTS trigger_change_transaction_payer ON transaction_payers;
-CREATE TRIGGER trigger_change_transaction_payer AFTER INSERT OR UPDATE OR DELETE ON transaction_payers
-    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('expense', 'transaction', 'transaction_id');
 DROP TRIGGER IF EXISTS trigger_change_media ON media;
 CREATE TRIGGER trigger_change_media AFTER INSERT OR UPDATE OR DELETE ON media
     FOR EACH ROW EXECUTE FUNCTION orbit.record_change('media', 'community_id');
@@ -113,16 +110,9 @@ CREATE TRIGGER trigger_change_message AFTER INSERT OR UPDATE ON messages
 DROP TRIGGER IF EXISTS trigger_change_chore ON chores;
 CREATE TRIGGER trigger_change_chore AFTER INSERT OR UPDATE OR DELETE ON chores
     FOR EACH ROW EXECUTE FUNCTION orbit.record_change('chore', 'community_id');
-DROP TRIGGER IF EXISTS trigger_change_chore_assignee ON chore_assignees;
-CREATE TRIGGER trigger_change_chore_assignee AFTER INSERT OR UPDATE OR DELETE ON chore_assignees
-    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('chore', 'community_id', 'chore_id');
 DROP TRIGGER IF EXISTS trigger_change_chore_completion ON chore_completions;
 CREATE TRIGGER trigger_change_chore_completion AFTER INSERT OR UPDATE OR DELETE ON chore_completions
     FOR EACH ROW EXECUTE FUNCTION orbit.record_change('chore_completion', 'community_id');
--- A chore's JSON says whether its current occurrence is done: a completion changes its chore too.
-DROP TRIGGER IF EXISTS trigger_change_chore_done ON chore_completions;
-CREATE TRIGGER trigger_change_chore_done AFTER INSERT OR UPDATE OR DELETE ON chore_completions
-    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('chore', 'community_id', 'chore_id');
 DROP TRIGGER IF EXISTS trigger_change_reward ON rewards;
 CREATE TRIGGER trigger_change_reward AFTER INSERT OR UPDATE OR DELETE ON rewards
     FOR EACH ROW EXECUTE FUNCTION orbit.record_change('reward', 'community_id');
@@ -140,6 +130,92 @@ DROP TRIGGER IF EXISTS trigger_change_exchange_rate ON exchange_rates;
 CREATE TRIGGER trigger_change_exchange_rate AFTER INSERT OR UPDATE OR DELETE ON exchange_rates
     FOR EACH ROW EXECUTE FUNCTION orbit.record_change('exchange_rate', 'community_id');
 
+-- A row that is part of another entity's JSON (an expense's splits and payers, a post's poll
+-- votes, a chore's assignees, and a completion for its chore's "done") is a change of that
+-- entity: logged once per statement, not once per row (transition tables), and not at all when
+-- this transaction has already logged that entity (an expense and its splits are written
+-- together; the feed reads an entity as it is when pulled, so one change per transaction is
+-- enough).
+--
+-- trigger argument: the entity.
+CREATE OR REPLACE FUNCTION orbit.record_part_changes() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    whole text := TG_ARGV[0];
+    wholes uuid[];
+    communities uuid[];
+BEGIN
+    -- Static SQL per table (each branch is planned for its table only when it runs).
+    IF TG_TABLE_NAME IN ('splits', 'transaction_payers') THEN
+        SELECT array_agg(p.transaction_id), array_agg(p.community_id) INTO wholes, communities FROM parts p;
+    ELSIF TG_TABLE_NAME = 'poll_votes' THEN
+        SELECT array_agg(p.post_id), array_agg(p.community_id) INTO wholes, communities FROM parts p;
+    ELSE
+        SELECT array_agg(p.chore_id), array_agg(p.community_id) INTO wholes, communities FROM parts p;
+    END IF;
+    INSERT INTO public.changes (community_id, entity, entity_id, op)
+    SELECT DISTINCT t.community_id, whole, t.entity_id, 'upsert'
+    FROM unnest(communities, wholes) AS t (community_id, entity_id)
+    WHERE NOT EXISTS (
+        SELECT 1 FROM public.changes l
+        WHERE l.community_id = t.community_id AND l.xid = pg_current_xact_id() AND l.entity = whole AND l.entity_id = t.entity_id);
+    RETURN NULL;
+END
+$$;
+ALTER FUNCTION orbit.record_part_changes() OWNER TO orbit_admin;
+-- PostgreSQL allows transition tables on a trigger of one event only: three triggers a table.
+DROP TRIGGER IF EXISTS trigger_change_poll_vote ON poll_votes;
+DROP TRIGGER IF EXISTS trigger_change_poll_vote_insert ON poll_votes;
+CREATE TRIGGER trigger_change_poll_vote_insert AFTER INSERT ON poll_votes REFERENCING NEW TABLE AS parts
+    FOR EACH STATEMENT EXECUTE FUNCTION orbit.record_part_changes('post');
+DROP TRIGGER IF EXISTS trigger_change_poll_vote_update ON poll_votes;
+CREATE TRIGGER trigger_change_poll_vote_update AFTER UPDATE ON poll_votes REFERENCING NEW TABLE AS parts
+    FOR EACH STATEMENT EXECUTE FUNCTION orbit.record_part_changes('post');
+DROP TRIGGER IF EXISTS trigger_change_poll_vote_delete ON poll_votes;
+CREATE TRIGGER trigger_change_poll_vote_delete AFTER DELETE ON poll_votes REFERENCING OLD TABLE AS parts
+    FOR EACH STATEMENT EXECUTE FUNCTION orbit.record_part_changes('post');
+DROP TRIGGER IF EXISTS trigger_change_split ON splits;
+DROP TRIGGER IF EXISTS trigger_change_split_insert ON splits;
+CREATE TRIGGER trigger_change_split_insert AFTER INSERT ON splits REFERENCING NEW TABLE AS parts
+    FOR EACH STATEMENT EXECUTE FUNCTION orbit.record_part_changes('expense');
+DROP TRIGGER IF EXISTS trigger_change_split_update ON splits;
+CREATE TRIGGER trigger_change_split_update AFTER UPDATE ON splits REFERENCING NEW TABLE AS parts
+    FOR EACH STATEMENT EXECUTE FUNCTION orbit.record_part_changes('expense');
+DROP TRIGGER IF EXISTS trigger_change_split_delete ON splits;
+CREATE TRIGGER trigger_change_split_delete AFTER DELETE ON splits REFERENCING OLD TABLE AS parts
+    FOR EACH STATEMENT EXECUTE FUNCTION orbit.record_part_changes('expense');
+DROP TRIGGER IF EXISTS trigger_change_transaction_payer ON transaction_payers;
+DROP TRIGGER IF EXISTS trigger_change_transaction_payer_insert ON transaction_payers;
+CREATE TRIGGER trigger_change_transaction_payer_insert AFTER INSERT ON transaction_payers REFERENCING NEW TABLE AS parts
+    FOR EACH STATEMENT EXECUTE FUNCTION orbit.record_part_changes('expense');
+DROP TRIGGER IF EXISTS trigger_change_transaction_payer_update ON transaction_payers;
+CREATE TRIGGER trigger_change_transaction_payer_update AFTER UPDATE ON transaction_payers REFERENCING NEW TABLE AS parts
+    FOR EACH STATEMENT EXECUTE FUNCTION orbit.record_part_changes('expense');
+DROP TRIGGER IF EXISTS trigger_change_transaction_payer_delete ON transaction_payers;
+CREATE TRIGGER trigger_change_transaction_payer_delete AFTER DELETE ON transaction_payers REFERENCING OLD TABLE AS parts
+    FOR EACH STATEMENT EXECUTE FUNCTION orbit.record_part_changes('expense');
+DROP TRIGGER IF EXISTS trigger_change_chore_assignee ON chore_assignees;
+DROP TRIGGER IF EXISTS trigger_change_chore_assignee_insert ON chore_assignees;
+CREATE TRIGGER trigger_change_chore_assignee_insert AFTER INSERT ON chore_assignees REFERENCING NEW TABLE AS parts
+    FOR EACH STATEMENT EXECUTE FUNCTION orbit.record_part_changes('chore');
+DROP TRIGGER IF EXISTS trigger_change_chore_assignee_update ON chore_assignees;
+CREATE TRIGGER trigger_change_chore_assignee_update AFTER UPDATE ON chore_assignees REFERENCING NEW TABLE AS parts
+    FOR EACH STATEMENT EXECUTE FUNCTION orbit.record_part_changes('chore');
+DROP TRIGGER IF EXISTS trigger_change_chore_assignee_delete ON chore_assignees;
+CREATE TRIGGER trigger_change_chore_assignee_delete AFTER DELETE ON chore_assignees REFERENCING OLD TABLE AS parts
+    FOR EACH STATEMENT EXECUTE FUNCTION orbit.record_part_changes('chore');
+DROP TRIGGER IF EXISTS trigger_change_chore_done ON chore_completions;
+DROP TRIGGER IF EXISTS trigger_change_chore_done_insert ON chore_completions;
+CREATE TRIGGER trigger_change_chore_done_insert AFTER INSERT ON chore_completions REFERENCING NEW TABLE AS parts
+    FOR EACH STATEMENT EXECUTE FUNCTION orbit.record_part_changes('chore');
+DROP TRIGGER IF EXISTS trigger_change_chore_done_update ON chore_completions;
+CREATE TRIGGER trigger_change_chore_done_update AFTER UPDATE ON chore_completions REFERENCING NEW TABLE AS parts
+    FOR EACH STATEMENT EXECUTE FUNCTION orbit.record_part_changes('chore');
+DROP TRIGGER IF EXISTS trigger_change_chore_done_delete ON chore_completions;
+CREATE TRIGGER trigger_change_chore_done_delete AFTER DELETE ON chore_completions REFERENCING OLD TABLE AS parts
+    FOR EACH STATEMENT EXECUTE FUNCTION orbit.record_part_changes('chore');
+
 -- A family member belongs to no community: it is shown in each community of its parent, so a
 -- change of it is a change there (and the parent joining or leaving one is, below).
 CREATE OR REPLACE FUNCTION orbit.record_family_member() RETURNS trigger
@@ -148,8 +224,6 @@ AS $$
 DECLARE
     member_id uuid;
     parent uuid;
-    communities uuid[];
-    community uuid;
 BEGIN
     IF TG_OP = 'DELETE' THEN
         member_id := OLD.id;
@@ -164,15 +238,9 @@ BEGIN
     -- a rejoin was logged for neither: the soak found it.) NO KEY UPDATE: foreign keys to the
     -- user (KEY SHARE) do not wait for it.
     PERFORM 1 FROM public.users u WHERE u.id = parent FOR NO KEY UPDATE;
-    WITH written AS (
-        INSERT INTO public.changes (community_id, entity, entity_id, op)
-        SELECT m.community_id, 'family_member', member_id, CASE WHEN TG_OP = 'DELETE' THEN 'delete' ELSE 'upsert' END
-        FROM public.members m WHERE m.user_id = parent AND m.left_at IS NULL
-        RETURNING community_id)
-    SELECT array_agg(DISTINCT w.community_id) INTO communities FROM written w;
-    FOREACH community IN ARRAY coalesce(communities, '{}') LOOP
-        PERFORM pg_notify('orbit_changes', community::text);
-    END LOOP;
+    INSERT INTO public.changes (community_id, entity, entity_id, op)
+    SELECT m.community_id, 'family_member', member_id, CASE WHEN TG_OP = 'DELETE' THEN 'delete' ELSE 'upsert' END
+    FROM public.members m WHERE m.user_id = parent AND m.left_at IS NULL;
     RETURN NULL;
 END
 $$;
@@ -189,46 +257,31 @@ CREATE TRIGGER trigger_change_family_member AFTER INSERT OR UPDATE OR DELETE ON 
 CREATE OR REPLACE FUNCTION orbit.record_shown_elsewhere() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    communities uuid[];
-    community uuid;
 BEGIN
     IF TG_TABLE_NAME = 'users' THEN
-        WITH written AS (
-            INSERT INTO public.changes (community_id, entity, entity_id, op)
-            SELECT m.community_id, 'member', m.id, 'upsert' FROM public.members m WHERE m.user_id = NEW.id AND m.left_at IS NULL
-            RETURNING community_id)
-        SELECT array_agg(DISTINCT w.community_id) INTO communities FROM written w;
+        INSERT INTO public.changes (community_id, entity, entity_id, op)
+        SELECT m.community_id, 'member', m.id, 'upsert' FROM public.members m WHERE m.user_id = NEW.id AND m.left_at IS NULL;
     ELSIF TG_TABLE_NAME = 'family_members' THEN
-        WITH written AS (
-            INSERT INTO public.changes (community_id, entity, entity_id, op)
-            SELECT DISTINCT t.community_id, 'expense', t.id, 'upsert'
-            FROM public.splits s JOIN public.transactions t ON t.id = s.transaction_id
-            WHERE s.family_member_id = NEW.id AND t.deleted_at IS NULL
-            RETURNING community_id)
-        SELECT array_agg(DISTINCT w.community_id) INTO communities FROM written w;
+        INSERT INTO public.changes (community_id, entity, entity_id, op)
+        SELECT DISTINCT t.community_id, 'expense', t.id, 'upsert'
+        FROM public.splits s JOIN public.transactions t ON t.id = s.transaction_id
+        WHERE s.family_member_id = NEW.id AND t.deleted_at IS NULL;
     ELSE
         -- members: whether someone shares a community with the parent may have changed; and
         -- the parent's family members come into (or leave) this community with them (under the
         -- lock orbit.record_family_member takes, so that a rename at the same time is not lost).
         PERFORM 1 FROM public.users u WHERE u.id = (CASE WHEN TG_OP = 'DELETE' THEN OLD.user_id ELSE NEW.user_id END) FOR NO KEY UPDATE;
-        WITH written AS (
-            INSERT INTO public.changes (community_id, entity, entity_id, op)
-            SELECT DISTINCT t.community_id, 'expense', t.id, 'upsert'
-            FROM public.family_members f
-            JOIN public.splits s ON s.family_member_id = f.id
-            JOIN public.transactions t ON t.id = s.transaction_id
-            WHERE f.user_id = (CASE WHEN TG_OP = 'DELETE' THEN OLD.user_id ELSE NEW.user_id END) AND t.deleted_at IS NULL
-            UNION ALL
-            SELECT (CASE WHEN TG_OP = 'DELETE' THEN OLD.community_id ELSE NEW.community_id END), 'family_member', f.id, 'upsert'
-            FROM public.family_members f
-            WHERE f.user_id = (CASE WHEN TG_OP = 'DELETE' THEN OLD.user_id ELSE NEW.user_id END)
-            RETURNING community_id)
-        SELECT array_agg(DISTINCT w.community_id) INTO communities FROM written w;
+        INSERT INTO public.changes (community_id, entity, entity_id, op)
+        SELECT DISTINCT t.community_id, 'expense', t.id, 'upsert'
+        FROM public.family_members f
+        JOIN public.splits s ON s.family_member_id = f.id
+        JOIN public.transactions t ON t.id = s.transaction_id
+        WHERE f.user_id = (CASE WHEN TG_OP = 'DELETE' THEN OLD.user_id ELSE NEW.user_id END) AND t.deleted_at IS NULL
+        UNION ALL
+        SELECT (CASE WHEN TG_OP = 'DELETE' THEN OLD.community_id ELSE NEW.community_id END), 'family_member', f.id, 'upsert'
+        FROM public.family_members f
+        WHERE f.user_id = (CASE WHEN TG_OP = 'DELETE' THEN OLD.user_id ELSE NEW.user_id END);
     END IF;
-    FOREACH community IN ARRAY coalesce(communities, '{}') LOOP
-        PERFORM pg_notify('orbit_changes', community::text);
-    END LOOP;
     RETURN NULL;
 END
 $$;

@@ -10,9 +10,9 @@ import ServiceLifecycle
 
 /// `GET /live` (issue 20, item 3, docs/sync.md; chat: docs/chat.md): a WebSocket per app, told
 /// which of the user's communities changed so it pulls the change feed, and given chat's
-/// messages, receipts and typing as they happen. Every server LISTENs to `orbit_changes` and
-/// `orbit_chat` (sent by the change log's trigger at commit), so a commit made through any server
-/// reaches sockets on every server. Each socket is a row of `live_connections` while it is open:
+/// messages, receipts and typing as they happen. Every server reads the change log (every 10 ms)
+/// and LISTENs to `orbit_chat` (sent by the change log's trigger at commit), so a commit made
+/// through any server reaches sockets on every server. Each socket is a row of `live_connections` while it is open:
 /// the user's presence, and no chat push while they can see the message live.
 actor LiveHub {
     /// This server, in `live_connections`.
@@ -79,25 +79,36 @@ enum LiveMessage {
     }
 }
 
-/// LISTENs to `orbit_changes` and `orbit_chat` on a connection of its own and hands each changed
-/// community to the sockets of its active members, each chat event to the sockets of the
+/// On a connection of its own: reads the change log every `pollInterval` for the communities
+/// changed by the transactions committed since its last read, and hands each to the sockets of
+/// its active members; LISTENs to `orbit_chat` and hands each chat event to the sockets of the
 /// conversation's participants (and wakes push delivery for a new message). Reconnects (after a
-/// second) when the connection fails. Keeps this server's sockets fresh in `live_connections`.
+/// second) when the connection fails, and reads on from where it was, so nothing committed in
+/// between is missed. Keeps this server's sockets fresh in `live_connections`.
+///
+/// Why it reads the log rather than LISTEN for it: a transaction that NOTIFYs holds a lock of
+/// the whole database from its commit's start to its end, so every writer's commits queued
+/// behind one another, and an expense cost 15% more for it alone (issue 38,
+/// docs/benchmarks.md). One indexed read per server every 10 ms costs the writers nothing.
 struct LiveListener: Service {
     let hub: LiveHub
     let services: OrbitServices
     let pushSignal: PushSignal
     let logger: Logger
 
-    static let channel = "orbit_changes"
+    /// How often the change log is read: the most a commit waits, beyond its delivery, to
+    /// reach the sockets.
+    static let pollInterval: Duration = .milliseconds(10)
 
     func run() async throws {
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await refreshPresence() }
+                // The snapshot up to which the log has been read (kept across reconnects).
+                var since: String?
                 while !Task.isCancelled && !Task.isShuttingDownGracefully {
                     do {
-                        try await listen()
+                        try await listen(from: &since)
                     } catch is CancellationError {
                         break
                     } catch {
@@ -123,31 +134,51 @@ struct LiveListener: Service {
         }
     }
 
-    private func listen() async throws {
+    private func listen(from since: inout String?) async throws {
         let connection = try await PostgresConnection.connect(services.pool.configuration, logger: logger)
         do {
-            try await connection.query("LISTEN \(unescaped: Self.channel)")
+            // The log is read as the operator (every community's changes).
+            try await connection.query("SET ROLE orbit_admin")
             try await connection.query("LISTEN \(unescaped: ChatEvent.channel)")
+            let clock = ContinuousClock()
+            var nextRead = clock.now
             while !Task.isCancelled && !Task.isShuttingDownGracefully {
-                let notes = try await connection.notifications(waitingUpTo: .milliseconds(500))
+                let notes = try await connection.notifications(waitingUpTo: max(.zero, nextRead - clock.now))
                 var chat: [ChatEvent] = []
-                var communities: [CommunityID] = []
-                for note in notes {
-                    if note.channel == ChatEvent.channel, let event = ChatEvent(payload: note.payload) {
-                        if !chat.contains(event) { chat.append(event) }
-                    } else if note.channel == Self.channel, let community = CommunityID(note.payload), !communities.contains(community) {
-                        communities.append(community)
-                    }
+                for note in notes where note.channel == ChatEvent.channel {
+                    if let event = ChatEvent(payload: note.payload), !chat.contains(event) { chat.append(event) }
                 }
                 if chat.contains(where: { if case .message = $0 { true } else { false } }) { pushSignal.wake() }
                 try await deliver(chat)
-                for community in communities { try await deliver(community) }
+                guard clock.now >= nextRead else { continue }
+                nextRead = clock.now + Self.pollInterval
+                for community in try await Self.changedCommunities(since: &since, on: connection) { try await deliver(community) }
             }
         } catch {
             await connection.close()
             throw error
         }
         await connection.close()
+    }
+
+    /// The communities changed (chat aside) by the transactions visible now and not in `since`,
+    /// which becomes now. The first read only starts the position. By transaction id, as the
+    /// feed (docs/sync.md): those at or past `since`'s end, and those in flight in it.
+    static func changedCommunities(since: inout String?, on connection: PostgresConnection) async throws -> [CommunityID] {
+        guard let from = since else {
+            since = try await connection.query("SELECT pg_current_snapshot()::text AS now").single().decode("now")
+            return []
+        }
+        let row = try await connection.query(
+            """
+            SELECT pg_current_snapshot()::text AS now, ARRAY(
+                SELECT DISTINCT c.community_id FROM changes c
+                WHERE (c.xid >= pg_snapshot_xmax(\(from)::pg_snapshot) OR c.xid = ANY(ARRAY(SELECT pg_snapshot_xip(\(from)::pg_snapshot))))
+                  AND pg_visible_in_snapshot(c.xid, pg_current_snapshot()) AND c.conversation_id IS NULL) AS communities
+            """
+        ).single()
+        since = try row.decode("now", as: String.self)
+        return try row.decode("communities", as: [UUID].self).map(CommunityID.init)
     }
 
     /// Tells the connected active members of `community` that it changed, and the children

@@ -22,6 +22,8 @@ struct SyncBenchmark: AsyncParsableCommand {
     @Option(help: "Transactions held open (up to 300 ms) beside the writers, per round.") var held = 4
     @Option(help: "Changes in the backlog to pull (0: skip).") var backlog = 100_000
     @Option(help: "Expenses per timed run of the write cost (0: skip).") var expenses = 2000
+    @Option(help: "Concurrent writers for the log's cost on many writers at once (0: skip).") var concurrentWriters = 32
+    @Option(help: "Expenses per concurrent writer per timed run.") var expensesPerWriter = 100
 
     func run() async throws {
         try await BenchmarkServer.withMigrated(databaseURL: databaseURL, measure)
@@ -57,6 +59,7 @@ struct SyncBenchmark: AsyncParsableCommand {
 
         if backlog > 0 { try await pullBacklog(services, server.configuration) }
         if expenses > 0 { try await writeCost(services, server.configuration) }
+        if concurrentWriters > 0 && expensesPerWriter > 0 { try await concurrentWriteCost(server.configuration) }
         if failedRounds > 0 { throw ExitCode.failure }
     }
 
@@ -129,21 +132,13 @@ struct SyncBenchmark: AsyncParsableCommand {
             }
             return Double(expenses) / (clock.now - start).seconds
         }
-        func triggers(_ on: Bool) async throws {
-            try await PostgresConnection.withConnection(configuration) { connection in
-                for (table, trigger) in [("transactions", "trigger_change_expense"), ("splits", "trigger_change_split")] {
-                    try await connection.query(
-                        "ALTER TABLE \(unescaped: table) \(unescaped: on ? "ENABLE" : "DISABLE") TRIGGER \(unescaped: trigger)")
-                }
-            }
-        }
         _ = try await timed()  // warm-up
         var with: [Double] = []
         var without: [Double] = []
         for _ in 0..<3 {
-            try await triggers(false)
+            try await Self.changeLog(on: false, configuration)
             without.append(try await timed())
-            try await triggers(true)
+            try await Self.changeLog(on: true, configuration)
             with.append(try await timed())
         }
         let withMedian = with.sorted()[1]
@@ -151,5 +146,85 @@ struct SyncBenchmark: AsyncParsableCommand {
         print(
             "Write cost: add expense (4 splits) \(Int(withMedian))/s with the change log, \(Int(withoutMedian))/s without "
                 + "(medians of 3 alternating runs of \(expenses)): \(String(format: "%.2f", withMedian / withoutMedian))x")
+    }
+
+    /// Turns the change log's triggers on the tables an expense writes on or off.
+    private static func changeLog(on: Bool, _ configuration: PostgresConfiguration) async throws {
+        try await PostgresConnection.withConnection(configuration) { connection in
+            let triggers = try await connection.query(
+                """
+                SELECT t.tgrelid::regclass::text, t.tgname::text FROM pg_trigger t
+                WHERE t.tgrelid = ANY(ARRAY['transactions', 'splits', 'transaction_payers']::regclass[]) AND t.tgname LIKE 'trigger\\_change\\_%'
+                """
+            ).map { try $0.decode((String, String).self) }
+            for (table, trigger) in triggers {
+                try await connection.query("ALTER TABLE \(unescaped: table) \(unescaped: on ? "ENABLE" : "DISABLE") TRIGGER \(unescaped: trigger)")
+            }
+        }
+    }
+
+    /// What the log costs many writers at once (issue 38: a transaction that NOTIFYs takes a
+    /// lock of the whole database for its commit, so notifying commits queue behind one another;
+    /// the log no longer notifies, and this measures that it costs them no more than one).
+    /// `concurrentWriters` writers, each adding expenses in a community of its own (no lock of
+    /// the data in common), alternating runs with the change log's triggers on and off.
+    private func concurrentWriteCost(_ configuration: PostgresConfiguration) async throws {
+        let pool = ConnectionPool(configuration: configuration, options: .init(maxConnections: concurrentWriters))
+        do {
+            try await concurrentWriteCost(OrbitServices(pool: pool), configuration)
+        } catch {
+            await pool.close()
+            throw error
+        }
+        await pool.close()
+    }
+
+    private func concurrentWriteCost(_ services: OrbitServices, _ configuration: PostgresConfiguration) async throws {
+        var writers: [(admin: UserID, community: CommunityID, people: [UserID])] = []
+        for writer in 0..<concurrentWriters {
+            let admin = try await services.users.create(email: "concurrent\(writer)@example.com", displayName: "C\(writer)").id
+            let community = try await services.communities.create(name: "Concurrent \(writer)", as: admin).id
+            var people = [admin]
+            for index in 0..<3 {
+                let user = try await services.users.create(email: "concurrent\(writer).\(index)@example.com", displayName: "C\(writer).\(index)").id
+                _ = try await services.members.add(user, to: community, as: admin)
+                people.append(user)
+            }
+            writers.append((admin, community, people))
+        }
+        let amount = try Money(parsing: "12.34", currency: .usd)
+        let perWriter = expensesPerWriter
+        func timed() async throws -> Double {
+            let clock = ContinuousClock()
+            let start = clock.now
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for writer in writers {
+                    group.addTask {
+                        for _ in 0..<perWriter {
+                            _ = try await services.finances.addExpense(
+                                in: writer.community, description: "Pizza", total: amount, paidBy: writer.admin, split: .equal(writer.people),
+                                as: writer.admin)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            return Double(perWriter * writers.count) / (clock.now - start).seconds
+        }
+        _ = try await timed()  // warm-up
+        var with: [Double] = []
+        var without: [Double] = []
+        for _ in 0..<3 {
+            try await Self.changeLog(on: false, configuration)
+            without.append(try await timed())
+            try await Self.changeLog(on: true, configuration)
+            with.append(try await timed())
+        }
+        let withMedian = with.sorted()[1]
+        let withoutMedian = without.sorted()[1]
+        print(
+            "Write cost, \(writers.count) concurrent writers: add expense (4 splits) \(Int(withMedian))/s with the change log, "
+                + "\(Int(withoutMedian))/s without (medians of 3 alternating runs of \(perWriter * writers.count)): "
+                + "\(String(format: "%.2f", withMedian / withoutMedian))x")
     }
 }

@@ -2,11 +2,13 @@ import Foundation
 import HTTPTypes
 import HummingbirdWSClient
 import Logging
-import OrbitAPI
 import OrbitCore
+import OrbitPostgres
 import ServiceLifecycle
 import Synchronization
 import Testing
+
+@testable import OrbitAPI
 
 /// What a test's WebSocket client received.
 final class Received: Sendable {
@@ -58,6 +60,36 @@ struct LiveTests {
             }
         }
         received.close()
+    }
+
+    @Test("the listener's read of the change log misses no commit: one in flight at a read comes with a later one; each once")
+    func listenerReadsEveryCommit() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let configuration = harness.database.configuration
+            try await PostgresConnection.withConnection(configuration) { listener in
+                try await listener.query("SET ROLE orbit_admin")
+                var since: String?
+                #expect(try await LiveListener.changedCommunities(since: &since, on: listener) == [])
+                try await PostgresConnection.withConnection(configuration) { held in
+                    // A post in the first community, its transaction left open across a read ...
+                    try await held.query("BEGIN")
+                    try await held.query("INSERT INTO posts (community_id, author_id, content) VALUES (\(cast.community), \(cast.admin), 'held')")
+                    // ... while one in the other community commits.
+                    try await harness.database.withConnection { connection in
+                        try await connection.query(
+                            "INSERT INTO posts (community_id, author_id, content) VALUES (\(cast.otherCommunity), \(cast.outsider), 'at once')")
+                    }
+                    #expect(try await LiveListener.changedCommunities(since: &since, on: listener) == [cast.otherCommunity])
+                    // Committed after the read that saw it in flight: the next read has it (its
+                    // transaction id is below that read's end: only the read's list of
+                    // transactions in flight finds it).
+                    try await held.query("COMMIT")
+                }
+                #expect(try await LiveListener.changedCommunities(since: &since, on: listener) == [cast.community])
+                #expect(try await LiveListener.changedCommunities(since: &since, on: listener) == [])
+            }
+        }
     }
 
     @Test(

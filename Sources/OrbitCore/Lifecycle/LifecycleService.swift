@@ -162,7 +162,7 @@ package struct LifecycleService: Sendable {
                         """
                         WITH gone AS (
                             DELETE FROM changes WHERE seq IN (
-                                SELECT seq FROM changes WHERE created_at < \(changesCutoff) ORDER BY created_at LIMIT \(batchSize))
+                                SELECT seq FROM changes WHERE created_at < \(changesCutoff) ORDER BY seq LIMIT \(batchSize))
                             RETURNING xid)
                         UPDATE orbit_private.change_horizon
                         SET cutoff = greatest(cutoff, \(changesCutoff)),
