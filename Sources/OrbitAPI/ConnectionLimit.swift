@@ -60,6 +60,23 @@ package enum FileLimit {
         }
         return Int(clamping: limit.rlim_cur)
     }
+
+    /// Raises the limit on open files to at least `needed` where the process may raise its hard
+    /// limit too (a privileged process, up to the kernel's `nr_open`), else as `raise()` does;
+    /// returns the soft limit then in force. For a process that holds both ends of its sockets
+    /// (the benchmarks' clients and server).
+    @discardableResult
+    package static func raise(needing needed: Int) -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return raise() }
+        if limit.rlim_max < rlim_t(needed) {
+            var raised = limit
+            raised.rlim_max = rlim_t(needed)
+            raised.rlim_cur = rlim_t(needed)
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { return needed }
+        }
+        return raise()
+    }
 }
 
 /// Counts the served connections and decides, as each is accepted, whether it is served.

@@ -59,6 +59,8 @@ package struct OrbitAPI: Sendable {
     let live = LiveHub()
     /// Wakes push delivery when a chat message is stored (pass it to `ScheduledJobs`).
     package let pushSignal = PushSignal()
+    /// The delivered marks the sockets send, written a batch at a time.
+    let deliveredMarks: DeliveredMarks
 
     package init(
         services: OrbitServices, configuration: APIConfiguration, tokens: AccessTokens, appleVerifier: any AppleIdentityVerifier,
@@ -70,6 +72,7 @@ package struct OrbitAPI: Sendable {
         self.tokens = tokens
         self.appleVerifier = appleVerifier
         self.metrics = metrics
+        self.deliveredMarks = DeliveredMarks(chat: services.chat, logger: Logger(label: "orbit.live"))
     }
 
     /// Every route of the API (the OpenAPI document lists the same ones; a test checks it), and

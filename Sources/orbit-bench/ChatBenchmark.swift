@@ -41,13 +41,17 @@ struct ChatBenchmark: AsyncParsableCommand {
 
     func run() async throws {
         try await BenchmarkServer.withMigrated(databaseURL: databaseURL) { server in
-            // The server closes its pool when it stops: it gets one of its own.
-            let serverPool = ConnectionPool(configuration: server.configuration, options: .init(maxConnections: 8))
-            do {
-                try await sendToDelivered(OrbitServices(pool: serverPool))
-            } catch {
-                await serverPool.close()
-                throw error
+            // Receipts as a request each (the service call of PUT /chats/{id}/delivered), then as
+            // a `delivered` message on the socket. The server closes its pool when it stops: each
+            // run gets one of its own.
+            for receipts in [Receipts.request, .socket] {
+                let serverPool = ConnectionPool(configuration: server.configuration, options: .init(maxConnections: 8))
+                do {
+                    try await sendToDelivered(OrbitServices(pool: serverPool), receipts: receipts)
+                } catch {
+                    await serverPool.close()
+                    throw error
+                }
             }
             let pool = ConnectionPool(configuration: server.configuration, options: .init(maxConnections: 4))
             do {
@@ -112,8 +116,16 @@ struct ChatBenchmark: AsyncParsableCommand {
         func arrivals(of message: Int) -> Int { state.withLock { $0.arrivals.count > message ? $0.arrivals[message].count : 0 } }
     }
 
-    private func sendToDelivered(_ services: OrbitServices) async throws {
-        let sender = try await services.users.create(email: "chat-sender@example.com", displayName: "Sender").id
+    /// How a client marks a message delivered.
+    enum Receipts: String {
+        /// `PUT /chats/{id}/delivered` (its service call): a transaction each.
+        case request
+        /// `{"type": "delivered", …}` on its socket: the server writes a batch at a time.
+        case socket
+    }
+
+    private func sendToDelivered(_ services: OrbitServices, receipts: Receipts) async throws {
+        let sender = try await services.users.create(email: "chat-sender-\(receipts)@example.com", displayName: "Sender").id
         let community = try await services.communities.create(name: "Chat", as: sender).id
         var people: [UserID] = []
         for index in 0..<(members - 1) {
@@ -127,7 +139,7 @@ struct ChatBenchmark: AsyncParsableCommand {
         let clock = ContinuousClock()
         var sent: [ContinuousClock.Instant] = []
 
-        try await BenchmarkLiveServer.run(services) { api, port in
+        try await BenchmarkLiveServer.run(services, clients: people.count + 1) { api, port in
             var tokens: [String] = []
             for person in people { tokens.append(try await api.tokens.issue(for: person)) }
             let senderToken = try await api.tokens.issue(for: sender)
@@ -149,14 +161,22 @@ struct ChatBenchmark: AsyncParsableCommand {
                 for (index, token) in tokens.enumerated() {
                     let person = people[index]
                     clients.addTask {
-                        try await BenchmarkLiveServer.listen(port: port, token: token, opened: deliveries.open) { text in
-                            guard text.contains(#""type":"message""#) else { return }
-                            deliveries.arrived()
-                            guard let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
-                                let id = ((object["message"] as? [String: Any])?["id"] as? String).flatMap(MessageID.init)
-                            else { throw ValidationError("a message without its id: \(text)") }
-                            _ = try await services.chat.mark(.delivered, upTo: id, in: conversation.id, as: person)
-                        }
+                        try await BenchmarkLiveServer.converse(
+                            port: port, token: token, opened: deliveries.open,
+                            answer: { text -> String? in
+                                guard text.contains(#""type":"message""#) else { return nil }
+                                deliveries.arrived()
+                                guard let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
+                                    let id = ((object["message"] as? [String: Any])?["id"] as? String).flatMap(MessageID.init)
+                                else { throw ValidationError("a message without its id: \(text)") }
+                                switch receipts {
+                                case .request:
+                                    _ = try await services.chat.mark(.delivered, upTo: id, in: conversation.id, as: person)
+                                    return nil
+                                case .socket:
+                                    return #"{"type":"delivered","conversation_id":"\#(conversation.id)","message_id":"\#(id)"}"#
+                                }
+                            })
                     }
                 }
                 try await LiveBenchmark.wait("\(members) sockets to open", timeout: .seconds(120)) { deliveries.openCount == members }
@@ -185,7 +205,8 @@ struct ChatBenchmark: AsyncParsableCommand {
             each += times.map { ($0 - start).seconds * 1000 }
             all.append((done - start).seconds * 1000)
         }
-        print("| Chat, community conversation of \(members), \(members - 1) sockets, \(messages) messages | p50 | p99 | max |")
+        print(
+            "| Chat, community conversation of \(members), \(members - 1) sockets, \(messages) messages, receipts by \(receipts) | p50 | p99 | max |")
         print("|---|---|---|---|")
         print(
             "| send → `message` on each socket (ms) | \(Self.percentile(each, 0.5)) | \(Self.percentile(each, 0.99)) | \(Self.percentile(each, 1)) |")

@@ -62,7 +62,7 @@ struct LiveBenchmark: AsyncParsableCommand {
         let clock = ContinuousClock()
         var committed: [ContinuousClock.Instant] = []
 
-        try await BenchmarkLiveServer.run(services) { api, port in
+        try await BenchmarkLiveServer.run(services, clients: sockets) { api, port in
             var tokens: [String] = []
             for member in members { tokens.append(try await api.tokens.issue(for: member)) }
             let opening = clock.now

@@ -21,6 +21,8 @@ struct SyncBenchmark: AsyncParsableCommand {
     @Option(help: "Transactions per writer per round.") var transactions = 8
     @Option(help: "Transactions held open (up to 300 ms) beside the writers, per round.") var held = 4
     @Option(help: "Changes in the backlog to pull (0: skip).") var backlog = 100_000
+    @Flag(inversion: .prefixedNo, help: "Also pull the backlog reading each entity with its own query (the reads before issue 38).")
+    var comparePerEntity = true
     @Option(help: "Expenses per timed run of the write cost (0: skip).") var expenses = 2000
     @Option(help: "Concurrent writers for the log's cost on many writers at once (0: skip).") var concurrentWriters = 32
     @Option(help: "Expenses per concurrent writer per timed run.") var expensesPerWriter = 100
@@ -84,12 +86,16 @@ struct SyncBenchmark: AsyncParsableCommand {
             )
         }
         // The same backlog pulled from the same cursor, alternately reading each entity with its
-        // own query (as before issue 38) and a page's entities of a kind with one query.
+        // own query (as before issue 38) and a page's entities of a kind with one query. This
+        // process's resident memory is sampled after every page: pulling is by pages, so it
+        // should not grow with the backlog.
         let from = cursor
         var rates: [Bool: [Double]] = [:]
         var pulled = 0
-        for run in 0..<4 {
-            let oneAtATime = run % 2 == 0
+        let before = Self.residentMiB()
+        var peak = before
+        for run in 0..<(comparePerEntity ? 4 : 2) {
+            let oneAtATime = comparePerEntity && run % 2 == 0
             let clock = ContinuousClock()
             let start = clock.now
             var position = from
@@ -99,16 +105,32 @@ struct SyncBenchmark: AsyncParsableCommand {
                     page = try await services.sync.changes(of: community, cursor: position, limit: 1000, as: admin)
                     pulled += page.changes.count
                     position = page.nextCursor
+                    peak = max(peak, Self.residentMiB())
                 } while page.hasMore
             }
             rates[oneAtATime, default: []].append(Double(backlog) / (clock.now - start).seconds)
         }
         let batched = rates[false]?.max() ?? 0
+        let memory = "resident memory \(Int(before)) MiB before the pulls, at most \(Int(peak)) MiB during them"
+        guard comparePerEntity else {
+            print(
+                "Backlog: \(backlog) changes logged (\(posts) posts, \(backlog - posts) edits), pulled as \(pulled) entity changes, "
+                    + "best of two: one query per kind per page \(Int(batched)) changes/s; \(memory)")
+            return
+        }
         let single = rates[true]?.max() ?? 0
         print(
             "Backlog: \(backlog) changes logged (\(posts) posts, \(backlog - posts) edits), pulled as \(pulled) entity changes, best of two each: "
                 + "one query per kind per page \(Int(batched)) changes/s, one query per entity \(Int(single)) changes/s "
-                + "(\(String(format: "%.2f", single > 0 ? batched / single : 0))x)")
+                + "(\(String(format: "%.2f", single > 0 ? batched / single : 0))x); \(memory)")
+    }
+
+    /// This process's resident memory in MiB (Linux: /proc/self/statm; 0 where it cannot be read).
+    private static func residentMiB() -> Double {
+        guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
+            let pages = statm.split(separator: " ").dropFirst().first.flatMap({ Double($0) })
+        else { return 0 }
+        return pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576
     }
 
     /// Expense inserts (4 splits) through the service layer, alternating runs with the change

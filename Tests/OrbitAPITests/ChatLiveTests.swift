@@ -174,4 +174,71 @@ struct ChatLiveTests {
             }
         }
     }
+
+    @Test(
+        "a delivered mark sent on the socket raises the watermark and reaches the sender as a receipt; a non-participant's mark, or one naming another conversation's message, changes nothing"
+    )
+    func deliveredOnTheSocket() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let chat = harness.services.chat
+            let third = try await harness.services.users.create(email: "third@example.com", displayName: "Tia Third").id
+            _ = try await harness.services.members.add(third, to: cast.community, as: cast.admin)
+            let thirdToken = try await harness.token(for: third)
+            let (group, _) = try await chat.start(in: cast.community, kind: .group, with: [cast.member], title: "Coaches", as: cast.admin)
+            let first = try await chat.send(to: group.id, text: "Nets at 5", as: cast.admin).message
+            _ = try await chat.send(to: group.id, text: "Cones too", as: cast.admin)
+            // The community's conversation, with a message further along than the group's.
+            let everyone = try #require(try await chat.list(in: cast.community, as: cast.admin).items.first { $0.kind == .community })
+            var further = first
+            for text in ["one", "two", "three"] { further = try await chat.send(to: everyone.id, text: text, as: cast.admin).message }
+            let elsewhere = further
+            @Sendable func delivered() async throws -> [String: Int64] {
+                try await harness.database.withConnection { connection in
+                    var positions: [String: Int64] = [:]
+                    for row in try await connection.query(
+                        "SELECT user_id, delivered_position FROM conversation_participants WHERE conversation_id = \(group.id)")
+                    {
+                        let (user, position) = try row.decode((UserID, Int64).self)
+                        positions[user.description] = position
+                    }
+                    return positions
+                }
+            }
+
+            try await LiveTests().withServer(harness, heartbeat: .milliseconds(200)) { port in
+                let (admin, member, outsider) = (Received(), Received(), Received())
+                let (memberOutbox, memberSend) = AsyncStream<String>.makeStream()
+                let (thirdOutbox, thirdSend) = AsyncStream<String>.makeStream()
+                let (adminOutbox, _) = AsyncStream<String>.makeStream()
+                try await withThrowingTaskGroup(of: Void.self) { sockets in
+                    sockets.addTask { try await Self.connect(port: port, token: cast.adminToken, into: admin, outbox: adminOutbox) }
+                    sockets.addTask { try await Self.connect(port: port, token: cast.memberToken, into: member, outbox: memberOutbox) }
+                    sockets.addTask { try await Self.connect(port: port, token: thirdToken, into: outsider, outbox: thirdOutbox) }
+                    try await waitUntil("the sockets are open") { admin.heartbeats > 0 && member.heartbeats > 0 && outsider.heartbeats > 0 }
+                    let before = try await delivered()
+                    thirdSend.yield(#"{"type": "delivered", "conversation_id": "\#(group.id)", "message_id": "\#(first.id)"}"#)
+                    memberSend.yield(#"{"type": "delivered", "conversation_id": "\#(group.id)", "message_id": "\#(elsewhere.id)"}"#)
+                    memberSend.yield(#"{"type": "delivered", "conversation_id": "\#(group.id)", "message_id": "\#(first.id)"}"#)
+                    try await waitUntil("the sender's socket has the receipt") {
+                        Self.messages(admin, "receipts").contains { message in
+                            (message["receipts"] as? [[String: Any]] ?? []).contains {
+                                $0["user_id"] as? String == cast.member.description && $0["delivered_position"] as? Int == 1
+                            }
+                        }
+                    }
+                    // Anything written late would be in by two heartbeats later.
+                    let seen = admin.heartbeats
+                    try await waitUntil("two more heartbeats") { admin.heartbeats >= seen + 2 }
+                    var expected = before
+                    expected[cast.member.description] = 1
+                    #expect(try await delivered() == expected)
+                    #expect(expected[third.description] == nil)
+                    memberSend.finish()
+                    thirdSend.finish()
+                    sockets.cancelAll()
+                }
+            }
+        }
+    }
 }

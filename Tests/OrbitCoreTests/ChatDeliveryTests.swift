@@ -135,4 +135,32 @@ struct ChatDeliveryTests {
             #expect(await serviceError { try await services.chat.presence(of: cast.member, as: cast.former) }?.code == .notFound)
         }
     }
+
+    @Test("delivered marks written together raise each participant's watermark once; their receipts come at most 100 a message")
+    func deliveredTogether() async throws {
+        try await withServices { services, _ in
+            let cast = try await Cast.make(services)
+            var people = [cast.admin, cast.member]
+            for index in 0..<148 {
+                let user = try await services.users.create(email: "p\(index)@example.com", displayName: "P\(index)").id
+                _ = try await services.members.add(user, to: cast.community, as: cast.admin)
+                people.append(user)
+            }
+            let conversation = try #require(try await services.chat.list(in: cast.community, as: cast.admin).items.first { $0.kind == .community })
+            let first = try await services.chat.send(to: conversation.id, text: "Nets at 5", as: cast.admin).message
+            let second = try await services.chat.send(to: conversation.id, text: "Cones too", as: cast.admin).message
+            // Each mark twice, the later message's first: the watermark is the highest.
+            let marks = people.flatMap { user in
+                [second, first].map { DeliveredMark(user: user, conversation: conversation.id, message: $0.id) }
+            }
+            #expect(try await services.chat.markDelivered(marks) == 150)
+            #expect(try await services.chat.markDelivered(marks) == 0)
+            let messages = try await services.chat.liveMessages(
+                for: people.map { .participant(conversation.id, $0) }, among: people)
+            let receipts = messages.compactMap(\.message.receipts)
+            #expect(receipts.map(\.count) == [100, 50])
+            #expect(Set(receipts.joined().map(\.userID)) == Set(people))
+            #expect(receipts.joined().allSatisfy { $0.deliveredPosition == second.position })
+        }
+    }
 }
