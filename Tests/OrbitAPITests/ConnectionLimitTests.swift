@@ -78,11 +78,15 @@ struct ConnectionLimitTests {
             try await withThrowingTaskGroup(of: Void.self) { sockets in
                 sockets.addTask { try await LiveTests.listen(port: port, token: memberToken, into: member) }
                 // The socket is registered at some point after the upgrade: post until it hears.
-                try await waitUntil("the member's socket hears of a post") {
+                // (A refusal with Retry-After is the server at its limit as designed: under load
+                // it accepts the flood's last queued connections, already closed by their
+                // clients, before it has noticed they are gone. Anything else is a failure.)
+                try await waitUntil("the member's socket hears of a post", bound: .seconds(90)) {
                     if member.changes.isEmpty {
                         let posted = try await rawRequest(
                             port: port, "POST", "/communities/\(cast.community)/posts", token: adminToken, json: #"{"content": "After the flood"}"#)
-                        #expect(posted.hasPrefix("HTTP/1.1 201"), "\(posted)")
+                        #expect(
+                            posted.hasPrefix("HTTP/1.1 201") || (posted.hasPrefix("HTTP/1.1 503") && posted.contains("Retry-After: 2")), "\(posted)")
                         try await Task.sleep(for: .milliseconds(200))
                     }
                     return !member.changes.isEmpty

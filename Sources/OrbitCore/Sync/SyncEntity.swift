@@ -122,9 +122,10 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
         }
     }
 
-    /// The entities of this kind with `ids` as `load` reads them, in one query: nil for a kind
-    /// read one at a time (its JSON takes more than one statement: events, expenses, chat,
-    /// chores, memberships). An id missing from the answer is one the reader cannot see.
+    /// The entities of this kind with `ids` as `load` reads them, in one query (messages: and
+    /// one per conversation for the status of the reader's own): nil for a kind read one at a
+    /// time (its JSON takes more than one statement: communities, events, media, expenses,
+    /// conversations, chores). An id missing from the answer is one the reader cannot see.
     func loadAll(_ ids: [UUID], in community: CommunityID?, reader principal: Principal, on connection: PostgresConnection) async throws
         -> [UUID: any Encodable & Sendable]?
     {
@@ -195,6 +196,36 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
                 """
             )
             decode = FamilyMember.init(row:)
+        case .member:
+            guard let user else { return [:] }
+            rows = try await connection.query(
+                """
+                SELECT \(unescaped: Member.columns), m.notification_prefs FROM members m JOIN users u ON u.id = m.user_id
+                WHERE m.id = ANY(\(ids)) AND m.left_at IS NULL
+                """
+            )
+            decode = { row in
+                let member = try Member(row: row)
+                // One's own membership as `GET …/members/me` returns it (with its preferences).
+                guard member.userID == user else { return member }
+                return MyMembership(
+                    member: member, notificationPrefs: try row.decode("notification_prefs", as: PostgresJSON.self).decode([String: Bool].self))
+            }
+        case .exchangeRate:
+            rows = try await connection.query("SELECT \(unescaped: ExchangeRate.columns), id FROM exchange_rates WHERE id = ANY(\(ids))")
+            decode = ExchangeRate.init(row:)
+        case .message:
+            // One query for the messages; their status (for the reader's own) one per conversation.
+            guard let user else { return [:] }
+            let messages = try await connection.query("SELECT \(unescaped: ChatMessage.columns) FROM messages m WHERE m.id = ANY(\(ids))")
+                .map(ChatMessage.init(row:))
+            var loaded: [UUID: any Encodable & Sendable] = [:]
+            for (conversation, group) in Dictionary(grouping: messages, by: \.conversationID) {
+                for message in try await ChatService.withStatus(group, in: conversation, reader: user, on: connection) {
+                    loaded[message.id.uuid] = message
+                }
+            }
+            return loaded
         default:
             return nil
         }
@@ -223,20 +254,6 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
             case .community:
                 let community = try await CommunityService.community(CommunityID(id), on: connection)
                 return community.deletedAt == nil ? community : nil
-            case .member:
-                guard
-                    let row = try await connection.query(
-                        """
-                        SELECT \(unescaped: Member.columns), m.notification_prefs FROM members m JOIN users u ON u.id = m.user_id
-                        WHERE m.id = \(id) AND m.left_at IS NULL
-                        """
-                    ).first
-                else { return nil }
-                let member = try Member(row: row)
-                // One's own membership as `GET …/members/me` returns it (with its preferences).
-                guard member.userID == reader else { return member }
-                return MyMembership(
-                    member: member, notificationPrefs: try row.decode("notification_prefs", as: PostgresJSON.self).decode([String: Bool].self))
             case .event:
                 return try await EventService.event(EventID(id), on: connection)
             case .media:
@@ -246,16 +263,10 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
                 return try await FinanceService(runner).expense(TransactionID(id), on: connection)
             case .conversation:
                 return try await ChatService.conversation(ConversationID(id), reader: reader, on: connection)
-            case .message:
-                let message = try await ChatService.message(MessageID(id), on: connection)
-                return try await ChatService.withStatus([message], in: message.conversationID, reader: reader, on: connection)[0]
             case .chore:
                 return try await ChoreService(runner).chore(ChoreID(id), on: connection)
-            case .exchangeRate:
-                return try await connection.query("SELECT \(unescaped: ExchangeRate.columns) FROM exchange_rates WHERE id = \(id)").first
-                    .map(ExchangeRate.init(row:))
             case .post, .comment, .rsvp, .notification, .dues, .duesPayment, .choreCompletion, .reward, .rewardRedemption, .points,
-                .recurringCharge, .familyMember:
+                .recurringCharge, .familyMember, .member, .exchangeRate, .message:
                 return nil  // read by `loadAll` above
             }
         } catch let error as ServiceError where error.code == .notFound {
