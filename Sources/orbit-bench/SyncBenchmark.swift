@@ -154,20 +154,27 @@ struct SyncBenchmark: AsyncParsableCommand {
             }
             return Double(expenses) / (clock.now - start).seconds
         }
+        let (withMedian, withoutMedian) = try await Self.alternating(configuration, timed)
+        print(
+            "Write cost: add expense (4 splits) \(Int(withMedian))/s with the change log, \(Int(withoutMedian))/s without "
+                + "(medians of 3 alternating runs of \(expenses)): \(String(format: "%.2f", withMedian / withoutMedian))x")
+    }
+
+    /// The medians of three runs of `timed` (a rate) with the change log's triggers off and
+    /// three with them on, alternating after a warm-up, so both see the same machine state.
+    private static func alternating(_ configuration: PostgresConfiguration, _ timed: () async throws -> Double) async throws
+        -> (with: Double, without: Double)
+    {
         _ = try await timed()  // warm-up
         var with: [Double] = []
         var without: [Double] = []
         for _ in 0..<3 {
-            try await Self.changeLog(on: false, configuration)
+            try await changeLog(on: false, configuration)
             without.append(try await timed())
-            try await Self.changeLog(on: true, configuration)
+            try await changeLog(on: true, configuration)
             with.append(try await timed())
         }
-        let withMedian = with.sorted()[1]
-        let withoutMedian = without.sorted()[1]
-        print(
-            "Write cost: add expense (4 splits) \(Int(withMedian))/s with the change log, \(Int(withoutMedian))/s without "
-                + "(medians of 3 alternating runs of \(expenses)): \(String(format: "%.2f", withMedian / withoutMedian))x")
+        return (with.sorted()[1], without.sorted()[1])
     }
 
     /// Turns the change log's triggers on the tables an expense writes on or off.
@@ -233,17 +240,7 @@ struct SyncBenchmark: AsyncParsableCommand {
             }
             return Double(perWriter * writers.count) / (clock.now - start).seconds
         }
-        _ = try await timed()  // warm-up
-        var with: [Double] = []
-        var without: [Double] = []
-        for _ in 0..<3 {
-            try await Self.changeLog(on: false, configuration)
-            without.append(try await timed())
-            try await Self.changeLog(on: true, configuration)
-            with.append(try await timed())
-        }
-        let withMedian = with.sorted()[1]
-        let withoutMedian = without.sorted()[1]
+        let (withMedian, withoutMedian) = try await Self.alternating(configuration, timed)
         print(
             "Write cost, \(writers.count) concurrent writers: add expense (4 splits) \(Int(withMedian))/s with the change log, "
                 + "\(Int(withoutMedian))/s without (medians of 3 alternating runs of \(perWriter * writers.count)): "
