@@ -266,6 +266,11 @@ CREATE POLICY changes_select ON changes FOR SELECT TO orbit_app
         AND (conversation_id IS NULL OR user_id IS NOT NULL OR conversation_id = ANY ((SELECT orbit.conversation_ids())::uuid[]))
     );
 
+-- A user's own feed (no community: their account, devices, family, notifications of no
+-- community): only that user.
+CREATE POLICY changes_select_own ON changes FOR SELECT TO orbit_app
+    USING (community_id IS NULL AND user_id = (SELECT orbit.app_user_id()));
+
 -- live connections (presence): servers only (orbit_admin); people see presence through
 -- orbit.presence(), which applies who may see it. No policy for orbit_app: nothing.
 

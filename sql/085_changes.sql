@@ -37,8 +37,12 @@ BEGIN
         WHEN 'dues' THEN (SELECT d.community_id FROM public.dues d WHERE d.id = (r ->> 'dues_id')::uuid)
         ELSE (r ->> parent)::uuid
     END;
-    -- A notification about no community, or a child whose parent is gone with it, syncs nowhere.
-    IF community IS NOT NULL THEN
+    -- A notification about no community is in its user's own feed; a child whose parent is gone
+    -- with the community syncs nowhere.
+    IF community IS NULL AND entity = 'notification' THEN
+        INSERT INTO public.changes (community_id, entity, entity_id, op, user_id)
+        VALUES (NULL, entity, (r ->> 'id')::uuid, op, (r ->> 'user_id')::uuid);
+    ELSIF community IS NOT NULL THEN
         INSERT INTO public.changes (community_id, entity, entity_id, op, user_id, conversation_id)
         VALUES (community, entity, (r ->> id_column)::uuid, op, CASE WHEN entity = 'notification' THEN (r ->> 'user_id')::uuid END,
                 conversation);
@@ -238,9 +242,12 @@ BEGIN
     -- a rejoin was logged for neither: the soak found it.) NO KEY UPDATE: foreign keys to the
     -- user (KEY SHARE) do not wait for it.
     PERFORM 1 FROM public.users u WHERE u.id = parent FOR NO KEY UPDATE;
-    INSERT INTO public.changes (community_id, entity, entity_id, op)
-    SELECT m.community_id, 'family_member', member_id, CASE WHEN TG_OP = 'DELETE' THEN 'delete' ELSE 'upsert' END
-    FROM public.members m WHERE m.user_id = parent AND m.left_at IS NULL;
+    INSERT INTO public.changes (community_id, entity, entity_id, op, user_id)
+    SELECT m.community_id, 'family_member', member_id, CASE WHEN TG_OP = 'DELETE' THEN 'delete' ELSE 'upsert' END, NULL
+    FROM public.members m WHERE m.user_id = parent AND m.left_at IS NULL
+    -- and in the parent's own feed (GET /users/me/family), communities or not.
+    UNION ALL
+    SELECT NULL, 'family_member', member_id, CASE WHEN TG_OP = 'DELETE' THEN 'delete' ELSE 'upsert' END, parent;
     RETURN NULL;
 END
 $$;
@@ -308,3 +315,36 @@ CREATE OR REPLACE FUNCTION orbit.changes_compacted_through() RETURNS xid8
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$ SELECT h.compacted_through FROM orbit_private.change_horizon h $$;
 ALTER FUNCTION orbit.changes_compacted_through() OWNER TO orbit_admin;
+
+-- A user's own feed (GET /users/me/changes): their account, their devices. A device token
+-- registered again under another user moves (orbit.register_device): a delete in the old
+-- owner's feed, an upsert in the new one's.
+--
+-- trigger arguments: the entity, and the column naming the user it belongs to.
+CREATE OR REPLACE FUNCTION orbit.record_own_change() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    entity text := TG_ARGV[0];
+    old_owner uuid := CASE WHEN TG_OP <> 'INSERT' THEN (to_jsonb(OLD) ->> TG_ARGV[1])::uuid END;
+    new_owner uuid := CASE WHEN TG_OP <> 'DELETE' THEN (to_jsonb(NEW) ->> TG_ARGV[1])::uuid END;
+BEGIN
+    IF old_owner IS NOT NULL AND old_owner IS DISTINCT FROM new_owner THEN
+        INSERT INTO public.changes (community_id, entity, entity_id, op, user_id) VALUES (NULL, entity, OLD.id, 'delete', old_owner);
+    END IF;
+    IF new_owner IS NOT NULL THEN
+        INSERT INTO public.changes (community_id, entity, entity_id, op, user_id)
+        VALUES (NULL, entity, NEW.id, CASE WHEN (to_jsonb(NEW) ->> 'deleted_at') IS NULL THEN 'upsert' ELSE 'delete' END, new_owner);
+    END IF;
+    RETURN NULL;
+END
+$$;
+ALTER FUNCTION orbit.record_own_change() OWNER TO orbit_admin;
+DROP TRIGGER IF EXISTS trigger_change_device ON devices;
+CREATE TRIGGER trigger_change_device AFTER INSERT OR UPDATE OR DELETE ON devices
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_own_change('device', 'user_id');
+DROP TRIGGER IF EXISTS trigger_change_user ON users;
+CREATE TRIGGER trigger_change_user AFTER UPDATE OF apple_id, email, display_name, avatar_url, deleted_at ON users
+    FOR EACH ROW WHEN ((OLD.apple_id, OLD.email, OLD.display_name, OLD.avatar_url, OLD.deleted_at)
+        IS DISTINCT FROM (NEW.apple_id, NEW.email, NEW.display_name, NEW.avatar_url, NEW.deleted_at))
+    EXECUTE FUNCTION orbit.record_own_change('user', 'id');

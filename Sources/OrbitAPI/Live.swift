@@ -66,6 +66,10 @@ enum LiveMessage {
         #"{"type":"changes","community_id":"\#(community)"}"#
     }
 
+    /// The user's own feed changed (`GET /users/me/changes`): their account, devices, family or
+    /// notifications of no community.
+    static let ownChanges = #"{"type":"own_changes"}"#
+
     static let heartbeat = #"{"type":"heartbeat"}"#
 
     /// The conversation of a client's `{"type": "typing", "conversation_id": "…"}`.
@@ -224,10 +228,11 @@ struct LiveListener: Service {
                 try await deliver(chat)
                 guard clock.now >= nextRead else { continue }
                 let readAt = clock.now
-                let changed = try await Self.changedCommunities(since: &since, on: connection)
-                interval = changed.isEmpty ? min(interval * 2, Self.pollInterval) : Self.busyPollInterval
+                let changed = try await Self.changed(since: &since, on: connection)
+                interval = changed.communities.isEmpty && changed.owners.isEmpty ? min(interval * 2, Self.pollInterval) : Self.busyPollInterval
                 nextRead = readAt + interval
-                for community in changed { try await deliver(community) }
+                for community in changed.communities { try await deliver(community) }
+                if !changed.owners.isEmpty { await hub.send(LiveMessage.ownChanges, to: Set(changed.owners)) }
             }
         } catch {
             await connection.close()
@@ -236,24 +241,32 @@ struct LiveListener: Service {
         await connection.close()
     }
 
-    /// The communities changed (chat aside) by the transactions visible now and not in `since`,
-    /// which becomes now. The first read only starts the position. By transaction id, as the
-    /// feed (docs/sync.md): those at or past `since`'s end, and those in flight in it.
-    static func changedCommunities(since: inout String?, on connection: PostgresConnection) async throws -> [CommunityID] {
+    /// What the transactions visible now and not in `since` changed (chat aside): the
+    /// communities, and the users whose own feed changed. `since` becomes now; the first read
+    /// only starts the position. By transaction id, as the feed (docs/sync.md): those at or past
+    /// `since`'s end, and those in flight in it.
+    static func changed(since: inout String?, on connection: PostgresConnection) async throws -> (
+        communities: [CommunityID], owners: [UserID]
+    ) {
         guard let from = since else {
             since = try await connection.query("SELECT pg_current_snapshot()::text AS now").single().decode("now")
-            return []
+            return ([], [])
         }
         let row = try await connection.query(
             """
-            SELECT pg_current_snapshot()::text AS now, ARRAY(
-                SELECT DISTINCT c.community_id FROM changes c
+            WITH changed AS (
+                SELECT c.community_id, c.user_id FROM changes c
                 WHERE (c.xid >= pg_snapshot_xmax(\(from)::pg_snapshot) OR c.xid = ANY(ARRAY(SELECT pg_snapshot_xip(\(from)::pg_snapshot))))
-                  AND pg_visible_in_snapshot(c.xid, pg_current_snapshot()) AND c.conversation_id IS NULL) AS communities
+                  AND pg_visible_in_snapshot(c.xid, pg_current_snapshot()) AND c.conversation_id IS NULL)
+            SELECT pg_current_snapshot()::text AS now,
+                ARRAY(SELECT DISTINCT community_id FROM changed WHERE community_id IS NOT NULL) AS communities,
+                ARRAY(SELECT DISTINCT user_id FROM changed WHERE community_id IS NULL) AS owners
             """
         ).single()
         since = try row.decode("now", as: String.self)
-        return try row.decode("communities", as: [UUID].self).map(CommunityID.init)
+        return (
+            try row.decode("communities", as: [UUID].self).map(CommunityID.init), try row.decode("owners", as: [UUID].self).map(UserID.init)
+        )
     }
 
     /// Tells the connected active members of `community` that it changed, and the children

@@ -70,7 +70,7 @@ struct LiveTests {
             try await PostgresConnection.withConnection(configuration) { listener in
                 try await listener.query("SET ROLE orbit_admin")
                 var since: String?
-                #expect(try await LiveListener.changedCommunities(since: &since, on: listener) == [])
+                #expect(try await LiveListener.changed(since: &since, on: listener).communities == [])
                 try await PostgresConnection.withConnection(configuration) { held in
                     // A post in the first community, its transaction left open across a read ...
                     try await held.query("BEGIN")
@@ -80,14 +80,14 @@ struct LiveTests {
                         try await connection.query(
                             "INSERT INTO posts (community_id, author_id, content) VALUES (\(cast.otherCommunity), \(cast.outsider), 'at once')")
                     }
-                    #expect(try await LiveListener.changedCommunities(since: &since, on: listener) == [cast.otherCommunity])
+                    #expect(try await LiveListener.changed(since: &since, on: listener).communities == [cast.otherCommunity])
                     // Committed after the read that saw it in flight: the next read has it (its
                     // transaction id is below that read's end: only the read's list of
                     // transactions in flight finds it).
                     try await held.query("COMMIT")
                 }
-                #expect(try await LiveListener.changedCommunities(since: &since, on: listener) == [cast.community])
-                #expect(try await LiveListener.changedCommunities(since: &since, on: listener) == [])
+                #expect(try await LiveListener.changed(since: &since, on: listener).communities == [cast.community])
+                #expect(try await LiveListener.changed(since: &since, on: listener).communities == [])
             }
         }
     }
@@ -118,6 +118,40 @@ struct LiveTests {
                         let seen = outsider.heartbeats
                         try await waitUntil("the outsider has had two more heartbeats") { outsider.heartbeats >= seen + 2 }
                         #expect(outsider.changes.isEmpty, "\(outsider.changes)")
+                        sockets.cancelAll()
+                    }
+                }
+            }
+        }
+    }
+
+    @Test(
+        "the user's own feed: a device registered through one server is in GET /users/me/changes, and the user's socket on another hears own_changes; another user's socket does not"
+    )
+    func ownFeedOnTheSocket() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            try await withServer(harness, heartbeat: .milliseconds(200)) { portA in
+                try await withServer(harness, heartbeat: .milliseconds(200)) { portB in
+                    let member = Received()
+                    let outsider = Received()
+                    try await withThrowingTaskGroup(of: Void.self) { sockets in
+                        sockets.addTask { try await Self.listen(port: portB, token: cast.memberToken, into: member) }
+                        sockets.addTask { try await Self.listen(port: portB, token: cast.outsiderToken, into: outsider) }
+                        try await waitUntil("both sockets are open") { member.heartbeats > 0 && outsider.heartbeats > 0 }
+                        let token = String(repeating: "5a", count: 32)
+                        let registered = try await rawRequest(
+                            port: portA, "POST", "/users/me/devices", token: cast.memberToken,
+                            json: #"{"token": "\#(token)", "environment": "sandbox", "bundle_id": "app.orbitcove.ios"}"#)
+                        #expect(registered.hasPrefix("HTTP/1.1 201"), "\(registered)")
+                        try await waitUntil("the member's socket hears of it") { member.all.contains(#"{"type":"own_changes"}"#) }
+                        let pulled = try await rawRequest(port: portA, "GET", "/users/me/changes", token: cast.memberToken)
+                        #expect(pulled.hasPrefix("HTTP/1.1 200") && pulled.contains(#""entity":"device""#) && pulled.contains(token), "\(pulled)")
+                        let seen = outsider.heartbeats
+                        try await waitUntil("the outsider has had two more heartbeats") { outsider.heartbeats >= seen + 2 }
+                        #expect(!outsider.all.contains(#"{"type":"own_changes"}"#))
+                        let others = try await rawRequest(port: portA, "GET", "/users/me/changes", token: cast.outsiderToken)
+                        #expect(others.hasPrefix("HTTP/1.1 200") && !others.contains(token), "\(others)")
                         sockets.cancelAll()
                     }
                 }

@@ -91,4 +91,76 @@ struct SyncEveryScreenTests {
             #expect(fresh.copy == admin.copy)
         }
     }
+
+    @Test(
+        "a user's own feed: their account, devices, family members and notifications of no community, as state, changes and tombstones; a token that moves to another user leaves the first's feed; nobody else's"
+    )
+    func ownFeed() async throws {
+        try await withServices { services, database in
+            let cast = try await Cast.make(services)
+            let token = String(repeating: "ab", count: 32)
+            let device = try await services.devices.register(
+                token: token, environment: .production, bundleID: "app.orbitcove.ios", locale: nil, as: cast.member)
+            let kid = try await services.family.add(name: "Kit", as: cast.member)
+            // Notifications of no community (written as the operator: nothing in the app makes one
+            // today, but the table allows it), one for each user, and one of the community.
+            func notify(_ user: UserID, in community: CommunityID? = nil) async throws -> UUID {
+                try await database.withConnection { connection in
+                    try await connection.query(
+                        """
+                        INSERT INTO notifications (user_id, community_id, type, title, body)
+                        VALUES (\(user), \(community), 'new_post', 'Hi', 'There') RETURNING id
+                        """
+                    ).single().decode("id", as: UUID.self)
+                }
+            }
+            let mine = try await notify(cast.member)
+            let theirs = try await notify(cast.admin)
+            let ofTheCommunity = try await notify(cast.member, in: cast.community)
+
+            var follower = Follower(cast.member, of: nil)
+            try await follower.pull(services)
+            #expect(follower.has(.user, cast.member.uuid) && follower.has(.device, device.id.uuid))
+            #expect(follower.has(.familyMember, kid.id.uuid) && follower.has(.notification, mine))
+            #expect(!follower.has(.notification, theirs) && !follower.has(.notification, ofTheCommunity), "another's, and a community's")
+            #expect(follower.copy.count == 4, "\(follower.copy.keys.sorted())")
+            #expect(follower.data(.user, cast.member.uuid) == (try Follower.json(try await services.users.get(cast.member, as: cast.member))))
+
+            // Changes of each kind; the token registered again by the admin moves to them.
+            _ = try await services.users.updateProfile(displayName: "Maxine Member", as: cast.member)
+            let second = try await services.devices.register(
+                token: String(repeating: "cd", count: 32), environment: .sandbox, bundleID: "app.orbitcove.ios", locale: "de-CH", as: cast.member)
+            let moved = try await services.devices.register(
+                token: token, environment: .production, bundleID: "app.orbitcove.ios", locale: nil, as: cast.admin)
+            _ = try await services.family.rename(kid.id, to: "Kitty", as: cast.member)
+            _ = try await services.notifications.markRead(NotificationID(mine), as: cast.member)
+            let later = try await notify(cast.member)
+            try await follower.pull(services)
+            #expect(follower.data(.user, cast.member.uuid)?.contains("Maxine Member") == true)
+            #expect(follower.has(.device, second.id.uuid) && !follower.has(.device, device.id.uuid), "the moved token left")
+            #expect(follower.data(.familyMember, kid.id.uuid)?.contains("Kitty") == true)
+            #expect(follower.data(.notification, mine)?.contains(#""read_at":null"#) == false && follower.has(.notification, later))
+            var fresh = Follower(cast.member, of: nil)
+            try await fresh.pull(services)
+            #expect(SyncEveryScreenTests.difference(fresh, follower) == [])
+
+            // The admin's own feed has the token now; the member's removals reach the member's.
+            var admin = Follower(cast.admin, of: nil)
+            try await admin.pull(services)
+            #expect(admin.has(.device, moved.id.uuid) && admin.has(.notification, theirs) && !admin.has(.familyMember, kid.id.uuid))
+            try await services.devices.remove(token: String(repeating: "cd", count: 32), as: cast.member)
+            try await services.family.remove(kid.id, as: cast.member)
+            try await follower.pull(services)
+            #expect(!follower.has(.device, second.id.uuid) && !follower.has(.familyMember, kid.id.uuid))
+            fresh = Follower(cast.member, of: nil)
+            try await fresh.pull(services)
+            #expect(SyncEveryScreenTests.difference(fresh, follower) == [])
+
+            // Each feed's cursors are its own.
+            let own = try #require(follower.cursor)
+            await #expect(throws: ServiceError.self) { try await services.sync.changes(of: cast.community, cursor: own, as: cast.member) }
+            let page = try await services.sync.changes(of: cast.community, as: cast.member)
+            await #expect(throws: ServiceError.self) { try await services.sync.ownChanges(cursor: page.nextCursor, as: cast.member) }
+        }
+    }
 }

@@ -8,14 +8,15 @@ import Testing
 /// entity by entity, as the app's local store would.
 struct Follower {
     var user: UserID
-    var community: CommunityID
+    /// nil: the user's own feed (`GET /users/me/changes`).
+    var community: CommunityID?
     var cursor: String?
     /// "entity/id" → the entity's JSON.
     var copy: [String: String] = [:]
     var pulled = 0
     var droppedCommunity = false
 
-    init(_ user: UserID, of community: CommunityID) {
+    init(_ user: UserID, of community: CommunityID?) {
         self.user = user
         self.community = community
     }
@@ -37,7 +38,11 @@ struct Follower {
         while more {
             let page: ChangePage
             do {
-                page = try await services.sync.changes(of: community, cursor: cursor, limit: limit, as: user)
+                if let community {
+                    page = try await services.sync.changes(of: community, cursor: cursor, limit: limit, as: user)
+                } else {
+                    page = try await services.sync.ownChanges(cursor: cursor, limit: limit, as: user)
+                }
             } catch let error as ServiceError where error.code == .gone && startsOver < 50 {
                 startsOver += 1
                 copy = [:]
@@ -51,7 +56,7 @@ struct Follower {
                 case .upsert: copy[key] = try Self.json(try #require(change.data))
                 case .delete:
                     copy[key] = nil
-                    if change.entity == .community && change.id == community.uuid {
+                    if change.entity == .community && change.id == community?.uuid {
                         copy = [:]
                         droppedCommunity = true
                     }

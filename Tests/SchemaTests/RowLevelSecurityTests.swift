@@ -486,7 +486,7 @@ struct RowLevelSecurityTests {
     }
 
     @Test(
-        "the change log (sync feed): each user sees the changes of their active communities, only their own notifications, and chat's only as a participant (or their own leaving)",
+        "the change log (sync feed): each user sees the changes of their active communities, only their own notifications, chat's only as a participant (or their own leaving), and of their own feed (no community) only their own",
         arguments: viewers)
     func changeLogVisibility(viewer: String) async throws {
         try await withTestDatabase { database in
@@ -495,9 +495,10 @@ struct RowLevelSecurityTests {
                 let person = World.Person(rawValue: viewer)
                 let rawSetting: String? = viewer == "(empty setting)" ? "" : nil
                 let all = try await connection.query("SELECT seq, community_id, user_id, conversation_id FROM changes").map {
-                    try $0.decode((Int64, UUID, UUID?, UUID?).self)
+                    try $0.decode((Int64, UUID?, UUID?, UUID?).self)
                 }
-                #expect(all.contains { $0.2 != nil && $0.3 == nil }, "the world has notification changes")
+                #expect(all.contains { $0.1 != nil && $0.2 != nil && $0.3 == nil }, "the world has notification changes")
+                #expect(Set(all.filter { $0.1 == nil }.compactMap(\.2)).count > 2, "the world has several users' own changes (devices)")
                 #expect(all.contains { $0.2 != nil && $0.3 == world.group }, "the world has someone's leaving of a group")
                 // Who takes part in each conversation now: the community's own, its active members.
                 var participants: [UUID: Set<World.Person>] = [world.group: [.a, .a2], world.direct: [.a2, .ab]]
@@ -509,7 +510,9 @@ struct RowLevelSecurityTests {
                 let expected = Set(
                     all.filter { change in
                         guard let person else { return false }
-                        let member = world.memberships[change.1]?.contains { $0.0 == person } ?? false
+                        // A user's own feed: theirs alone.
+                        guard let community = change.1 else { return change.2 == world.id(person) }
+                        let member = world.memberships[community]?.contains { $0.0 == person } ?? false
                         let own = change.2 == nil || change.2 == world.id(person)
                         let chat = change.3.map { change.2 != nil || participants[$0]?.contains(person) == true } ?? true
                         return member && own && chat

@@ -25,13 +25,17 @@ enum SyncCursor: Equatable {
     /// The longest token accepted (characters).
     static let maximumLength = 8192
 
+    /// The first byte: the format, and whose feed the cursor is of (a community's, or the
+    /// user's own), so that one feed's cursor is never taken for a position in the other.
     private static let version: UInt8 = 2
+    private static let ownVersion: UInt8 = 3
     private enum Kind: UInt8 { case start, state, log }
 
-    /// Decodes a `next_cursor`; nil is the start.
+    /// Decodes a `next_cursor` of a community's feed, or with `own` of the user's own; nil is
+    /// the start.
     /// - Throws: `ServiceError.invalidInput(field: "cursor")` for anything this server did not
-    ///   make.
-    init(_ text: String?) throws {
+    ///   make for that feed.
+    init(_ text: String?, own: Bool = false) throws {
         guard let text else {
             self = .start
             return
@@ -41,18 +45,25 @@ enum SyncCursor: Equatable {
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
         guard text.count <= Self.maximumLength, let data = Data(base64Encoded: base64), data.count > 5 else { throw invalid }
         let bytes = [UInt8](data)
-        if bytes.first == Self.version {
-            guard let cursor = Self.decode(bytes) else { throw invalid }
+        if bytes.first == (own ? Self.ownVersion : Self.version) {
+            guard let cursor = Self.decode(bytes, entities: own ? SyncService.ownEntities.count : SyncService.entities.count) else {
+                throw invalid
+            }
             self = cursor
         } else {
-            guard let text = String(data: data, encoding: .utf8) else { throw invalid }
+            // The first format was a community's feed's only.
+            guard !own, let text = String(data: data, encoding: .utf8) else { throw invalid }
             self = try Self.decodeFirstFormat(text, invalid: invalid)
         }
     }
 
-    var encoded: String {
+    /// The token of a community's feed.
+    var encoded: String { encoded(own: false) }
+
+    /// The token of a community's feed, or with `own` of the user's own.
+    func encoded(own: Bool) -> String {
         var writer = Writer()
-        writer.byte(Self.version)
+        writer.byte(own ? Self.ownVersion : Self.version)
         switch self {
         case .start:
             writer.byte(Kind.start.rawValue)
@@ -79,7 +90,7 @@ enum SyncCursor: Equatable {
             .replacingOccurrences(of: "=", with: "")
     }
 
-    private static func decode(_ bytes: [UInt8]) -> SyncCursor? {
+    private static func decode(_ bytes: [UInt8], entities: Int) -> SyncCursor? {
         let body = bytes.dropLast(4)
         let stored = bytes.suffix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         guard checksum(body) == stored else { return nil }
@@ -89,7 +100,7 @@ enum SyncCursor: Equatable {
         case .start:
             cursor = .start
         case .state:
-            guard let mark = reader.snapshot(), let entity = reader.varint(), entity < UInt64(SyncService.entities.count),
+            guard let mark = reader.snapshot(), let entity = reader.varint(), entity < UInt64(entities),
                 let after = reader.uuid()
             else { return nil }
             cursor = .state(mark: mark, entity: Int(entity), after: after)

@@ -11,8 +11,11 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
     case chore, choreCompletion = "chore_completion", reward, rewardRedemption = "reward_redemption", points
     /// Money besides expenses and dues: the series that make them, and the community's own rates.
     case recurringCharge = "recurring_charge", exchangeRate = "exchange_rate"
-    /// The dependents of the community's members (whose names splits and chores show).
+    /// The dependents of the community's members (whose names splits and chores show); in the
+    /// user's own feed, their own.
     case familyMember = "family_member"
+    /// The user's own feed only (`GET /users/me/changes`): their account and their devices.
+    case user, device
 
     /// What a signed-in child's device syncs: their chores, completions, rewards, redemptions and
     /// points, under row-level security as the child (docs/chores.md).
@@ -92,11 +95,32 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
             query = "SELECT id FROM recurring_charges WHERE community_id = \(community) AND id > \(after) ORDER BY id LIMIT \(limit)"
         case .exchangeRate:
             query = "SELECT id FROM exchange_rates WHERE community_id = \(community) AND id > \(after) ORDER BY id LIMIT \(limit)"
+        case .user, .device:
+            return []  // the user's own feed's (`ownIDs`)
         case .familyMember:
             query = """
                 SELECT f.id FROM family_members f JOIN members m ON m.user_id = f.user_id AND m.community_id = \(community) AND m.left_at IS NULL
                 WHERE f.id > \(after) ORDER BY f.id LIMIT \(limit)
                 """
+        }
+        return try await connection.query(query).map { try $0.decode("id", as: UUID.self) }
+    }
+
+    /// The ids of the entities of this kind in `user`'s own feed (`SyncService.ownEntities`), in
+    /// id order after `after`: its initial state.
+    func ownIDs(of user: UserID, after: UUID?, limit: Int, on connection: PostgresConnection) async throws -> [UUID] {
+        if self == .user { return after == nil ? [user.uuid] : [] }
+        let after = after ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        let query: PostgresQuery
+        switch self {
+        case .device:
+            query = "SELECT id FROM devices WHERE user_id = \(user) AND id > \(after) ORDER BY id LIMIT \(limit)"
+        case .familyMember:
+            query = "SELECT id FROM family_members WHERE user_id = \(user) AND id > \(after) ORDER BY id LIMIT \(limit)"
+        case .notification:
+            query = "SELECT id FROM notifications WHERE user_id = \(user) AND community_id IS NULL AND id > \(after) ORDER BY id LIMIT \(limit)"
+        default:
+            return []
         }
         return try await connection.query(query).map { try $0.decode("id", as: UUID.self) }
     }
@@ -214,6 +238,15 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
         case .exchangeRate:
             rows = try await connection.query("SELECT \(unescaped: ExchangeRate.columns), id FROM exchange_rates WHERE id = ANY(\(ids))")
             decode = ExchangeRate.init(row:)
+        case .user:
+            guard let user else { return [:] }
+            rows = try await connection.query(
+                "SELECT \(unescaped: User.columns) FROM users WHERE id = ANY(\(ids)) AND id = \(user) AND deleted_at IS NULL")
+            decode = User.init(row:)
+        case .device:
+            guard let user else { return [:] }
+            rows = try await connection.query("SELECT \(unescaped: Device.columns) FROM devices WHERE id = ANY(\(ids)) AND user_id = \(user)")
+            decode = Device.init(row:)
         case .message:
             // One query for the messages; their status (for the reader's own) one per conversation.
             guard let user else { return [:] }
@@ -266,7 +299,7 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
             case .chore:
                 return try await ChoreService(runner).chore(ChoreID(id), on: connection)
             case .post, .comment, .rsvp, .notification, .dues, .duesPayment, .choreCompletion, .reward, .rewardRedemption, .points,
-                .recurringCharge, .familyMember, .member, .exchangeRate, .message:
+                .recurringCharge, .familyMember, .member, .exchangeRate, .message, .user, .device:
                 return nil  // read by `loadAll` above
             }
         } catch let error as ServiceError where error.code == .notFound {

@@ -32,6 +32,10 @@ package struct SyncService: Sendable {
         .familyMember, .recurringCharge, .exchangeRate, .chore, .choreCompletion, .reward, .rewardRedemption, .points,
     ]
 
+    /// What the user's own feed lists (`GET /users/me/changes`): what belongs to them and to no
+    /// community. A cursor in its state names its entity by position here.
+    static let ownEntities: [SyncEntity] = [.user, .device, .familyMember, .notification]
+
     /// One page of `community`'s feed for `actor`: from the start (no cursor: the current state,
     /// then changes) or after `cursor` (a `next_cursor` of an earlier page).
     /// - Throws: `ServiceError.gone` when the cursor is older than the log's retention (resync
@@ -58,17 +62,48 @@ package struct SyncService: Sendable {
                     changes: [Change(entity: .community, id: community.uuid, op: .delete, data: nil)],
                     nextCursor: SyncCursor.start.encoded, hasMore: false)
             }
-            switch position {
-            case .start:
-                let mark = try await Self.snapshot(on: connection)
-                return try await state(of: community, mark: mark, entity: 0, after: nil, limit: limit, actor, on: connection)
-            case .state(let mark, let entity, let after):
-                try await Self.requireKept(since: mark, on: connection)
-                return try await state(of: community, mark: mark, entity: entity, after: after, limit: limit, actor, on: connection)
-            case .log(let since, let window):
-                try await Self.requireKept(since: since, on: connection)
-                return try await log(of: community, since: since, window: window, limit: limit, actor, on: connection)
-            }
+            return try await page(of: .community(community), at: position, limit: limit, actor, on: connection)
+        }
+    }
+
+    /// One page of the user's own feed (`GET /users/me/changes`): their account, their devices,
+    /// their family members and their notifications of no community; everything else they see
+    /// is in their communities' feeds. Its cursors are its own (a community's is refused here).
+    package func ownChanges(cursor: String? = nil, limit: Int = 500, as actor: UserID) async throws -> ChangePage {
+        try Validate.limit(limit, in: 1...1000)
+        let position = try SyncCursor(cursor, own: true)
+        return try await runner.inOneSnapshot(as: .user(actor)) { connection in
+            try await page(of: .own(actor), at: position, limit: limit, .user(actor), on: connection)
+        }
+    }
+
+    /// Whose feed a page is of.
+    enum Feed {
+        case community(CommunityID)
+        /// A user's own (`ownEntities`).
+        case own(UserID)
+
+        /// The community whose entities the page reads; nil for a user's own.
+        var community: CommunityID? {
+            if case .community(let community) = self { community } else { nil }
+        }
+
+        var isOwn: Bool { community == nil }
+    }
+
+    private func page(of feed: Feed, at position: SyncCursor, limit: Int, _ actor: Principal, on connection: PostgresConnection) async throws
+        -> ChangePage
+    {
+        switch position {
+        case .start:
+            let mark = try await Self.snapshot(on: connection)
+            return try await state(of: feed, mark: mark, entity: 0, after: nil, limit: limit, actor, on: connection)
+        case .state(let mark, let entity, let after):
+            try await Self.requireKept(since: mark, on: connection)
+            return try await state(of: feed, mark: mark, entity: entity, after: after, limit: limit, actor, on: connection)
+        case .log(let since, let window):
+            try await Self.requireKept(since: since, on: connection)
+            return try await log(of: feed, since: since, window: window, limit: limit, actor, on: connection)
         }
     }
 
@@ -106,11 +141,12 @@ package struct SyncService: Sendable {
         }
     }
 
-    /// The entities `principal` syncs, in the order the state lists them.
-    static func entities(for principal: Principal) -> [SyncEntity] {
-        switch principal {
-        case .user: entities
-        case .child: SyncEntity.childEntities
+    /// The entities `principal` syncs in `feed`, in the order the state lists them.
+    static func entities(for principal: Principal, in feed: Feed) -> [SyncEntity] {
+        switch (principal, feed) {
+        case (.user, .community): entities
+        case (.user, .own): ownEntities
+        case (.child, _): SyncEntity.childEntities
         }
     }
 
@@ -119,25 +155,30 @@ package struct SyncService: Sendable {
     /// or after it may have changed what was read, so its changes come next (an entity already
     /// read in its new state comes again; harmless), and every one before it had ended.
     private func state(
-        of community: CommunityID, mark: String, entity start: Int, after first: UUID?, limit: Int, _ actor: Principal,
-        on connection: PostgresConnection
+        of feed: Feed, mark: String, entity start: Int, after first: UUID?, limit: Int, _ actor: Principal, on connection: PostgresConnection
     ) async throws -> ChangePage {
-        let entities = Self.entities(for: actor)
+        let entities = Self.entities(for: actor, in: feed)
         var changes: [Change] = []
         var index = start
         var after = first
         while index < entities.count, changes.count < limit {
             let entity = entities[index]
             let wanted = limit - changes.count
-            let ids = try await entity.currentIDs(in: community, after: after, limit: wanted, reader: actor, on: connection)
+            let ids: [UUID]
+            switch feed {
+            case .community(let community):
+                ids = try await entity.currentIDs(in: community, after: after, limit: wanted, reader: actor, on: connection)
+            case .own(let user):
+                ids = try await entity.ownIDs(of: user, after: after, limit: wanted, on: connection)
+            }
             // One query for the page's entities of a kind, where the kind allows it.
-            let loaded = Self.loadsOneAtATime ? nil : try await entity.loadAll(ids, in: community, reader: actor, on: connection)
+            let loaded = Self.loadsOneAtATime ? nil : try await entity.loadAll(ids, in: feed.community, reader: actor, on: connection)
             for id in ids {
                 let data: (any Encodable & Sendable)?
                 if let loaded {
                     data = loaded[id]
                 } else {
-                    data = try await entity.load(id, in: community, reader: actor, runner: runner, on: connection)
+                    data = try await entity.load(id, in: feed.community, reader: actor, runner: runner, on: connection)
                 }
                 if let data { changes.append(Change(entity: entity, id: id, op: .upsert, data: data)) }
             }
@@ -151,35 +192,54 @@ package struct SyncService: Sendable {
         guard index < entities.count else {
             // Listed as of at least `mark`: the log goes on from there.
             return ChangePage(
-                changes: changes, nextCursor: SyncCursor.log(since: mark, window: nil).encoded, hasMore: true)
+                changes: changes, nextCursor: SyncCursor.log(since: mark, window: nil).encoded(own: feed.isOwn), hasMore: true)
         }
         return ChangePage(
-            changes: changes, nextCursor: SyncCursor.state(mark: mark, entity: index, after: after).encoded, hasMore: true)
+            changes: changes, nextCursor: SyncCursor.state(mark: mark, entity: index, after: after).encoded(own: feed.isOwn), hasMore: true)
     }
 
     /// The changes of the transactions visible in the window's snapshot (`target`: a new one
     /// unless a window is being paged) but not in `since`, after (xid, seq); each entity once per
     /// page, where its last change is, in the state it has now.
     private func log(
-        of community: CommunityID, since: String, window: SyncCursor.Window?, limit: Int, _ actor: Principal,
-        on connection: PostgresConnection
+        of feed: Feed, since: String, window: SyncCursor.Window?, limit: Int, _ actor: Principal, on connection: PostgresConnection
     ) async throws -> ChangePage {
         // A window being paged keeps its snapshot; a new one starts now.
         let target = if let window { window.target } else { try await Self.snapshot(on: connection) }
         let cursor = (xid: window?.xid ?? 0, seq: window?.seq ?? -1)
-        // Everything below `since`'s xmin is visible in it: the scan starts there.
-        let rows = try await connection.query(
-            """
-            SELECT c.xid::text AS xid, c.seq, c.entity, c.entity_id
-            FROM changes c
-            WHERE c.community_id = \(community) AND c.xid >= pg_snapshot_xmin(\(since)::pg_snapshot)
-              AND pg_visible_in_snapshot(c.xid, \(target)::pg_snapshot) AND NOT pg_visible_in_snapshot(c.xid, \(since)::pg_snapshot)
-              AND (c.xid, c.seq) > (\(String(cursor.xid))::xid8, \(cursor.seq)::bigint)
-              AND c.entity = ANY(\(Self.entities(for: actor).map(\.rawValue)))
-            ORDER BY c.xid, c.seq
-            LIMIT \(limit + 1)
-            """
-        )
+        // Everything below `since`'s xmin is visible in it: the scan starts there. A community's
+        // rows (`idx_changes_feed`), or a user's own (no community: `idx_changes_own`); one
+        // statement each, so that each keeps its plan: an index scan in (xid, seq) order that
+        // stops at the page's end.
+        let from = String(cursor.xid)
+        let kinds = Self.entities(for: actor, in: feed).map(\.rawValue)
+        let rows: PostgresRows
+        switch feed {
+        case .community(let community):
+            rows = try await connection.query(
+                """
+                SELECT c.xid::text AS xid, c.seq, c.entity, c.entity_id
+                FROM changes c
+                WHERE c.community_id = \(community) AND c.xid >= pg_snapshot_xmin(\(since)::pg_snapshot)
+                  AND pg_visible_in_snapshot(c.xid, \(target)::pg_snapshot) AND NOT pg_visible_in_snapshot(c.xid, \(since)::pg_snapshot)
+                  AND (c.xid, c.seq) > (\(from)::xid8, \(cursor.seq)::bigint) AND c.entity = ANY(\(kinds))
+                ORDER BY c.xid, c.seq
+                LIMIT \(limit + 1)
+                """
+            )
+        case .own(let user):
+            rows = try await connection.query(
+                """
+                SELECT c.xid::text AS xid, c.seq, c.entity, c.entity_id
+                FROM changes c
+                WHERE c.community_id IS NULL AND c.user_id = \(user) AND c.xid >= pg_snapshot_xmin(\(since)::pg_snapshot)
+                  AND pg_visible_in_snapshot(c.xid, \(target)::pg_snapshot) AND NOT pg_visible_in_snapshot(c.xid, \(since)::pg_snapshot)
+                  AND (c.xid, c.seq) > (\(from)::xid8, \(cursor.seq)::bigint) AND c.entity = ANY(\(kinds))
+                ORDER BY c.xid, c.seq
+                LIMIT \(limit + 1)
+                """
+            )
+        }
         var last = cursor
         var order: [(entity: SyncEntity, id: UUID)] = []
         var position: [String: Int] = [:]
@@ -196,7 +256,7 @@ package struct SyncService: Sendable {
         let latest = order.enumerated().filter { position["\($0.element.entity.rawValue)/\($0.element.id)"] == $0.offset }.map(\.element)
         var batches: [SyncEntity: [UUID: any Encodable & Sendable]] = [:]
         for (entity, entries) in Dictionary(grouping: latest, by: \.entity) where !Self.loadsOneAtATime {
-            batches[entity] = try await entity.loadAll(entries.map(\.id), in: community, reader: actor, on: connection)
+            batches[entity] = try await entity.loadAll(entries.map(\.id), in: feed.community, reader: actor, on: connection)
         }
         var changes: [Change] = []
         var listed = Set(position.keys)
@@ -205,7 +265,7 @@ package struct SyncService: Sendable {
             if let batch = batches[entry.entity] {
                 data = batch[entry.id]
             } else {
-                data = try await entry.entity.load(entry.id, in: community, reader: actor, runner: runner, on: connection)
+                data = try await entry.entity.load(entry.id, in: feed.community, reader: actor, runner: runner, on: connection)
             }
             changes.append(Change(entity: entry.entity, id: entry.id, op: data == nil ? .delete : .upsert, data: data))
             guard data == nil else { continue }
@@ -218,10 +278,10 @@ package struct SyncService: Sendable {
         guard rows.count > limit else {
             // The window is done: the follower has everything visible in `target`.
             return ChangePage(
-                changes: changes, nextCursor: SyncCursor.log(since: target, window: nil).encoded, hasMore: false)
+                changes: changes, nextCursor: SyncCursor.log(since: target, window: nil).encoded(own: feed.isOwn), hasMore: false)
         }
         let next = SyncCursor.Window(target: target, xid: last.xid, seq: last.seq)
-        return ChangePage(changes: changes, nextCursor: SyncCursor.log(since: since, window: next).encoded, hasMore: true)
+        return ChangePage(changes: changes, nextCursor: SyncCursor.log(since: since, window: next).encoded(own: feed.isOwn), hasMore: true)
     }
 
     /// How long the log keeps a change.
