@@ -37,7 +37,7 @@ DECLARE
 BEGIN
     FOREACH target IN ARRAY ARRAY[
         'communities', 'posts', 'comments', 'events', 'transactions', 'recurring_charges', 'dues', 'dues_payments',
-        'chores', 'chore_completions', 'rewards', 'reward_redemptions', 'family_members'
+        'chores', 'chore_completions', 'rewards', 'reward_redemptions', 'family_members', 'conversations', 'invites', 'media'
     ] LOOP
         EXECUTE format('DROP TRIGGER IF EXISTS trigger_a_client_id ON %I', target);
         EXECUTE format('CREATE TRIGGER trigger_a_client_id BEFORE INSERT ON %I FOR EACH ROW EXECUTE FUNCTION orbit.take_client_id()', target);

@@ -20,13 +20,34 @@ extension OrbitAPI {
         stored: (UUID) async throws -> Value,
         _ create: () async throws -> Value
     ) async throws -> Response {
+        try await creating(table, request, context: context, stored: stored) { (try await create(), true) }
+    }
+
+    /// As above, for a create that may find the entity made already (a direct conversation the
+    /// pair has: `created` false, answered 200).
+    func creating<Value: Encodable & Sendable>(
+        _ table: ClientCreatable, _ request: Request, context: APIContext,
+        stored: (UUID) async throws -> Value,
+        _ create: () async throws -> (Value, created: Bool)
+    ) async throws -> Response {
         var request = request
         let body = Data(buffer: try await request.collectBody(upTo: context.maxUploadSize))
         guard let id = try Self.clientID(in: body) else {
-            return try APIJSON.response(try await create(), status: .created)
+            let (value, created) = try await create()
+            return try APIJSON.response(value, status: created ? .created : .ok)
         }
+        return try await creating(
+            table, id: id, fingerprint: RequestFingerprint.of(request, body: body), context: context, stored: stored, create)
+    }
+
+    /// Runs `create` under the client's `id`, given the request's `fingerprint` (a media upload
+    /// takes its id from the query and its fingerprint from the streamed file).
+    func creating<Value: Encodable & Sendable>(
+        _ table: ClientCreatable, id: UUID, fingerprint: [UInt8], context: APIContext,
+        stored: (UUID) async throws -> Value,
+        _ create: () async throws -> (Value, created: Bool)
+    ) async throws -> Response {
         let principal = try context.requirePrincipal()
-        let fingerprint = RequestFingerprint.of(request, body: body)
         let clientCreate = ClientCreate(id: id, table: table, fingerprint: fingerprint)
 
         /// The answer when `id` was used before; nil when it was not.
@@ -58,8 +79,8 @@ extension OrbitAPI {
 
         if let answer = try await answerFromStore(afterFailure: nil) { return answer }
         do {
-            let value = try await RequestRunner.$clientCreate.withValue(clientCreate) { try await create() }
-            return try APIJSON.response(value, status: .created)
+            let (value, created) = try await RequestRunner.$clientCreate.withValue(clientCreate) { try await create() }
+            return try APIJSON.response(value, status: created ? .created : .ok)
         } catch {
             // A replay that raced the first one (it waited on the id, then found it taken), an id
             // used meanwhile: answered from what is stored. Any other refusal stands.
@@ -90,6 +111,14 @@ enum RequestFingerprint {
         var hasher = SHA256()
         hasher.update(data: head(of: request))
         hasher.update(data: canonical(body))
+        return Array(hasher.finalize())
+    }
+
+    /// A request whose body is a file, hashed while it streamed (`bodyDigest`: its SHA-256).
+    static func of(_ request: Request, bodyDigest: [UInt8]) -> [UInt8] {
+        var hasher = SHA256()
+        hasher.update(data: head(of: request))
+        hasher.update(data: bodyDigest)
         return Array(hasher.finalize())
     }
 

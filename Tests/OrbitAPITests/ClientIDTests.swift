@@ -112,6 +112,10 @@ struct ClientIDTests {
                 Create(
                     path: "\(community)/rewards", body: ["title": "Film", "points_cost": 40], changed: ["title": "Film", "points_cost": 50],
                     table: "rewards", token: admin),
+                Create(
+                    path: "\(community)/chats", body: ["kind": "group", "user_ids": [cast.member.description], "title": "Coaches"],
+                    changed: ["kind": "group", "user_ids": [cast.member.description], "title": "Parents"], table: "conversations", token: admin),
+                Create(path: "\(community)/invites", body: ["max_uses": 5], changed: ["max_uses": 6], table: "invites", token: admin),
                 // The child's own queue: a chore done and a reward redeemed on their device.
                 Create(
                     path: "/chores/\(chore)/completions", body: ["note": "Done"], changed: ["note": "Really done"], table: "chore_completions",
@@ -178,6 +182,59 @@ struct ClientIDTests {
             let taken = try await harness.request(.post, path, token: cast.adminToken, json: ["content": "Copy", "id": try plain.string("id")])
             #expect(taken.status == 409, "\(taken.text)")
             #expect(try (taken.json["stored"] as? [String: Any])?["content"] as? String == "No id", "\(taken.text)")
+        }
+    }
+
+    @Test(
+        "a media upload takes the client's id from the query: replayed it is 200 with the upload and one file; other bytes are 409; an upload of that id in progress is 409, and its file stays; a direct chat the pair has is 200"
+    )
+    func mediaAndDirectChats() async throws {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "orbit-media-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await withAPI(storage: LocalDirectoryStorage(root: folder)) { harness in
+            let cast = try await APICast.make(harness)
+            let id = UUID()
+            let path = "/communities/\(cast.community)/media?filename=rules.pdf&id=\(id.uuidString)"
+            func upload(_ text: String, at path: String) async throws -> TestResponse {
+                try await harness.request(
+                    .post, path, token: cast.memberToken, body: Data(text.utf8), headers: ["Content-Type": "application/pdf"])
+            }
+            let first = try await upload("%PDF-1.4 rules", at: path)
+            #expect(first.status == 201, "\(first.text)")
+            #expect(try first.string("id") == id.uuidString.lowercased())
+            try await harness.database.withConnection { try await $0.query("DELETE FROM idempotency_keys") }
+            let replay = try await upload("%PDF-1.4 rules", at: path)
+            #expect(replay.status == 200, "\(replay.text)")
+            #expect(try replay.string("id") == id.uuidString.lowercased())
+            let other = try await upload("%PDF-1.4 other rules", at: path)
+            #expect(other.status == 409, "\(other.text)")
+            #expect(try await ClientIDTests.rows(harness, in: "media", id: id) == 1)
+            let stored = try await harness.request(.get, "/media/\(id.uuidString)", token: cast.adminToken)
+            #expect(stored.text == "%PDF-1.4 rules", "the first upload's file, untouched")
+            let bad = try await upload("%PDF-1.4", at: "/communities/\(cast.community)/media?filename=a.pdf&id=nope")
+            #expect(bad.status == 400, "\(bad.text)")
+            #expect(try bad.string("field") == "id")
+
+            // Another upload of an id whose file is being stored (its row not yet written): 409,
+            // and the file in place stays.
+            let racing = UUID()
+            let folderOfIt = folder.appending(path: "\(cast.community)/\(racing.uuidString.lowercased())")
+            try FileManager.default.createDirectory(at: folderOfIt, withIntermediateDirectories: true)
+            try Data("in progress".utf8).write(to: folderOfIt.appending(path: "b.pdf"))
+            let raced = try await upload("%PDF-1.4 b", at: "/communities/\(cast.community)/media?filename=b.pdf&id=\(racing.uuidString)")
+            #expect(raced.status == 409, "\(raced.text)")
+            #expect(try String(contentsOf: folderOfIt.appending(path: "b.pdf"), encoding: .utf8) == "in progress")
+
+            // A direct conversation the pair has already: 200 with it (its id, not the client's).
+            let direct = try await harness.request(
+                .post, "/communities/\(cast.community)/chats", token: cast.adminToken,
+                json: ["kind": "direct", "user_ids": [cast.member.description], "id": UUID().uuidString])
+            #expect(direct.status == 201, "\(direct.text)")
+            let again = try await harness.request(
+                .post, "/communities/\(cast.community)/chats", token: cast.memberToken,
+                json: ["kind": "direct", "user_ids": [cast.admin.description], "id": UUID().uuidString])
+            #expect(again.status == 200, "\(again.text)")
+            #expect(try again.string("id") == (try direct.string("id")))
         }
     }
 

@@ -22,9 +22,14 @@ extension OrbitAPI {
             guard let kind = ConversationKind(rawValue: body.kind), kind != .community else {
                 throw APIProblem.validation(field: "kind", "kind must be group or direct.")
             }
-            let (conversation, created) = try await services.chat.start(
-                in: try context.id("community_id"), kind: kind, with: body.userIds, title: body.title, as: try context.requireUser())
-            return Created(conversation, status: created ? .created : .ok)
+            let user = try context.requireUser()
+            // With the client's `id` (docs/sync.md, "Offline writes"): a replay of any age is 200
+            // with the conversation; the id used otherwise, 409.
+            return try await creating(
+                .conversations, request, context: context, stored: { try await services.chat.get(ConversationID($0), as: user) }
+            ) {
+                try await services.chat.start(in: try context.id("community_id"), kind: kind, with: body.userIds, title: body.title, as: user)
+            }
         }
         let chat = router.group("chats/:conversation_id")
         chat.get { _, context in

@@ -137,11 +137,10 @@ extension OrbitAPI {
         }
         community.post("invites") { request, context in
             let body = try await request.decodeJSON(NewInvite.self, context: context)
-            return Created(
-                try await services.invites.create(
-                    to: try context.id("community_id"), maxUses: body.maxUses, expiresAt: body.expiresAt, as: try context.requireUser()
-                )
-            )
+            let user = try context.requireUser()
+            return try await creating(.invites, request, context: context, stored: { try await services.invites.get(InviteID($0), as: user) }) {
+                try await services.invites.create(to: try context.id("community_id"), maxUses: body.maxUses, expiresAt: body.expiresAt, as: user)
+            }
         }
         community.delete("invites/:invite_id") { _, context in
             try await services.invites.revoke(

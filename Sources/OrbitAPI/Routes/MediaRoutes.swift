@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Hummingbird
 import NIOCore
@@ -29,11 +30,23 @@ extension OrbitAPI {
                 detail: "Uploads of \(mimeType) are limited to \(limit >> 20) MiB.", field: "body"
             )
             if let length = request.headers[.contentLength].flatMap(Int.init), length > limit { throw tooLarge }
+            // The client's own id for the upload (docs/sync.md, "Offline writes"): a replay of any
+            // age is 200 with the upload; the id used by another upload, 409.
+            let clientID: UUID? = try request.query("id").map { text in
+                guard let id = UUID(uuidString: text) else {
+                    throw APIProblem.validation(field: "id", "id must be a UUID (the one the client made for the upload), or left out.")
+                }
+                return id
+            }
             guard let storage = services.storage else { throw APIProblem(ServiceError.conflict("Media storage is not configured on this server.")) }
             // Someone who may not upload here is refused before the file is read.
-            try await services.media.requireUploader(in: community, as: try context.requireUser())
+            let user = try context.requireUser()
+            try await services.media.requireUploader(in: community, as: user)
             let file = try storage.incomingFile()
+            // Gone once stored (moved into place) or answered from what is stored.
+            defer { try? FileManager.default.removeItem(at: file) }
             var size = 0
+            var digest = SHA256()
             do {
                 guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
                     throw APIProblem.internalError
@@ -43,19 +56,24 @@ extension OrbitAPI {
                 for try await buffer in request.body {
                     size += buffer.readableBytes
                     if size > limit { throw tooLarge }
-                    try handle.write(contentsOf: Data(buffer: buffer))
+                    let bytes = Data(buffer: buffer)
+                    if clientID != nil { digest.update(data: bytes) }
+                    try handle.write(contentsOf: bytes)
                 }
             } catch {
                 try? FileManager.default.removeItem(at: file)
                 throw error
             }
             // The service records the row and stores the file, or removes it.
-            return Created(
-                try await services.media.upload(
-                    to: community, filename: filename, mimeType: mimeType, file: file, size: size, width: width, height: height,
-                    as: try context.requireUser()
-                )
-            )
+            func upload() async throws -> (Media, created: Bool) {
+                let media = try await services.media.upload(
+                    to: community, filename: filename, mimeType: mimeType, file: file, size: size, width: width, height: height, as: user)
+                return (media, true)
+            }
+            guard let clientID else { return try APIJSON.response(try await upload().0, status: .created) }
+            return try await creating(
+                .media, id: clientID, fingerprint: RequestFingerprint.of(request, bodyDigest: Array(digest.finalize())), context: context,
+                stored: { try await services.media.file(MediaID($0), as: user).media }, upload)
         }
         router.get("communities/:community_id/media") { request, context in
             let limit = try request.queryInt("limit", default: 50, range: 1...200)

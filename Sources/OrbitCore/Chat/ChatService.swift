@@ -40,7 +40,7 @@ package struct ChatService: Sendable {
                 if let existing = try await Self.direct(in: community, low, high, reader: actor, on: connection) {
                     return (existing, false)
                 }
-                let id = ConversationID.random()
+                let id = ConversationID.new(in: .conversations)
                 do {
                     // In a savepoint: the same pair starting it at the same moment meets the
                     // unique index, and then the other's conversation is the one.
@@ -72,7 +72,7 @@ package struct ChatService: Sendable {
             return try await runner.asUser(actor) { connection in
                 try await runner.requireMember(actor, of: community, on: connection)
                 try await runner.requireActiveMembers(others, of: community, on: connection)
-                let id = ConversationID.random()
+                let id = ConversationID.new(in: .conversations)
                 try await connection.query(
                     "INSERT INTO conversations (id, community_id, kind, title, created_by) VALUES (\(id), \(community), 'group', \(title), \(actor))")
                 try await connection.query(

@@ -22,7 +22,7 @@ package struct InviteService: Sendable {
             // 31^6 ≈ 887 million codes: a collision is rare; then the INSERT writes nothing and
             // another code is tried.
             for _ in 1...5 {
-                let id = InviteID.random()
+                let id = InviteID.new(in: .invites)
                 let code = InviteCode.random()
                 // One round trip: the invite, written only if the actor is an admin of the
                 // community and the code is free, and its audit entry, only if it was written.
@@ -66,6 +66,17 @@ package struct InviteService: Sendable {
             return try Paging.page(
                 rows, limit: limit, list: "invites", item: Invite.init(row:),
                 key: Paging.timeAndID)
+        }
+    }
+
+    /// One invite of a community, for its admins (a client's replay of a create: `POST
+    /// /communities/{id}/invites` with its own `id`).
+    package func get(_ id: InviteID, as actor: UserID) async throws -> Invite {
+        try await runner.asUserReading(actor) { connection in
+            guard let row = try await connection.query("SELECT \(unescaped: Invite.columns) FROM invites WHERE id = \(id)").first else {
+                throw ServiceError.notFound("Invite \(id)")
+            }
+            return try Invite(row: row)
         }
     }
 

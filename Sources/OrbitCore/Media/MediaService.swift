@@ -101,11 +101,17 @@ package struct MediaService: Sendable {
         store: (String) async throws -> Void
     ) async throws -> Media {
         let storage = try runner.requireStorage()
-        let id = MediaID.random()
+        let id = MediaID.new(in: .media)
         let path = Self.storagePath(of: id, in: community, filename: upload.filename)
         var stored: [String] = []
         do {
-            try await store(path)
+            do {
+                try await store(path)
+            } catch let error as CocoaError where error.code == .fileWriteFileExists && RequestRunner.clientCreate != nil {
+                // The client's id, uploaded by another request at this moment (storing never
+                // replaces a file): that one's file stays.
+                throw ServiceError.conflict(field: "id", reason: "is being uploaded by another request at this moment: retry shortly")
+            }
             stored.append(path)
             let thumbnail = try await makeThumbnail(of: path, id: id, in: community, upload: upload, image: image, storage: storage)
             if let thumbnail { stored.append(thumbnail) }

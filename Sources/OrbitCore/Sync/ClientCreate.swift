@@ -32,7 +32,7 @@ package struct ClientCreate: Sendable, Equatable {
 /// The tables whose rows a client may create with its own id (each has the trigger
 /// `trigger_a_client_id`).
 package enum ClientCreatable: String, Sendable, CaseIterable {
-    case communities, posts, comments, events, transactions, dues, chores, rewards
+    case communities, posts, comments, events, transactions, dues, chores, rewards, conversations, invites, media
     case recurringCharges = "recurring_charges"
     case duesPayments = "dues_payments"
     case choreCompletions = "chore_completions"
