@@ -21,6 +21,7 @@ struct SyncBenchmark: AsyncParsableCommand {
     @Option(help: "Transactions per writer per round.") var transactions = 8
     @Option(help: "Transactions held open (up to 300 ms) beside the writers, per round.") var held = 4
     @Option(help: "Changes in the backlog to pull (0: skip).") var backlog = 100_000
+    @Flag(help: "A backlog of posts, events and chores, a third each (default: posts).") var mixed = false
     @Flag(inversion: .prefixedNo, help: "Also pull the backlog reading each entity with its own query (the reads before issue 38).")
     var comparePerEntity = true
     @Option(help: "Expenses per timed run of the write cost (0: skip).") var expenses = 2000
@@ -78,9 +79,30 @@ struct SyncBenchmark: AsyncParsableCommand {
         } while page.hasMore
         let posts = backlog * 2 / 3
         try await PostgresConnection.withConnection(configuration) { connection in
-            try await connection.query(
-                "INSERT INTO posts (community_id, author_id, content) SELECT \(community), \(admin), 'post ' || i FROM generate_series(1, \(posts)) i"
-            )
+            if mixed {
+                // A third of the inserts each: posts, events (one-off) and chores (one-off, due
+                // tomorrow: their "done" is read too).
+                let third = posts / 3
+                try await connection.query(
+                    "INSERT INTO posts (community_id, author_id, content) SELECT \(community), \(admin), 'post ' || i FROM generate_series(1, \(posts - 2 * third)) i"
+                )
+                try await connection.query(
+                    """
+                    INSERT INTO events (community_id, created_by, title, starts_at)
+                    SELECT \(community), \(admin), 'event ' || i, now() + i * interval '1 hour' FROM generate_series(1, \(third)) i
+                    """
+                )
+                try await connection.query(
+                    """
+                    INSERT INTO chores (community_id, created_by, title, points, due_at)
+                    SELECT \(community), \(admin), 'chore ' || i, 10, now() + interval '1 day' FROM generate_series(1, \(third)) i
+                    """
+                )
+            } else {
+                try await connection.query(
+                    "INSERT INTO posts (community_id, author_id, content) SELECT \(community), \(admin), 'post ' || i FROM generate_series(1, \(posts)) i"
+                )
+            }
             try await connection.query(
                 "UPDATE posts SET content = content || ' (edited)' WHERE id IN (SELECT id FROM posts WHERE community_id = \(community) LIMIT \(backlog - posts))"
             )
@@ -114,13 +136,13 @@ struct SyncBenchmark: AsyncParsableCommand {
         let memory = "resident memory \(Int(before)) MiB before the pulls, at most \(Int(peak)) MiB during them"
         guard comparePerEntity else {
             print(
-                "Backlog: \(backlog) changes logged (\(posts) posts, \(backlog - posts) edits), pulled as \(pulled) entity changes, "
+                "Backlog: \(backlog) changes logged (\(posts) \(mixed ? "posts, events and chores" : "posts"), \(backlog - posts) edits), pulled as \(pulled) entity changes, "
                     + "best of two: one query per kind per page \(Int(batched)) changes/s; \(memory)")
             return
         }
         let single = rates[true]?.max() ?? 0
         print(
-            "Backlog: \(backlog) changes logged (\(posts) posts, \(backlog - posts) edits), pulled as \(pulled) entity changes, best of two each: "
+            "Backlog: \(backlog) changes logged (\(posts) \(mixed ? "posts, events and chores" : "posts"), \(backlog - posts) edits), pulled as \(pulled) entity changes, best of two each: "
                 + "one query per kind per page \(Int(batched)) changes/s, one query per entity \(Int(single)) changes/s "
                 + "(\(String(format: "%.2f", single > 0 ? batched / single : 0))x); \(memory)")
     }

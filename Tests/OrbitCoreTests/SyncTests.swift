@@ -99,6 +99,18 @@ struct SyncTests {
             #expect(!notifications.isEmpty && notifications.allSatisfy { follower.has(.notification, $0.id.uuid) })
             #expect(follower.data(.post, first.id.uuid) == (try Follower.json(try await services.feed.post(first.id, as: cast.member))))
             #expect(follower.data(.expense, expense.id.uuid) == (try Follower.json(try await services.finances.expense(expense.id, as: cast.member))))
+            // Each kind read with one query per page, as its GET reads one.
+            #expect(follower.data(.event, event.id.uuid) == (try Follower.json(try await services.events.get(event.id, as: cast.member))))
+            #expect(
+                follower.data(.community, cast.community.uuid)
+                    == (try Follower.json(try await services.communities.get(cast.community, as: cast.member))))
+            let conversations = try await services.chat.list(in: cast.community, as: cast.member).items
+            #expect(!conversations.isEmpty)
+            for conversation in conversations {
+                #expect(
+                    follower.data(.conversation, conversation.id.uuid)
+                        == (try Follower.json(try await services.chat.get(conversation.id, as: cast.member))))
+            }
 
             // Changes: an edit, a reaction (the post's counts), a deleted post and comment.
             _ = try await services.feed.editPost(first.id, content: "First, edited", as: cast.admin)

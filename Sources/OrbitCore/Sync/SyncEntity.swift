@@ -146,12 +146,14 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
         }
     }
 
-    /// The entities of this kind with `ids` as `load` reads them, in one query (messages: and
-    /// one per conversation for the status of the reader's own): nil for a kind read one at a
-    /// time (its JSON takes more than one statement: communities, events, media, expenses,
-    /// conversations, chores). An id missing from the answer is one the reader cannot see.
-    func loadAll(_ ids: [UUID], in community: CommunityID?, reader principal: Principal, on connection: PostgresConnection) async throws
-        -> [UUID: any Encodable & Sendable]?
+    /// The entities of this kind with `ids` as their GETs return them to `reader`, in one query
+    /// a kind (an expense's splits and payers: one more round trip for all of them; messages: one
+    /// more per conversation for the status of the reader's own; chores: one for whether their
+    /// occurrences are done). An id missing from the answer is one the reader cannot see (deleted,
+    /// left, or never theirs); in `community`'s feed, one that is not part of it (a family member
+    /// whose parent is not a member there), as the state would not list it.
+    func loadAll(_ ids: [UUID], in community: CommunityID?, reader principal: Principal, runner: RequestRunner, on connection: PostgresConnection)
+        async throws -> [UUID: any Encodable & Sendable]
     {
         guard !ids.isEmpty else { return [:] }
         let user: UserID? = if case .user(let user) = principal { user } else { nil }
@@ -159,6 +161,45 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
         let rows: PostgresRows
         let decode: (PostgresRow) throws -> any Encodable & Sendable
         switch self {
+        case .community:
+            rows = try await connection.query("SELECT \(unescaped: Community.columns) FROM communities WHERE id = ANY(\(ids)) AND deleted_at IS NULL")
+            decode = Community.init(row:)
+        case .event:
+            rows = try await connection.query("SELECT \(unescaped: Event.columns) FROM events WHERE id = ANY(\(ids)) AND deleted_at IS NULL")
+            decode = Event.init(row:)
+        case .media:
+            let storage = runner.storage
+            rows = try await connection.query("SELECT \(unescaped: Media.columns) FROM media WHERE id = ANY(\(ids))")
+            decode = { row in try Media(row: row).linked(by: storage) }
+        case .expense:
+            let expenses = try await connection.query(
+                "SELECT \(unescaped: Expense.columns) FROM transactions WHERE id = ANY(\(ids)) AND deleted_at IS NULL")
+            let found = try expenses.map { try $0.decode("id", as: TransactionID.self) }
+            let details = try await FinanceService(runner).details(of: found, on: connection)
+            var loaded: [UUID: any Encodable & Sendable] = [:]
+            for row in expenses {
+                let id = try row.decode("id", as: TransactionID.self)
+                loaded[id.uuid] = try Expense(row: row, payers: details.payers[id] ?? [], splits: details.splits[id] ?? [])
+            }
+            return loaded
+        case .chore:
+            var loaded: [UUID: any Encodable & Sendable] = [:]
+            for chore in try await ChoreService(runner).chores(
+                "SELECT \(unescaped: Chore.columns) FROM chores c WHERE c.id = ANY(\(ids))", on: connection)
+            {
+                loaded[chore.id.uuid] = chore
+            }
+            return loaded
+        case .conversation:
+            guard let user else { return [:] }
+            rows = try await connection.query(
+                """
+                SELECT \(unescaped: Conversation.columns)
+                FROM conversations c JOIN conversation_participants p ON p.conversation_id = c.id AND p.user_id = \(user) AND p.left_at IS NULL
+                WHERE c.id = ANY(\(ids))
+                """
+            )
+            decode = Conversation.init(row:)
         case .post:
             guard let user else { return [:] }
             rows = try await connection.query(FeedService.postsQuery(ids, reader: user))
@@ -259,8 +300,6 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
                 }
             }
             return loaded
-        default:
-            return nil
         }
         var loaded: [UUID: any Encodable & Sendable] = [:]
         for row in rows {
@@ -269,42 +308,12 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
         return loaded
     }
 
-    /// The entity as its GET returns it to `reader`, or nil when they cannot see it (deleted,
-    /// left, or never theirs); in `community`'s feed, nil too when it is not part of it (a family
-    /// member whose parent is not a member there), as the state would not list it.
+    /// The entity as its GET returns it to `reader`, or nil when they cannot see it: `loadAll`'s
+    /// query for one.
     func load(_ id: UUID, in community: CommunityID? = nil, reader principal: Principal, runner: RequestRunner, on connection: PostgresConnection)
         async throws -> (any Encodable & Sendable)?
     {
-        // The kinds `loadAll` reads: the same query for one.
-        if let loaded = try await loadAll([id], in: community, reader: principal, on: connection) { return loaded[id] }
-        // A child reads the entities of chores and rewards only (`childEntities`); the rest
-        // need a user.
-        guard case .user(let reader) = principal else {
-            return self == .chore ? try await ChoreService(runner).chore(ChoreID(id), on: connection) : nil
-        }
-        do {
-            switch self {
-            case .community:
-                let community = try await CommunityService.community(CommunityID(id), on: connection)
-                return community.deletedAt == nil ? community : nil
-            case .event:
-                return try await EventService.event(EventID(id), on: connection)
-            case .media:
-                return try await connection.query("SELECT \(unescaped: Media.columns) FROM media WHERE id = \(id)").first
-                    .map { try Media(row: $0).linked(by: runner.storage) }
-            case .expense:
-                return try await FinanceService(runner).expense(TransactionID(id), on: connection)
-            case .conversation:
-                return try await ChatService.conversation(ConversationID(id), reader: reader, on: connection)
-            case .chore:
-                return try await ChoreService(runner).chore(ChoreID(id), on: connection)
-            case .post, .comment, .rsvp, .notification, .dues, .duesPayment, .choreCompletion, .reward, .rewardRedemption, .points,
-                .recurringCharge, .familyMember, .member, .exchangeRate, .message, .user, .device:
-                return nil  // read by `loadAll` above
-            }
-        } catch let error as ServiceError where error.code == .notFound {
-            return nil
-        }
+        try await loadAll([id], in: community, reader: principal, runner: runner, on: connection)[id]
     }
 }
 

@@ -172,7 +172,7 @@ package struct SyncService: Sendable {
                 ids = try await entity.ownIDs(of: user, after: after, limit: wanted, on: connection)
             }
             // One query for the page's entities of a kind, where the kind allows it.
-            let loaded = Self.loadsOneAtATime ? nil : try await entity.loadAll(ids, in: feed.community, reader: actor, on: connection)
+            let loaded = Self.loadsOneAtATime ? nil : try await entity.loadAll(ids, in: feed.community, reader: actor, runner: runner, on: connection)
             for id in ids {
                 let data: (any Encodable & Sendable)?
                 if let loaded {
@@ -256,7 +256,7 @@ package struct SyncService: Sendable {
         let latest = order.enumerated().filter { position["\($0.element.entity.rawValue)/\($0.element.id)"] == $0.offset }.map(\.element)
         var batches: [SyncEntity: [UUID: any Encodable & Sendable]] = [:]
         for (entity, entries) in Dictionary(grouping: latest, by: \.entity) where !Self.loadsOneAtATime {
-            batches[entity] = try await entity.loadAll(entries.map(\.id), in: feed.community, reader: actor, on: connection)
+            batches[entity] = try await entity.loadAll(entries.map(\.id), in: feed.community, reader: actor, runner: runner, on: connection)
         }
         var changes: [Change] = []
         var listed = Set(position.keys)
