@@ -52,14 +52,6 @@ BEGIN
             RETURN NULL;
         ELSIF TG_TABLE_NAME = 'messages' THEN
             PERFORM pg_notify('orbit_chat', conversation::text || ' message ' || (r ->> 'id'));
-        ELSIF TG_TABLE_NAME = 'conversation_participants' AND TG_OP = 'UPDATE' THEN
-            -- A receipt or someone leaving; a participant who left also gets a change only they
-            -- see (they no longer see the conversation's): the conversation is gone for them.
-            IF (r ->> 'left_at') IS NOT NULL AND (to_jsonb(OLD) ->> 'left_at') IS NULL THEN
-                INSERT INTO public.changes (community_id, entity, entity_id, op, user_id, conversation_id)
-                VALUES (community, entity, conversation, 'delete', (r ->> 'user_id')::uuid, conversation);
-            END IF;
-            PERFORM pg_notify('orbit_chat', conversation::text || ' participant ' || (r ->> 'user_id'));
         ELSIF TG_TABLE_NAME = 'conversations' AND TG_OP = 'INSERT' THEN
             PERFORM pg_notify('orbit_chat', conversation::text || ' conversation ' || conversation::text);
         END IF;
@@ -106,8 +98,44 @@ DROP TRIGGER IF EXISTS trigger_change_conversation ON conversations;
 CREATE TRIGGER trigger_change_conversation AFTER INSERT OR UPDATE ON conversations
     FOR EACH ROW EXECUTE FUNCTION orbit.record_change('conversation', 'community_id', 'id', 'id');
 DROP TRIGGER IF EXISTS trigger_change_participant ON conversation_participants;
-CREATE TRIGGER trigger_change_participant AFTER INSERT OR UPDATE ON conversation_participants
+CREATE TRIGGER trigger_change_participant AFTER INSERT ON conversation_participants
     FOR EACH ROW EXECUTE FUNCTION orbit.record_change('conversation', 'community_id', 'conversation_id', 'conversation_id');
+
+-- Participants' receipts and leaving, once per statement (issue 38, "delivered to all"): a
+-- message marked delivered by 200 people is one UPDATE of 200 rows, which row by row logged the
+-- same conversation 200 times and sent 200 notifications (10 to 16 ms a batch, and the
+-- listener's backend sent the notifications past its first 8 KB only at its next command). Now:
+-- the conversation once (its JSON holds the receipts), a change only they see for each who left
+-- (the conversation is gone for them), and `<conversation> participants <user>,<user>,…` on
+-- `orbit_chat`, 100 users a notification (payloads are limited to 8,000 bytes).
+CREATE OR REPLACE FUNCTION orbit.record_participant_changes() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    moved record;
+BEGIN
+    INSERT INTO public.changes (community_id, entity, entity_id, op, conversation_id)
+    SELECT DISTINCT n.community_id, 'conversation', n.conversation_id, 'upsert', n.conversation_id FROM new_rows n;
+    INSERT INTO public.changes (community_id, entity, entity_id, op, user_id, conversation_id)
+    SELECT n.community_id, 'conversation', n.conversation_id, 'delete', n.user_id, n.conversation_id
+    FROM new_rows n JOIN old_rows o ON o.conversation_id = n.conversation_id AND o.user_id = n.user_id
+    WHERE n.left_at IS NOT NULL AND o.left_at IS NULL;
+    FOR moved IN
+        SELECT c.conversation_id, string_agg(c.user_id::text, ',') AS users
+        FROM (SELECT n.conversation_id, n.user_id, (row_number() OVER (PARTITION BY n.conversation_id ORDER BY n.user_id) - 1) / 100 AS chunk
+              FROM new_rows n) c
+        GROUP BY c.conversation_id, c.chunk
+    LOOP
+        PERFORM pg_notify('orbit_chat', moved.conversation_id::text || ' participants ' || moved.users);
+    END LOOP;
+    RETURN NULL;
+END
+$$;
+ALTER FUNCTION orbit.record_participant_changes() OWNER TO orbit_admin;
+DROP TRIGGER IF EXISTS trigger_change_participant_update ON conversation_participants;
+CREATE TRIGGER trigger_change_participant_update AFTER UPDATE ON conversation_participants
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION orbit.record_participant_changes();
 DROP TRIGGER IF EXISTS trigger_change_message ON messages;
 CREATE TRIGGER trigger_change_message AFTER INSERT OR UPDATE ON messages
     FOR EACH ROW EXECUTE FUNCTION orbit.record_change('message', 'community_id', 'id', 'conversation_id');

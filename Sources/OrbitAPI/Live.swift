@@ -221,8 +221,9 @@ struct LiveListener: Service {
                 let remaining = nextRead - clock.now
                 let notes = try await connection.notifications(waitingUpTo: remaining > .zero ? remaining + .milliseconds(1) : .zero)
                 var chat: [ChatEvent] = []
+                var seen: Set<ChatEvent> = []
                 for note in notes where note.channel == ChatEvent.channel {
-                    if let event = ChatEvent(payload: note.payload), !chat.contains(event) { chat.append(event) }
+                    for event in ChatEvent.events(payload: note.payload) where seen.insert(event).inserted { chat.append(event) }
                 }
                 if chat.contains(where: { if case .message = $0 { true } else { false } }) { pushSignal.wake() }
                 try await deliver(chat)

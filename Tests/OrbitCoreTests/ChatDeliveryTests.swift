@@ -136,9 +136,11 @@ struct ChatDeliveryTests {
         }
     }
 
-    @Test("delivered marks written together raise each participant's watermark once; their receipts come at most 100 a message")
+    @Test(
+        "delivered marks written together raise each participant's watermark once, as one statement: one change of the conversation, one notification per 100 participants; their receipts come at most 100 a message"
+    )
     func deliveredTogether() async throws {
-        try await withServices { services, _ in
+        try await withServices { services, database in
             let cast = try await Cast.make(services)
             var people = [cast.admin, cast.member]
             for index in 0..<148 {
@@ -153,7 +155,27 @@ struct ChatDeliveryTests {
             let marks = people.flatMap { user in
                 [second, first].map { DeliveredMark(user: user, conversation: conversation.id, message: $0.id) }
             }
+            let listener = try await PostgresConnection.connect(database.configuration)
+            try await listener.query("LISTEN orbit_chat")
+            let logged = { () async throws -> Int in
+                try await database.withConnection { connection in
+                    try await connection.query(
+                        "SELECT count(*) FROM changes WHERE entity = 'conversation' AND entity_id = \(conversation.id) AND user_id IS NULL"
+                    ).single().decode(Int.self)
+                }
+            }
+            let before = try await logged()
             #expect(try await services.chat.markDelivered(marks) == 150)
+            #expect(try await logged() == before + 1, "the conversation once for the statement, not once a row")
+            var notes: [PostgresNotification] = []
+            // Delivered at commit; waited for (at most 10 s) as they arrive.
+            for _ in 0..<200 where notes.flatMap({ ChatEvent.events(payload: $0.payload) }).count < 150 {
+                notes += try await listener.notifications(waitingUpTo: .milliseconds(50))
+            }
+            await listener.close()
+            #expect(notes.count == 2, "100 participants a notification")
+            #expect(Set(notes.flatMap { ChatEvent.events(payload: $0.payload) }) == Set(people.map { .participant(conversation.id, $0) }))
+            #expect(ChatEvent.events(payload: "\(conversation.id) participants not-a-user") == [])
             #expect(try await services.chat.markDelivered(marks) == 0)
             let messages = try await services.chat.liveMessages(
                 for: people.map { .participant(conversation.id, $0) }, among: people)

@@ -3,8 +3,9 @@ import OrbitPostgres
 
 /// What a chat notification on `orbit_chat` says (sql/085_changes.sql sends the first three at
 /// commit; `typing` is sent by the server a participant types on, and never stored):
-/// `<conversation> <kind> <id>`.
-package enum ChatEvent: Sendable, Equatable {
+/// `<conversation> <kind> <id>`, or `<conversation> participants <user>,<user>,…` for the
+/// participants whose receipts one statement moved.
+package enum ChatEvent: Sendable, Hashable {
     /// A message was stored, edited or deleted.
     case message(ConversationID, MessageID)
     /// A participant's watermarks moved (a receipt), or they left.
@@ -25,6 +26,15 @@ package enum ChatEvent: Sendable, Equatable {
         case "typing": guard let id = UserID(String(parts[2])) else { return nil }; self = .typing(conversation, id)
         default: return nil
         }
+    }
+
+    /// The events of a notification's payload (none when it is not one of ours).
+    package static func events(payload: String) -> [ChatEvent] {
+        let parts = payload.split(separator: " ")
+        guard parts.count == 3, parts[1] == "participants", let conversation = ConversationID(String(parts[0])) else {
+            return ChatEvent(payload: payload).map { [$0] } ?? []
+        }
+        return parts[2].split(separator: ",").compactMap { UserID(String($0)).map { .participant(conversation, $0) } }
     }
 
     package var conversation: ConversationID {
