@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import HummingbirdWSClient
 import Logging
 import OrbitAPI
@@ -43,6 +44,54 @@ enum BenchmarkLiveServer {
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
         }
+    }
+
+    /// Runs `orbitctl serve` (the one built next to this binary) as a process of its own on a free
+    /// port, over `database` (a libpq conninfo), until `body` returns: the clients of this process
+    /// then hold one end of each socket and the server the other, each within its own limit on
+    /// open files. `body` gets the tokens' issuer (the server's secret, given to it as
+    /// ORBIT_JWT_SECRET) and the port.
+    static func runProcess(database: String, _ body: (AccessTokens, Int) async throws -> Void) async throws {
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "orbitctl")
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+            throw ValidationError("\(executable.path) not found: build it first (swift build -c release --product orbitctl)")
+        }
+        let port = try BenchmarkServer.freeTCPPort()
+        let secret = AccessTokens.randomSecret().map { String(format: "%02x", $0) }.joined()
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["serve", "--database-url", database, "--host", "127.0.0.1", "--port", String(port), "--no-jobs", "--log-level", "error"]
+        process.environment = ProcessInfo.processInfo.environment.merging(["ORBIT_JWT_SECRET": secret]) { $1 }
+        try process.run()
+        do {
+            // Up once it accepts a connection (at most 60 s).
+            let deadline = ContinuousClock.now + .seconds(60)
+            while !accepts(port: port) {
+                guard process.isRunning, ContinuousClock.now < deadline else { throw ValidationError("orbitctl serve did not start") }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            try await body(try await AccessTokens(secret: Array(secret.utf8)), port)
+        } catch {
+            process.terminate()
+            process.waitUntilExit()
+            throw error
+        }
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    /// Whether something on 127.0.0.1 accepts a TCP connection on `port`.
+    private static func accepts(port: Int) -> Bool {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
     }
 
     /// A WebSocket client on `GET /live` of `port` as `token`: `opened` once connected, then

@@ -79,7 +79,7 @@ struct BenchmarkServer: CustomStringConvertible {
     }
 
     /// A TCP port nobody listens on right now (the kernel picks it).
-    private static func freeTCPPort() throws -> Int {
+    static func freeTCPPort() throws -> Int {
         let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socketFD >= 0 else { throw ValidationError("could not open a socket") }
         defer { close(socketFD) }

@@ -20,12 +20,20 @@ struct LiveBenchmark: AsyncParsableCommand {
     @Option(help: "Server to use (a superuser). Default: a throwaway local cluster.") var databaseURL: String?
     @Option(help: "WebSocket clients, each a member of the community.") var sockets = 1000
     @Option(help: "Posts committed, one at a time, each awaited on every socket.") var commits = 30
+    @Flag(
+        help:
+            "Serve from an orbitctl serve process of its own (built next to this binary), not this one: each process then holds one end of each socket (10,000 sockets need it where a process may open 20,000 files)."
+    )
+    var separateServer = false
 
     func run() async throws {
         try await BenchmarkServer.withMigrated(databaseURL: databaseURL) { server in
             let pool = ConnectionPool(configuration: server.configuration, options: .init(maxConnections: 4))
             do {
-                try await measure(OrbitServices(pool: pool))
+                let conninfo =
+                    server.configuration.connectionString
+                    ?? server.configuration.parameters.map { "\($0.keyword)=\($0.value)" }.joined(separator: " ")
+                try await measure(OrbitServices(pool: pool), database: separateServer ? conninfo : nil)
             } catch {
                 await pool.close()
                 throw error
@@ -49,7 +57,8 @@ struct LiveBenchmark: AsyncParsableCommand {
         var all: [[ContinuousClock.Instant]] { times.withLock { $0 } }
     }
 
-    private func measure(_ services: OrbitServices) async throws {
+    /// With `database`, the server is an `orbitctl serve` process over it.
+    private func measure(_ services: OrbitServices, database: String?) async throws {
         let admin = try await services.users.create(email: "live-admin@example.com", displayName: "Live admin").id
         let community = try await services.communities.create(name: "Live", as: admin).id
         var members: [UserID] = []
@@ -62,9 +71,18 @@ struct LiveBenchmark: AsyncParsableCommand {
         let clock = ContinuousClock()
         var committed: [ContinuousClock.Instant] = []
 
-        try await BenchmarkLiveServer.run(services, clients: sockets) { api, port in
+        // The server: in this process, or a process of its own.
+        func serve(_ body: (AccessTokens, Int) async throws -> Void) async throws {
+            if let database {
+                FileLimit.raise(needing: sockets + 1024)
+                try await BenchmarkLiveServer.runProcess(database: database, body)
+            } else {
+                try await BenchmarkLiveServer.run(services, clients: sockets) { api, port in try await body(api.tokens, port) }
+            }
+        }
+        try await serve { issuer, port in
             var tokens: [String] = []
-            for member in members { tokens.append(try await api.tokens.issue(for: member)) }
+            for member in members { tokens.append(try await issuer.issue(for: member)) }
             let opening = clock.now
             try await withThrowingTaskGroup(of: Void.self) { clients in
                 for (index, token) in tokens.enumerated() {
