@@ -21,7 +21,10 @@ actor LiveHub {
     struct Socket {
         /// A user's socket, or a signed-in child's device's.
         var principal: Principal
-        var send: @Sendable (String) async -> Void
+        /// Its outbox: the socket's own task writes what is queued here, so a fan-out to 10,000
+        /// sockets is 10,000 enqueues, not 10,000 awaited writes one after another (where one
+        /// slow client held up everyone after it).
+        var outbox: AsyncStream<String>.Continuation
 
         var user: UserID? { if case .user(let user) = principal { user } else { nil } }
         var device: ChildDeviceID? { if case .child(let session) = principal { session.device } else { nil } }
@@ -29,14 +32,26 @@ actor LiveHub {
 
     private var sockets: [UUID: Socket] = [:]
 
-    func add(_ principal: Principal, send: @escaping @Sendable (String) async -> Void) -> UUID {
+    /// The most messages a socket's outbox holds: a client that falls this far behind is
+    /// closed (it reconnects and pulls), rather than the server holding its backlog.
+    static let outboxLimit = 1024
+
+    /// Registers a socket; its task writes what comes out of the returned stream.
+    func add(_ principal: Principal) -> (UUID, AsyncStream<String>) {
         let id = UUID()
-        sockets[id] = Socket(principal: principal, send: send)
-        return id
+        let (stream, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingOldest(Self.outboxLimit))
+        sockets[id] = Socket(principal: principal, outbox: continuation)
+        return (id, stream)
     }
 
     func remove(_ id: UUID) {
+        sockets[id]?.outbox.finish()
         sockets[id] = nil
+    }
+
+    /// Queues `message` on `socket`'s outbox; a full outbox ends it (the socket is then closed).
+    private func enqueue(_ message: String, on socket: Socket) {
+        if case .dropped = socket.outbox.yield(message) { socket.outbox.finish() }
     }
 
     var connectedUsers: Set<UserID> { Set(sockets.values.compactMap(\.user)) }
@@ -44,18 +59,18 @@ actor LiveHub {
     var count: Int { sockets.count }
 
     /// Sends `message` to the sockets of `users`.
-    func send(_ message: String, to users: Set<UserID>) async {
+    func send(_ message: String, to users: Set<UserID>) {
         for socket in sockets.values {
             guard let user = socket.user, users.contains(user) else { continue }
-            await socket.send(message)
+            enqueue(message, on: socket)
         }
     }
 
     /// Sends `message` to the sockets of the children signed in on `devices`.
-    func send(_ message: String, toDevices devices: Set<ChildDeviceID>) async {
+    func send(_ message: String, toDevices devices: Set<ChildDeviceID>) {
         for socket in sockets.values {
             guard let device = socket.device, devices.contains(device) else { continue }
-            await socket.send(message)
+            enqueue(message, on: socket)
         }
     }
 }
@@ -326,13 +341,7 @@ extension OrbitAPI {
         let chat = services.chat
         let marks = deliveredMarks
         return .upgrade([:]) { inbound, outbound, context in
-            let id = await hub.add(principal) { message in
-                do {
-                    try await outbound.write(.text(message))
-                } catch {
-                    context.logger.debug("live: a message could not be sent", metadata: ["error": "\(error)"])
-                }
-            }
+            let (id, outbox) = await hub.add(principal)
             // A user's socket is their presence (chat); a child's device has none.
             let user: UserID? = if case .user(let user) = principal { user } else { nil }
             if let user {
@@ -343,6 +352,24 @@ extension OrbitAPI {
                 }
             }
             await withTaskGroup(of: Void.self) { group in
+                // What the hub queues for this socket, in order; an outbox that overflowed (the
+                // client fell `LiveHub.outboxLimit` messages behind) ends, and so does the socket.
+                group.addTask {
+                    for await message in outbox {
+                        do {
+                            try await outbound.write(.text(message))
+                        } catch {
+                            context.logger.debug("live: a message could not be sent", metadata: ["error": "\(error)"])
+                            return
+                        }
+                    }
+                    guard !Task.isCancelled else { return }
+                    do {
+                        try await outbound.close(.unknown(1013), reason: "too far behind: reconnect and pull")
+                    } catch {
+                        context.logger.debug("live: closing a socket that fell behind failed", metadata: ["error": "\(error)"])
+                    }
+                }
                 // Heartbeats.
                 group.addTask {
                     while !Task.isCancelled {

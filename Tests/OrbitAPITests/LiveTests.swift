@@ -159,6 +159,19 @@ struct LiveTests {
         }
     }
 
+    @Test("the hub queues each socket's messages in its outbox, in order; an outbox a client let overflow ends (the socket closes)")
+    func outboxes() async throws {
+        let hub = LiveHub()
+        let reader = UserID.random()
+        let (_, slow) = await hub.add(.user(reader))
+        for index in 0...LiveHub.outboxLimit { await hub.send("m\(index)", to: [reader]) }
+        var iterator = slow.makeAsyncIterator()
+        var received: [String] = []
+        while received.count <= LiveHub.outboxLimit, let message = await iterator.next() { received.append(message) }
+        #expect(received == (0..<LiveHub.outboxLimit).map { "m\($0)" }, "the first \(LiveHub.outboxLimit) in order, then the end")
+        await hub.send("later", to: [reader])
+    }
+
     @Test("a socket is closed when its access token expires; a socket without a valid token is refused")
     func expiry() async throws {
         try await withAPI { harness in
