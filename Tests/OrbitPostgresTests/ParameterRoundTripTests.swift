@@ -15,6 +15,24 @@ struct ParameterRoundTripTests {
         return try rows.single().decode("value", as: Value.self)
     }
 
+    @Test("a fragment spliced into a query keeps its parameters, renumbered after the query's own (two-digit ones too)")
+    func fragments() async throws {
+        let fragment: PostgresQuery = "(\(Int64(2)) + \(Int64(3)))"
+        let query: PostgresQuery = "SELECT \(Int64(10)) * \(fragment) - \(Int64(1)) AS value"
+        #expect(query.sql == "SELECT $1 * ($2 + $3) - $4 AS value")
+        let eleven: PostgresQuery = "\(1) + \(2) + \(3) + \(4) + \(5) + \(6) + \(7) + \(8) + \(9) + \(10) + \(11)"
+        let sum: PostgresQuery = "SELECT \(100) + \(eleven) + \(1000) AS value"
+        #expect(sum.sql.hasSuffix("$11 + $12 + $13 AS value"))
+        try await withTestDatabase { database in
+            try await database.withConnection { connection in
+                let product = try await connection.query(query).single().decode("value", as: Int64.self)
+                #expect(product == 49)
+                let total = try await connection.query(sum).single().decode("value", as: Int64.self)
+                #expect(total == 1166)
+            }
+        }
+    }
+
     @Test("integers at their limits")
     func integers() async throws {
         try await withTestDatabase { database in

@@ -95,9 +95,7 @@ package struct ChatService: Sendable {
                 SELECT \(unescaped: Conversation.columns)
                 FROM conversations c JOIN conversation_participants p ON p.conversation_id = c.id AND p.user_id = \(actor) AND p.left_at IS NULL
                 WHERE (\(community)::uuid IS NULL OR c.community_id = \(community))
-                  AND (\(try after?.integer(0))::bigint IS NULL
-                       OR (coalesce(c.last_message_at, c.created_at), c.id)
-                          < (timestamptz 'epoch' + \(try after?.integer(0)) * interval '1 microsecond', \(try after?.uuid(1))))
+                  AND \(try Paging.after(after, time: "coalesce(c.last_message_at, c.created_at)", id: "c.id"))
                 ORDER BY coalesce(c.last_message_at, c.created_at) DESC, c.id DESC LIMIT \(limit + 1)
                 """
             )

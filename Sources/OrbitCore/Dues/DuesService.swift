@@ -379,8 +379,7 @@ package struct DuesService: Sendable {
                 """
                 SELECT \(unescaped: DuesPayment.columns), \(unescaped: Paging.micros("paid_at")) AS cursor_us FROM dues_payments
                 WHERE dues_id = \(id)
-                  AND (\(try after?.integer(0))::bigint IS NULL
-                       OR (paid_at, id) < (timestamptz 'epoch' + \(try after?.integer(0)) * interval '1 microsecond', \(try after?.uuid(1))))
+                  AND \(try Paging.after(after, time: "paid_at"))
                 ORDER BY paid_at DESC, id DESC LIMIT \(limit + 1)
                 """
             )

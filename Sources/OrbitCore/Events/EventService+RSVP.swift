@@ -122,8 +122,7 @@ extension EventService {
                     u.display_name, f.name AS family_member_name, \(unescaped: Paging.micros("r.responded_at")) AS cursor_us
                 FROM rsvps r JOIN users u ON u.id = r.user_id LEFT JOIN family_members f ON f.id = r.family_member_id
                 WHERE r.event_id = \(row.id)
-                  AND (\(try after?.integer(0))::bigint IS NULL
-                       OR (r.responded_at, r.id) > (timestamptz 'epoch' + \(try after?.integer(0)) * interval '1 microsecond', \(try after?.uuid(1))))
+                  AND \(try Paging.after(after, time: "r.responded_at", id: "r.id", newestFirst: false))
                 ORDER BY r.responded_at, r.id LIMIT \(limit + 1)
                 """
             )

@@ -21,8 +21,7 @@ extension FinanceService {
                 """
                 SELECT \(unescaped: MoneyActivity.columns), \(unescaped: Paging.micros("created_at")) AS cursor_us FROM money_activity
                 WHERE community_id = \(community) AND (\(entity)::uuid IS NULL OR entity_id = \(entity))
-                  AND (\(try after?.integer(0))::bigint IS NULL
-                       OR (created_at, id) < (timestamptz 'epoch' + \(try after?.integer(0)) * interval '1 microsecond', \(try after?.uuid(1))))
+                  AND \(try Paging.after(after))
                 ORDER BY created_at DESC, id DESC LIMIT \(limit + 1)
                 """
             )

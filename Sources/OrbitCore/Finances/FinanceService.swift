@@ -387,8 +387,7 @@ package struct FinanceService: Sendable {
                   AND (\(filter.category)::expense_category IS NULL OR category = \(filter.category)::expense_category)
                   AND (\(filter.from)::date IS NULL OR transaction_date >= \(filter.from))
                   AND (\(filter.to)::date IS NULL OR transaction_date <= \(filter.to))
-                  AND (\(try after?.integer(0))::bigint IS NULL
-                       OR (created_at, id) < (timestamptz 'epoch' + \(try after?.integer(0)) * interval '1 microsecond', \(try after?.uuid(1))))
+                  AND \(try Paging.after(after))
                 ORDER BY created_at DESC, id DESC LIMIT \(limit + 1)
                 """
             )

@@ -58,8 +58,7 @@ package struct InviteService: Sendable {
                 """
                 SELECT \(unescaped: Invite.columns), \(unescaped: Paging.micros("created_at")) AS cursor_us FROM invites
                 WHERE community_id = \(community)
-                  AND (\(try after?.integer(0))::bigint IS NULL
-                       OR (created_at, id) < (timestamptz 'epoch' + \(try after?.integer(0)) * interval '1 microsecond', \(try after?.uuid(1))))
+                  AND \(try Paging.after(after))
                 ORDER BY created_at DESC, id DESC LIMIT \(limit + 1)
                 """
             )

@@ -65,8 +65,7 @@ package struct NotificationService: Sendable {
                 """
                 SELECT \(unescaped: AppNotification.columns), \(unescaped: Paging.micros("created_at")) AS cursor_us FROM notifications
                 WHERE user_id = \(actor) AND (NOT \(unreadOnly) OR read_at IS NULL)
-                  AND (\(try after?.integer(0))::bigint IS NULL
-                       OR (created_at, id) < (timestamptz 'epoch' + \(try after?.integer(0)) * interval '1 microsecond', \(try after?.uuid(1))))
+                  AND \(try Paging.after(after))
                 ORDER BY created_at DESC, id DESC LIMIT \(limit + 1)
                 """
             )

@@ -24,6 +24,21 @@ enum Paging {
         [String(try row.decode("cursor_us", as: Int64.self)), try row.decode("id", as: UUID.self).uuidString]
     }
 
+    /// The keyset predicate of a list ordered by a timestamp and then an id, the cursor's key
+    /// being `timeAndID`'s: true for every row without a cursor, else for the rows past the
+    /// cursor's (newest first: older ones; else newer). `time` and `id` are trusted SQL (the
+    /// list's own columns). One fragment for every such list (issue 39: it was written out in
+    /// each).
+    static func after(_ cursor: PageCursor?, time: String = "created_at", id: String = "id", newestFirst: Bool = true) throws
+        -> PostgresQuery
+    {
+        """
+        (\(try cursor?.integer(0))::bigint IS NULL
+         OR (\(unescaped: time), \(unescaped: id)) \(unescaped: newestFirst ? "<" : ">")
+            (timestamptz 'epoch' + \(try cursor?.integer(0)) * interval '1 microsecond', \(try cursor?.uuid(1))))
+        """
+    }
+
     /// The SQL for "microseconds since 1970 of `column`", the exact form a cursor keeps a
     /// timestamp in (PostgreSQL stores microseconds).
     static func micros(_ column: String) -> String {

@@ -208,38 +208,26 @@ package struct SyncService: Sendable {
         let target = if let window { window.target } else { try await Self.snapshot(on: connection) }
         let cursor = (xid: window?.xid ?? 0, seq: window?.seq ?? -1)
         // Everything below `since`'s xmin is visible in it: the scan starts there. A community's
-        // rows (`idx_changes_feed`), or a user's own (no community: `idx_changes_own`); one
-        // statement each, so that each keeps its plan: an index scan in (xid, seq) order that
-        // stops at the page's end.
-        let from = String(cursor.xid)
-        let kinds = Self.entities(for: actor, in: feed).map(\.rawValue)
-        let rows: PostgresRows
-        switch feed {
-        case .community(let community):
-            rows = try await connection.query(
-                """
-                SELECT c.xid::text AS xid, c.seq, c.entity, c.entity_id
-                FROM changes c
-                WHERE c.community_id = \(community) AND c.xid >= pg_snapshot_xmin(\(since)::pg_snapshot)
-                  AND pg_visible_in_snapshot(c.xid, \(target)::pg_snapshot) AND NOT pg_visible_in_snapshot(c.xid, \(since)::pg_snapshot)
-                  AND (c.xid, c.seq) > (\(from)::xid8, \(cursor.seq)::bigint) AND c.entity = ANY(\(kinds))
-                ORDER BY c.xid, c.seq
-                LIMIT \(limit + 1)
-                """
-            )
-        case .own(let user):
-            rows = try await connection.query(
-                """
-                SELECT c.xid::text AS xid, c.seq, c.entity, c.entity_id
-                FROM changes c
-                WHERE c.community_id IS NULL AND c.user_id = \(user) AND c.xid >= pg_snapshot_xmin(\(since)::pg_snapshot)
-                  AND pg_visible_in_snapshot(c.xid, \(target)::pg_snapshot) AND NOT pg_visible_in_snapshot(c.xid, \(since)::pg_snapshot)
-                  AND (c.xid, c.seq) > (\(from)::xid8, \(cursor.seq)::bigint) AND c.entity = ANY(\(kinds))
-                ORDER BY c.xid, c.seq
-                LIMIT \(limit + 1)
-                """
-            )
-        }
+        // rows (`idx_changes_feed`), or a user's own (no community: `idx_changes_own`): each its
+        // own statement text, so that each keeps its plan, an index scan in (xid, seq) order
+        // that stops at the page's end.
+        let scope: PostgresQuery =
+            switch feed {
+            case .community(let community): "c.community_id = \(community)"
+            case .own(let user): "c.community_id IS NULL AND c.user_id = \(user)"
+            }
+        let rows = try await connection.query(
+            """
+            SELECT c.xid::text AS xid, c.seq, c.entity, c.entity_id
+            FROM changes c
+            WHERE \(scope) AND c.xid >= pg_snapshot_xmin(\(since)::pg_snapshot)
+              AND pg_visible_in_snapshot(c.xid, \(target)::pg_snapshot) AND NOT pg_visible_in_snapshot(c.xid, \(since)::pg_snapshot)
+              AND (c.xid, c.seq) > (\(String(cursor.xid))::xid8, \(cursor.seq)::bigint)
+              AND c.entity = ANY(\(Self.entities(for: actor, in: feed).map(\.rawValue)))
+            ORDER BY c.xid, c.seq
+            LIMIT \(limit + 1)
+            """
+        )
         var last = cursor
         var order: [(entity: SyncEntity, id: UUID)] = []
         var position: [String: Int] = [:]

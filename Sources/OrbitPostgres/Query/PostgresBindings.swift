@@ -74,6 +74,18 @@ public struct PostgresBindings: Sendable, Hashable {
         )
     }
 
+    /// Appends another statement's parameters after these (a fragment spliced into a query).
+    public mutating func append(contentsOf other: PostgresBindings) {
+        let shift = Int32(truncatingIfNeeded: buffer.count)
+        buffer.append(contentsOf: other.buffer.bytes)
+        for parameter in other.parameters {
+            var moved = parameter
+            if moved.offset >= 0 { moved.offset += shift }
+            parameters.append(moved)
+        }
+        if encodingError == nil { encodingError = other.encodingError }
+    }
+
     /// Appends SQL NULL with a type the server infers from the context.
     @inlinable
     public mutating func appendNull() {

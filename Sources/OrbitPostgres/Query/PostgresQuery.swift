@@ -61,6 +61,34 @@ extension PostgresQuery: ExpressibleByStringInterpolation {
             sql.append("$\(binds.count)")
         }
 
+        /// Another query built the same way (a fragment: a predicate several statements share),
+        /// spliced in with its parameters: its `$n` become `$(n + the parameters before it)`.
+        /// A fragment's SQL has no `$` but its placeholders (no dollar quoting in fragments).
+        public mutating func appendInterpolation(_ fragment: PostgresQuery) {
+            let offset = binds.count
+            var digits = ""
+            var afterDollar = false
+            func flush() {
+                if afterDollar { sql.append(digits.isEmpty ? "$" : "$\((Int(digits) ?? 0) + offset)") }
+                afterDollar = false
+                digits = ""
+            }
+            for character in fragment.sql {
+                if afterDollar, character.isASCII, character.isNumber {
+                    digits.append(character)
+                    continue
+                }
+                flush()
+                if character == "$" {
+                    afterDollar = true
+                } else {
+                    sql.append(character)
+                }
+            }
+            flush()
+            binds.append(contentsOf: fragment.binds)
+        }
+
         /// Splices trusted text into the SQL. Never pass user input here.
         public mutating func appendInterpolation(unescaped text: String) {
             sql.append(text)
