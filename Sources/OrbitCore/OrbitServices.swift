@@ -4,7 +4,9 @@ package import OrbitPostgres
 /// Every domain of OrbitCove, each a service of its own (one folder per domain) over one shared
 /// `RequestRunner`. `orbitctl` and the HTTP API are thin adapters over these.
 ///
-/// Adding a domain means adding its folder and one line here.
+/// Adding a domain takes its folder and one line here, and more around them (its SQL, its
+/// policies, the change feed, routes, commands, docs): docs/architecture.md, "Adding a domain",
+/// lists every file in order.
 package struct OrbitServices: Sendable {
     package var runner: RequestRunner
 
