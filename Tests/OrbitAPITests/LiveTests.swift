@@ -62,6 +62,29 @@ struct LiveTests {
         received.close()
     }
 
+    /// Two servers of `harness` (heartbeats 200 ms apart), and the member's and the outsider's
+    /// sockets open on the second: `body` gets the first's port, the second's, and what each
+    /// socket receives.
+    func withMemberAndOutsider(
+        _ harness: APIHarness, _ cast: APICast,
+        _ body: @Sendable (_ portA: Int, _ portB: Int, _ member: Received, _ outsider: Received) async throws -> Void
+    ) async throws {
+        try await withServer(harness, heartbeat: .milliseconds(200)) { portA in
+            try await withServer(harness, heartbeat: .milliseconds(200)) { portB in
+                let member = Received()
+                let outsider = Received()
+                try await withThrowingTaskGroup(of: Void.self) { sockets in
+                    sockets.addTask { try await Self.listen(port: portB, token: cast.memberToken, into: member) }
+                    sockets.addTask { try await Self.listen(port: portB, token: cast.outsiderToken, into: outsider) }
+                    // Both sockets are open once each has had a heartbeat.
+                    try await waitUntil("both sockets are open") { member.heartbeats > 0 && outsider.heartbeats > 0 }
+                    try await body(portA, portB, member, outsider)
+                    sockets.cancelAll()
+                }
+            }
+        }
+    }
+
     @Test("the listener's read of the change log misses no commit: one in flight at a read comes with a later one; each once")
     func listenerReadsEveryCommit() async throws {
         try await withAPI { harness in
@@ -97,30 +120,19 @@ struct LiveTests {
     func fanOutAcrossServers() async throws {
         try await withAPI { harness in
             let cast = try await APICast.make(harness)
-            try await withServer(harness, heartbeat: .milliseconds(200)) { portA in
-                try await withServer(harness, heartbeat: .milliseconds(200)) { portB in
-                    let plain = try await rawRequest(port: portB, "GET", "/live", token: cast.memberToken)
-                    #expect(plain.hasPrefix("HTTP/1.1 426"), "\(plain)")
-                    let member = Received()
-                    let outsider = Received()
-                    try await withThrowingTaskGroup(of: Void.self) { sockets in
-                        sockets.addTask { try await Self.listen(port: portB, token: cast.memberToken, into: member) }
-                        sockets.addTask { try await Self.listen(port: portB, token: cast.outsiderToken, into: outsider) }
-                        // Both sockets are open once each has had a heartbeat.
-                        try await waitUntil("both sockets are open") { member.heartbeats > 0 && outsider.heartbeats > 0 }
-                        // A post through server A (HTTP), in the community of the member only.
-                        let posted = try await rawRequest(
-                            port: portA, "POST", "/communities/\(cast.community)/posts", token: cast.adminToken, json: #"{"content": "Live!"}"#)
-                        #expect(posted.hasPrefix("HTTP/1.1 201"), "\(posted)")
-                        try await waitUntil("the member's socket hears of it") { !member.changes.isEmpty }
-                        #expect(member.changes.allSatisfy { $0 == #"{"type":"changes","community_id":"\#(cast.community)"}"# }, "\(member.changes)")
-                        // Heartbeats keep coming to the outsider, and nothing about the community.
-                        let seen = outsider.heartbeats
-                        try await waitUntil("the outsider has had two more heartbeats") { outsider.heartbeats >= seen + 2 }
-                        #expect(outsider.changes.isEmpty, "\(outsider.changes)")
-                        sockets.cancelAll()
-                    }
-                }
+            try await withMemberAndOutsider(harness, cast) { portA, portB, member, outsider in
+                let plain = try await rawRequest(port: portB, "GET", "/live", token: cast.memberToken)
+                #expect(plain.hasPrefix("HTTP/1.1 426"), "\(plain)")
+                // A post through server A (HTTP), in the community of the member only.
+                let posted = try await rawRequest(
+                    port: portA, "POST", "/communities/\(cast.community)/posts", token: cast.adminToken, json: #"{"content": "Live!"}"#)
+                #expect(posted.hasPrefix("HTTP/1.1 201"), "\(posted)")
+                try await waitUntil("the member's socket hears of it") { !member.changes.isEmpty }
+                #expect(member.changes.allSatisfy { $0 == #"{"type":"changes","community_id":"\#(cast.community)"}"# }, "\(member.changes)")
+                // Heartbeats keep coming to the outsider, and nothing about the community.
+                let seen = outsider.heartbeats
+                try await waitUntil("the outsider has had two more heartbeats") { outsider.heartbeats >= seen + 2 }
+                #expect(outsider.changes.isEmpty, "\(outsider.changes)")
             }
         }
     }
@@ -131,30 +143,20 @@ struct LiveTests {
     func ownFeedOnTheSocket() async throws {
         try await withAPI { harness in
             let cast = try await APICast.make(harness)
-            try await withServer(harness, heartbeat: .milliseconds(200)) { portA in
-                try await withServer(harness, heartbeat: .milliseconds(200)) { portB in
-                    let member = Received()
-                    let outsider = Received()
-                    try await withThrowingTaskGroup(of: Void.self) { sockets in
-                        sockets.addTask { try await Self.listen(port: portB, token: cast.memberToken, into: member) }
-                        sockets.addTask { try await Self.listen(port: portB, token: cast.outsiderToken, into: outsider) }
-                        try await waitUntil("both sockets are open") { member.heartbeats > 0 && outsider.heartbeats > 0 }
-                        let token = String(repeating: "5a", count: 32)
-                        let registered = try await rawRequest(
-                            port: portA, "POST", "/users/me/devices", token: cast.memberToken,
-                            json: #"{"token": "\#(token)", "environment": "sandbox", "bundle_id": "app.orbitcove.ios"}"#)
-                        #expect(registered.hasPrefix("HTTP/1.1 201"), "\(registered)")
-                        try await waitUntil("the member's socket hears of it") { member.all.contains(#"{"type":"own_changes"}"#) }
-                        let pulled = try await rawRequest(port: portA, "GET", "/users/me/changes", token: cast.memberToken)
-                        #expect(pulled.hasPrefix("HTTP/1.1 200") && pulled.contains(#""entity":"device""#) && pulled.contains(token), "\(pulled)")
-                        let seen = outsider.heartbeats
-                        try await waitUntil("the outsider has had two more heartbeats") { outsider.heartbeats >= seen + 2 }
-                        #expect(!outsider.all.contains(#"{"type":"own_changes"}"#))
-                        let others = try await rawRequest(port: portA, "GET", "/users/me/changes", token: cast.outsiderToken)
-                        #expect(others.hasPrefix("HTTP/1.1 200") && !others.contains(token), "\(others)")
-                        sockets.cancelAll()
-                    }
-                }
+            try await withMemberAndOutsider(harness, cast) { portA, _, member, outsider in
+                let token = String(repeating: "5a", count: 32)
+                let registered = try await rawRequest(
+                    port: portA, "POST", "/users/me/devices", token: cast.memberToken,
+                    json: #"{"token": "\#(token)", "environment": "sandbox", "bundle_id": "app.orbitcove.ios"}"#)
+                #expect(registered.hasPrefix("HTTP/1.1 201"), "\(registered)")
+                try await waitUntil("the member's socket hears of it") { member.all.contains(#"{"type":"own_changes"}"#) }
+                let pulled = try await rawRequest(port: portA, "GET", "/users/me/changes", token: cast.memberToken)
+                #expect(pulled.hasPrefix("HTTP/1.1 200") && pulled.contains(#""entity":"device""#) && pulled.contains(token), "\(pulled)")
+                let seen = outsider.heartbeats
+                try await waitUntil("the outsider has had two more heartbeats") { outsider.heartbeats >= seen + 2 }
+                #expect(!outsider.all.contains(#"{"type":"own_changes"}"#))
+                let others = try await rawRequest(port: portA, "GET", "/users/me/changes", token: cast.outsiderToken)
+                #expect(others.hasPrefix("HTTP/1.1 200") && !others.contains(token), "\(others)")
             }
         }
     }
