@@ -10,7 +10,7 @@ import OrbitPostgres
 ///
 /// `type` is stable per kind of error, for apps to switch on; `detail` is one sentence for
 /// people. No problem carries a stack trace, SQL, or anything of another community.
-package struct APIProblem: Error, Sendable, Encodable {
+package struct APIProblem: Error, Sendable, OmitsNilMembers {
     package var type: String
     package var title: String
     package var status: Int

@@ -138,7 +138,7 @@ enum RequestFingerprint {
 
 /// 409: the id names an entity made by another request; `stored` is that entity, when the
 /// sender may see it, for the client to reconcile with.
-struct ClientIDTaken<Value: Encodable & Sendable>: Encodable, Sendable {
+struct ClientIDTaken<Value: Encodable & Sendable>: OmitsNilMembers, Sendable {
     var type = APIProblem.typeBase + "id-taken"
     var title = "Id taken"
     var status = 409

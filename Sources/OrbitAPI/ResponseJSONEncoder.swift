@@ -1,4 +1,5 @@
 import Foundation
+import OrbitCore
 
 /// Writes an `Encodable` value as JSON straight into bytes, in the order its `encode(to:)`
 /// writes them: no intermediate tree, unlike Foundation's `JSONEncoder` (which took 235 µs for
@@ -161,10 +162,12 @@ final class JSONWriter {
         }
     }
 
-    /// Writes `value` through its `encode(to:)`.
+    /// Writes `value` through its `encode(to:)`: its nil members as `null`, unless it
+    /// `OmitsNilMembers`.
     func writeEncoded(_ value: some Encodable, depth: Int, path: [any CodingKey]) throws {
         let before = bytes.count
-        try value.encode(to: JSONValueEncoder(writer: self, depth: depth, codingPath: path))
+        let encoder = JSONValueEncoder(writer: self, depth: depth, codingPath: path, omitsNil: value is any OmitsNilMembers)
+        try value.encode(to: encoder)
         close(to: depth)
         // A value that encoded nothing at all: an empty object, as JSONEncoder writes it.
         if bytes.count == before { writeRaw("{}") }
@@ -197,11 +200,13 @@ struct JSONValueEncoder: Encoder {
     let writer: JSONWriter
     let depth: Int
     let codingPath: [any CodingKey]
+    /// Whether `encodeIfPresent` leaves a nil member out (`OmitsNilMembers`) or writes `null`.
+    var omitsNil = false
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         writer.openContainer(isObject: true, depth: depth)
-        return KeyedEncodingContainer(KeyedJSONContainer<Key>(writer: writer, depth: depth, codingPath: codingPath))
+        return KeyedEncodingContainer(KeyedJSONContainer<Key>(writer: writer, depth: depth, codingPath: codingPath, omitsNil: omitsNil))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
@@ -218,6 +223,7 @@ struct KeyedJSONContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let writer: JSONWriter
     let depth: Int
     let codingPath: [any CodingKey]
+    var omitsNil = false
 
     mutating func encodeNil(forKey key: Key) throws {
         writer.beginMember(key.stringValue, depth: depth)
@@ -229,10 +235,34 @@ struct KeyedJSONContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
         try writer.writeValue(value, depth: depth + 1, path: codingPath)
     }
 
+    // Every key is written, `null` included (docs/api.md: "every field of a resource is present,
+    // `null` when empty"), unless the value `OmitsNilMembers`: a synthesized `encode(to:)` calls
+    // these for its optionals, and the protocol's defaults would leave a nil key out.
+    mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws { try encodeOrNull(value, forKey: key) }
+    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { try encodeOrNull(value, forKey: key) }
+    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { try encodeOrNull(value, forKey: key) }
+    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { try encodeOrNull(value, forKey: key) }
+    mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { try encodeOrNull(value, forKey: key) }
+    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { try encodeOrNull(value, forKey: key) }
+    mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { try encodeOrNull(value, forKey: key) }
+    mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws { try encodeOrNull(value, forKey: key) }
+    mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws { try encodeOrNull(value, forKey: key) }
+    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { try encodeOrNull(value, forKey: key) }
+    mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { try encodeOrNull(value, forKey: key) }
+    mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { try encodeOrNull(value, forKey: key) }
+    mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { try encodeOrNull(value, forKey: key) }
+    mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { try encodeOrNull(value, forKey: key) }
+    mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { try encodeOrNull(value, forKey: key) }
+
+    private mutating func encodeOrNull<T: Encodable>(_ value: T?, forKey key: Key) throws {
+        guard let value else { return omitsNil ? () : try encodeNil(forKey: key) }
+        try encode(value, forKey: key)
+    }
+
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
         writer.beginMember(key.stringValue, depth: depth)
         writer.openContainer(isObject: true, depth: depth + 1)
-        return KeyedEncodingContainer(KeyedJSONContainer<NestedKey>(writer: writer, depth: depth + 1, codingPath: codingPath))
+        return KeyedEncodingContainer(KeyedJSONContainer<NestedKey>(writer: writer, depth: depth + 1, codingPath: codingPath, omitsNil: omitsNil))
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {

@@ -5,7 +5,8 @@ import Testing
 
 @Suite("The streaming JSON encoder of responses")
 struct ResponseJSONEncoderTests {
-    struct Inner: Codable, Equatable {
+    /// Leaves nil members out, as `JSONEncoder` does, to compare with it.
+    struct Inner: Codable, Equatable, OmitsNilMembers {
         var name: String
         var tags: [String]
         var score: Double?
@@ -13,7 +14,7 @@ struct ResponseJSONEncoderTests {
 
     enum Kind: String, Codable { case first, second }
 
-    struct Sample: Codable, Equatable {
+    struct Sample: Codable, Equatable, OmitsNilMembers {
         var text: String
         var controls: String
         var number: Int
@@ -66,7 +67,7 @@ struct ResponseJSONEncoderTests {
         #expect(try decoder.decode(Sample.self, from: ours) == Self.sample)
     }
 
-    @Test("control characters are escaped, ids are lower-case, nil optionals are left out like JSONEncoder does")
+    @Test("control characters are escaped, ids are lower-case, nil optionals of a type that omits them are left out")
     func controlCharactersAreEscapedIdsAreLower() throws {
         let text = String(decoding: try APIJSON.encode(Self.sample), as: UTF8.self)
         #expect(text.contains(#"\u0007"#))
@@ -76,6 +77,28 @@ struct ResponseJSONEncoderTests {
         #expect(text.contains(#""id":"a1b2c3d4-0000-4000-8000-00000000abcd""#))
         #expect(!text.contains("missing"))
         #expect(text.contains(#""when":"2024-02-29T12:34:56.500Z""#))
+    }
+
+    struct Resource: Codable, Equatable {
+        var id: Int
+        var note: String?
+        var inner: Inner?
+        var nested: [Plain]
+    }
+
+    struct Plain: Codable, Equatable {
+        var at: Date?
+        var count: Int?
+    }
+
+    @Test("a resource's nil members are written as null, every key present, and read back the same")
+    func nilMembersOfAResourceAreNull() throws {
+        let resource = Resource(id: 1, note: nil, inner: Inner(name: "a", tags: [], score: nil), nested: [Plain(at: nil, count: 2)])
+        let bytes = try APIJSON.encode(resource)
+        #expect(
+            String(decoding: bytes, as: UTF8.self)
+                == #"{"id":1,"note":null,"inner":{"name":"a","tags":[]},"nested":[{"at":null,"count":2}]}"#)
+        #expect(try JSONDecoder().decode(Resource.self, from: bytes) == resource)
     }
 
     @Test("infinity is refused")

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import OrbitCore
 import OrbitMigrations
 import OrbitPostgres
 
@@ -9,7 +10,7 @@ extension OrbitAPI {
     static let catalog = Result { try MigrationCatalog.embedded() }
 
     func addOperationRoutes(to router: Router<APIContext>) {
-        struct Health: Encodable, Sendable {
+        struct Health: OmitsNilMembers, Sendable {
             var status: String
             var database: String?
             var migrations: String?

@@ -46,7 +46,7 @@ package enum ChatEvent: Sendable, Hashable {
 }
 
 /// A message of `GET /live` about chat (docs/chat.md, "Live"), for the sockets of `recipients`.
-package struct ChatLiveMessage: Sendable, Encodable {
+package struct ChatLiveMessage: Sendable, OmitsNilMembers {
     package enum Kind: String, Sendable, Encodable { case message, receipts, typing, changes }
 
     /// A participant's watermarks.
@@ -71,16 +71,6 @@ package struct ChatLiveMessage: Sendable, Encodable {
     enum CodingKeys: String, CodingKey {
         case type, communityID = "community_id", conversationID = "conversation_id", message, userID = "user_id", receipts
     }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(type, forKey: .type)
-        try container.encode(communityID, forKey: .communityID)
-        try container.encode(conversationID, forKey: .conversationID)
-        try container.encodeIfPresent(message, forKey: .message)
-        try container.encodeIfPresent(userID, forKey: .userID)
-        try container.encodeIfPresent(receipts, forKey: .receipts)
-    }
 }
 
 /// Someone's presence as the reader may see it (`GET /users/{id}/presence`).
@@ -92,14 +82,6 @@ package struct Presence: Sendable, Codable, Equatable {
     package var lastSeenAt: Date?
 
     enum CodingKeys: String, CodingKey { case userID = "user_id", visible, online, lastSeenAt = "last_seen_at" }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(userID, forKey: .userID)
-        try container.encode(visible, forKey: .visible)
-        try container.encode(online, forKey: .online)
-        try container.encode(lastSeenAt, forKey: .lastSeenAt)
-    }
 }
 
 extension ChatService {

@@ -27,14 +27,6 @@ package struct Conversation: Sendable, Codable, Equatable {
         package var createdAt: Date
 
         enum CodingKeys: String, CodingKey { case id, senderID = "sender_id", text, createdAt = "created_at" }
-
-        package func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(id, forKey: .id)
-            try container.encode(senderID, forKey: .senderID)
-            try container.encode(text, forKey: .text)
-            try container.encode(createdAt, forKey: .createdAt)
-        }
     }
 
     package var id: ConversationID
@@ -105,25 +97,6 @@ package struct Conversation: Sendable, Codable, Equatable {
         othersReadPosition = try row.decode("others_read_position")
         othersDeliveredPosition = try row.decode("others_delivered_position")
     }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(communityID, forKey: .communityID)
-        try container.encode(kind, forKey: .kind)
-        try container.encode(title, forKey: .title)
-        try container.encode(createdBy, forKey: .createdBy)
-        try container.encode(withUserID, forKey: .withUserID)
-        try container.encode(participantCount, forKey: .participantCount)
-        try container.encode(lastMessage, forKey: .lastMessage)
-        try container.encode(unreadCount, forKey: .unreadCount)
-        try container.encode(readPosition, forKey: .readPosition)
-        try container.encode(deliveredPosition, forKey: .deliveredPosition)
-        try container.encode(othersReadPosition, forKey: .othersReadPosition)
-        try container.encode(othersDeliveredPosition, forKey: .othersDeliveredPosition)
-        try container.encode(mutedUntil, forKey: .mutedUntil)
-        try container.encode(createdAt, forKey: .createdAt)
-    }
 }
 
 /// A message of a conversation. `status` is there for the reader's own messages only, derived
@@ -158,20 +131,5 @@ package struct ChatMessage: Sendable, Codable, Equatable {
             (MessageID, ConversationID, UserID?, Int64, String?, Int32?, String?, Date, Date?, Date?).self)
         encryptionVersion = encryption.map(Int.init)
         if deletedAt != nil { text = nil }
-    }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(conversationID, forKey: .conversationID)
-        try container.encode(senderID, forKey: .senderID)
-        try container.encode(position, forKey: .position)
-        try container.encode(text, forKey: .text)
-        try container.encode(encryptionVersion, forKey: .encryptionVersion)
-        try container.encode(clientMessageID, forKey: .clientMessageID)
-        try container.encode(status, forKey: .status)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(editedAt, forKey: .editedAt)
-        try container.encode(deletedAt, forKey: .deletedAt)
     }
 }

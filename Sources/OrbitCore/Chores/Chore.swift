@@ -50,28 +50,6 @@ package struct Chore: Sendable, Codable, Equatable {
         case nextOccurrenceAt = "next_occurrence_at", nextOccurrenceDone = "next_occurrence_done"
     }
 
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(communityID, forKey: .communityID)
-        try container.encode(title, forKey: .title)
-        try container.encode(description, forKey: .description)
-        try container.encode(points, forKey: .points)
-        try container.encode(difficulty, forKey: .difficulty)
-        try container.encode(category, forKey: .category)
-        try container.encode(dueAt, forKey: .dueAt)
-        try container.encode(recurrenceRule, forKey: .recurrenceRule)
-        try container.encode(recurrenceTimezone, forKey: .recurrenceTimezone)
-        try container.encode(requiresApproval, forKey: .requiresApproval)
-        try container.encode(completionWindowDays, forKey: .completionWindowDays)
-        try container.encode(assignees, forKey: .assignees)
-        try container.encode(createdBy, forKey: .createdBy)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(archivedAt, forKey: .archivedAt)
-        try container.encode(nextOccurrenceAt, forKey: .nextOccurrenceAt)
-        try container.encode(nextOccurrenceDone, forKey: .nextOccurrenceDone)
-    }
-
     static let columns = """
         c.id, c.community_id, c.title, c.description, c.points, c.difficulty, c.category, c.due_at, c.recurrence_rule,
         c.recurrence_timezone, c.requires_approval, c.completion_window_days, c.recurrence_ends_at, c.created_by, c.created_at, c.archived_at,
@@ -129,22 +107,6 @@ package struct ChoreCompletion: Sendable, Codable, Equatable {
         case reviewedAt = "reviewed_at"
     }
 
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(choreID, forKey: .choreID)
-        try container.encode(communityID, forKey: .communityID)
-        try container.encode(occurrenceAt, forKey: .occurrenceAt)
-        try container.encode(holder, forKey: .holder)
-        try container.encode(recordedBy, forKey: .recordedBy)
-        try container.encode(status, forKey: .status)
-        try container.encode(points, forKey: .points)
-        try container.encode(note, forKey: .note)
-        try container.encode(completedAt, forKey: .completedAt)
-        try container.encode(reviewedBy, forKey: .reviewedBy)
-        try container.encode(reviewedAt, forKey: .reviewedAt)
-    }
-
     static let columns = """
         id, chore_id, community_id, occurrence_at, user_id, family_member_id, recorded_by, status, points, note, completed_at,
         reviewed_by, reviewed_at
@@ -184,19 +146,6 @@ package struct Reward: Sendable, Codable, Equatable {
         case createdBy = "created_by", createdAt = "created_at"
     }
 
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(communityID, forKey: .communityID)
-        try container.encode(title, forKey: .title)
-        try container.encode(description, forKey: .description)
-        try container.encode(pointsCost, forKey: .pointsCost)
-        try container.encode(available, forKey: .available)
-        try container.encode(stock, forKey: .stock)
-        try container.encode(createdBy, forKey: .createdBy)
-        try container.encode(createdAt, forKey: .createdAt)
-    }
-
     static let columns = "id, community_id, title, description, points_cost, available, stock, created_by, created_at"
 
     init(row: PostgresRow) throws {
@@ -228,20 +177,6 @@ package struct RewardRedemption: Sendable, Codable, Equatable {
     enum CodingKeys: String, CodingKey {
         case id, rewardID = "reward_id", communityID = "community_id", holder = "redeemed_by", pointsCost = "points_cost", status
         case requestedBy = "requested_by", requestedAt = "requested_at", resolvedBy = "resolved_by", resolvedAt = "resolved_at"
-    }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(rewardID, forKey: .rewardID)
-        try container.encode(communityID, forKey: .communityID)
-        try container.encode(holder, forKey: .holder)
-        try container.encode(pointsCost, forKey: .pointsCost)
-        try container.encode(status, forKey: .status)
-        try container.encode(requestedBy, forKey: .requestedBy)
-        try container.encode(requestedAt, forKey: .requestedAt)
-        try container.encode(resolvedBy, forKey: .resolvedBy)
-        try container.encode(resolvedAt, forKey: .resolvedAt)
     }
 
     static let columns =

@@ -19,20 +19,6 @@ package struct AuditEntry: Sendable, Codable, Equatable {
         case metadata, ipAddress = "ip_address", createdAt = "created_at"
     }
 
-    /// Encodes every column, `null` included (synthesized Codable would leave nil keys out).
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(communityID, forKey: .communityID)
-        try container.encode(userID, forKey: .userID)
-        try container.encode(action, forKey: .action)
-        try container.encode(targetType, forKey: .targetType)
-        try container.encode(targetID, forKey: .targetID)
-        try container.encode(metadata, forKey: .metadata)
-        try container.encode(ipAddress, forKey: .ipAddress)
-        try container.encode(createdAt, forKey: .createdAt)
-    }
-
     static let columns =
         "id, community_id, user_id, action, target_type, target_id, metadata::text AS metadata, host(ip_address) AS ip_address, created_at"
 

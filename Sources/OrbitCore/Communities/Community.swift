@@ -22,23 +22,6 @@ package struct Community: Sendable, Codable, Equatable {
         case settings, createdAt = "created_at", updatedAt = "updated_at", deletedAt = "deleted_at"
     }
 
-    /// Encodes every column, `null` included (synthesized Codable would leave nil keys out).
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(name, forKey: .name)
-        try container.encode(description, forKey: .description)
-        try container.encode(iconURL, forKey: .iconURL)
-        try container.encode(createdBy, forKey: .createdBy)
-        try container.encode(memberCount, forKey: .memberCount)
-        try container.encode(subscriptionStatus, forKey: .subscriptionStatus)
-        try container.encode(subscriptionExpiresAt, forKey: .subscriptionExpiresAt)
-        try container.encode(settings, forKey: .settings)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(updatedAt, forKey: .updatedAt)
-        try container.encode(deletedAt, forKey: .deletedAt)
-    }
-
     static let columns = """
         id, name, description, icon_url, created_by, member_count, subscription_status::text AS subscription_status,
         subscription_expires_at, settings, created_at, updated_at, deleted_at
@@ -68,7 +51,7 @@ package enum SubscriptionStatus: String, DatabaseEnum {
 
 /// `communities.settings` (spec: "Settings JSONB Structure"). Absent keys take the defaults of
 /// the spec's example: members may create events and posts.
-package struct CommunitySettings: Sendable, Codable, Equatable {
+package struct CommunitySettings: Sendable, Codable, Equatable, OmitsNilMembers {
     package var allowMemberEvents: Bool?
     package var allowMemberPosts: Bool?
     /// 0 to 168 hours.

@@ -26,19 +26,6 @@ package struct Device: Sendable, Codable, Equatable {
         case id, userID = "user_id", token, environment, bundleID = "bundle_id", locale, createdAt = "created_at", updatedAt = "updated_at"
     }
 
-    /// Encodes every column, `null` included.
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(userID, forKey: .userID)
-        try container.encode(token, forKey: .token)
-        try container.encode(environment, forKey: .environment)
-        try container.encode(bundleID, forKey: .bundleID)
-        try container.encode(locale, forKey: .locale)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(updatedAt, forKey: .updatedAt)
-    }
-
     static let columns = "id, user_id, token, environment, bundle_id, locale, created_at, updated_at"
 
     init(row: PostgresRow) throws {

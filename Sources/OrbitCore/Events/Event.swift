@@ -69,32 +69,6 @@ package struct Event: Sendable, Codable, Equatable {
         updatedAt = try row.decode("updated_at")
         deletedAt = try row.decode("deleted_at")
     }
-
-    /// Encodes every column, `null` included.
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(communityID, forKey: .communityID)
-        try container.encode(createdBy, forKey: .createdBy)
-        try container.encode(title, forKey: .title)
-        try container.encode(description, forKey: .description)
-        try container.encode(startsAt, forKey: .startsAt)
-        try container.encode(endsAt, forKey: .endsAt)
-        try container.encode(allDay, forKey: .allDay)
-        try container.encode(locationName, forKey: .locationName)
-        try container.encode(locationLat, forKey: .locationLat)
-        try container.encode(locationLng, forKey: .locationLng)
-        try container.encode(locationAddress, forKey: .locationAddress)
-        try container.encode(category, forKey: .category)
-        try container.encode(recurrenceRule, forKey: .recurrenceRule)
-        try container.encode(recurrenceParentID, forKey: .recurrenceParentID)
-        try container.encode(recurrenceTimezone, forKey: .recurrenceTimezone)
-        try container.encode(originalStartsAt, forKey: .originalStartsAt)
-        try container.encode(rsvpDeadline, forKey: .rsvpDeadline)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(updatedAt, forKey: .updatedAt)
-        try container.encode(deletedAt, forKey: .deletedAt)
-    }
 }
 
 /// One entry of a calendar window: a one-off event, a materialized instance, or an occurrence
@@ -119,20 +93,6 @@ package struct EventOccurrence: Sendable, Codable, Equatable {
     enum CodingKeys: String, CodingKey {
         case eventID = "event_id", seriesID = "series_id", occurrenceStartsAt = "occurrence_starts_at", startsAt = "starts_at"
         case endsAt = "ends_at", title, category, allDay = "all_day", locationName = "location_name", isComputed = "is_computed"
-    }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(eventID, forKey: .eventID)
-        try container.encode(seriesID, forKey: .seriesID)
-        try container.encode(occurrenceStartsAt, forKey: .occurrenceStartsAt)
-        try container.encode(startsAt, forKey: .startsAt)
-        try container.encode(endsAt, forKey: .endsAt)
-        try container.encode(title, forKey: .title)
-        try container.encode(category, forKey: .category)
-        try container.encode(allDay, forKey: .allDay)
-        try container.encode(locationName, forKey: .locationName)
-        try container.encode(isComputed, forKey: .isComputed)
     }
 }
 
@@ -226,19 +186,6 @@ package struct RSVP: Sendable, Codable, Equatable {
             (RSVPID, EventID, UserID, FamilyMemberID?, RSVPStatus, Int32, String?, Date, Date).self
         )
         self.plusOnes = Int(plusOnes)
-    }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(eventID, forKey: .eventID)
-        try container.encode(userID, forKey: .userID)
-        try container.encode(familyMemberID, forKey: .familyMemberID)
-        try container.encode(status, forKey: .status)
-        try container.encode(plusOnes, forKey: .plusOnes)
-        try container.encode(note, forKey: .note)
-        try container.encode(respondedAt, forKey: .respondedAt)
-        try container.encode(updatedAt, forKey: .updatedAt)
     }
 }
 

@@ -13,16 +13,6 @@ package struct FamilyMember: Sendable, Codable, Equatable {
         case id, userID = "user_id", name, avatarURL = "avatar_url", createdAt = "created_at"
     }
 
-    /// Encodes every column, `null` included (synthesized Codable would leave nil keys out).
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(userID, forKey: .userID)
-        try container.encode(name, forKey: .name)
-        try container.encode(avatarURL, forKey: .avatarURL)
-        try container.encode(createdAt, forKey: .createdAt)
-    }
-
     static let columns = "id, user_id, name, avatar_url, created_at"
 
     init(row: PostgresRow) throws {

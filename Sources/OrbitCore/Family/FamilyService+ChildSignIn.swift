@@ -52,22 +52,6 @@ package struct ChildDevice: Sendable, Codable, Equatable {
         case pairedAt = "paired_at", lastUsedAt = "last_used_at", expiresAt = "expires_at", revokedAt = "revoked_at", revokedBy = "revoked_by"
     }
 
-    /// Every key, `null` included (synthesized Codable would leave nil keys out).
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(familyMemberID, forKey: .familyMemberID)
-        try container.encode(communityID, forKey: .communityID)
-        try container.encode(status, forKey: .status)
-        try container.encode(createdBy, forKey: .createdBy)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(pairedAt, forKey: .pairedAt)
-        try container.encode(lastUsedAt, forKey: .lastUsedAt)
-        try container.encode(expiresAt, forKey: .expiresAt)
-        try container.encode(revokedAt, forKey: .revokedAt)
-        try container.encode(revokedBy, forKey: .revokedBy)
-    }
-
     static let columns =
         "id, family_member_id, community_id, status, created_by, created_at, paired_at, last_used_at, expires_at, revoked_at, revoked_by"
 

@@ -42,7 +42,7 @@ package struct PostDraft: Sendable {
 }
 
 /// `posts.poll_data` (spec: "Poll Data Structure").
-package struct Poll: Sendable, Codable, Equatable {
+package struct Poll: Sendable, Codable, Equatable, OmitsNilMembers {
     package var question: String
     package var options: [String]
     package var allowMultiple: Bool
@@ -138,29 +138,6 @@ package struct FeedPost: Sendable, Codable, Equatable {
         mentionedUserIDs = try row.decode("mentioned_user_ids", as: [UUID].self).map(UserID.init)
         pollResults = try row.decode("poll_results", as: [Int32]?.self)?.map(Int.init)
     }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(communityID, forKey: .communityID)
-        try container.encode(authorID, forKey: .authorID)
-        try container.encode(type, forKey: .type)
-        try container.encode(content, forKey: .content)
-        try container.encode(mediaURLs, forKey: .mediaURLs)
-        try container.encode(isPinned, forKey: .isPinned)
-        try container.encode(isAnnouncement, forKey: .isAnnouncement)
-        try container.encode(linkedEventID, forKey: .linkedEventID)
-        try container.encode(pollData, forKey: .pollData)
-        try container.encode(editableUntil, forKey: .editableUntil)
-        try container.encode(reactionCounts, forKey: .reactionCounts)
-        try container.encode(commentCount, forKey: .commentCount)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(updatedAt, forKey: .updatedAt)
-        try container.encode(myReaction, forKey: .myReaction)
-        try container.encode(myVotes, forKey: .myVotes)
-        try container.encode(mentionedUserIDs, forKey: .mentionedUserIDs)
-        try container.encode(pollResults, forKey: .pollResults)
-    }
 }
 
 /// One page of a feed and the cursor of the next (nil on the last page).
@@ -173,12 +150,6 @@ package struct FeedPage: Sendable, Codable, Equatable {
     package init(items: [FeedPost], nextCursor: String?) {
         self.items = items
         self.nextCursor = nextCursor
-    }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(items, forKey: .items)
-        try container.encode(nextCursor, forKey: .nextCursor)
     }
 }
 
@@ -245,17 +216,5 @@ package struct Comment: Sendable, Codable, Equatable {
             (CommentID, PostID, UserID, CommentID?, String?, Date, Date, Date?).self
         )
         if deletedAt != nil { content = nil }
-    }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(postID, forKey: .postID)
-        try container.encode(authorID, forKey: .authorID)
-        try container.encode(parentID, forKey: .parentID)
-        try container.encode(content, forKey: .content)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(updatedAt, forKey: .updatedAt)
-        try container.encode(deletedAt, forKey: .deletedAt)
     }
 }

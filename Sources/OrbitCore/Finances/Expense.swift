@@ -30,18 +30,6 @@ package struct Split: Sendable, Codable, Equatable {
 
     /// Who the share is for: the family member, or the user.
     package var participant: Holder { familyMemberID.map(Holder.familyMember) ?? .user(userID) }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(userID, forKey: .userID)
-        try container.encode(familyMemberID, forKey: .familyMemberID)
-        try container.encode(familyMemberName, forKey: .familyMemberName)
-        try container.encode(amount, forKey: .amount)
-        try container.encode(isSettled, forKey: .isSettled)
-        try container.encode(settledAt, forKey: .settledAt)
-        try container.encode(settledVia, forKey: .settledVia)
-    }
 }
 
 extension Split {
@@ -154,29 +142,6 @@ package struct Expense: Sendable, Codable, Equatable {
         self.payers = payers.isEmpty ? [Payer(userID: paidBy, amount: totalAmount)] : payers
         self.splits = splits
     }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(communityID, forKey: .communityID)
-        try container.encode(createdBy, forKey: .createdBy)
-        try container.encode(type, forKey: .type)
-        try container.encode(description, forKey: .description)
-        try container.encode(totalAmount, forKey: .totalAmount)
-        try container.encode(currency, forKey: .currency)
-        try container.encode(paidBy, forKey: .paidBy)
-        try container.encode(category, forKey: .category)
-        try container.encode(receiptURL, forKey: .receiptURL)
-        try container.encode(linkedEventID, forKey: .linkedEventID)
-        try container.encode(transactionDate, forKey: .transactionDate)
-        try container.encode(recurringChargeID, forKey: .recurringChargeID)
-        try container.encode(conversion, forKey: .conversion)
-        try container.encode(splitInput, forKey: .splitInput)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(updatedAt, forKey: .updatedAt)
-        try container.encode(payers, forKey: .payers)
-        try container.encode(splits, forKey: .splits)
-    }
 }
 
 /// What a transaction records (spec: transaction_type).
@@ -247,21 +212,6 @@ package struct Dues: Sendable, Codable, Equatable {
         )
         self.amount = Int64(amount)
     }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(communityID, forKey: .communityID)
-        try container.encode(name, forKey: .name)
-        try container.encode(amount, forKey: .amount)
-        try container.encode(currency, forKey: .currency)
-        try container.encode(dueDate, forKey: .dueDate)
-        try container.encode(isActive, forKey: .isActive)
-        try container.encode(recurringChargeID, forKey: .recurringChargeID)
-        try container.encode(linkedEventID, forKey: .linkedEventID)
-        try container.encode(createdBy, forKey: .createdBy)
-        try container.encode(createdAt, forKey: .createdAt)
-    }
 }
 
 /// A recorded dues payment (spec: Dues Payments).
@@ -290,19 +240,6 @@ package struct DuesPayment: Sendable, Codable, Equatable {
             (DuesPaymentID, DuesID, UserID, Int32, Date, UserID, String?, String?).self)
         amountPaid = Int64(amount)
         self.currency = currency
-    }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(duesID, forKey: .duesID)
-        try container.encode(userID, forKey: .userID)
-        try container.encode(amountPaid, forKey: .amountPaid)
-        try container.encode(currency, forKey: .currency)
-        try container.encode(paidAt, forKey: .paidAt)
-        try container.encode(recordedBy, forKey: .recordedBy)
-        try container.encode(paymentMethod, forKey: .paymentMethod)
-        try container.encode(notes, forKey: .notes)
     }
 }
 

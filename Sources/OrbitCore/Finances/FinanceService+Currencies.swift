@@ -31,17 +31,6 @@ package struct ExchangeRate: Sendable, Codable, Equatable {
             (CommunityID?, String, String, String, CivilDate, Source, UserID?).self)
     }
 
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(communityID, forKey: .communityID)
-        try container.encode(base, forKey: .base)
-        try container.encode(quote, forKey: .quote)
-        try container.encode(rate, forKey: .rate)
-        try container.encode(rateOn, forKey: .rateOn)
-        try container.encode(source, forKey: .source)
-        try container.encode(enteredBy, forKey: .enteredBy)
-    }
-
     /// `text` as a rate: a positive decimal with at most 14 digits before the point and 10
     /// after it (`1.0834`, `161.2`). Returned as given, without a leading `+` or spaces.
     /// - Throws: `ServiceError.invalidInput(field:)`.

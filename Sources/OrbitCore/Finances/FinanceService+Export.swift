@@ -144,22 +144,6 @@ package struct MoneyExport: Sendable, Encodable {
             case eventID = "event_id", settled
         }
 
-        package func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(record, forKey: .record)
-            try container.encode(id, forKey: .id)
-            try container.encode(parentID, forKey: .parentID)
-            try container.encode(date, forKey: .date)
-            try container.encode(description, forKey: .description)
-            try container.encode(userID, forKey: .userID)
-            try container.encode(forName, forKey: .forName)
-            try container.encode(amount, forKey: .amount)
-            try container.encode(currency, forKey: .currency)
-            try container.encode(category, forKey: .category)
-            try container.encode(eventID, forKey: .eventID)
-            try container.encode(settled, forKey: .settled)
-        }
-
         /// The CSV columns, in `header` order. The text people typed (a description, a family
         /// member's name) is `spreadsheetSafe`; the rest is the server's own (ids, dates,
         /// amounts, codes), so amounts stay numbers.
@@ -190,14 +174,6 @@ package struct MoneyExport: Sendable, Encodable {
     package var rows: [Row]
 
     enum CodingKeys: String, CodingKey { case communityID = "community_id", from, to, rows }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(communityID, forKey: .communityID)
-        try container.encode(from, forKey: .from)
-        try container.encode(to, forKey: .to)
-        try container.encode(rows, forKey: .rows)
-    }
 
     /// RFC 4180: a header line, CRLF line ends, fields quoted where they hold a comma, a quote or
     /// a line break (CSV.swift's writer), UTF-8.

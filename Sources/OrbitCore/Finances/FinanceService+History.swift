@@ -125,14 +125,6 @@ package struct ExpenseState: Sendable, Codable, Equatable {
         enum CodingKeys: String, CodingKey {
             case userID = "user_id", familyMemberID = "family_member_id", amount, isSettled = "is_settled"
         }
-
-        package func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(userID, forKey: .userID)
-            try container.encode(familyMemberID, forKey: .familyMemberID)
-            try container.encode(amount, forKey: .amount)
-            try container.encode(isSettled, forKey: .isSettled)
-        }
     }
 
     /// expense, settlement or dues.
@@ -154,21 +146,5 @@ package struct ExpenseState: Sendable, Codable, Equatable {
     enum CodingKeys: String, CodingKey {
         case type, description, totalAmount = "total_amount", currency, paidBy = "paid_by", category, transactionDate = "transaction_date"
         case linkedEventID = "linked_event_id", deleted, splitInput = "split_input", payers, splits
-    }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(type, forKey: .type)
-        try container.encode(description, forKey: .description)
-        try container.encode(totalAmount, forKey: .totalAmount)
-        try container.encode(currency, forKey: .currency)
-        try container.encode(paidBy, forKey: .paidBy)
-        try container.encode(category, forKey: .category)
-        try container.encode(transactionDate, forKey: .transactionDate)
-        try container.encode(linkedEventID, forKey: .linkedEventID)
-        try container.encode(deleted, forKey: .deleted)
-        try container.encode(splitInput, forKey: .splitInput)
-        try container.encode(payers, forKey: .payers)
-        try container.encode(splits, forKey: .splits)
     }
 }

@@ -66,18 +66,6 @@ package struct Invite: Sendable, Codable, Equatable {
         case expiresAt = "expires_at", createdAt = "created_at"
     }
 
-    /// Encodes every column, `null` included (synthesized Codable would leave nil keys out).
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(communityID, forKey: .communityID)
-        try container.encode(code, forKey: .code)
-        try container.encode(createdBy, forKey: .createdBy)
-        try container.encode(usesRemaining, forKey: .usesRemaining)
-        try container.encode(expiresAt, forKey: .expiresAt)
-        try container.encode(createdAt, forKey: .createdAt)
-    }
-
     static let columns = "id, community_id, code, created_by, uses_remaining, expires_at, created_at"
 
     init(row: PostgresRow) throws {

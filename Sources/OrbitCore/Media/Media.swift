@@ -29,9 +29,10 @@ package struct Media: Sendable, Codable, Equatable {
     package var thumbnailURL: String?
 
     enum CodingKeys: String, CodingKey {
-        case id, communityID = "community_id", uploadedBy = "uploaded_by", type, filename, mimeType = "mime_type", sizeBytes = "size_bytes"
-        case storagePath = "storage_path", thumbnailPath = "thumbnail_path", width, height, createdAt = "created_at"
-        case url, thumbnailURL = "thumbnail_url"
+        case id, communityID = "community_id", uploadedBy = "uploaded_by", type, filename
+        case mimeType = "mime_type", sizeBytes = "size_bytes", storagePath = "storage_path"
+        case thumbnailPath = "thumbnail_path", url, thumbnailURL = "thumbnail_url", width, height
+        case createdAt = "created_at"
     }
 
     /// With `url` and `thumbnailURL` from `storage`; without one (a reader such as `orbitctl
@@ -65,24 +66,6 @@ package struct Media: Sendable, Codable, Equatable {
         width = try row.decode("width", as: Int32?.self).map(Int.init)
         height = try row.decode("height", as: Int32?.self).map(Int.init)
         createdAt = try row.decode("created_at")
-    }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(communityID, forKey: .communityID)
-        try container.encode(uploadedBy, forKey: .uploadedBy)
-        try container.encode(type, forKey: .type)
-        try container.encode(filename, forKey: .filename)
-        try container.encode(mimeType, forKey: .mimeType)
-        try container.encode(sizeBytes, forKey: .sizeBytes)
-        try container.encode(storagePath, forKey: .storagePath)
-        try container.encode(thumbnailPath, forKey: .thumbnailPath)
-        try container.encode(url, forKey: .url)
-        try container.encode(thumbnailURL, forKey: .thumbnailURL)
-        try container.encode(width, forKey: .width)
-        try container.encode(height, forKey: .height)
-        try container.encode(createdAt, forKey: .createdAt)
     }
 
     /// The MIME types accepted, with their media type and size limit in bytes.

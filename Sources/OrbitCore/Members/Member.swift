@@ -23,20 +23,6 @@ package struct Member: Sendable, Codable, Equatable {
         case joinedAt = "joined_at", invitedBy = "invited_by", leftAt = "left_at"
     }
 
-    /// Encodes every column, `null` included (synthesized Codable would leave nil keys out).
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(communityID, forKey: .communityID)
-        try container.encode(userID, forKey: .userID)
-        try container.encode(displayName, forKey: .displayName)
-        try container.encode(role, forKey: .role)
-        try container.encode(nickname, forKey: .nickname)
-        try container.encode(joinedAt, forKey: .joinedAt)
-        try container.encode(invitedBy, forKey: .invitedBy)
-        try container.encode(leftAt, forKey: .leftAt)
-    }
-
     static let columns = """
         m.id, m.community_id, m.user_id, u.display_name, m.role::text AS role, m.nickname, m.joined_at, m.invited_by, m.left_at
         """

@@ -60,17 +60,4 @@ package struct AppNotification: Sendable, Codable, Equatable {
         readAt = try row.decode("read_at")
         createdAt = try row.decode("created_at")
     }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(userID, forKey: .userID)
-        try container.encode(communityID, forKey: .communityID)
-        try container.encode(type, forKey: .type)
-        try container.encode(title, forKey: .title)
-        try container.encode(body, forKey: .body)
-        try container.encode(data, forKey: .data)
-        try container.encode(readAt, forKey: .readAt)
-        try container.encode(createdAt, forKey: .createdAt)
-    }
 }

@@ -76,28 +76,6 @@ package struct RecurringCharge: Sendable, Codable, Equatable {
         updatedAt = try row.decode("updated_at")
     }
 
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(communityID, forKey: .communityID)
-        try container.encode(kind, forKey: .kind)
-        try container.encode(description, forKey: .description)
-        try container.encode(amount, forKey: .amount)
-        try container.encode(currency, forKey: .currency)
-        try container.encode(category, forKey: .category)
-        try container.encode(paidBy, forKey: .paidBy)
-        try container.encode(split, forKey: .split)
-        try container.encode(recurrenceRule, forKey: .recurrenceRule)
-        try container.encode(startsOn, forKey: .startsOn)
-        try container.encode(nextOn, forKey: .nextOn)
-        try container.encode(skipped, forKey: .skipped)
-        try container.encode(status, forKey: .status)
-        try container.encode(statusReason, forKey: .statusReason)
-        try container.encode(createdBy, forKey: .createdBy)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(updatedAt, forKey: .updatedAt)
-    }
-
     /// The days `rule` gives from `startsOn`, after `after` (from the first when nil) through
     /// `through` (unbounded when nil), at most `limit`. Days, not instants: the rule runs on the
     /// calendar (UNTIL as a date is inclusive; an UNTIL instant counts by its UTC day), so no

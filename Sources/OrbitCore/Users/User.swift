@@ -16,18 +16,6 @@ package struct User: Sendable, Codable, Equatable {
         case createdAt = "created_at", updatedAt = "updated_at"
     }
 
-    /// Encodes every column, `null` included (synthesized Codable would leave nil keys out).
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(appleID, forKey: .appleID)
-        try container.encode(email, forKey: .email)
-        try container.encode(displayName, forKey: .displayName)
-        try container.encode(avatarURL, forKey: .avatarURL)
-        try container.encode(createdAt, forKey: .createdAt)
-        try container.encode(updatedAt, forKey: .updatedAt)
-    }
-
     static let columns = "id, apple_id, email, display_name, avatar_url, created_at, updated_at"
 
     init(row: PostgresRow) throws {
@@ -47,12 +35,5 @@ package struct PublicProfile: Sendable, Codable, Equatable {
 
     init(row: PostgresRow) throws {
         (id, displayName, avatarURL) = try row.decode((UserID, String, String?).self)
-    }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(displayName, forKey: .displayName)
-        try container.encode(avatarURL, forKey: .avatarURL)
     }
 }

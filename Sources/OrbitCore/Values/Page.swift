@@ -12,12 +12,6 @@ package struct Page<Item: Codable & Sendable>: Codable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey { case items, nextCursor = "next_cursor" }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(items, forKey: .items)
-        try container.encode(nextCursor, forKey: .nextCursor)
-    }
 }
 
 extension Page: Equatable where Item: Equatable {}

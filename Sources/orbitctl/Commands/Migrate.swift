@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import OrbitCore
 import OrbitMigrations
 
 /// `orbitctl migrate`: the schema, from migrations/ and sql/ built into orbitctl (or --dir).
@@ -172,7 +173,7 @@ private struct MigrateOutput: Encodable {
     enum CodingKeys: String, CodingKey { case dryRun = "dry_run", applied }
 }
 
-private struct StatusOutput: Encodable {
+private struct StatusOutput: OmitsNilMembers {
     var path: String
     var version: Int?
     var state: String

@@ -101,7 +101,7 @@ func show(_ date: Date?) -> String {
 }
 
 /// `--json` for commands that change something and have no row to show.
-struct DoneOutput: Encodable {
+struct DoneOutput: OmitsNilMembers {
     var id: String?
     var communityId: String?
     var userId: String?
