@@ -45,7 +45,10 @@ package struct OrbitServices: Sendable {
     package var events: EventService { EventService(runner) }
     package var feed: FeedService { FeedService(runner) }
     package var media: MediaService { MediaService(runner) }
-    package var finances: FinanceService { FinanceService(runner) }
+    package var expenses: ExpenseService { ExpenseService(runner) }
+    package var settlements: SettlementService { SettlementService(runner) }
+    package var rates: RateService { RateService(runner) }
+    package var exports: ExportService { ExportService(runner) }
     package var dues: DuesService { DuesService(runner) }
     package var recurringCharges: RecurringChargeService { RecurringChargeService(runner) }
     package var chat: ChatService { ChatService(runner) }

@@ -86,7 +86,7 @@ package struct ScaleDataSet: Sendable, Hashable {
         let pool = ConnectionPool(configuration: configuration, options: .init(maxConnections: 1))
         let refresh: Duration?
         do {
-            refresh = try await OrbitServices(pool: pool).finances.refreshBalancesSnapshot()
+            refresh = try await OrbitServices(pool: pool).settlements.refreshBalancesSnapshot()
             await pool.close()
         } catch {
             await pool.close()
@@ -343,7 +343,7 @@ package struct ScaleDataSet: Sendable, Hashable {
 
     /// Checks what the switched-off triggers and foreign keys would have guaranteed; each entry
     /// is a named invariant and the number of rows breaking it (all 0 for a good load). Call it
-    /// after `FinanceService.refreshBalancesSnapshot()`: the load writes no balance journal.
+    /// after `ExpenseService.refreshBalancesSnapshot()`: the load writes no balance journal.
     package static func verify(on connection: PostgresConnection) async throws -> [(invariant: String, violations: Int)] {
         let checks: [(String, PostgresQuery)] = [
             (
@@ -411,7 +411,7 @@ package struct ScaleDataSet: Sendable, Hashable {
                 """
             ),
             (
-                // (Run after FinanceService.refreshBalancesSnapshot: the load writes no journal.)
+                // (Run after ExpenseService.refreshBalancesSnapshot: the load writes no journal.)
                 "balances equal a recount of the ledger",
                 """
                 SELECT count(*) FROM balances b

@@ -73,7 +73,7 @@ package enum SyncSoak {
             others.append(user)
         }
         let child = try await services.family.add(name: "Kid", as: others[1])
-        _ = try await services.finances.addExpense(
+        _ = try await services.expenses.addExpense(
             in: community, description: "Tickets", total: try Money(parsing: "30.00", currency: .usd), paidBy: admin,
             split: .equal([.user(admin), .user(others[1]), .familyMember(child.id)]), as: admin)
         // The admin stays in the community; the others come and go, the first of them following.

@@ -103,7 +103,7 @@ struct FaultBenchmark: AsyncParsableCommand {
                                         to: dues, by: members[writer % members.count], amount: Money(minorUnits: 1, currency: .usd), note: marker,
                                         as: admin)
                                 } else {
-                                    _ = try await services.finances.addExpense(
+                                    _ = try await services.expenses.addExpense(
                                         in: community, description: marker, total: Money(minorUnits: 1000, currency: .usd), paidBy: admin,
                                         split: .equal(members), as: admin)
                                 }

@@ -145,7 +145,7 @@ struct HTTPBenchmark: AsyncParsableCommand {
                         + "of the direct call; measured: \(format(feedHTTP.perSecond / feedDirect.perSecond, 2))×.")
                 let expenseHTTP = try await wrk("\(base)/communities/\(community)/expenses", connections: level, script: expenseScript)
                 let expenseDirect = try await direct(concurrency: level) {
-                    _ = try await services.finances.addExpense(
+                    _ = try await services.expenses.addExpense(
                         in: community, description: "Pizza", total: Money(minorUnits: 10000, currency: .usd), paidBy: admin, split: .equal(members),
                         as: admin)
                 }

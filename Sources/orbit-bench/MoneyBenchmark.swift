@@ -64,18 +64,18 @@ struct MoneyBenchmark: AsyncParsableCommand {
             }
         }
         let firstRefresh = clock.now
-        _ = try await services.finances.refreshBalancesSnapshot()
+        _ = try await services.settlements.refreshBalancesSnapshot()
         let firstRefreshMs = (clock.now - firstRefresh).seconds * 1000
-        let snapshotOnly = try await median { _ = try await services.finances.balances(in: community, as: actor) }
+        let snapshotOnly = try await median { _ = try await services.settlements.balances(in: community, as: actor) }
         // 1,000 expenses (10,000 splits, 20,000 journal rows) since the snapshot.
         for _ in 0..<1000 {
-            _ = try await services.finances.addExpense(
+            _ = try await services.expenses.addExpense(
                 in: community, description: "since", total: Money(minorUnits: 1000, currency: .usd), paidBy: actor,
                 split: .equal(Array(people.prefix(splits)).map(UserID.init)),
                 as: actor)
         }
-        let withDelta = try await median { _ = try await services.finances.balances(in: community, as: actor) }
-        let refreshConcurrent = try await median { _ = try await services.finances.refreshBalancesSnapshot() }
+        let withDelta = try await median { _ = try await services.settlements.balances(in: community, as: actor) }
+        let refreshConcurrent = try await median { _ = try await services.settlements.refreshBalancesSnapshot() }
         print("")
         print("| balances of one community (\(transactions) transactions, \(transactions * splits) splits) | median ms |")
         print("|---|---|")
@@ -133,7 +133,7 @@ struct MoneyBenchmark: AsyncParsableCommand {
         var serviceCount = 0
         let serviceStart = clock.now
         while clock.now < serviceStart + .seconds(seconds) {
-            _ = try await services.finances.addExpense(
+            _ = try await services.expenses.addExpense(
                 in: community, description: "bench", total: Money(minorUnits: 1000, currency: .usd), paidBy: actor,
                 split: .equal(between.map(UserID.init)), as: actor
             )

@@ -89,7 +89,7 @@ struct ScaleBenchmark: AsyncParsableCommand {
         let timingPool = ConnectionPool(configuration: configuration, options: .init(maxConnections: 1))
         let timing = OrbitServices(pool: timingPool)
         // As the scheduled job does: the journal starts empty (a previous run's writes are in it).
-        _ = try await timing.finances.refreshBalancesSnapshot()
+        _ = try await timing.settlements.refreshBalancesSnapshot()
         for _ in 1..<50 {
             cast.deepCursor = try await timing.feed.page(of: cast.busiest.id, cursor: cast.deepCursor, as: cast.busiest.admin).nextCursor
         }
@@ -278,7 +278,7 @@ struct ScaleBenchmark: AsyncParsableCommand {
                 in: writes.id, PostDraft(type: .poll, poll: Poll(question: "Scale poll?", options: ["yes", "no"])), as: writes.admin
             ).id
             func expense(_ description: String) async throws -> TransactionID {
-                try await services.finances.addExpense(
+                try await services.expenses.addExpense(
                     in: writes.id, description: description, total: Money(minorUnits: 1000, currency: .usd), paidBy: writes.admin,
                     split: .equal([writes.admin, writes.member]), as: writes.admin
                 ).id
@@ -321,7 +321,7 @@ struct ScaleBenchmark: AsyncParsableCommand {
                     of: cast.typical.id, from: now, to: now.addingTimeInterval(30 * 86_400), as: cast.typical.member)
             },
             Operation(name: "balances", kind: "read") { services in
-                _ = try await services.finances.balances(in: cast.typical.id, as: cast.typical.member)
+                _ = try await services.settlements.balances(in: cast.typical.id, as: cast.typical.member)
             },
             Operation(name: "dues report", kind: "read") { services in
                 _ = try await services.dues.report(cast.typical.dues, as: cast.typical.admin)
@@ -330,7 +330,7 @@ struct ScaleBenchmark: AsyncParsableCommand {
                 _ = try await services.members.list(of: cast.typical.id, as: cast.typical.member)
             },
             Operation(name: "expense list (50 newest)", kind: "read") { services in
-                _ = try await services.finances.expenses(in: cast.typical.id, as: cast.typical.member)
+                _ = try await services.expenses.expenses(in: cast.typical.id, as: cast.typical.member)
             },
             Operation(name: "create post", kind: "write") { services in
                 _ = try await services.feed.createPost(in: writes.id, PostDraft(content: "Scale post \(next())"), as: writes.member)
@@ -345,22 +345,22 @@ struct ScaleBenchmark: AsyncParsableCommand {
                 _ = try await services.feed.addComment(to: fixtures.post, content: "Scale comment \(next())", as: writes.member)
             },
             Operation(name: "add expense (equal split of 2)", kind: "write") { services in
-                _ = try await services.finances.addExpense(
+                _ = try await services.expenses.addExpense(
                     in: writes.id, description: "Scale expense \(next())", total: Money(minorUnits: 1234, currency: .usd),
                     paidBy: writes.admin,
                     split: .equal([writes.admin, writes.member]), as: writes.admin
                 )
             },
             Operation(name: "update expense (new total, split again)", kind: "write") { services in
-                _ = try await services.finances.updateExpense(
+                _ = try await services.expenses.updateExpense(
                     fixtures.expense, description: "Scale edited \(next())", total: Money(minorUnits: Int64(1000 + next() % 2), currency: .usd),
                     as: writes.admin)
             },
             Operation(name: "delete expense", kind: "write") { services in
-                try await services.finances.deleteExpense(fixtures.doomedExpenses[doomed.add(1, ordering: .relaxed).oldValue], as: writes.admin)
+                try await services.expenses.deleteExpense(fixtures.doomedExpenses[doomed.add(1, ordering: .relaxed).oldValue], as: writes.admin)
             },
             Operation(name: "record a settlement", kind: "write") { services in
-                _ = try await services.finances.recordSettlement(
+                _ = try await services.settlements.recordSettlement(
                     in: writes.id, from: writes.member, to: writes.admin, amount: Money(minorUnits: 100, currency: .usd), as: writes.member)
             },
             Operation(name: "create dues (notifies every member)", kind: "write") { services in

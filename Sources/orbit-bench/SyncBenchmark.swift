@@ -171,7 +171,7 @@ struct SyncBenchmark: AsyncParsableCommand {
             let clock = ContinuousClock()
             let start = clock.now
             for _ in 0..<expenses {
-                _ = try await services.finances.addExpense(
+                _ = try await services.expenses.addExpense(
                     in: community, description: "Pizza", total: amount, paidBy: admin, split: .equal(people), as: admin)
             }
             return Double(expenses) / (clock.now - start).seconds
@@ -252,7 +252,7 @@ struct SyncBenchmark: AsyncParsableCommand {
                 for writer in writers {
                     group.addTask {
                         for _ in 0..<perWriter {
-                            _ = try await services.finances.addExpense(
+                            _ = try await services.expenses.addExpense(
                                 in: writer.community, description: "Pizza", total: amount, paidBy: writer.admin, split: .equal(writer.people),
                                 as: writer.admin)
                         }

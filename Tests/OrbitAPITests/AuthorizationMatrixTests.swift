@@ -28,7 +28,7 @@ struct AuthorizationMatrixTests {
             func resources(in community: CommunityID, admin: UserID, members: [UserID]) async throws -> [String: String] {
                 let event = try await services.events.create(in: community, EventDraft(title: "Practice", startsAt: start), as: admin).id
                 let post = try await services.feed.createPost(in: community, PostDraft(content: "Hello"), as: admin).id
-                let expense = try await services.finances.addExpense(
+                let expense = try await services.expenses.addExpense(
                     in: community, description: "Balls", total: try dollars("30.00"), paidBy: admin, split: .equal(members), as: admin
                 ).id
                 let dues = try await services.dues.create(

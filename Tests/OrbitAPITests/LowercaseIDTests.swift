@@ -24,11 +24,11 @@ struct LowercaseIDTests {
         let post = try await services.feed.createPost(in: community, PostDraft(content: "Hello @Max"), as: admin)
         let comment = try await services.feed.addComment(to: post.id, content: "Hi", as: member)
         _ = try await services.feed.react(to: post.id, type: .like, as: member)
-        let expense = try await services.finances.addExpense(
+        let expense = try await services.expenses.addExpense(
             in: community, description: "Pizza", total: try dollars("30.00"), payers: [admin: 2000, member: 1000],
             split: .equal([.user(admin), .user(member), .familyMember(kid)]), linkedEvent: event.id, as: admin)
-        _ = try await services.finances.recordSettlement(in: community, from: member, to: admin, amount: try dollars("5.00"), as: member)
-        _ = try await services.finances.setRate(in: community, from: .usd, to: try Currency.parse("EUR"), rate: "0.9", as: admin)
+        _ = try await services.settlements.recordSettlement(in: community, from: member, to: admin, amount: try dollars("5.00"), as: member)
+        _ = try await services.rates.setRate(in: community, from: .usd, to: try Currency.parse("EUR"), rate: "0.9", as: admin)
         let dues = try await services.dues.create(
             in: community, name: "Season", amount: try dollars("50.00"), dueDate: try day("2030-01-31"), as: admin)
         _ = try await services.dues.recordPayment(to: dues.id, by: member, amount: try dollars("20.00"), as: admin)

@@ -64,13 +64,13 @@ struct AppOperationsTests {
     func settleSplit() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let expense = try await services.finances.addExpense(
+            let expense = try await services.expenses.addExpense(
                 in: cast.community, description: "Pizza", total: try dollars("20.00"), paidBy: cast.admin, split: .equal([cast.admin, cast.member]),
                 as: cast.admin)
             let split = try #require(expense.splits.first { $0.userID == cast.member })
-            let outsider = await serviceError { try await services.finances.settleSplit(split.id, via: "cash", as: cast.outsider) }
+            let outsider = await serviceError { try await services.settlements.settleSplit(split.id, via: "cash", as: cast.outsider) }
             #expect(outsider?.code == .notFound)
-            let settled = try await services.finances.settleSplit(split.id, via: "cash", as: cast.member)
+            let settled = try await services.settlements.settleSplit(split.id, via: "cash", as: cast.member)
             #expect(settled.splits.first { $0.id == split.id }?.isSettled == true)
             #expect(settled.splits.first { $0.id == split.id }?.settledVia == "cash")
         }
@@ -171,7 +171,7 @@ struct AppOperationsTests {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
             for index in 0..<7 {
-                _ = try await services.finances.addExpense(
+                _ = try await services.expenses.addExpense(
                     in: cast.community, description: "E\(index)", total: try dollars("1.00"), paidBy: cast.admin, split: .equal([cast.admin]),
                     category: index % 2 == 0 ? .food : .travel, as: cast.admin)
                 _ = try await services.invites.create(to: cast.community, as: cast.admin)
@@ -189,19 +189,19 @@ struct AppOperationsTests {
                 return items
             }
             if kind == "expenses" {
-                let all = try await walk { try await services.finances.expenses(in: cast.community, limit: 2, cursor: $0, as: cast.member) }
+                let all = try await walk { try await services.expenses.expenses(in: cast.community, limit: 2, cursor: $0, as: cast.member) }
                 #expect(all.count == 7 && Set(all.map(\.id)).count == 7)
                 let food = try await walk {
-                    try await services.finances.expenses(
+                    try await services.expenses.expenses(
                         in: cast.community, filter: ExpenseFilter(category: .food), limit: 2, cursor: $0, as: cast.member)
                 }
                 #expect(food.count == 4 && food.allSatisfy { $0.category == .food })
-                let none = try await services.finances.expenses(
+                let none = try await services.expenses.expenses(
                     in: cast.community, filter: ExpenseFilter(member: cast.member), as: cast.member)
                 #expect(none.items.isEmpty)
                 let wrongList = await serviceError {
                     let invites = try await services.invites.list(of: cast.community, limit: 1, as: cast.admin)
-                    return try await services.finances.expenses(in: cast.community, cursor: invites.nextCursor, as: cast.member)
+                    return try await services.expenses.expenses(in: cast.community, cursor: invites.nextCursor, as: cast.member)
                 }
                 #expect(wrongList?.field == "cursor")
             } else {

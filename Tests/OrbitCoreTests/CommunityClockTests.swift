@@ -56,11 +56,11 @@ struct CommunityClockTests {
     func expenseDate(zone: String, instant: String, expected: String) async throws {
         try await withServices { services, _ in
             let cast = try await setUp(services, zone: zone)
-            let expense = try await clock(services, try Self.at(instant)).finances.addExpense(
+            let expense = try await clock(services, try Self.at(instant)).expenses.addExpense(
                 in: cast.community, description: "Pizza", total: try dollars("20.00"), paidBy: cast.admin,
                 split: .equal([cast.admin, cast.member]), as: cast.admin)
             #expect(expense.transactionDate == (try day(expected)))
-            let settlement = try await clock(services, try Self.at(instant)).finances.recordSettlement(
+            let settlement = try await clock(services, try Self.at(instant)).settlements.recordSettlement(
                 in: cast.community, from: cast.member, to: cast.admin, amount: try dollars("10.00"), as: cast.member)
             #expect(settlement.transactionDate == (try day(expected)))
         }

@@ -35,7 +35,7 @@ struct FaultTests {
                                 sequence += 1
                                 let marker = "op-\(writer)-\(sequence)"
                                 do {
-                                    _ = try await services.finances.addExpense(
+                                    _ = try await services.expenses.addExpense(
                                         in: community, description: marker, total: try dollars("10.01"), paidBy: admin,
                                         split: .equal([admin, member]), as: admin)
                                     ledger.acknowledge(marker)

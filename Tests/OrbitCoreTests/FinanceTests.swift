@@ -13,23 +13,23 @@ struct FinanceTests {
             let third = try await services.users.create(email: "t@example.com", displayName: "Third").id
             _ = try await services.members.add(third, to: cast.community, as: cast.admin)
             let people = [cast.admin, cast.member, third]
-            let expense = try await services.finances.addExpense(
+            let expense = try await services.expenses.addExpense(
                 in: cast.community, description: "Pizza", total: try dollars("10.01"), paidBy: cast.admin, split: .equal(people), as: cast.member
             )
             #expect(expense.totalAmount == 1001 && expense.splits.map(\.amount).sorted() == [333, 334, 334])
-            let balances = try await services.finances.balances(in: cast.community, as: cast.member)
+            let balances = try await services.settlements.balances(in: cast.community, as: cast.member)
             #expect(balances.map(\.balance).reduce(0, +) == 0)
             let adminShare = expense.splits.first(where: { $0.userID == cast.admin })?.amount ?? 0
             let adminBalance = balances.first(where: { $0.userID == cast.admin })?.balance
             #expect(adminBalance == 1001 - adminShare)
-            let payments = try await services.finances.settleUpSuggestions(in: cast.community, as: cast.member)
+            let payments = try await services.settlements.settleUpSuggestions(in: cast.community, as: cast.member)
             for payment in payments {
-                _ = try await services.finances.recordSettlement(
+                _ = try await services.settlements.recordSettlement(
                     in: cast.community, from: payment.from, to: payment.to, amount: Money(minorUnits: payment.amount, currency: .usd),
                     as: cast.admin
                 )
             }
-            #expect(try await services.finances.balances(in: cast.community, as: cast.member).isEmpty)
+            #expect(try await services.settlements.balances(in: cast.community, as: cast.member).isEmpty)
         }
     }
 
@@ -37,39 +37,39 @@ struct FinanceTests {
     func splitTypesAndEdits() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let exact = try await services.finances.addExpense(
+            let exact = try await services.expenses.addExpense(
                 in: cast.community, description: "Balls", total: try dollars("30.00"), paidBy: cast.member,
                 split: .exact([cast.admin: 1000, cast.member: 2000]), as: cast.member
             )
             #expect(exact.splits.map(\.amount).sorted() == [1000, 2000])
-            let percent = try await services.finances.addExpense(
+            let percent = try await services.expenses.addExpense(
                 in: cast.community, description: "Bus", total: try dollars("10.00"), paidBy: cast.admin,
                 split: .percent([cast.admin: 3333, cast.member: 6667]),
                 as: cast.admin
             )
             #expect(percent.splits.map(\.amount).reduce(0, +) == 1000)
-            let shares = try await services.finances.addExpense(
+            let shares = try await services.expenses.addExpense(
                 in: cast.community, description: "Kit", total: try dollars("10.00"), paidBy: cast.admin,
                 split: .shares([cast.admin: 1, cast.member: 3]),
                 as: cast.admin
             )
             #expect(shares.splits.map(\.amount).sorted() == [250, 750])
             let wrong = await serviceError {
-                try await services.finances.addExpense(
+                try await services.expenses.addExpense(
                     in: cast.community, description: "X", total: try dollars("10.00"), paidBy: cast.admin, split: .exact([cast.admin: 500]),
                     as: cast.admin
                 )
             }
             #expect(wrong?.code == .invalidInput)
             let outsider = await serviceError {
-                try await services.finances.addExpense(
+                try await services.expenses.addExpense(
                     in: cast.community, description: "X", total: try dollars("1.00"), paidBy: cast.outsider, split: .equal([cast.outsider]),
                     as: cast.outsider
                 )
             }
             #expect(outsider?.code == .notFound)
             let strangerInSplit = await serviceError {
-                try await services.finances.addExpense(
+                try await services.expenses.addExpense(
                     in: cast.community, description: "X", total: try dollars("1.00"), paidBy: cast.admin, split: .equal([cast.admin, cast.outsider]),
                     as: cast.admin
                 )
@@ -77,13 +77,13 @@ struct FinanceTests {
             // Well-formed, refused by the community's state: 409, naming the field.
             #expect(strangerInSplit?.code == .conflict && strangerInSplit?.field == "user")
 
-            let edited = try await services.finances.updateExpense(
+            let edited = try await services.expenses.updateExpense(
                 exact.id, total: try dollars("31.00"), split: .equal([cast.admin, cast.member]), as: cast.member)
             #expect(edited.totalAmount == 3100 && edited.splits.map(\.amount) == [1550, 1550])
-            let notYours = await serviceError { try await services.finances.updateExpense(percent.id, description: "mine", as: cast.member) }
+            let notYours = await serviceError { try await services.expenses.updateExpense(percent.id, description: "mine", as: cast.member) }
             #expect(notYours?.code == .forbidden)
-            try await services.finances.deleteExpense(exact.id, as: cast.admin)
-            let balances = try await services.finances.balances(in: cast.community, as: cast.admin)
+            try await services.expenses.deleteExpense(exact.id, as: cast.admin)
+            let balances = try await services.settlements.balances(in: cast.community, as: cast.admin)
             #expect(balances.map(\.balance).reduce(0, +) == 0)
             let adminBalance = balances.first(where: { $0.userID == cast.admin })?.balance
             #expect(adminBalance == Int64((1000 - 333) + (1000 - 250)))
@@ -106,7 +106,7 @@ struct FinanceTests {
             var live: [TransactionID: (currency: String, payer: UserID, splits: [(UserID, Int64)])] = [:]
             for step in 0..<40 {
                 // Refresh the snapshot now and then: balances are snapshot + journal from then on.
-                if step % 13 == 7 { _ = try await services.finances.refreshBalancesSnapshot() }
+                if step % 13 == 7 { _ = try await services.settlements.refreshBalancesSnapshot() }
                 let currency = ["USD", "JPY"].randomElement(using: &random)!
                 let code = try #require(Currency(currency))
                 switch Int.random(in: 0..<10, using: &random) {
@@ -114,23 +114,23 @@ struct FinanceTests {
                     let payer = people.randomElement(using: &random)!
                     let between = Array(people.shuffled(using: &random).prefix(Int.random(in: 1...people.count, using: &random)))
                     let amount = Money(minorUnits: Int64.random(in: 1...500_000, using: &random), currency: code)
-                    let expense = try await services.finances.addExpense(
+                    let expense = try await services.expenses.addExpense(
                         in: cast.community, description: "E", total: amount, paidBy: payer, split: .equal(between), as: payer
                     )
                     live[expense.id] = (currency, payer, expense.splits.map { ($0.userID, $0.amount) })
                 case 6..<8:
                     guard let (id, entry) = live.randomElement(using: &random) else { continue }
                     let amount = Money(minorUnits: Int64.random(in: 1...500_000, using: &random), currency: try #require(Currency(entry.currency)))
-                    let edited = try await services.finances.updateExpense(id, total: amount, as: cast.admin)
+                    let edited = try await services.expenses.updateExpense(id, total: amount, as: cast.admin)
                     live[id] = (entry.currency, entry.payer, edited.splits.map { ($0.userID, $0.amount) })
                 case 8:
                     guard let id = live.keys.randomElement(using: &random) else { continue }
-                    try await services.finances.deleteExpense(id, as: cast.admin)
+                    try await services.expenses.deleteExpense(id, as: cast.admin)
                     live[id] = nil
                 default:
                     let pair = people.shuffled(using: &random).prefix(2)
                     let amount = Money(minorUnits: Int64.random(in: 1...100_000, using: &random), currency: code)
-                    let settlement = try await services.finances.recordSettlement(
+                    let settlement = try await services.settlements.recordSettlement(
                         in: cast.community, from: pair.first!, to: pair.last!, amount: amount, as: cast.admin
                     )
                     live[settlement.id] = (currency, pair.first!, [(pair.last!, amount.minorUnits)])
@@ -143,7 +143,7 @@ struct FinanceTests {
                     model["\(user)/\(entry.currency)", default: 0] -= amount
                 }
             }
-            let actual = try await services.finances.balances(in: cast.community, as: cast.member)
+            let actual = try await services.settlements.balances(in: cast.community, as: cast.member)
             #expect(Dictionary(uniqueKeysWithValues: actual.map { ("\($0.userID)/\($0.currency)", $0.balance) }) == model.filter { $0.value != 0 })
             for currency in ["USD", "JPY"] {
                 #expect(actual.filter { $0.currency == currency }.map(\.balance).reduce(0, +) == 0)
@@ -156,28 +156,28 @@ struct FinanceTests {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
             let owed = { () async throws -> Int64 in
-                try await services.finances.balances(in: cast.community, as: cast.member).first(where: { $0.userID == cast.admin })?.balance ?? 0
+                try await services.settlements.balances(in: cast.community, as: cast.member).first(where: { $0.userID == cast.admin })?.balance ?? 0
             }
-            let first = try await services.finances.addExpense(
+            let first = try await services.expenses.addExpense(
                 in: cast.community, description: "A", total: try dollars("10.00"), paidBy: cast.admin, split: .exact([cast.member: 1000]),
                 as: cast.admin
             )
-            let second = try await services.finances.addExpense(
+            let second = try await services.expenses.addExpense(
                 in: cast.community, description: "B", total: try dollars("4.00"), paidBy: cast.admin, split: .exact([cast.member: 400]),
                 as: cast.admin
             )
-            _ = try await services.finances.refreshBalancesSnapshot()
+            _ = try await services.settlements.refreshBalancesSnapshot()
             #expect(try await owed() == 1400)
-            try await services.finances.deleteExpense(first.id, as: cast.admin)
+            try await services.expenses.deleteExpense(first.id, as: cast.admin)
             #expect(try await owed() == 400)
-            _ = try await services.finances.updateExpense(second.id, total: try dollars("6.00"), split: .exact([cast.member: 600]), as: cast.admin)
+            _ = try await services.expenses.updateExpense(second.id, total: try dollars("6.00"), split: .exact([cast.member: 600]), as: cast.admin)
             #expect(try await owed() == 600)
-            _ = try await services.finances.refreshBalancesSnapshot()
+            _ = try await services.settlements.refreshBalancesSnapshot()
             #expect(try await owed() == 600)
-            let split = try #require(try await services.finances.expense(second.id, as: cast.admin).splits.first)
-            try await services.finances.settleSplit(split.id, via: "cash", as: cast.member)
+            let split = try #require(try await services.expenses.expense(second.id, as: cast.admin).splits.first)
+            try await services.settlements.settleSplit(split.id, via: "cash", as: cast.member)
             #expect(try await owed() == 0)
-            _ = try await services.finances.refreshBalancesSnapshot()
+            _ = try await services.settlements.refreshBalancesSnapshot()
             #expect(try await owed() == 0)
         }
     }
@@ -240,13 +240,13 @@ struct FinanceTests {
             do {
                 let services = OrbitServices(pool: pool)
                 let cast = try await Cast.make(services)
-                let expense = try await services.finances.addExpense(
+                let expense = try await services.expenses.addExpense(
                     in: cast.community, description: "Boots", total: try dollars("12.00"), paidBy: cast.admin, split: .equal([cast.admin]),
                     date: try day("2026-03-04"), as: cast.admin
                 )
                 #expect(expense.transactionDate == (try day("2026-03-04")))
                 #expect(
-                    (try await services.finances.expenses(in: cast.community, as: cast.member)).items.map(\.transactionDate) == [
+                    (try await services.expenses.expenses(in: cast.community, as: cast.member)).items.map(\.transactionDate) == [
                         try day("2026-03-04")
                     ])
                 let dues = try await services.dues.create(

@@ -68,24 +68,24 @@ struct ItemisedExpenseTests {
                         description: "Fries", amount: 600, split: .shares([.user(cast.admin): 1, .user(cast.member): 1, .familyMember(tim): 1])),
                 ],
                 tax: 0, tip: 290)
-            let expense = try await services.finances.addExpense(
+            let expense = try await services.expenses.addExpense(
                 in: cast.community, description: "Diner", total: try dollars("31.90"), paidBy: cast.admin, split: .items(entered), as: cast.admin)
             #expect(expense.splitInput == .items(entered))
-            #expect(try await services.finances.expense(expense.id, as: cast.member).splitInput == .items(entered))
+            #expect(try await services.expenses.expense(expense.id, as: cast.member).splitInput == .items(entered))
             // Admin 17.00, Tim 10.00 (owed by his parent, shown for him), member 2.00; tip 2.90 in proportion 17:10:2.
             let byHolder = Dictionary(uniqueKeysWithValues: expense.splits.map { ($0.participant, $0.amount) })
             #expect(byHolder == [.user(cast.admin): 1870, .familyMember(tim): 1100, .user(cast.member): 220])
             #expect(expense.splits.first { $0.familyMemberID == tim }?.userID == cast.member)
 
-            let refused = await serviceError { try await services.finances.updateExpense(expense.id, total: try dollars("40.00"), as: cast.admin) }
+            let refused = await serviceError { try await services.expenses.updateExpense(expense.id, total: try dollars("40.00"), as: cast.admin) }
             #expect(refused?.code == .invalidInput && refused?.field == "split")
             var more = entered
             more.items.append(Itemised.Item(description: "Shake", amount: 810, split: .equal([.user(cast.member)])))
-            let edited = try await services.finances.updateExpense(
+            let edited = try await services.expenses.updateExpense(
                 expense.id, total: try dollars("40.00"), split: .items(more), as: cast.admin)
             #expect(edited.splitInput == .items(more) && edited.splits.map(\.amount).reduce(0, +) == 4000)
             // A new description alone keeps the items.
-            #expect(try await services.finances.updateExpense(expense.id, description: "Diner night", as: cast.admin).splitInput == .items(more))
+            #expect(try await services.expenses.updateExpense(expense.id, description: "Diner night", as: cast.admin).splitInput == .items(more))
 
             let bill = try await services.recurringCharges.createExpense(
                 in: cast.community, description: "Internet and TV", amount: try dollars("60.00"), paidBy: cast.admin,
@@ -95,7 +95,7 @@ struct ItemisedExpenseTests {
                         Itemised.Item(description: "TV", amount: 2000, split: .equal([.user(cast.member)])),
                     ])),
                 rule: "FREQ=MONTHLY", as: cast.admin)
-            let occurrences = try await services.finances.expenses(in: cast.community, as: cast.admin).items.filter {
+            let occurrences = try await services.expenses.expenses(in: cast.community, as: cast.admin).items.filter {
                 $0.recurringChargeID == bill.id
             }
             #expect(occurrences.count == 1)

@@ -11,22 +11,22 @@ struct MoneyExportTests {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
             let tim = try await services.family.add(name: "Tim", as: cast.member)
-            let dinner = try await services.finances.addExpense(
+            let dinner = try await services.expenses.addExpense(
                 in: cast.community, description: "Dinner, \"La Piazza\"", total: try dollars("90.01"),
                 payers: [cast.admin: 5001, cast.member: 4000], split: .equal([.user(cast.admin), .user(cast.member), .familyMember(tim.id)]),
                 date: CivilDate(year: 2026, month: 10, day: 3), as: cast.admin)
-            let yen = try await services.finances.addExpense(
+            let yen = try await services.expenses.addExpense(
                 in: cast.community, description: "Snacks", total: Money(minorUnits: 1200, currency: try Currency.parse("JPY")),
                 paidBy: cast.member, split: .equal([cast.admin]), date: CivilDate(year: 2026, month: 11, day: 1), as: cast.member)
-            let gone = try await services.finances.addExpense(
+            let gone = try await services.expenses.addExpense(
                 in: cast.community, description: "Mistake", total: try dollars("1.00"), paidBy: cast.admin, split: .equal([cast.admin]),
                 date: CivilDate(year: 2026, month: 10, day: 4), as: cast.admin)
-            try await services.finances.deleteExpense(gone.id, as: cast.admin)
+            try await services.expenses.deleteExpense(gone.id, as: cast.admin)
             let dues = try await services.dues.create(
                 in: cast.community, name: "Season", amount: try dollars("50.00"), dueDate: CivilDate(year: 2026, month: 10, day: 31), as: cast.admin)
             _ = try await services.dues.recordPayment(to: dues.id, by: cast.member, amount: try dollars("20.00"), method: "cash", as: cast.admin)
 
-            let export = try await services.finances.export(in: cast.community, as: cast.member)
+            let export = try await services.exports.export(in: cast.community, as: cast.member)
             let csv = try export.csv()
             let text = String(decoding: csv, as: UTF8.self)
             #expect(text.hasPrefix("record,id,parent_id,date,description,user_id,for,amount,currency,category,event_id,settled\r\n"))
@@ -52,12 +52,12 @@ struct MoneyExportTests {
             #expect(rows[6]["id"] == yen.id.description && rows[6]["amount"] == "1200" && rows[6]["currency"] == "JPY")
             #expect(!rows.contains { $0["id"] == gone.id.description })
 
-            let october = try await services.finances.export(
+            let october = try await services.exports.export(
                 in: cast.community, from: CivilDate(year: 2026, month: 10, day: 1), to: CivilDate(year: 2026, month: 10, day: 31), as: cast.admin)
             #expect(october.rows.map(\.record) == ["expense", "payer", "payer", "split", "split", "split", "dues", "dues_payment"])
             let json = try JSONSerialization.jsonObject(with: try JSONEncoder().encode(october)) as? [String: Any]
             #expect((json?["rows"] as? [[String: Any]])?.first?["amount"] as? String == "90.01")
-            await #expect(throws: ServiceError.self) { try await services.finances.export(in: cast.community, as: cast.outsider) }
+            await #expect(throws: ServiceError.self) { try await services.exports.export(in: cast.community, as: cast.outsider) }
         }
     }
 
@@ -70,10 +70,10 @@ struct MoneyExportTests {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
             let child = try await services.family.add(name: String(text.prefix(100)), as: cast.member)
-            _ = try await services.finances.addExpense(
+            _ = try await services.expenses.addExpense(
                 in: cast.community, description: text, total: try dollars("12.50"), paidBy: cast.admin,
                 split: .equal([.user(cast.admin), .familyMember(child.id)]), as: cast.admin)
-            let csv = String(decoding: try await services.finances.export(in: cast.community, as: cast.member).csv(), as: UTF8.self)
+            let csv = String(decoding: try await services.exports.export(in: cast.community, as: cast.member).csv(), as: UTF8.self)
             let reader = try CSVReader(string: csv, hasHeaderRow: true)
             var rows: [[String: String]] = []
             while let fields = reader.next() { rows.append(Dictionary(uniqueKeysWithValues: zip(MoneyExport.header, fields))) }
@@ -87,7 +87,7 @@ struct MoneyExportTests {
             }
             #expect(rows.first?["amount"] == "12.50")
             // The JSON export keeps the text as typed: it is data, not a sheet.
-            let json = try await services.finances.export(in: cast.community, as: cast.member)
+            let json = try await services.exports.export(in: cast.community, as: cast.member)
             #expect(json.rows.first?.description == text)
         }
     }

@@ -83,7 +83,7 @@ struct MoneyPropertyTests {
             var random = SystemRandomNumberGenerator()
             var live: [TransactionID: Entry] = [:]
             for step in 0..<50 {
-                if step % 11 == 5 { _ = try await services.finances.refreshBalancesSnapshot() }
+                if step % 11 == 5 { _ = try await services.settlements.refreshBalancesSnapshot() }
                 let code = ["USD", "EUR"].randomElement(using: &random) ?? "USD"
                 let currency = try Currency.parse(code)
                 let total = Int64.random(in: 1...200_000, using: &random)
@@ -95,21 +95,21 @@ struct MoneyPropertyTests {
                     let split: SplitMethod = Bool.random(using: &random) ? .equal(sharing) : .shares(weights)
                     let paying = Self.payers(total, among: people, using: &random)
                     let alone = people.randomElement(using: &random)
-                    let expense = try await services.finances.addExpense(
+                    let expense = try await services.expenses.addExpense(
                         in: cast.community, description: "E\(step)", total: Money(minorUnits: total, currency: currency),
                         paidBy: paying == nil ? alone : nil, payers: paying, split: split, as: cast.admin)
                     live[expense.id] = Self.entry(parentOf, expense)
                 case 17:  // an itemised expense: items split by exact amounts, tax and tip on top
                     let items = Self.itemised(total, among: everyone, using: &random)
                     let paying = Self.payers(total, among: people, using: &random)
-                    let expense = try await services.finances.addExpense(
+                    let expense = try await services.expenses.addExpense(
                         in: cast.community, description: "I\(step)", total: Money(minorUnits: total, currency: currency),
                         paidBy: paying == nil ? people.randomElement(using: &random) : nil, payers: paying, split: .items(items), as: cast.admin)
                     Self.expectProportional(expense, items)
                     live[expense.id] = Self.entry(parentOf, expense)
                 case 4:  // an attendance fee
                     let paying = Self.payers(total, among: people, using: &random)
-                    let fee = try await services.finances.chargeAttendees(
+                    let fee = try await services.expenses.chargeAttendees(
                         of: game.id, total: Money(minorUnits: total, currency: currency), payers: paying, as: people[3])
                     live[fee.id] = Self.entry(parentOf, fee)
                 case 5, 6:  // an edit: new total and payers
@@ -118,7 +118,7 @@ struct MoneyPropertyTests {
                     if entry.converted {
                         // A converted settlement's amount follows from what was paid and the rate.
                         let refused = await serviceError {
-                            try await services.finances.updateExpense(id, total: Money(minorUnits: total, currency: same), as: cast.admin)
+                            try await services.expenses.updateExpense(id, total: Money(minorUnits: total, currency: same), as: cast.admin)
                         }
                         #expect(refused?.code == .conflict || total == entry.payers.values.reduce(0, +))
                         continue
@@ -129,13 +129,13 @@ struct MoneyPropertyTests {
                     if entry.itemised {
                         // A new total alone: the items no longer fit it, so the edit needs new ones.
                         let refused = await serviceError {
-                            try await services.finances.updateExpense(
+                            try await services.expenses.updateExpense(
                                 id, total: Money(minorUnits: total, currency: same), payers: paying, as: cast.admin)
                         }
                         #expect(refused?.field == "split")
                         items = Self.itemised(total, among: everyone, using: &random)
                     }
-                    let edited = try await services.finances.updateExpense(
+                    let edited = try await services.expenses.updateExpense(
                         id, total: Money(minorUnits: total, currency: same), payers: paying, split: items.map(SplitMethod.items), as: cast.admin)
                     if let items { Self.expectProportional(edited, items) }
                     live[id] = Self.entry(parentOf, edited)
@@ -143,10 +143,10 @@ struct MoneyPropertyTests {
                     guard let id = live.keys.randomElement(using: &random), let split = live[id]?.splitIDs.randomElement(using: &random) else {
                         continue
                     }
-                    live[id] = Self.entry(parentOf, try await services.finances.settleSplit(split, via: "cash", as: cast.admin))
+                    live[id] = Self.entry(parentOf, try await services.settlements.settleSplit(split, via: "cash", as: cast.admin))
                 case 8:
                     guard let id = live.keys.randomElement(using: &random) else { continue }
-                    try await services.finances.deleteExpense(id, as: cast.admin)
+                    try await services.expenses.deleteExpense(id, as: cast.admin)
                     live[id] = nil
                 case 12:  // a recurring expense: every few days from a day soon
                     let interval = Int.random(in: 2...9, using: &random)
@@ -177,7 +177,7 @@ struct MoneyPropertyTests {
                     let other = try Currency.parse(code == "USD" ? "EUR" : "USD")
                     let scaled = Int64.random(in: 5_000...20_000, using: &random)  // 0.5000 … 2.0000
                     let rate = "\(scaled / 10_000).\(String(scaled % 10_000).leftPadded(4))"
-                    let settlement = try await services.finances.recordSettlement(
+                    let settlement = try await services.settlements.recordSettlement(
                         in: cast.community, from: pair[0], to: pair[1], amount: Money(minorUnits: total, currency: currency), settles: other,
                         rate: rate, as: pair[0])
                     // Half away from zero, in integers: total × scaled / 10⁴.
@@ -190,7 +190,7 @@ struct MoneyPropertyTests {
                     try await Self.collect(services, cast, parentOf, &templates, &seen, &live)
                 default:
                     let pair = people.shuffled(using: &random)
-                    let settlement = try await services.finances.recordSettlement(
+                    let settlement = try await services.settlements.recordSettlement(
                         in: cast.community, from: pair[0], to: pair[1], amount: Money(minorUnits: total, currency: currency), as: cast.admin)
                     live[settlement.id] = Self.entry(parentOf, settlement)
                 }
@@ -213,7 +213,7 @@ struct MoneyPropertyTests {
                     }
                 }
             }
-            let actual = try await services.finances.balances(in: cast.community, as: cast.member)
+            let actual = try await services.settlements.balances(in: cast.community, as: cast.member)
             #expect(
                 Dictionary(uniqueKeysWithValues: actual.filter { $0.balance != 0 }.map { ("\($0.userID)/\($0.currency)", $0.balance) })
                     == model.filter { $0.value != 0 })
@@ -231,7 +231,7 @@ struct MoneyPropertyTests {
     ) async throws {
         var cursor: String?
         repeat {
-            let page = try await services.finances.expenses(in: cast.community, limit: 500, cursor: cursor, as: cast.admin)
+            let page = try await services.expenses.expenses(in: cast.community, limit: 500, cursor: cursor, as: cast.admin)
             for expense in page.items where !seen.contains(expense.id) {
                 seen.insert(expense.id)
                 guard let charge = expense.recurringChargeID else { continue }

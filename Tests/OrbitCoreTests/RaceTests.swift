@@ -120,20 +120,20 @@ struct RaceTests {
             let community = try await services.communities.create(name: "Club", as: admin).id
             _ = try await services.members.add(member, to: community, as: admin)
             for round in 0..<Self.rounds {
-                let expense = try await services.finances.addExpense(
+                let expense = try await services.expenses.addExpense(
                     in: community, description: "Balls \(round)", total: try dollars("30.00"), paidBy: admin, split: .equal([admin, member]),
                     as: admin
                 ).id
                 let results = await race(4) { index in
                     switch index {
-                    case 0: try await services.finances.updateExpense(expense, total: try dollars("40.00"), as: admin)
-                    case 1: try await services.finances.updateExpense(expense, category: .food, as: admin)
-                    case 2: try await services.finances.updateExpense(expense, description: "Balls and pumps", as: admin)
-                    default: try await services.finances.updateExpense(expense, split: .shares([admin: 1, member: 2]), as: admin)
+                    case 0: try await services.expenses.updateExpense(expense, total: try dollars("40.00"), as: admin)
+                    case 1: try await services.expenses.updateExpense(expense, category: .food, as: admin)
+                    case 2: try await services.expenses.updateExpense(expense, description: "Balls and pumps", as: admin)
+                    default: try await services.expenses.updateExpense(expense, split: .shares([admin: 1, member: 2]), as: admin)
                     }
                 }
                 for case .failure(let error) in results { Issue.record(error, "an edit failed") }
-                let final = try await services.finances.expense(expense, as: admin)
+                let final = try await services.expenses.expense(expense, as: admin)
                 #expect(final.splits.map(\.amount).reduce(0, +) == final.totalAmount)
                 #expect(final.category == .food)
                 #expect(final.description == "Balls and pumps")

@@ -26,7 +26,7 @@ struct RecurringChargeTests {
     }
 
     func expenses(of charge: RecurringChargeID, _ services: OrbitServices, _ cast: Cast) async throws -> [Expense] {
-        try await services.finances.expenses(in: cast.community, limit: 200, as: cast.member).items
+        try await services.expenses.expenses(in: cast.community, limit: 200, as: cast.member).items
             .filter { $0.recurringChargeID == charge }.sorted { $0.transactionDate < $1.transactionDate }
     }
 
@@ -134,10 +134,10 @@ struct RecurringChargeTests {
                 #expect(expense.splits.filter { $0.familyMemberID == tim }.map(\.userID) == [cast.member])
             }
             let balances = Dictionary(
-                try await services.finances.balances(in: cast.community, as: cast.member).map { ($0.userID, $0.balance) }, uniquingKeysWith: +)
+                try await services.settlements.balances(in: cast.community, as: cast.member).map { ($0.userID, $0.balance) }, uniquingKeysWith: +)
             #expect(balances == [cast.admin: 3 * 6000, cast.member: -3 * 6000])
             // History records each creation, by the template's creator.
-            let history = try await services.finances.history(in: cast.community, as: cast.member).items
+            let history = try await services.expenses.history(in: cast.community, as: cast.member).items
             #expect(history.filter { $0.action == .created }.count == 3)
         }
     }

@@ -39,7 +39,7 @@ struct RoundTripTests {
                 people.append(user)
             }
             func add(splitAmong split: [UserID]) async throws -> Expense {
-                try await services.finances.addExpense(
+                try await services.expenses.addExpense(
                     in: cast.community, description: "Kit", total: try dollars("60.00"), paidBy: cast.admin, split: .equal(split),
                     as: cast.member)
             }
@@ -55,13 +55,13 @@ struct RoundTripTests {
     func settleSplit() async throws {
         try await withOneConnection { services in
             let cast = try await Cast.make(services)
-            let expense = try await services.finances.addExpense(
+            let expense = try await services.expenses.addExpense(
                 in: cast.community, description: "Bus", total: try dollars("10.00"), paidBy: cast.admin, split: .equal([cast.admin, cast.member]),
                 as: cast.admin)
             let splits = expense.splits.filter { $0.userID == cast.member }.map(\.id) + expense.splits.filter { $0.userID == cast.admin }.map(\.id)
             try #require(splits.count == 2)
-            _ = try await services.finances.settleSplit(splits[0], via: "cash", as: cast.member)  // prepares the statements
-            let cost = try await roundTrips(of: services) { try await services.finances.settleSplit(splits[1], via: "cash", as: cast.admin) }
+            _ = try await services.settlements.settleSplit(splits[0], via: "cash", as: cast.member)  // prepares the statements
+            let cost = try await roundTrips(of: services) { try await services.settlements.settleSplit(splits[1], via: "cash", as: cast.admin) }
             #expect(cost == 2)
         }
     }
@@ -86,7 +86,7 @@ struct RoundTripTests {
             let reads: [(name: String, read: () async throws -> Void)] = [
                 ("feed page", { _ = try await services.feed.page(of: cast.community, limit: 2, as: cast.admin) }),
                 ("next feed page", { _ = try await services.feed.page(of: cast.community, limit: 2, cursor: cursor, as: cast.admin) }),
-                ("balances", { _ = try await services.finances.balances(in: cast.community, as: cast.member) }),
+                ("balances", { _ = try await services.settlements.balances(in: cast.community, as: cast.member) }),
                 ("member list", { _ = try await services.members.list(of: cast.community, as: cast.member) }),
                 (
                     "dues report",

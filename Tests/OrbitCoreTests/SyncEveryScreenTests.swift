@@ -43,7 +43,7 @@ struct SyncEveryScreenTests {
             let redemption = try await services.chores.redeem(reward.id, by: kid.id.uuid, as: .user(cast.member))
             let charge = try await services.recurringCharges.createDues(
                 in: cast.community, name: "Monthly", amount: try dollars("15.00"), rule: "FREQ=MONTHLY;BYMONTHDAY=1", as: cast.admin)
-            _ = try await services.finances.setRate(
+            _ = try await services.rates.setRate(
                 in: cast.community, from: try Currency.parse("EUR", field: "base"), to: .usd, rate: "1.1", as: cast.admin)
             _ = try await services.family.rename(kid.id, to: "Kitty", as: cast.member)
             try await follower.pull(services)

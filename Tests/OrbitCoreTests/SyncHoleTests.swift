@@ -83,7 +83,7 @@ struct SyncHoleTests {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
             let tim = try await services.family.add(name: "Tim", as: cast.member)
-            let tickets = try await services.finances.addExpense(
+            let tickets = try await services.expenses.addExpense(
                 in: cast.community, description: "Tickets", total: try dollars("30.00"), paidBy: cast.admin,
                 split: .equal([.user(cast.admin), .user(cast.member), .familyMember(tim.id)]), as: cast.admin)
             var follower = Follower(cast.admin, of: cast.community)

@@ -84,7 +84,7 @@ struct SyncTests {
             let onSecond = try await services.feed.addComment(to: second.id, content: "Goes with its post", as: cast.admin)
             let event = try await services.events.create(
                 in: cast.community, EventDraft(title: "Game", startsAt: Date().addingTimeInterval(86_400 * 3)), as: cast.admin)
-            let expense = try await services.finances.addExpense(
+            let expense = try await services.expenses.addExpense(
                 in: cast.community, description: "Pizza", total: try dollars("30.00"), paidBy: cast.admin, split: .equal([cast.admin, cast.member]),
                 as: cast.admin)
 
@@ -98,7 +98,7 @@ struct SyncTests {
             let notifications = try await services.notifications.list(as: cast.member).items
             #expect(!notifications.isEmpty && notifications.allSatisfy { follower.has(.notification, $0.id.uuid) })
             #expect(follower.data(.post, first.id.uuid) == (try Follower.json(try await services.feed.post(first.id, as: cast.member))))
-            #expect(follower.data(.expense, expense.id.uuid) == (try Follower.json(try await services.finances.expense(expense.id, as: cast.member))))
+            #expect(follower.data(.expense, expense.id.uuid) == (try Follower.json(try await services.expenses.expense(expense.id, as: cast.member))))
             // Each kind read with one query per page, as its GET reads one.
             #expect(follower.data(.event, event.id.uuid) == (try Follower.json(try await services.events.get(event.id, as: cast.member))))
             #expect(

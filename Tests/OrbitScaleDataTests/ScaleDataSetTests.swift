@@ -133,7 +133,7 @@ struct ScaleDataSetTests {
                 let page = try await services.feed.page(of: community, as: admin)
                 #expect(page.items.count == 20)
                 #expect((try await services.members.list(of: community, as: admin)).items.count == 6)
-                let balances = try await services.finances.balances(in: community, as: admin)
+                let balances = try await services.settlements.balances(in: community, as: admin)
                 #expect(!balances.isEmpty && balances.reduce(0) { $0 + $1.balance } == 0)
                 let dues = (try await services.dues.list(in: community, as: admin)).items
                 #expect(dues.count == 2)

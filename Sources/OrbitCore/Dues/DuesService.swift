@@ -43,7 +43,7 @@ package struct DuesService: Sendable {
         try money.requirePositive()
         let id = DuesID.random()
         return try await runner.asUser(actor) { connection in
-            let (found, row, answers) = try await FinanceService.attendance(
+            let (found, row, answers) = try await ExpenseService.attendance(
                 of: event, occurrence: occurrence, as: actor, runner: runner, on: connection)
             var heads: [UserID: Int64] = [:]
             for answer in answers { heads[answer.user, default: 0] += 1 + answer.plusOnes }

@@ -28,7 +28,7 @@ package struct ScheduledJob: Sendable {
                 "\(try await services.notifications.deliverPending(using: pushes))"
             },
             ScheduledJob(name: "balances", everyTicks: 5, timeout: .seconds(300)) { services in
-                guard let duration = try await services.finances.refreshBalancesSnapshot(timeout: .seconds(290)) else {
+                guard let duration = try await services.settlements.refreshBalancesSnapshot(timeout: .seconds(290)) else {
                     return "another server is refreshing"
                 }
                 return "refreshed in \(duration)"

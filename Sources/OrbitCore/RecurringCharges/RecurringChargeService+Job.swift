@@ -151,19 +151,19 @@ extension RecurringChargeService {
             guard let paidBy = charge.paidBy, let split = charge.split, let category = charge.category else {
                 throw ServiceError.conflict("recurring expense \(charge.id) has no payer or split")  // the table's CHECK forbids it
             }
-            let finances = FinanceService(runner)
-            let entry = FinanceService.NewTransaction(
+            let expenses = ExpenseService(runner)
+            let entry = ExpenseService.NewTransaction(
                 community: charge.communityID, type: .expense, description: charge.description, total: money, paidBy: paidBy,
                 category: category, date: day, splits: try SplitCalculator.splits(of: charge.amount, split), occurrence: (charge.id, day),
                 splitInput: split)
-            if try await finances.insert(entry, as: charge.createdBy, adminOnly: false, on: connection) != nil { return nil }
+            if try await expenses.insert(entry, as: charge.createdBy, adminOnly: false, on: connection) != nil { return nil }
             // Nothing was written: the statement's checks say why.
             do {
                 guard try await runner.membership(charge.createdBy, in: charge.communityID, on: connection) != nil else {
                     return "its creator is no longer a member of the community"
                 }
                 try await runner.requireActiveMembers(entry.people, of: charge.communityID, on: connection)
-                try await finances.requireFamilyOfMembers(entry.familyMembers, of: charge.communityID, on: connection)
+                try await expenses.requireFamilyOfMembers(entry.familyMembers, of: charge.communityID, on: connection)
                 return "it could not be created"
             } catch let error as ServiceError {
                 return error.message

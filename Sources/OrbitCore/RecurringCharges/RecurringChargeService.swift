@@ -40,7 +40,7 @@ package struct RecurringChargeService: Sendable {
         return try await create(template, startsOn: startsOn, as: actor) { connection in
             let people = Array(Set([paidBy] + shares.compactMap(\.participant.userID))).sorted()
             try await runner.requireActiveMembers(people, of: community, on: connection)
-            try await FinanceService(runner).requireFamilyOfMembers(
+            try await ExpenseService(runner).requireFamilyOfMembers(
                 shares.compactMap(\.participant.familyMemberID), of: community, on: connection)
         }
     }

@@ -175,7 +175,7 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
             let expenses = try await connection.query(
                 "SELECT \(unescaped: Expense.columns) FROM transactions WHERE id = ANY(\(ids)) AND deleted_at IS NULL")
             let found = try expenses.map { try $0.decode("id", as: TransactionID.self) }
-            let details = try await FinanceService(runner).details(of: found, on: connection)
+            let details = try await ExpenseService(runner).details(of: found, on: connection)
             var loaded: [UUID: any Encodable & Sendable] = [:]
             for row in expenses {
                 let id = try row.decode("id", as: TransactionID.self)

@@ -3,19 +3,36 @@ import Foundation
 import OrbitCore
 import OrbitPostgres
 
-/// The acting user of a command: `--as <user id or email>`.
-struct ActorOptions: ParsableArguments {
+/// What a command that acts as a user needs: the database and `--as <user id or email>`.
+struct ActingOptions: ParsableArguments {
+    @OptionGroup var database: DatabaseOptions
     @Option(name: .customLong("as"), help: ArgumentHelp("The acting user: a user id or email.", valueName: "user"))
     var actor: String
+
+    /// Runs `body` with the services and the acting user (`withServices`).
+    func run<Result>(_ body: (OrbitServices, UserID) async throws -> Result) async throws -> Result {
+        try await withServices(database) { services in
+            try await body(services, try await services.users.resolve(actor))
+        }
+    }
 }
 
-/// The optional acting user of a read: without it, an operator read (orbit_admin).
-struct OptionalActorOptions: ParsableArguments {
+/// What a read that may act as a user needs: the database and an optional `--as`; without it,
+/// an operator read (orbit_admin).
+struct ReadingOptions: ParsableArguments {
+    @OptionGroup var database: DatabaseOptions
     @Option(
         name: .customLong("as"),
         help: ArgumentHelp("Read as this user (id or email), through row-level security; default: as an operator.", valueName: "user")
     )
     var actor: String?
+
+    /// Runs `body` with the services and the acting user, nil for an operator.
+    func run<Result>(_ body: (OrbitServices, UserID?) async throws -> Result) async throws -> Result {
+        try await withServices(database) { services in
+            try await body(services, try await actor.asyncMap { try await services.users.resolve($0) })
+        }
+    }
 }
 
 struct JSONOption: ParsableArguments {

@@ -1,0 +1,65 @@
+import Foundation
+import Hummingbird
+import OrbitCore
+
+extension OrbitAPI {
+    /// Settlements and balances: "from paid to", a split settled, balances and settle-up (docs/money.md).
+    func addSettlementRoutes(to router: RouterGroup<APIContext>) {
+        struct SettleBody: Decodable {
+            var settledVia: String?
+        }
+        // The split's debtor, the payer or an admin marks one split settled.
+        router.post("splits/:split_id/settle") { request, context in
+            let body = try await request.decodeJSON(SettleBody.self, context: context)
+            return JSON(
+                try await services.settlements.settleSplit(
+                    try context.id("split_id", as: SplitID.self), via: body.settledVia, as: try context.requireUser()))
+        }
+        struct SettlementBody: Decodable {
+            var fromUserId: UserID
+            var toUserId: UserID
+            var amount: Int64
+            var currency: String?
+            var settlesCurrency: String?
+            var rate: String?
+            var method: String?
+        }
+        router.post("communities/:community_id/settlements") { request, context in
+            let body = try await request.decodeJSON(SettlementBody.self, context: context)
+            let user = try context.requireUser()
+            let community: CommunityID = try context.id("community_id")
+            let currency = try await currency(body.currency, of: community, as: user)
+            return try await creating(
+                .transactions, request, context: context, stored: { try await services.expenses.expense(TransactionID($0), as: user) }
+            ) {
+                try await services.settlements.recordSettlement(
+                    in: community, from: body.fromUserId, to: body.toUserId,
+                    amount: try Amounts.money(body.amount, currency: currency, field: "amount"),
+                    settles: try body.settlesCurrency.map {
+                        guard let code = Currency($0), code.code == $0 else {
+                            throw APIProblem.validation(field: "settles_currency", "settles_currency must be an ISO 4217 code such as USD or EUR.")
+                        }
+                        return code
+                    },
+                    rate: body.rate, method: body.method, as: user
+                )
+            }
+        }
+        router.get("communities/:community_id/balances") { _, context in
+            JSON(Items(try await services.settlements.balances(in: try context.id("community_id"), as: try context.requireUser())))
+        }
+        // Per currency; with `in`, every payment in that currency at the rates known today.
+        router.get("communities/:community_id/settle-up") { request, context in
+            let community: CommunityID = try context.id("community_id")
+            let user = try context.requireUser()
+            if let code = request.query("in") {
+                guard let currency = Currency(code), currency.code == code else {
+                    throw APIProblem.validation(field: "in", "in must be an ISO 4217 code such as USD or EUR.")
+                }
+                return JSON(Items(try await services.settlements.settleUpSuggestions(in: community, currency: currency, as: user)))
+            }
+            return JSON(Items(try await services.settlements.settleUpSuggestions(in: community, as: user)))
+        }
+
+    }
+}

@@ -1,0 +1,89 @@
+package import Foundation
+import OrbitPostgres
+
+package enum DuesTag {}
+package enum DuesPaymentTag {}
+package typealias DuesID = Identifier<DuesTag>
+package typealias DuesPaymentID = Identifier<DuesPaymentTag>
+
+/// Dues a community collects (spec: Dues).
+package struct Dues: Sendable, Codable, Equatable {
+    package var id: DuesID
+    package var communityID: CommunityID
+    package var name: String
+    package var amount: Int64
+    package var currency: String
+    package var dueDate: CivilDate
+    package var isActive: Bool
+    /// The recurring dues these are an occurrence of, or nil.
+    package var recurringChargeID: RecurringChargeID?
+    /// Dues per attendee: the event (or occurrence) whose attendees owe them, `amount` per head
+    /// (`DuesService.chargeAttendees`); nil for dues every member owes.
+    package var linkedEventID: EventID?
+    package var createdBy: UserID
+    package var createdAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case id, communityID = "community_id", name, amount, currency, dueDate = "due_date", isActive = "is_active"
+        case recurringChargeID = "recurring_charge_id", linkedEventID = "linked_event_id", createdBy = "created_by", createdAt = "created_at"
+    }
+
+    static let columns = "id, community_id, name, amount, currency, due_date, is_active, recurring_charge_id, linked_event_id, created_by, created_at"
+
+    init(row: PostgresRow) throws {
+        let amount: Int32
+        (id, communityID, name, amount, currency, dueDate, isActive, recurringChargeID, linkedEventID, createdBy, createdAt) = try row.decode(
+            (DuesID, CommunityID, String, Int32, String, CivilDate, Bool, RecurringChargeID?, EventID?, UserID, Date).self
+        )
+        self.amount = Int64(amount)
+    }
+}
+
+/// A recorded dues payment (spec: Dues Payments).
+package struct DuesPayment: Sendable, Codable, Equatable {
+    package var id: DuesPaymentID
+    package var duesID: DuesID
+    package var userID: UserID
+    package var amountPaid: Int64
+    package var currency: String
+    package var paidAt: Date
+    package var recordedBy: UserID
+    package var paymentMethod: String?
+    package var notes: String?
+
+    enum CodingKeys: String, CodingKey {
+        case id, duesID = "dues_id", userID = "user_id", amountPaid = "amount_paid", currency, paidAt = "paid_at", recordedBy = "recorded_by"
+        case paymentMethod = "payment_method", notes
+    }
+
+    static let columns = "id, dues_id, user_id, amount_paid, paid_at, recorded_by, payment_method, notes"
+
+    /// - Parameter currency: the dues' currency (payments are in it).
+    init(row: PostgresRow, currency: String) throws {
+        let amount: Int32
+        (id, duesID, userID, amount, paidAt, recordedBy, paymentMethod, notes) = try row.decode(
+            (DuesPaymentID, DuesID, UserID, Int32, Date, UserID, String?, String?).self)
+        amountPaid = Int64(amount)
+        self.currency = currency
+    }
+}
+
+/// One line of a dues report.
+package struct DuesStatus: Sendable, Codable, Equatable {
+    /// How much of what they owe a member has paid.
+    package enum State: String, DatabaseEnum {
+        case paid, partial, unpaid
+    }
+
+    package var userID: UserID
+    package var amountDue: Int64
+    package var amountPaid: Int64
+    package var outstanding: Int64
+    package var status: State
+    package var overdue: Bool
+    package var currency: String
+
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id", amountDue = "amount_due", amountPaid = "amount_paid", outstanding, status, overdue, currency
+    }
+}

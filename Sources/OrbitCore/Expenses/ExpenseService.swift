@@ -1,0 +1,459 @@
+package import Foundation
+import OrbitPostgres
+
+/// Expenses (spec: Transactions, Splits): what was paid, by one or several payers, split among
+/// members and their family members, with its history and attendance fees. Amounts are integer
+/// minor units; the splits of a transaction add up to its total, checked by PostgreSQL at commit.
+/// Settlements and balances are `SettlementService`'s, rates `RateService`'s, the export
+/// `ExportService`'s, dues `DuesService`'s (docs/money.md).
+package struct ExpenseService: Sendable {
+    let runner: RequestRunner
+
+    init(_ runner: RequestRunner) {
+        self.runner = runner
+    }
+
+    /// Adds an expense paid by `paidBy`, or by several `payers`, and split among members and
+    /// their family members (any member may add one).
+    /// - Parameters:
+    ///   - total: what was paid, more than zero.
+    ///   - payers: who paid how much, when several did: positive amounts adding up to `total`.
+    ///     `paidBy` must be one of them; the largest payer is the main one otherwise.
+    ///   - date: the day it was spent; today in the community's time zone when nil.
+    package func addExpense(
+        in community: CommunityID, description: String, total: Money, paidBy: UserID? = nil, payers: [UserID: Int64]? = nil,
+        split: SplitMethod, date: CivilDate? = nil, category: ExpenseCategory = .other, receiptURL: String? = nil,
+        linkedEvent: EventID? = nil, as actor: UserID
+    ) async throws -> Expense {
+        let description = try Validate.text(description, field: "description", limit: 500)
+        try total.requirePositive()
+        let paying = try Payers.resolve(payers, paidBy: paidBy ?? actor, total: total.minorUnits, namedPaidBy: paidBy != nil)
+        let splits = try SplitCalculator.splits(of: total.minorUnits, split)
+        let receiptURL = try Validate.url(receiptURL, field: "receipt_url")
+        let entry = NewTransaction(
+            community: community, type: .expense, description: description, total: total, paidBy: paying.paidBy, payers: paying.rows,
+            category: category, receiptURL: receiptURL, linkedEvent: linkedEvent, date: date, splits: splits, splitInput: split)
+        return try await runner.asUser(actor) { connection in
+            if let expense = try await insert(entry, as: actor, adminOnly: false, on: connection) { return expense }
+            // Nothing was written: the checks the statement holds say why.
+            try await runner.requireMember(actor, of: community, on: connection)
+            try await runner.requireActiveMembers(entry.people, of: community, on: connection)
+            try await requireFamilyOfMembers(entry.familyMembers, of: community, on: connection)
+            throw ServiceError.changedMeanwhile
+        }
+    }
+
+    /// A transaction about to be written with its splits.
+    struct NewTransaction {
+        var community: CommunityID
+        var type: TransactionType
+        var description: String
+        var total: Money
+        var paidBy: UserID
+        /// Payer rows: empty when `paidBy` paid it all.
+        var payers: [Payer] = []
+        var category: ExpenseCategory
+        var receiptURL: String?
+        var linkedEvent: EventID?
+        /// Nil: today in the community's time zone, by the services' clock.
+        var date: CivilDate?
+        var splits: [(participant: Holder, amount: Int64)]
+        /// The recurring charge and day this expense is the occurrence of (stored once: a unique key).
+        var occurrence: (charge: RecurringChargeID, day: CivilDate)?
+        /// A settlement paid in another currency: what changed hands and the rate (1 paid
+        /// currency = rate of the transaction's), `total` being the converted amount.
+        var conversion: Conversion?
+        /// The split as entered, kept for edits (nil for settlements).
+        var splitInput: SplitMethod?
+
+        /// Every user the transaction names, once each (family members' guardians are checked
+        /// through `familyMembers`).
+        var people: [UserID] { Array(Set([paidBy] + payers.map(\.userID) + splits.compactMap(\.participant.userID))).sorted() }
+        var familyMembers: [FamilyMemberID] { splits.compactMap(\.participant.familyMemberID).sorted() }
+        var userShares: [(user: UserID, amount: Int64)] { splits.compactMap { split in split.participant.userID.map { ($0, split.amount) } } }
+        var familyShares: [(member: FamilyMemberID, amount: Int64)] {
+            splits.compactMap { split in split.participant.familyMemberID.map { ($0, split.amount) } }
+        }
+    }
+
+    /// Writes `entry`, its splits and its payers in one statement, and returns it, if the acting
+    /// user is an active member of the community (an admin, with `adminOnly`), everyone it names
+    /// is an active member too, and each family member it names belongs to one; nil, with
+    /// nothing written, otherwise. Its date, when not given, is today in the community's time
+    /// zone (`orbit.civil_date` with the services' clock). The database still checks the rest:
+    /// row-level security, payer and split users members, a family member's share owed by their
+    /// guardian, and at COMMIT that the splits and the payers add up to the total.
+    func insert(_ entry: NewTransaction, as actor: UserID, adminOnly: Bool, on connection: PostgresConnection) async throws -> Expense? {
+        let id = TransactionID.new(in: .transactions)
+        let people = entry.people
+        let family = entry.familyMembers
+        // One round trip: the transaction with its splits and payers, then its history entry.
+        let results = try await connection.pipeline([
+            """
+            WITH allowed AS (
+                SELECT c.settings ->> 'timezone' AS timezone FROM communities c
+                JOIN members actor ON actor.community_id = c.id AND actor.user_id = \(actor) AND actor.left_at IS NULL
+                WHERE c.id = \(entry.community) AND (NOT \(adminOnly) OR actor.role = 'admin')
+                  AND (SELECT count(*) FROM members m WHERE m.community_id = c.id AND m.left_at IS NULL AND m.user_id = ANY(\(people.map(\.uuid))))
+                      = \(people.count)
+                  AND (SELECT count(*) FROM family_members f
+                       JOIN members m ON m.community_id = c.id AND m.user_id = f.user_id AND m.left_at IS NULL
+                       WHERE f.id = ANY(\(family.map(\.uuid)))) = \(family.count)
+            ),
+            t AS (
+                INSERT INTO transactions (id, community_id, created_by, type, description, total_amount, currency, paid_by, category,
+                    receipt_url, linked_event_id, transaction_date, recurring_charge_id, occurrence_on, paid_amount, paid_currency, exchange_rate,
+                    split_input)
+                SELECT \(id), \(entry.community), \(actor), \(entry.type)::transaction_type, \(entry.description), \(Int32(entry.total.minorUnits)),
+                    \(entry.total.currency.code), \(entry.paidBy), \(entry.category)::expense_category, \(entry.receiptURL), \(entry.linkedEvent),
+                    coalesce(\(entry.date), orbit.civil_date(\(runner.now()), allowed.timezone)), \(entry.occurrence?.charge), \(entry.occurrence?.day),
+                    \(entry.conversion.map { Int32($0.paidAmount) }), \(entry.conversion?.paidCurrency), \(entry.conversion?.rate)::numeric,
+                    \(try entry.splitInput.map { try PostgresJSON(encoding: $0) })
+                FROM allowed
+                RETURNING \(unescaped: Expense.columns)
+            ),
+            s AS (
+                INSERT INTO splits (transaction_id, community_id, user_id, family_member_id, amount)
+                SELECT t.id, t.community_id, x.user_id, NULL, x.amount
+                FROM t, unnest(\(entry.userShares.map(\.user.uuid)), \(entry.userShares.map { Int32($0.amount) })) AS x (user_id, amount)
+                UNION ALL
+                SELECT t.id, t.community_id, f.user_id, f.id, x.amount
+                FROM t, unnest(\(entry.familyShares.map(\.member.uuid)), \(entry.familyShares.map { Int32($0.amount) })) AS x (id, amount)
+                JOIN family_members f ON f.id = x.id
+                RETURNING id, user_id, family_member_id, amount, is_settled, settled_at, settled_via
+            ),
+            p AS (
+                INSERT INTO transaction_payers (transaction_id, community_id, user_id, amount)
+                SELECT t.id, t.community_id, y.user_id, y.amount
+                FROM t, unnest(\(entry.payers.map(\.userID.uuid)), \(entry.payers.map { Int32($0.amount) })) AS y (user_id, amount)
+                RETURNING user_id, amount
+            )
+            SELECT t.*, s.id AS split_id, s.user_id AS split_user_id, s.family_member_id AS split_family_member_id,
+                f.name AS split_family_member_name, s.amount AS split_amount, s.is_settled AS split_is_settled,
+                s.settled_at AS split_settled_at, s.settled_via AS split_settled_via,
+                (SELECT array_agg(p.user_id ORDER BY p.user_id) FROM p) AS payer_ids,
+                (SELECT array_agg(p.amount ORDER BY p.user_id) FROM p) AS payer_amounts
+            FROM t LEFT JOIN s ON true LEFT JOIN family_members f ON f.id = s.family_member_id
+            ORDER BY s.user_id, s.family_member_id NULLS FIRST
+            """,
+            Self.recordCreation(of: id, by: actor),
+        ])
+        let rows = results[0]
+        guard let first = rows.first else { return nil }
+        let payerIDs = try first.decode("payer_ids", as: [UUID]?.self) ?? []
+        let payerAmounts = try first.decode("payer_amounts", as: [Int32]?.self) ?? []
+        let splits = try rows.compactMap { row -> Split? in
+            guard let id = try row.decode("split_id", as: SplitID?.self) else { return nil }
+            return Split(
+                id: id, userID: try row.decode("split_user_id"), familyMemberID: try row.decode("split_family_member_id"),
+                familyMemberName: try row.decode("split_family_member_name"), amount: Int64(try row.decode("split_amount", as: Int32.self)),
+                isSettled: try row.decode("split_is_settled"), settledAt: try row.decode("split_settled_at"),
+                settledVia: try row.decode("split_settled_via"))
+        }
+        return try Expense(
+            row: first, payers: zip(payerIDs, payerAmounts).map { Payer(userID: UserID($0), amount: Int64($1)) }, splits: splits)
+    }
+
+    /// A split's columns (`Split(row:)`), selected from `splitSource`.
+    static let splitColumns = """
+        s.transaction_id, s.id, s.user_id, s.family_member_id, f.name AS family_member_name, s.amount, s.is_settled, s.settled_at,
+        s.settled_via
+        """
+    static let splitSource = "splits s LEFT JOIN family_members f ON f.id = s.family_member_id"
+    static let splitOrder = "s.user_id, s.family_member_id NULLS FIRST"
+
+    /// Changes an expense (its creator or an admin); new amount or split replace the splits
+    /// atomically, checked against the total at commit; new payers replace the payers.
+    /// - Parameters:
+    ///   - total: the new total, in the expense's currency. An expense paid by several people
+    ///     needs its payers again with a new total (they must add up to it).
+    ///   - paidBy: a new single payer (who paid it all), or the main one among new `payers`.
+    package func updateExpense(
+        _ id: TransactionID, description: String? = nil, total newTotal: Money? = nil, paidBy: UserID? = nil,
+        payers newPayers: [UserID: Int64]? = nil, split: SplitMethod? = nil, category: ExpenseCategory? = nil, as actor: UserID
+    ) async throws -> Expense {
+        let description = try description.map { try Validate.text($0, field: "description", limit: 500) }
+        try newTotal?.requirePositive()
+        return try await runner.asUser(actor) { connection in
+            // Locked: an edit computes the new row from the current one (the total a split
+            // divides, the fields it keeps), so two edits at once must not both start from the
+            // same version — the second would write the first's total back over its splits.
+            // FOR UPDATE applies the UPDATE policy, under which an expense the actor may not
+            // edit looks missing: only then is it read again unlocked, for the right error.
+            guard let current = try await lockedForEdit(id, actor, on: connection) else {
+                try await requireExpenseEditor(try await expense(id, on: connection), actor, on: connection)
+                throw ServiceError.changedMeanwhile
+            }
+            let currency = try Currency.parse(current.currency)
+            try newTotal?.requireCurrency(currency)
+            if let conversion = current.conversion, newTotal.map({ $0.minorUnits != current.totalAmount }) ?? false {
+                throw ServiceError.conflict(
+                    field: "amount",
+                    reason: "this settlement's amount is what \(conversion.paidAmount) \(conversion.paidCurrency) at \(conversion.rate) gives: "
+                        + "delete it and record the payment again")
+            }
+            let total = newTotal ?? Money(minorUnits: current.totalAmount, currency: currency)
+            let paying: Payers.Resolved?
+            if newPayers != nil || paidBy != nil {
+                paying = try Payers.resolve(
+                    newPayers, paidBy: paidBy ?? current.paidBy, total: total.minorUnits, namedPaidBy: paidBy != nil)
+            } else if newTotal != nil, current.payers.count > 1 {
+                throw ServiceError.invalidInput(
+                    field: "payers", reason: "this expense was paid by several people: give its payers again, adding up to the new total")
+            } else {
+                paying = nil
+            }
+            let splits: [(participant: Holder, amount: Int64)]?
+            switch (split, newTotal, current.splitInput) {
+            case (let split?, _, _): splits = try SplitCalculator.splits(of: total.minorUnits, split)
+            // A new total alone is divided again as the split was entered.
+            case (nil, _?, .exact?):
+                throw ServiceError.invalidInput(
+                    field: "split", reason: "this expense was split by exact amounts: give the split again, adding up to the new total")
+            case (nil, _?, .items?):
+                throw ServiceError.invalidInput(
+                    field: "split", reason: "this expense was itemised: give its items again, adding up to the new total with tax and tip")
+            case (nil, _?, let entered?): splits = try SplitCalculator.splits(of: total.minorUnits, entered)
+            // Entered before splits were kept: equally among the same people.
+            case (nil, _?, nil): splits = try SplitCalculator.splits(of: total.minorUnits, .equal(current.splits.map(\.participant)))
+            case (nil, nil, _): splits = nil
+            }
+            return try await replace(
+                current, total: total, paying: paying, splits: splits, splitInput: split, description, category, as: actor, on: connection)
+        }
+    }
+
+    /// The expense, locked, if the acting user may edit it (its creator, or an admin of its
+    /// community, an active member either way); nil otherwise.
+    private func lockedForEdit(_ id: TransactionID, _ actor: UserID, on connection: PostgresConnection) async throws -> Expense? {
+        let results = try await connection.pipeline([
+            """
+            SELECT \(unescaped: Expense.columns) FROM transactions t
+            WHERE t.id = \(id) AND t.deleted_at IS NULL
+              AND EXISTS (
+                  SELECT FROM members m WHERE m.community_id = t.community_id AND m.user_id = \(actor) AND m.left_at IS NULL
+                    AND (m.role = 'admin' OR t.created_by = \(actor)))
+            FOR UPDATE
+            """,
+            "SELECT \(unescaped: Self.splitColumns) FROM \(unescaped: Self.splitSource) WHERE s.transaction_id = \(id) ORDER BY \(unescaped: Self.splitOrder)",
+            "SELECT transaction_id, user_id, amount FROM transaction_payers WHERE transaction_id = \(id) ORDER BY user_id",
+        ])
+        guard let row = results[0].first else { return nil }
+        return try Expense(row: row, payers: try results[2].map(Payer.init(row:)), splits: try results[1].map(Split.init(row:)))
+    }
+
+    /// Updates the transaction; `paying`, when given, replaces its payer (and payer rows);
+    /// `splits`, when given, replace the old ones, if every one of their people is an active
+    /// member (a family member's guardian, for theirs). One round trip. paid_by changes in a
+    /// statement of its own, before the payer rows (sql/080: the journal reads paid_by).
+    private func replace(
+        _ current: Expense, total: Money, paying: Payers.Resolved?, splits: [(participant: Holder, amount: Int64)]?, splitInput: SplitMethod?,
+        _ description: String?, _ category: ExpenseCategory?, as actor: UserID, on connection: PostgresConnection
+    ) async throws -> Expense {
+        let activity = UUID()
+        var statements: [PostgresQuery] = [
+            Self.recordBefore(activity, .edited, transaction: current.id, by: actor),
+            """
+            UPDATE transactions SET total_amount = \(Int32(total.minorUnits)), description = coalesce(\(description), description),
+                category = coalesce(\(category)::expense_category, category), paid_by = coalesce(\(paying?.paidBy), paid_by),
+                split_input = coalesce(\(try splitInput.map { try PostgresJSON(encoding: $0) }), split_input)
+            WHERE id = \(current.id)
+            RETURNING \(unescaped: Expense.columns)
+            """,
+        ]
+        var checks: [(statement: Int, rows: Int)] = []
+        let entry = NewTransaction(
+            community: current.communityID, type: current.type, description: "", total: total, paidBy: paying?.paidBy ?? current.paidBy,
+            payers: paying?.rows ?? [], category: current.category, splits: splits ?? [])
+        let people = entry.people
+        let family = entry.familyMembers
+        let community = current.communityID
+        let peopleIDs = people.map(\.uuid)
+        let familyIDs = family.map(\.uuid)
+        if let paying {
+            statements.append("DELETE FROM transaction_payers WHERE transaction_id = \(current.id)")
+            checks.append((statements.count, paying.rows.count))
+            statements.append(
+                """
+                INSERT INTO transaction_payers (transaction_id, community_id, user_id, amount)
+                SELECT \(current.id), \(community), y.user_id, y.amount
+                FROM unnest(\(paying.rows.map(\.userID.uuid)), \(paying.rows.map { Int32($0.amount) })) AS y (user_id, amount)
+                WHERE (SELECT count(*) FROM members m WHERE m.community_id = \(community) AND m.left_at IS NULL AND m.user_id = ANY(\(peopleIDs)))
+                      = \(people.count)
+                """
+            )
+        }
+        if let splits {
+            statements.append("DELETE FROM splits WHERE transaction_id = \(current.id)")
+            checks.append((statements.count, splits.count))
+            // Written only if everyone is an active member and each family member belongs to one.
+            statements.append(
+                """
+                WITH allowed AS (
+                    SELECT WHERE (SELECT count(*) FROM members m
+                                  WHERE m.community_id = \(community) AND m.left_at IS NULL AND m.user_id = ANY(\(peopleIDs))) = \(people.count)
+                      AND (SELECT count(*) FROM family_members f
+                           JOIN members m ON m.community_id = \(community) AND m.user_id = f.user_id AND m.left_at IS NULL
+                           WHERE f.id = ANY(\(familyIDs))) = \(family.count)
+                )
+                INSERT INTO splits (transaction_id, community_id, user_id, family_member_id, amount)
+                SELECT \(current.id), \(community), x.user_id, NULL, x.amount
+                FROM allowed, unnest(\(entry.userShares.map(\.user.uuid)), \(entry.userShares.map { Int32($0.amount) })) AS x (user_id, amount)
+                UNION ALL
+                SELECT \(current.id), \(community), f.user_id, f.id, x.amount
+                FROM allowed, unnest(\(entry.familyShares.map(\.member.uuid)), \(entry.familyShares.map { Int32($0.amount) })) AS x (id, amount)
+                JOIN family_members f ON f.id = x.id
+                """
+            )
+        }
+        statements.append(Self.recordAfter(activity))
+        statements.append(
+            "SELECT \(unescaped: Self.splitColumns) FROM \(unescaped: Self.splitSource) WHERE s.transaction_id = \(current.id) ORDER BY \(unescaped: Self.splitOrder)"
+        )
+        statements.append("SELECT transaction_id, user_id, amount FROM transaction_payers WHERE transaction_id = \(current.id) ORDER BY user_id")
+        let results = try await connection.pipeline(statements)
+        if checks.contains(where: { results[$0.statement].affectedRows != $0.rows }) {
+            // Someone named is not an active member: say who (the transaction rolls back).
+            try await runner.requireActiveMembers(people, of: current.communityID, on: connection)
+            try await requireFamilyOfMembers(family, of: current.communityID, on: connection)
+            throw ServiceError.changedMeanwhile
+        }
+        guard let row = results[1].first else { throw ServiceError.notFound("Expense \(current.id)") }
+        return try Expense(
+            row: row, payers: try results[results.count - 1].map(Payer.init(row:)),
+            splits: try results[results.count - 2].map(Split.init(row:)))
+    }
+
+    /// Throws unless each family member belongs to an active member of the community.
+    func requireFamilyOfMembers(_ family: [FamilyMemberID], of community: CommunityID, on connection: PostgresConnection) async throws {
+        guard !family.isEmpty else { return }
+        let found = Set(
+            try await connection.query(
+                """
+                SELECT f.id FROM family_members f
+                JOIN members m ON m.community_id = \(community) AND m.user_id = f.user_id AND m.left_at IS NULL
+                WHERE f.id = ANY(\(family.map(\.uuid)))
+                """
+            ).map { try $0.decode("id", as: FamilyMemberID.self) })
+        if let missing = Set(family).subtracting(found).sorted().first {
+            throw ServiceError.conflict(field: "family_member", reason: "\(missing) is not a family member of anyone in this community")
+        }
+    }
+
+    /// Deletes (soft) an expense or settlement: it no longer counts in balances.
+    package func deleteExpense(_ id: TransactionID, as actor: UserID) async throws {
+        try await runner.asUser(actor) { connection in
+            let activity = UUID()
+            let results = try await connection.pipeline([
+                Self.recordBefore(activity, .deleted, transaction: id, by: actor),
+                """
+                UPDATE transactions t SET deleted_at = now()
+                WHERE t.id = \(id) AND t.deleted_at IS NULL
+                  AND EXISTS (
+                      SELECT FROM members m WHERE m.community_id = t.community_id AND m.user_id = \(actor) AND m.left_at IS NULL
+                        AND (m.role = 'admin' OR t.created_by = \(actor)))
+                """,
+                Self.recordAfter(activity),
+            ])
+            guard results[1].affectedRows == 1 else {
+                // Nothing was deleted: the checks the statement holds say why.
+                try await requireExpenseEditor(try await expense(id, on: connection), actor, on: connection)
+                throw ServiceError.changedMeanwhile
+            }
+        }
+    }
+
+    package func expense(_ id: TransactionID, as actor: UserID) async throws -> Expense {
+        try await runner.asUser(actor) { try await expense(id, on: $0) }
+    }
+
+    /// A community's expenses and settlements, newest first.
+    package func expenses(
+        in community: CommunityID, filter: ExpenseFilter = ExpenseFilter(), limit: Int = 50, cursor: String? = nil, as actor: UserID
+    ) async throws -> Page<Expense> {
+        try Validate.limit(limit, in: 1...500)
+        let after = try PageCursor.decode(cursor, list: "expenses", parts: 2)
+        // `to` before `from` is an empty range: nothing is dated in it (not an error, so that
+        // any two valid dates make a valid request, as openapi.yaml says).
+        if let from = filter.from, let to = filter.to, to < from { return Page(items: [], nextCursor: nil) }
+        return try await runner.asUserReading(actor) { connection in
+            let rows = try await runner.queryAsMember(
+                actor, of: community, on: connection,
+                """
+                SELECT \(unescaped: Expense.columns), \(unescaped: Paging.micros("created_at")) AS cursor_us FROM transactions t
+                WHERE community_id = \(community) AND deleted_at IS NULL
+                  AND (\(filter.member)::uuid IS NULL OR paid_by = \(filter.member)
+                       OR EXISTS (SELECT FROM splits s WHERE s.transaction_id = t.id AND s.user_id = \(filter.member))
+                       OR EXISTS (SELECT FROM transaction_payers p WHERE p.transaction_id = t.id AND p.user_id = \(filter.member)))
+                  AND (\(filter.category)::expense_category IS NULL OR category = \(filter.category)::expense_category)
+                  AND (\(filter.from)::date IS NULL OR transaction_date >= \(filter.from))
+                  AND (\(filter.to)::date IS NULL OR transaction_date <= \(filter.to))
+                  AND \(try Paging.after(after))
+                ORDER BY created_at DESC, id DESC LIMIT \(limit + 1)
+                """
+            )
+            let shown = Array(rows.prefix(limit))
+            let details = try await details(of: try shown.map { try $0.decode("id", as: TransactionID.self) }, on: connection)
+            return try Paging.page(
+                rows, limit: limit, list: "expenses",
+                item: { row in
+                    let id = try row.decode("id", as: TransactionID.self)
+                    return try Expense(row: row, payers: details.payers[id] ?? [], splits: details.splits[id] ?? [])
+                },
+                key: Paging.timeAndID
+            )
+        }
+    }
+
+    /// - Parameter lock: `FOR UPDATE`, for a read that the same transaction will write back.
+    func expense(_ id: TransactionID, on connection: PostgresConnection, lock: Bool = false) async throws -> Expense {
+        guard
+            let row = try await connection.query(
+                "SELECT \(unescaped: Expense.columns) FROM transactions WHERE id = \(id) AND deleted_at IS NULL \(unescaped: lock ? "FOR UPDATE" : "")"
+            ).first
+        else { throw ServiceError.notFound("Expense \(id)") }
+        let details = try await details(of: [id], on: connection)
+        return try Expense(row: row, payers: details.payers[id] ?? [], splits: details.splits[id] ?? [])
+    }
+
+    /// The splits (in user order, a user's own share first) and payer rows of several
+    /// transactions, in one round trip.
+    func details(
+        of ids: [TransactionID], on connection: PostgresConnection
+    ) async throws -> (splits: [TransactionID: [Split]], payers: [TransactionID: [Payer]]) {
+        guard !ids.isEmpty else { return ([:], [:]) }
+        let results = try await connection.pipeline([
+            """
+            SELECT \(unescaped: Self.splitColumns) FROM \(unescaped: Self.splitSource)
+            WHERE s.transaction_id = ANY(\(ids.map(\.uuid))) ORDER BY s.transaction_id, \(unescaped: Self.splitOrder)
+            """,
+            "SELECT transaction_id, user_id, amount FROM transaction_payers WHERE transaction_id = ANY(\(ids.map(\.uuid))) ORDER BY user_id",
+        ])
+        var splits: [TransactionID: [Split]] = [:]
+        for row in results[0] {
+            splits[try row.decode("transaction_id", as: TransactionID.self), default: []].append(try Split(row: row))
+        }
+        var payers: [TransactionID: [Payer]] = [:]
+        for row in results[1] {
+            payers[try row.decode("transaction_id", as: TransactionID.self), default: []].append(try Payer(row: row))
+        }
+        return (splits, payers)
+    }
+
+    func requireExpenseEditor(_ expense: Expense, _ actor: UserID, on connection: PostgresConnection) async throws {
+        let role = try await runner.requireMember(actor, of: expense.communityID, on: connection)
+        guard role == .admin || expense.createdBy == actor else {
+            throw ServiceError.forbidden(rule: "members can change only the expenses they logged")
+        }
+    }
+}
+
+extension ExpenseService {
+    /// Which of users and family members each id is, for a split naming either by id; an id
+    /// the acting user does not know is left out (taken as a user id, it is refused where the
+    /// expense is written, after the community's own checks).
+    package func participants(_ ids: [UUID], as actor: UserID) async throws -> [UUID: Holder] {
+        guard !ids.isEmpty else { return [:] }
+        return try await runner.asUserReading(actor) { try await runner.holders(ids, field: nil, on: $0) }
+    }
+}

@@ -1,0 +1,197 @@
+import ArgumentParser
+import Foundation
+import OrbitCore
+
+extension ConversationKind: ExpressibleByArgument {}
+
+/// `orbitctl chat …`: conversations and messages inside communities (docs/chat.md).
+struct ChatCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "chat", abstract: "Chat: conversations of a community and their messages.",
+        subcommands: [Start.self, List.self, Send.self, History.self, Read.self, Delivered.self, Edit.self, Delete.self, Leave.self, Mute.self]
+    )
+
+    struct Start: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Start a group or a direct conversation (a direct one the pair has already is returned as it is).")
+        @Option(help: "Community id.") var community: CommunityID
+        @Option(help: "group or direct.") var kind: ConversationKind
+        @Option(help: "The other people: user ids or emails, comma-separated.") var with: String
+        @Option(help: "A group's title.") var title: String?
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let people = with.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+            guard !people.isEmpty, people.allSatisfy({ !$0.isEmpty }) else {
+                throw ValidationError("--with must be users (ids or emails) separated by commas.")
+            }
+            let (conversation, created) = try await acting.run { services, actor in
+                var users: [UserID] = []
+                for person in people { users.append(try await services.users.resolve(person)) }
+                return try await services.chat.start(
+                    in: community, kind: kind, with: users, title: title, as: actor)
+            }
+            if output.json { return try printJSON(conversation) }
+            print("\(created ? "Started" : "Already there:") \(conversation.kind.rawValue) conversation \(conversation.id).")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "One's conversations, newest activity first, with unread counts.")
+        @Option(help: "Only this community's.") var community: CommunityID?
+        @Option(help: "Conversations per page (1 to 200).") var limit = 50
+        @Option(help: "next_cursor of the previous page.") var cursor: String?
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let page = try await acting.run { services, actor in
+                try await services.chat.list(in: community, limit: limit, cursor: cursor, as: actor)
+            }
+            if output.json { return try printJSON(page) }
+            printTable(
+                ["ID", "KIND", "TITLE", "UNREAD", "LAST MESSAGE"],
+                page.items.map {
+                    [
+                        $0.id.description, $0.kind.rawValue, $0.title ?? "", String($0.unreadCount),
+                        String(($0.lastMessage?.text ?? "").prefix(40)),
+                    ]
+                })
+            if let next = page.nextCursor { print("More: --cursor \(next)") }
+        }
+    }
+
+    struct Send: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Send a message; the same --client-id again stores nothing new.")
+        @Argument(help: "Conversation id.") var conversation: ConversationID
+        @Option(help: "The message (up to 4,000 characters).") var text: String
+        @Option(help: "The sender's own id for the message (a UUID).") var clientID: String?
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let (message, created) = try await acting.run { services, actor in
+                try await services.chat.send(
+                    to: conversation, text: text, clientMessageID: clientID, as: actor)
+            }
+            if output.json { return try printJSON(message) }
+            print("\(created ? "Sent" : "Sent before:") message \(message.id) (#\(message.position)).")
+        }
+    }
+
+    struct History: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Messages, newest first; one's own with their status.")
+        @Argument(help: "Conversation id.") var conversation: ConversationID
+        @Option(help: "Messages per page (1 to 200).") var limit = 50
+        @Option(help: "next_cursor of the previous page.") var cursor: String?
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let page = try await acting.run { services, actor in
+                try await services.chat.history(of: conversation, limit: limit, cursor: cursor, as: actor)
+            }
+            if output.json { return try printJSON(page) }
+            printTable(
+                ["#", "ID", "SENDER", "STATUS", "TEXT"],
+                page.items.map {
+                    [
+                        String($0.position), $0.id.description, $0.senderID?.description ?? "", $0.status?.rawValue ?? "",
+                        $0.deletedAt == nil ? String(($0.text ?? "").prefix(60)) : "(deleted)",
+                    ]
+                })
+            if let next = page.nextCursor { print("More: --cursor \(next)") }
+        }
+    }
+
+    struct Read: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Mark the conversation read up to a message.")
+        @Argument(help: "Conversation id.") var conversation: ConversationID
+        @Option(help: "The last message read.") var upTo: MessageID
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let updated = try await acting.run { services, actor in
+                try await services.chat.mark(.read, upTo: upTo, in: conversation, as: actor)
+            }
+            if output.json { return try printJSON(updated) }
+            print("Read up to \(upTo); \(updated.unreadCount) unread.")
+        }
+    }
+
+    struct Delivered: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Mark the conversation delivered up to a message.")
+        @Argument(help: "Conversation id.") var conversation: ConversationID
+        @Option(help: "The last message delivered.") var upTo: MessageID
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let updated = try await acting.run { services, actor in
+                try await services.chat.mark(.delivered, upTo: upTo, in: conversation, as: actor)
+            }
+            if output.json { return try printJSON(updated) }
+            print("Delivered up to \(upTo).")
+        }
+    }
+
+    struct Edit: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Edit one's message (within 15 minutes).")
+        @Argument(help: "Message id.") var message: MessageID
+        @Option(help: "The new text.") var text: String
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let edited = try await acting.run { services, actor in
+                try await services.chat.edit(message, text: text, as: actor)
+            }
+            if output.json { return try printJSON(edited) }
+            print("Edited \(edited.id).")
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a message (one's own; an admin's in the community conversation).")
+        @Argument(help: "Message id.") var message: MessageID
+        @OptionGroup var acting: ActingOptions
+
+        func run() async throws {
+            try await acting.run { services, actor in
+                try await services.chat.delete(message, as: actor)
+            }
+            print("Deleted \(message).")
+        }
+    }
+
+    struct Leave: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Leave a group.")
+        @Argument(help: "Conversation id.") var conversation: ConversationID
+        @OptionGroup var acting: ActingOptions
+
+        func run() async throws {
+            try await acting.run { services, actor in
+                try await services.chat.leave(conversation, as: actor)
+            }
+            print("Left \(conversation).")
+        }
+    }
+
+    struct Mute: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Mute a conversation until a time (no pushes meanwhile); without --until, unmute.")
+        @Argument(help: "Conversation id.") var conversation: ConversationID
+        @Option(help: "Until when (RFC 3339).") var until: Timestamp?
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let updated = try await acting.run { services, actor in
+                try await services.chat.mute(conversation, until: until?.date, as: actor)
+            }
+            if output.json { return try printJSON(updated) }
+            print(updated.mutedUntil.map { "Muted until \(show($0))." } ?? "Unmuted.")
+        }
+    }
+}

@@ -1,0 +1,285 @@
+import ArgumentParser
+import Foundation
+import OrbitCore
+
+/// `orbitctl community …`
+struct CommunityCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "community",
+        abstract: "Create and administer communities, their members and audit log.",
+        subcommands: [
+            Create.self, List.self, Show.self, Update.self, Delete.self, Restore.self, Members.self, AddMember.self,
+            RemoveMember.self, SetRole.self, Leave.self, CommunityMembershipCommand.self, Subscription.self, Audit.self,
+        ]
+    )
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a community; the acting user becomes its first admin.")
+        @Option(help: "Name (at most 100 characters).") var name: String
+        @Option(help: "Description.") var description: String?
+        @Option(help: "Icon URL (http or https).") var iconURL: String?
+        @Option(help: #"Settings as JSON, e.g. '{"timezone": "Europe/Berlin", "allowMemberPosts": false}'."#) var settings: String?
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let parsed = try settings.map(CommunitySettings.parse(json:)) ?? CommunitySettings()
+            let community = try await acting.run { services, actor in
+                try await services.communities.create(
+                    name: name, description: description, iconURL: iconURL, settings: parsed, as: actor
+                )
+            }
+            if output.json { return try printJSON(community) }
+            print("Created community \(community.id) (\(community.name)).")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the acting user's communities, or (without --as) all of them.")
+        @OptionGroup var reading: ReadingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let communities = try await reading.run { services, actor in
+                if let actor {
+                    return try await services.communities.mine(as: actor)
+                }
+                return try await services.communities.all()
+            }
+            if output.json { return try printJSON(communities) }
+            printTable(
+                ["ID", "NAME", "MEMBERS", "SUBSCRIPTION", "DELETED"],
+                communities.map { [$0.id.description, $0.name, String($0.memberCount), $0.subscriptionStatus.rawValue, show($0.deletedAt)] }
+            )
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show a community, with member_count and settings.")
+        @Argument(help: "Community id.") var community: CommunityID
+        @OptionGroup var reading: ReadingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let found = try await reading.run { services, actor in
+                if let actor {
+                    return try await services.communities.get(community, as: actor)
+                }
+                return try await services.communities.getAsOperator(community)
+            }
+            if output.json { return try printJSON(found) }
+            let settings = (try? String(decoding: JSONEncoder.sorted.encode(found.settings), as: UTF8.self)) ?? "{}"
+            printTable(
+                ["ID", "NAME", "MEMBERS", "CREATED BY", "SUBSCRIPTION", "SETTINGS", "DELETED"],
+                [
+                    [
+                        found.id.description, found.name, String(found.memberCount), found.createdBy.description, found.subscriptionStatus.rawValue,
+                        settings,
+                        show(found.deletedAt),
+                    ]
+                ]
+            )
+        }
+    }
+
+    struct Update: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Change name, description, icon or settings (admins).")
+        @Argument(help: "Community id.") var community: CommunityID
+        @Option(help: "New name.") var name: String?
+        @Option(help: "New description.") var description: String?
+        @Option(help: "New icon URL.") var iconURL: String?
+        @Option(help: "Settings to change, as JSON; other settings keep their values.") var settings: String?
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func validate() throws {
+            if name == nil && description == nil && iconURL == nil && settings == nil {
+                throw ValidationError("Nothing to change: give --name, --description, --icon-url or --settings.")
+            }
+        }
+
+        func run() async throws {
+            let parsed = try settings.map(CommunitySettings.parse(json:))
+            let updated = try await acting.run { services, actor in
+                try await services.communities.update(
+                    community, name: name, description: description, iconURL: iconURL, settings: parsed,
+                    as: actor
+                )
+            }
+            if output.json { return try printJSON(updated) }
+            print("Updated community \(updated.id) (\(updated.name)).")
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Soft-delete a community (its creator); restorable for 30 days.")
+        @Argument(help: "Community id.") var community: CommunityID
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            try await acting.run { services, actor in
+                try await services.communities.delete(community, as: actor)
+            }
+            if output.json { return try printJSON(DoneOutput(id: community.description, deleted: true)) }
+            print("Deleted community \(community); an operator can restore it within 30 days.")
+        }
+    }
+
+    struct Restore: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Restore a community deleted less than 30 days ago (operator).")
+        @Argument(help: "Community id.") var community: CommunityID
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let restored = try await acting.run { services, actor in
+                try await services.communities.restoreAsOperator(community, as: actor)
+            }
+            if output.json { return try printJSON(restored) }
+            print("Restored community \(restored.id) (\(restored.name)).")
+        }
+    }
+
+    struct Members: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List a community's members.")
+        @Argument(help: "Community id.") var community: CommunityID
+        @Flag(help: "Include people who left.") var all = false
+        @Option(help: "Members per page (1 to 500), as a member.") var limit = 100
+        @Option(help: "next_cursor of the previous page, as a member.") var cursor: String?
+        @OptionGroup var reading: ReadingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let page: Page<Member> = try await reading.run { services, actor in
+                if let actor {
+                    return try await services.members.list(
+                        of: community, includeFormer: all, limit: limit, cursor: cursor, as: actor)
+                }
+                return Page(items: try await services.members.listAsOperator(of: community, includeFormer: all), nextCursor: nil)
+            }
+            if output.json { return try printJSON(page) }
+            printPage(page, ["USER", "NAME", "ROLE", "NICKNAME", "JOINED", "LEFT"]) {
+                [$0.userID.description, $0.displayName ?? "", $0.role.rawValue, $0.nickname ?? "", show($0.joinedAt), show($0.leftAt)]
+            }
+        }
+    }
+
+    struct AddMember: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a user to a community (admins).")
+        @Argument(help: "Community id.") var community: CommunityID
+        @Option(help: "The user to add (id or email).") var user: String
+        @Option(help: "admin or member.") var role: MemberRole = .member
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let member = try await acting.run { services, actor in
+                return try await services.members.add(try await services.users.resolve(user), to: community, role: role, as: actor)
+            }
+            if output.json { return try printJSON(member) }
+            print("Added \(member.displayName ?? member.userID.description) to community \(community) as \(member.role.rawValue).")
+        }
+    }
+
+    struct RemoveMember: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove a member (admins). The last admin cannot be removed.")
+        @Argument(help: "Community id.") var community: CommunityID
+        @Option(help: "The member to remove (id or email).") var user: String
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let removed = try await acting.run { services, actor in
+                let member = try await services.users.resolve(user)
+                try await services.members.remove(member, from: community, as: actor)
+                return member
+            }
+            if output.json { return try printJSON(DoneOutput(communityId: community.description, userId: removed.description, removed: true)) }
+            print("Removed \(user) from community \(community).")
+        }
+    }
+
+    struct SetRole: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Change a member's role (admins). The last admin cannot be demoted.")
+        @Argument(help: "Community id.") var community: CommunityID
+        @Option(help: "The member (id or email).") var user: String
+        @Option(help: "admin or member.") var role: MemberRole
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let member = try await acting.run { services, actor in
+                return try await services.members.setRole(role, of: try await services.users.resolve(user), in: community, as: actor)
+            }
+            if output.json { return try printJSON(member) }
+            print("\(member.displayName ?? member.userID.description) is now \(member.role.rawValue) of community \(community).")
+        }
+    }
+
+    struct Leave: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The acting user leaves a community. The last admin cannot leave.")
+        @Argument(help: "Community id.") var community: CommunityID
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            try await acting.run { services, actor in
+                try await services.members.leave(community, as: actor)
+            }
+            if output.json { return try printJSON(DoneOutput(communityId: community.description, left: true)) }
+            print("Left community \(community).")
+        }
+    }
+
+    struct Subscription: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Set the subscription status (the community's creator).")
+        @Argument(help: "Community id.") var community: CommunityID
+        @Option(help: "free, active, past_due or canceled.") var status: SubscriptionStatus
+        @Option(help: "When the paid subscription ends (RFC 3339).") var expiresAt: Timestamp?
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let updated = try await acting.run { services, actor in
+                try await services.communities.setSubscription(
+                    community, status: status, expiresAt: expiresAt?.date, as: actor)
+            }
+            if output.json { return try printJSON(updated) }
+            print(
+                "Community \(updated.id) subscription: \(updated.subscriptionStatus)\(updated.subscriptionExpiresAt.map { " until \(show($0))" } ?? "")."
+            )
+        }
+    }
+
+    struct Audit: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "A community's audit log, newest first (admins).")
+        @Argument(help: "Community id.") var community: CommunityID
+        @OptionGroup var page: PageOptions
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let entries = try await acting.run { services, actor in
+                try await services.communities.auditLog(
+                    community, limit: page.limit, cursor: page.cursor, as: actor)
+            }
+            if output.json { return try printJSON(entries) }
+            printPage(entries, ["WHEN", "ACTION", "BY", "TARGET", "DETAILS"]) {
+                [
+                    show($0.createdAt), $0.action, $0.userID.description,
+                    [$0.targetType, $0.targetID?.uuidString.lowercased()].compactMap { $0 }.joined(separator: " "),
+                    $0.metadata == "{}" ? "" : $0.metadata,
+                ]
+            }
+        }
+    }
+}
+
+extension JSONEncoder {
+    static var sorted: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }
+}

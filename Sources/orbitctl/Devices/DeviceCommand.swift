@@ -1,0 +1,61 @@
+import ArgumentParser
+import Foundation
+import OrbitCore
+
+/// `orbitctl device register|list|remove --as U`: a user's APNs device tokens, as the app
+/// registers them over HTTP.
+struct DeviceCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "device", abstract: "A user's APNs device tokens (where their pushes go).", subcommands: [Register.self, List.self, Remove.self])
+
+    struct Register: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Register (or refresh) a device token for the acting user; a token another user had moves to them.")
+        @Argument(help: "The APNs device token, in hex.") var token: String
+        @Option(help: "sandbox (development builds) or production (TestFlight, App Store).") var environment: APNsEnvironment
+        @Option(help: "The app's bundle id (the pushes' apns-topic).") var bundleID: String
+        @Option(help: "The device's language, e.g. en-US.") var locale: String?
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let device = try await acting.run { services, actor in
+                try await services.devices.register(
+                    token: token, environment: environment, bundleID: bundleID, locale: locale, as: actor)
+            }
+            if output.json { return try printJSON(device) }
+            print("Registered device \(device.token) (\(device.environment)).")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The acting user's devices, newest first.")
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let devices = try await acting.run { services, actor in
+                try await services.devices.list(as: actor)
+            }
+            if output.json { return try printJSON(devices) }
+            printTable(
+                ["TOKEN", "ENVIRONMENT", "BUNDLE", "LOCALE", "UPDATED"],
+                devices.map { [$0.token, $0.environment.rawValue, $0.bundleID, $0.locale ?? "", show($0.updatedAt)] })
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove one of the acting user's device tokens.")
+        @Argument(help: "The APNs device token, in hex.") var token: String
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            try await acting.run { services, actor in
+                try await services.devices.remove(token: token, as: actor)
+            }
+            if output.json { return try printJSON(DoneOutput(id: token, removed: true)) }
+            print("Removed device \(token).")
+        }
+    }
+}

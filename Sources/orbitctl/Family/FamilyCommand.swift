@@ -1,0 +1,163 @@
+import ArgumentParser
+import Foundation
+import OrbitCore
+
+/// `orbitctl family …`
+struct FamilyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "family",
+        abstract: "Manage a user's family members (dependents without a login).",
+        subcommands: [Add.self, List.self, Rename.self, Remove.self, SetPIN.self, Pair.self, Devices.self]
+    )
+
+    struct SetPIN: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-pin", abstract: "Set a child's sign-in PIN (4 to 6 digits; the child's own parent only).")
+        @Argument(help: "Family member id.") var member: FamilyMemberID
+        @Option(help: "A community the child's parent is in.") var community: CommunityID
+        @Option(help: "The PIN.") var pin: String
+        @OptionGroup var acting: ActingOptions
+
+        func run() async throws {
+            try await acting.run { services, actor in
+                try await services.family.setPIN(pin, for: member, in: community, as: actor)
+            }
+            print("PIN set for \(member).")
+        }
+    }
+
+    struct Pair: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Pair a device for a child: prints a one-time code for POST /auth/child (valid 15 minutes).",
+            discussion: "The child's own parent only. The device's token reaches --community alone; a device unused for 30 days must be paired again."
+        )
+        @Argument(help: "Family member id.") var member: FamilyMemberID
+        @Option(help: "The community the device is for (the only one the child reaches on it).") var community: CommunityID
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let pairing = try await acting.run { services, actor in
+                try await services.family.startPairing(for: member, in: community, as: actor)
+            }
+            if output.json { return try printJSON(pairing) }
+            print("Pairing code \(pairing.pairingCode) (until \(show(pairing.expiresAt))).")
+        }
+    }
+
+    /// `orbitctl family devices list|revoke`
+    struct Devices: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List or revoke the devices paired for a child (the child's own parent only).",
+            subcommands: [ListDevices.self, Revoke.self]
+        )
+
+        struct ListDevices: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "list", abstract: "List a child's devices for --community: pending, paired, expired or revoked.")
+            @Argument(help: "Family member id.") var member: FamilyMemberID
+            @Option(help: "The community the devices were paired for.") var community: CommunityID
+            @OptionGroup var acting: ActingOptions
+            @OptionGroup var output: JSONOption
+
+            func run() async throws {
+                let devices = try await acting.run { services, actor in
+                    try await services.family.devices(of: member, in: community, as: actor)
+                }
+                if output.json { return try printJSON(devices) }
+                printTable(
+                    ["ID", "STATUS", "PAIRED", "LAST USED", "EXPIRES", "REVOKED"],
+                    devices.map {
+                        [$0.id.description, $0.status.rawValue, show($0.pairedAt), show($0.lastUsedAt), show($0.expiresAt), show($0.revokedAt)]
+                    })
+            }
+        }
+
+        struct Revoke: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Revoke one of a child's devices (--device), or all of them (--all): it signs in no more, and its tokens stop at once.")
+            @Argument(help: "Family member id.") var member: FamilyMemberID
+            @Option(help: "The community the devices were paired for.") var community: CommunityID
+            @Option(help: "The device to revoke (its id, from `family devices list`).") var device: ChildDeviceID?
+            @Flag(help: "Revoke every device of the child for --community, and any pairing code not used yet.") var all = false
+            @OptionGroup var acting: ActingOptions
+            @OptionGroup var output: JSONOption
+
+            func validate() throws {
+                guard (device != nil) != all else { throw ValidationError("Name one device with --device, or revoke them all with --all.") }
+            }
+
+            func run() async throws {
+                try await acting.run { services, actor in
+                    try await services.family.revokeDevices(
+                        of: member, in: community, device: device, as: actor)
+                }
+                if output.json { return try printJSON(DoneOutput(id: device?.description ?? member.description, revoked: true)) }
+                print(device.map { "Revoked device \($0)." } ?? "Revoked every device of \(member) for \(community).")
+            }
+        }
+    }
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a family member to the acting user.")
+        @Option(help: "Name (at most 100 characters).") var name: String
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let member = try await acting.run { services, actor in
+                try await services.family.add(name: name, as: actor)
+            }
+            if output.json { return try printJSON(member) }
+            print("Added family member \(member.id) (\(member.name)).")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List family members of the acting user, or of --user.")
+        @Option(help: "Whose family members (id or email; default: the acting user's).") var user: String?
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let members = try await acting.run { services, actor in
+                let actor = actor
+                let owner = try await user.asyncMap { try await services.users.resolve($0) }
+                return try await services.family.list(of: owner, as: actor)
+            }
+            if output.json { return try printJSON(members) }
+            printTable(["ID", "NAME", "USER", "CREATED"], members.map { [$0.id.description, $0.name, $0.userID.description, show($0.createdAt)] })
+        }
+    }
+
+    struct Rename: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Rename one of the acting user's family members.")
+        @Argument(help: "Family member id.") var familyMember: FamilyMemberID
+        @Option(help: "New name.") var name: String
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let member = try await acting.run { services, actor in
+                try await services.family.rename(familyMember, to: name, as: actor)
+            }
+            if output.json { return try printJSON(member) }
+            print("Renamed family member \(member.id) to \(member.name).")
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove one of the acting user's family members.")
+        @Argument(help: "Family member id.") var familyMember: FamilyMemberID
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            try await acting.run { services, actor in
+                try await services.family.remove(familyMember, as: actor)
+            }
+            if output.json { return try printJSON(DoneOutput(id: familyMember.description, removed: true)) }
+            print("Removed family member \(familyMember).")
+        }
+    }
+}

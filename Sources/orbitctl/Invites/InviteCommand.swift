@@ -1,0 +1,82 @@
+import ArgumentParser
+import Foundation
+import OrbitCore
+
+/// `orbitctl invite …`
+struct InviteCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "invite",
+        abstract: "Create, list, revoke and redeem invite codes.",
+        subcommands: [Create.self, List.self, Revoke.self, Redeem.self]
+    )
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create an invite code (admins).")
+        @Option(help: "Community id.") var community: CommunityID
+        @Option(help: "How many people may use it (default: unlimited).") var maxUses: Int?
+        @Option(help: "When it expires (RFC 3339, e.g. 2026-12-31T18:00:00Z).") var expiresAt: Timestamp?
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let invite = try await acting.run { services, actor in
+                try await services.invites.create(
+                    to: community, maxUses: maxUses, expiresAt: expiresAt?.date, as: actor
+                )
+            }
+            if output.json { return try printJSON(invite) }
+            print(
+                "Invite code \(invite.code) for community \(community)"
+                    + (invite.usesRemaining.map { ", \($0) use(s)" } ?? "") + (invite.expiresAt.map { ", expires \(show($0))" } ?? "") + ".")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List a community's invites (admins).")
+        @Option(help: "Community id.") var community: CommunityID
+        @OptionGroup var page: PageOptions
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let invites = try await acting.run { services, actor in
+                try await services.invites.list(
+                    of: community, limit: page.limit, cursor: page.cursor, as: actor)
+            }
+            if output.json { return try printJSON(invites) }
+            printPage(invites, ["ID", "CODE", "USES LEFT", "EXPIRES", "CREATED"]) {
+                [$0.id.description, $0.code, $0.usesRemaining.map(String.init) ?? "unlimited", show($0.expiresAt), show($0.createdAt)]
+            }
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Revoke an invite (admins).")
+        @Argument(help: "Invite id.") var invite: InviteID
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            try await acting.run { services, actor in
+                try await services.invites.revoke(invite, as: actor)
+            }
+            if output.json { return try printJSON(DoneOutput(id: invite.description, revoked: true)) }
+            print("Revoked invite \(invite).")
+        }
+    }
+
+    struct Redeem: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Join a community with an invite code (any case).")
+        @Argument(help: "The 6-character code.") var code: String
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let redemption = try await acting.run { services, actor in
+                try await services.invites.redeem(try InviteCode.parse(code), as: actor)
+            }
+            if output.json { return try printJSON(redemption) }
+            print("\(redemption.rejoined ? "Rejoined" : "Joined") community \(redemption.communityID).")
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import ArgumentParser
+import Foundation
+import OrbitCore
+
+/// `orbitctl media …`
+struct MediaCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "media",
+        abstract: "Uploads: store a file for a community, list, delete.",
+        subcommands: [Upload.self, List.self, Delete.self]
+    )
+
+    struct StorageOptions: ParsableArguments {
+        @Option(help: ArgumentHelp("Folder the files are kept in (default: ./.orbit/media).", valueName: "path"))
+        var mediaDir: String = ".orbit/media"
+
+        var storage: LocalDirectoryStorage {
+            LocalDirectoryStorage(root: URL(fileURLWithPath: mediaDir, isDirectory: true).standardizedFileURL)
+        }
+    }
+
+    struct Upload: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Upload a file (images, videos, PDF).")
+        @OptionGroup var storage: StorageOptions
+        @Option(help: "Community id.") var community: CommunityID
+        @Argument(help: "The file to upload.") var file: String
+        @Option(help: "MIME type, e.g. image/jpeg (default: from the file's extension).") var mimeType: String?
+        @Option(help: "Width in pixels.") var width: Int?
+        @Option(help: "Height in pixels.") var height: Int?
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let url = URL(fileURLWithPath: file)
+            let data: Data
+            do {
+                data = try Data(contentsOf: url)
+            } catch {
+                throw CommandFailure("Cannot read \(file).")
+            }
+            let byExtension = [
+                "jpg": "image/jpeg", "jpeg": "image/jpeg", "png": "image/png", "heic": "image/heic", "gif": "image/gif", "webp": "image/webp",
+                "mp4": "video/mp4", "mov": "video/quicktime", "pdf": "application/pdf",
+            ]
+            guard let mime = mimeType ?? byExtension[url.pathExtension.lowercased()] else {
+                throw CommandFailure("Give --mime-type: the type of \(url.lastPathComponent) is not known from its name.")
+            }
+            let media = try await acting.run { services, actor in
+                var services = services
+                services.storage = storage.storage
+                return try await services.media.upload(
+                    to: community, filename: url.lastPathComponent, mimeType: mime, data: data, width: width, height: height,
+                    as: actor
+                )
+            }
+            if output.json { return try printJSON(media) }
+            print("Uploaded \(media.id) (\(media.type), \(media.sizeBytes) bytes).")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "A community's uploads, newest first.")
+        @Option(help: "Community id.") var community: CommunityID
+        @OptionGroup var page: PageOptions
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let items = try await acting.run { services, actor in
+                try await services.media.list(
+                    of: community, limit: page.limit, cursor: page.cursor, as: actor)
+            }
+            if output.json { return try printJSON(items) }
+            printPage(items, ["ID", "TYPE", "FILE", "BYTES", "UPLOADED BY", "WHEN"]) {
+                [$0.id.description, $0.type.rawValue, $0.filename, String($0.sizeBytes), $0.uploadedBy.description, show($0.createdAt)]
+            }
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete an upload and its file (its uploader or an admin).")
+        @OptionGroup var storage: StorageOptions
+        @Argument(help: "Media id.") var media: MediaID
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            try await acting.run { services, actor in
+                var services = services
+                services.storage = storage.storage
+                try await services.media.delete(media, as: actor)
+            }
+            if output.json { return try printJSON(DoneOutput(id: media.description, deleted: true)) }
+            print("Deleted media \(media).")
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import ArgumentParser
+import Foundation
+import OrbitCore
+
+/// `orbitctl settle …`
+struct SettleCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "settle",
+        abstract: "Record settlements and suggest the payments that clear balances.",
+        subcommands: [Record.self, Suggest.self]
+    )
+
+    struct Record: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Record that one member paid another.")
+        @Option(help: "Community id.") var community: CommunityID
+        @Option(help: "Who paid (id or email).") var from: String
+        @Option(help: "Who was paid (id or email).") var to: String
+        @Option(help: "Amount paid (20.00; \(MoneyHelp.amounts)).") var amount: String
+        @Option(help: "ISO 4217 code of what was paid.") var currency: Currency = .usd
+        @Option(help: "The currency of the debt it settles, when paid in another: recorded in it, converted.") var settles: Currency?
+        @Option(
+            help:
+                "With --settles: 1 paid currency = RATE of the debt's (default: the rate known today; \(MoneyHelp.rates); the amount converted at it must be at most 2147483647 minor units of the debt's currency)."
+        ) var rate: String?
+        @Option(help: "How (cash, venmo, …).") var method: String?
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let money = try Money(parsing: amount, currency: currency)
+            let settlement = try await acting.run { services, actor in
+                try await services.settlements.recordSettlement(
+                    in: community, from: try await services.users.resolve(from), to: try await services.users.resolve(to), amount: money,
+                    settles: settles, rate: rate, method: method, as: actor
+                )
+            }
+            if output.json { return try printJSON(settlement) }
+            if let conversion = settlement.conversion {
+                let paid = Money(minorUnits: conversion.paidAmount, currency: Currency(conversion.paidCurrency) ?? .usd)
+                let settled = Money(minorUnits: settlement.totalAmount, currency: Currency(settlement.currency) ?? .usd)
+                print("Recorded settlement \(settlement.id): \(paid) at \(conversion.rate) settles \(settled).")
+            } else {
+                print("Recorded settlement \(settlement.id).")
+            }
+        }
+    }
+
+    struct Suggest: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The fewest payments that clear the community's balances.")
+        @Option(help: "Community id.") var community: CommunityID
+        @Option(
+            name: .customLong("in"),
+            help: "Propose every payment in this currency, balances in others converted at the rates known today.") var currency: Currency?
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let payments = try await acting.run { services, actor in
+                if let currency { return try await services.settlements.settleUpSuggestions(in: community, currency: currency, as: actor) }
+                return try await services.settlements.settleUpSuggestions(in: community, as: actor)
+            }
+            if output.json { return try printJSON(payments) }
+            printTable(
+                ["FROM", "TO", "AMOUNT"],
+                payments.map {
+                    [$0.from.description, $0.to.description, Money(minorUnits: $0.amount, currency: Currency($0.currency) ?? .usd).description]
+                }
+            )
+        }
+    }
+}

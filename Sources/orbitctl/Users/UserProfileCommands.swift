@@ -1,0 +1,46 @@
+import ArgumentParser
+import Foundation
+import OrbitCore
+
+/// `orbitctl user profile USER --as U`
+struct UserProfileCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "profile", abstract: "A user's public profile (name and avatar, never the email), as a co-member sees it.")
+    @Argument(help: "User id or email.") var user: String
+    @OptionGroup var acting: ActingOptions
+    @OptionGroup var output: JSONOption
+
+    func run() async throws {
+        let profile = try await acting.run { services, actor in
+            try await services.users.profile(try await services.users.resolve(user), as: actor)
+        }
+        if output.json { return try printJSON(profile) }
+        printTable(["ID", "NAME", "AVATAR"], [[profile.id.description, profile.displayName, profile.avatarURL ?? ""]])
+    }
+}
+
+/// `orbitctl user operator USER --grant|--revoke --as OPERATOR`
+struct UserOperatorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "operator",
+        abstract: "Make a user an operator (who may set subscriptions over the API), or take it back. Audit-logged.",
+        discussion: "Runs with the database's operator role: only someone with the server's database credentials can do it."
+    )
+    @Argument(help: "User id or email.") var user: String
+    @Flag(exclusivity: .exclusive, help: "--grant makes the user an operator, --revoke takes it back.") var change: Change
+    @OptionGroup var acting: ActingOptions
+    @OptionGroup var output: JSONOption
+
+    enum Change: EnumerableFlag {
+        case grant, revoke
+    }
+
+    func run() async throws {
+        let updated = try await acting.run { services, actor in
+            try await services.users.setOperator(
+                try await services.users.resolve(user), change == .grant, as: actor)
+        }
+        if output.json { return try printJSON(updated) }
+        print("\(updated.email) is \(change == .grant ? "now" : "no longer") an operator.")
+    }
+}
