@@ -1,0 +1,265 @@
+-- Money (sql/README.md): expenses and settlements (transactions), their splits and payers,
+-- money's history and exchange rates. This file owns the sums checked at commit, an expense's
+-- recorded state, conversions, the policies of transactions, splits, transaction_payers,
+-- money_activity and exchange_rates and the rights on them and on its functions, including
+-- those migrations 0026 and 0028 created (orbit.currency_exponent, orbit.plain_split_fits,
+-- orbit.split_input_fits). (Balances are sql/155_money_balances.sql's, dues sql/160_dues.sql's;
+-- a split's user and a payer are members by sql/030_tenancy_integrity.sql.)
+
+-- The sum of a transaction's splits equals its total_amount (spec: Splits, "Sum of split
+-- amounts should equal transaction total"), checked by PostgreSQL at commit.
+--
+-- A deferred constraint trigger checks each touched transaction when the database transaction
+-- commits, so the service can insert a transaction and its splits, or replace splits, in any
+-- order in between. It fires on every change that can break the rule: a new transaction, a
+-- changed total, and any insert, update or delete of a split.
+CREATE OR REPLACE FUNCTION orbit.check_split_sum() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    checked_id uuid;
+    total bigint;
+    split_sum bigint;
+BEGIN
+    IF TG_TABLE_NAME = 'transactions' THEN
+        checked_id := NEW.id;
+    ELSIF TG_OP = 'DELETE' THEN
+        checked_id := OLD.transaction_id;
+    ELSE
+        checked_id := NEW.transaction_id;
+    END IF;
+    SELECT t.total_amount INTO total FROM public.transactions t WHERE t.id = checked_id;
+    IF NOT FOUND THEN
+        RETURN NULL; -- the transaction was deleted, and its splits with it
+    END IF;
+    SELECT coalesce(sum(s.amount), 0) INTO split_sum FROM public.splits s WHERE s.transaction_id = checked_id;
+    IF split_sum <> total THEN
+        RAISE EXCEPTION 'the splits of transaction % add up to %, not its total_amount %', checked_id, split_sum, total
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'splits_sum_total', TABLE = 'splits';
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+ALTER FUNCTION orbit.check_split_sum() OWNER TO orbit_admin;
+
+DROP TRIGGER IF EXISTS trigger_transactions_split_sum ON transactions;
+CREATE CONSTRAINT TRIGGER trigger_transactions_split_sum
+    AFTER INSERT OR UPDATE OF total_amount ON transactions
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION orbit.check_split_sum();
+DROP TRIGGER IF EXISTS trigger_splits_sum ON splits;
+CREATE CONSTRAINT TRIGGER trigger_splits_sum
+    AFTER INSERT OR UPDATE OF amount, transaction_id OR DELETE ON splits
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION orbit.check_split_sum();
+
+-- Several payers (migrations/0023): when a transaction lists payers, their amounts add up to its
+-- total_amount and its paid_by is one of them; checked at commit, like the splits, on every
+-- change that can break it (a new or changed total or paid_by, any change to a payer row).
+CREATE OR REPLACE FUNCTION orbit.check_payer_sum() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    checked_id uuid;
+    t record;
+    payer_sum bigint;
+    payer_count bigint;
+    main_payer_listed boolean;
+BEGIN
+    IF TG_TABLE_NAME = 'transactions' THEN
+        checked_id := NEW.id;
+    ELSIF TG_OP = 'DELETE' THEN
+        checked_id := OLD.transaction_id;
+    ELSE
+        checked_id := NEW.transaction_id;
+    END IF;
+    SELECT total_amount, paid_by INTO t FROM public.transactions WHERE id = checked_id;
+    IF NOT FOUND THEN
+        RETURN NULL; -- the transaction was deleted, and its payers with it
+    END IF;
+    SELECT coalesce(sum(p.amount), 0), count(*), coalesce(bool_or(p.user_id = t.paid_by), false)
+    INTO payer_sum, payer_count, main_payer_listed
+    FROM public.transaction_payers p WHERE p.transaction_id = checked_id;
+    IF payer_count > 0 AND payer_sum <> t.total_amount THEN
+        RAISE EXCEPTION 'the payers of transaction % add up to %, not its total_amount %', checked_id, payer_sum, t.total_amount
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'transaction_payers_sum_total', TABLE = 'transaction_payers';
+    END IF;
+    IF payer_count > 0 AND NOT main_payer_listed THEN
+        RAISE EXCEPTION 'paid_by of transaction % is not one of its payers', checked_id
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'transaction_payers_include_paid_by', TABLE = 'transaction_payers';
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+ALTER FUNCTION orbit.check_payer_sum() OWNER TO orbit_admin;
+
+DROP TRIGGER IF EXISTS trigger_transactions_payer_sum ON transactions;
+CREATE CONSTRAINT TRIGGER trigger_transactions_payer_sum
+    AFTER UPDATE OF total_amount, paid_by ON transactions
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION orbit.check_payer_sum();
+DROP TRIGGER IF EXISTS trigger_transaction_payers_sum ON transaction_payers;
+CREATE CONSTRAINT TRIGGER trigger_transaction_payers_sum
+    AFTER INSERT OR UPDATE OF amount, user_id, transaction_id OR DELETE ON transaction_payers
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION orbit.check_payer_sum();
+
+-- What a transaction is, as money's history (money_activity) records it before and after a
+-- change: its fields, the split as entered, payers (paid_by alone when it has no payer rows) and splits. Runs as the
+-- caller: it shows what the caller may see.
+CREATE OR REPLACE FUNCTION orbit.expense_state(transaction_id uuid) RETURNS jsonb
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+AS $$
+SELECT jsonb_build_object(
+    'type', t.type, 'description', t.description, 'total_amount', t.total_amount, 'currency', t.currency,
+    'paid_by', t.paid_by, 'category', t.category, 'transaction_date', t.transaction_date,
+    'linked_event_id', t.linked_event_id, 'deleted', t.deleted_at IS NOT NULL, 'split_input', t.split_input,
+    'payers', coalesce(
+        (SELECT jsonb_agg(jsonb_build_object('user_id', p.user_id, 'amount', p.amount) ORDER BY p.user_id)
+         FROM public.transaction_payers p WHERE p.transaction_id = t.id),
+        jsonb_build_array(jsonb_build_object('user_id', t.paid_by, 'amount', t.total_amount))),
+    'splits', coalesce(
+        (SELECT jsonb_agg(jsonb_build_object('user_id', s.user_id, 'family_member_id', s.family_member_id, 'amount', s.amount,
+                                             'is_settled', s.is_settled) ORDER BY s.user_id, s.family_member_id NULLS FIRST)
+         FROM public.splits s WHERE s.transaction_id = t.id),
+        '[]'::jsonb))
+FROM public.transactions t WHERE t.id = expense_state.transaction_id
+$$;
+
+-- The rate of a conversion (docs/money.md, "Currencies"): 1 unit of `from_code` is this many units
+-- of `to_code`, as known on `on_day` to a member of `in_community` (row-level security applies: the
+-- community's own rates and the reference rates). NULL when none is known.
+--
+-- The community's own rate comes first: the latest on or before the day, entered either way
+-- round (the other way is inverted). Otherwise the reference rates (the ECB's: 1 EUR = rate
+-- units of each currency), the latest on or before the day of each, crossed through EUR. A rate
+-- that is derived (inverted or crossed) is rounded half away from zero to 10 decimal places;
+-- the rate a settlement used is recorded on it, so its amount never depends on a later import.
+CREATE OR REPLACE FUNCTION orbit.exchange_rate(in_community uuid, from_code text, to_code text, on_day date) RETURNS numeric
+LANGUAGE sql STABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT CASE WHEN from_code = to_code THEN 1::numeric ELSE coalesce(
+        (SELECT CASE WHEN r.base = from_code THEN r.rate ELSE round(1 / r.rate, 10) END
+         FROM public.exchange_rates r
+         WHERE r.community_id = in_community AND r.rate_on <= on_day
+           AND ((r.base = from_code AND r.quote = to_code) OR (r.base = to_code AND r.quote = from_code))
+         ORDER BY r.rate_on DESC, (r.base = from_code) DESC
+         LIMIT 1),
+        (SELECT round(t.rate / s.rate, 10)
+         FROM (SELECT CASE WHEN from_code = 'EUR' THEN 1::numeric ELSE (
+                   SELECT r.rate FROM public.exchange_rates r
+                   WHERE r.community_id IS NULL AND r.base = 'EUR' AND r.quote = from_code AND r.rate_on <= on_day
+                   ORDER BY r.rate_on DESC LIMIT 1) END AS rate) s,
+              (SELECT CASE WHEN to_code = 'EUR' THEN 1::numeric ELSE (
+                   SELECT r.rate FROM public.exchange_rates r
+                   WHERE r.community_id IS NULL AND r.base = 'EUR' AND r.quote = to_code AND r.rate_on <= on_day
+                   ORDER BY r.rate_on DESC LIMIT 1) END AS rate) t))
+    END
+$$;
+
+-- An amount of `source` minor units converted at `rate` into `target` minor units, rounded half
+-- away from zero (the rule transactions_conversion checks). A result beyond the largest amount
+-- a column holds (2147483647 minor units, INTEGER) is refused here, naming the rate, rather than
+-- overflowing on its way into one (issue 37, item 10).
+CREATE OR REPLACE FUNCTION orbit.convert(amount bigint, rate numeric, source text, target text) RETURNS bigint
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    converted numeric := round(amount * rate * power(10::numeric, orbit.currency_exponent(target) - orbit.currency_exponent(source)));
+BEGIN
+    IF converted > 2147483647 THEN
+        RAISE EXCEPTION 'converts % % at % to more than the largest amount of % (2147483647 minor units)', amount, source, rate, target
+            USING ERRCODE = 'numeric_value_out_of_range', COLUMN = 'rate';
+    END IF;
+    RETURN converted;
+END
+$$;
+
+-- Policies. This file owns every policy on transactions, splits, transaction_payers, money_activity
+-- and exchange_rates: it drops them all and recreates the ones below, so a policy removed here is
+-- removed from the database too.
+DO $$
+DECLARE
+    policy record;
+BEGIN
+    FOR policy IN
+        SELECT policyname, tablename FROM pg_catalog.pg_policies
+        WHERE schemaname = 'public' AND tablename IN (
+            'transactions', 'splits', 'transaction_payers', 'money_activity', 'exchange_rates'
+        )
+    LOOP
+        EXECUTE format('DROP POLICY %I ON public.%I', policy.policyname, policy.tablename);
+    END LOOP;
+END
+$$;
+
+-- transactions: members log them as themselves; the creator or an admin edits them.
+CREATE POLICY transactions_select ON transactions FOR SELECT TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+CREATE POLICY transactions_insert ON transactions FOR INSERT TO orbit_app
+    WITH CHECK (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND created_by = (SELECT orbit.app_user_id()));
+CREATE POLICY transactions_update ON transactions FOR UPDATE TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
+           OR (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND created_by = (SELECT orbit.app_user_id())))
+    WITH CHECK (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+
+-- splits: written with their transaction, by members of its community.
+CREATE POLICY splits_select ON splits FOR SELECT TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+CREATE POLICY splits_write ON splits FOR ALL TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]))
+    WITH CHECK (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+
+-- transaction_payers: written with their transaction, like splits.
+CREATE POLICY transaction_payers_select ON transaction_payers FOR SELECT TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+CREATE POLICY transaction_payers_write ON transaction_payers FOR ALL TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]))
+    WITH CHECK (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+
+-- money_activity (money's history): every member reads it; a member writes rows as themselves,
+-- and fills in `after` only of their own rows written in this very transaction.
+CREATE POLICY money_activity_select ON money_activity FOR SELECT TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+CREATE POLICY money_activity_insert ON money_activity FOR INSERT TO orbit_app
+    WITH CHECK (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND actor_id = (SELECT orbit.app_user_id()));
+CREATE POLICY money_activity_update ON money_activity FOR UPDATE TO orbit_app
+    USING (actor_id = (SELECT orbit.app_user_id()) AND created_at = now())
+    WITH CHECK (actor_id = (SELECT orbit.app_user_id()));
+
+-- exchange rates: the reference rates (community_id NULL, imported by operators) are everyone's;
+-- a community's own are its members', entered by its admins as themselves.
+CREATE POLICY exchange_rates_select ON exchange_rates FOR SELECT TO orbit_app
+    USING (community_id IS NULL OR community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+CREATE POLICY exchange_rates_insert ON exchange_rates FOR INSERT TO orbit_app
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) AND entered_by = (SELECT orbit.app_user_id()));
+CREATE POLICY exchange_rates_update ON exchange_rates FOR UPDATE TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) AND entered_by = (SELECT orbit.app_user_id()));
+
+-- Rights (sql/README.md, "Rights"): this file revokes every right on its tables and functions and
+-- grants exactly these; orbit_admin, the operators' role, gets everything on public's tables and
+-- orbit's functions. (orbit_admin's EXECUTE is revoked too where the migrating role owns the
+-- function, not where orbit_admin owns it: sql/README.md.)
+REVOKE ALL ON transactions, splits, transaction_payers, money_activity, exchange_rates FROM orbit_app, orbit_admin;
+GRANT SELECT, INSERT, UPDATE ON transactions TO orbit_app;
+-- Replace an expense's splits (and payers): hard deletes.
+GRANT SELECT, INSERT, UPDATE, DELETE ON splits, transaction_payers TO orbit_app;
+GRANT SELECT, INSERT ON money_activity, exchange_rates TO orbit_app;
+GRANT UPDATE (rate, entered_by) ON exchange_rates TO orbit_app;
+GRANT UPDATE (after) ON money_activity TO orbit_app;
+GRANT ALL ON transactions, splits, transaction_payers, money_activity, exchange_rates TO orbit_admin;
+REVOKE ALL ON FUNCTION
+    orbit.expense_state(uuid), orbit.currency_exponent(text), orbit.exchange_rate(uuid, text, text, date),
+    orbit.convert(bigint, numeric, text, text), orbit.plain_split_fits(jsonb, bigint), orbit.split_input_fits(jsonb, bigint)
+FROM PUBLIC, orbit_app, orbit_admin;
+REVOKE ALL ON FUNCTION orbit.check_split_sum(), orbit.check_payer_sum() FROM PUBLIC, orbit_app;
+-- Functions the services and the tables' checks call as the querying role.
+GRANT EXECUTE ON FUNCTION
+    orbit.expense_state(uuid), orbit.currency_exponent(text), orbit.exchange_rate(uuid, text, text, date),
+    orbit.convert(bigint, numeric, text, text), orbit.plain_split_fits(jsonb, bigint), orbit.split_input_fits(jsonb, bigint)
+TO orbit_app, orbit_admin;
+GRANT EXECUTE ON FUNCTION orbit.check_split_sum(), orbit.check_payer_sum() TO orbit_admin;
