@@ -2,9 +2,9 @@
 -- (The migrator runs this file in one REPEATABLE READ transaction: the snapshot below is
 -- computed with, and recorded as, that transaction's MVCC snapshot.)
 --
--- Money's balances (sql/README.md): this file owns the balances snapshot, the `balances` view,
--- orbit.balance_entries, the journal's triggers, their functions and the rights on them. It
--- grants them itself: it drops and recreates `balances` whenever it runs.
+-- The Settlements domain's balances (sql/README.md): this file owns the balances snapshot, the
+-- `balances` view, orbit.balance_entries, the journal's triggers, their functions and the rights
+-- on them. It grants them itself: it drops and recreates `balances` whenever it runs.
 --
 -- Balances per (community, user, currency) (spec: "Balances (Materialized View)"):
 -- the relation `balances`, positive = is owed.

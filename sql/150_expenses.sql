@@ -1,10 +1,11 @@
--- Money (sql/README.md): expenses and settlements (transactions), their splits and payers,
--- money's history and exchange rates. This file owns the sums checked at commit, an expense's
--- recorded state, conversions, the policies of transactions, splits, transaction_payers,
--- money_activity and exchange_rates and the rights on them and on its functions, including
--- those migrations 0026 and 0028 created (orbit.currency_exponent, orbit.plain_split_fits,
--- orbit.split_input_fits). (Balances are sql/155_money_balances.sql's, dues sql/160_dues.sql's;
--- a split's user and a payer are members by sql/030_tenancy_integrity.sql.)
+-- Expenses (sql/README.md): transactions (expenses; settlements and dues are transactions too),
+-- their splits and payers, and money's history (money_activity). This file owns the sums checked
+-- at commit, an expense's recorded state, the policies of transactions, splits,
+-- transaction_payers and money_activity and the rights on them and on its functions, including
+-- the split functions migration 0028 created (orbit.plain_split_fits, orbit.split_input_fits).
+-- (Exchange rates and the currency functions are sql/145_rates.sql's, balances
+-- sql/155_balances.sql's, dues sql/160_dues.sql's; a split's user and a payer are members by
+-- sql/030_tenancy_integrity.sql.)
 
 -- The sum of a transaction's splits equals its total_amount (spec: Splits, "Sum of split
 -- amounts should equal transaction total"), checked by PostgreSQL at commit.
@@ -128,58 +129,8 @@ SELECT jsonb_build_object(
 FROM public.transactions t WHERE t.id = expense_state.transaction_id
 $$;
 
--- The rate of a conversion (docs/money.md, "Currencies"): 1 unit of `from_code` is this many units
--- of `to_code`, as known on `on_day` to a member of `in_community` (row-level security applies: the
--- community's own rates and the reference rates). NULL when none is known.
---
--- The community's own rate comes first: the latest on or before the day, entered either way
--- round (the other way is inverted). Otherwise the reference rates (the ECB's: 1 EUR = rate
--- units of each currency), the latest on or before the day of each, crossed through EUR. A rate
--- that is derived (inverted or crossed) is rounded half away from zero to 10 decimal places;
--- the rate a settlement used is recorded on it, so its amount never depends on a later import.
-CREATE OR REPLACE FUNCTION orbit.exchange_rate(in_community uuid, from_code text, to_code text, on_day date) RETURNS numeric
-LANGUAGE sql STABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-    SELECT CASE WHEN from_code = to_code THEN 1::numeric ELSE coalesce(
-        (SELECT CASE WHEN r.base = from_code THEN r.rate ELSE round(1 / r.rate, 10) END
-         FROM public.exchange_rates r
-         WHERE r.community_id = in_community AND r.rate_on <= on_day
-           AND ((r.base = from_code AND r.quote = to_code) OR (r.base = to_code AND r.quote = from_code))
-         ORDER BY r.rate_on DESC, (r.base = from_code) DESC
-         LIMIT 1),
-        (SELECT round(t.rate / s.rate, 10)
-         FROM (SELECT CASE WHEN from_code = 'EUR' THEN 1::numeric ELSE (
-                   SELECT r.rate FROM public.exchange_rates r
-                   WHERE r.community_id IS NULL AND r.base = 'EUR' AND r.quote = from_code AND r.rate_on <= on_day
-                   ORDER BY r.rate_on DESC LIMIT 1) END AS rate) s,
-              (SELECT CASE WHEN to_code = 'EUR' THEN 1::numeric ELSE (
-                   SELECT r.rate FROM public.exchange_rates r
-                   WHERE r.community_id IS NULL AND r.base = 'EUR' AND r.quote = to_code AND r.rate_on <= on_day
-                   ORDER BY r.rate_on DESC LIMIT 1) END AS rate) t))
-    END
-$$;
-
--- An amount of `source` minor units converted at `rate` into `target` minor units, rounded half
--- away from zero (the rule transactions_conversion checks). A result beyond the largest amount
--- a column holds (2147483647 minor units, INTEGER) is refused here, naming the rate, rather than
--- overflowing on its way into one (issue 37, item 10).
-CREATE OR REPLACE FUNCTION orbit.convert(amount bigint, rate numeric, source text, target text) RETURNS bigint
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp
-AS $$
-DECLARE
-    converted numeric := round(amount * rate * power(10::numeric, orbit.currency_exponent(target) - orbit.currency_exponent(source)));
-BEGIN
-    IF converted > 2147483647 THEN
-        RAISE EXCEPTION 'converts % % at % to more than the largest amount of % (2147483647 minor units)', amount, source, rate, target
-            USING ERRCODE = 'numeric_value_out_of_range', COLUMN = 'rate';
-    END IF;
-    RETURN converted;
-END
-$$;
-
--- Policies. This file owns every policy on transactions, splits, transaction_payers, money_activity
--- and exchange_rates: it drops them all and recreates the ones below, so a policy removed here is
+-- Policies. This file owns every policy on transactions, splits, transaction_payers and
+-- money_activity: it drops them all and recreates the ones below, so a policy removed here is
 -- removed from the database too.
 DO $$
 DECLARE
@@ -188,7 +139,7 @@ BEGIN
     FOR policy IN
         SELECT policyname, tablename FROM pg_catalog.pg_policies
         WHERE schemaname = 'public' AND tablename IN (
-            'transactions', 'splits', 'transaction_payers', 'money_activity', 'exchange_rates'
+            'transactions', 'splits', 'transaction_payers', 'money_activity'
         )
     LOOP
         EXECUTE format('DROP POLICY %I ON public.%I', policy.policyname, policy.tablename);
@@ -230,36 +181,23 @@ CREATE POLICY money_activity_update ON money_activity FOR UPDATE TO orbit_app
     USING (actor_id = (SELECT orbit.app_user_id()) AND created_at = now())
     WITH CHECK (actor_id = (SELECT orbit.app_user_id()));
 
--- exchange rates: the reference rates (community_id NULL, imported by operators) are everyone's;
--- a community's own are its members', entered by its admins as themselves.
-CREATE POLICY exchange_rates_select ON exchange_rates FOR SELECT TO orbit_app
-    USING (community_id IS NULL OR community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
-CREATE POLICY exchange_rates_insert ON exchange_rates FOR INSERT TO orbit_app
-    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) AND entered_by = (SELECT orbit.app_user_id()));
-CREATE POLICY exchange_rates_update ON exchange_rates FOR UPDATE TO orbit_app
-    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
-    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) AND entered_by = (SELECT orbit.app_user_id()));
-
 -- Rights (sql/README.md, "Rights"): this file revokes every right on its tables and functions and
 -- grants exactly these; orbit_admin, the operators' role, gets everything on public's tables and
 -- orbit's functions. (orbit_admin's EXECUTE is revoked too where the migrating role owns the
 -- function, not where orbit_admin owns it: sql/README.md.)
-REVOKE ALL ON transactions, splits, transaction_payers, money_activity, exchange_rates FROM orbit_app, orbit_admin;
+REVOKE ALL ON transactions, splits, transaction_payers, money_activity FROM orbit_app, orbit_admin;
 GRANT SELECT, INSERT, UPDATE ON transactions TO orbit_app;
 -- Replace an expense's splits (and payers): hard deletes.
 GRANT SELECT, INSERT, UPDATE, DELETE ON splits, transaction_payers TO orbit_app;
-GRANT SELECT, INSERT ON money_activity, exchange_rates TO orbit_app;
-GRANT UPDATE (rate, entered_by) ON exchange_rates TO orbit_app;
+GRANT SELECT, INSERT ON money_activity TO orbit_app;
 GRANT UPDATE (after) ON money_activity TO orbit_app;
-GRANT ALL ON transactions, splits, transaction_payers, money_activity, exchange_rates TO orbit_admin;
+GRANT ALL ON transactions, splits, transaction_payers, money_activity TO orbit_admin;
 REVOKE ALL ON FUNCTION
-    orbit.expense_state(uuid), orbit.currency_exponent(text), orbit.exchange_rate(uuid, text, text, date),
-    orbit.convert(bigint, numeric, text, text), orbit.plain_split_fits(jsonb, bigint), orbit.split_input_fits(jsonb, bigint)
+    orbit.expense_state(uuid), orbit.plain_split_fits(jsonb, bigint), orbit.split_input_fits(jsonb, bigint)
 FROM PUBLIC, orbit_app, orbit_admin;
 REVOKE ALL ON FUNCTION orbit.check_split_sum(), orbit.check_payer_sum() FROM PUBLIC, orbit_app;
 -- Functions the services and the tables' checks call as the querying role.
 GRANT EXECUTE ON FUNCTION
-    orbit.expense_state(uuid), orbit.currency_exponent(text), orbit.exchange_rate(uuid, text, text, date),
-    orbit.convert(bigint, numeric, text, text), orbit.plain_split_fits(jsonb, bigint), orbit.split_input_fits(jsonb, bigint)
+    orbit.expense_state(uuid), orbit.plain_split_fits(jsonb, bigint), orbit.split_input_fits(jsonb, bigint)
 TO orbit_app, orbit_admin;
 GRANT EXECUTE ON FUNCTION orbit.check_split_sum(), orbit.check_payer_sum() TO orbit_admin;
