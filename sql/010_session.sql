@@ -1,3 +1,35 @@
+-- Shared: the session and tenancy core (sql/README.md). It runs first. This file owns the
+-- schemas' USAGE rights and the helpers that say who is asking and what they belong to, which
+-- every domain's policies call, with their rights.
+--
+-- Row-level security policies (docs/architecture.md, "Tenancy and security"). They apply to orbit_app;
+-- orbit_admin bypasses them, and any other role has no table rights at all. Each domain's file
+-- holds the policies of its tables and the rights on them.
+--
+-- For user U (orbit.app_user_id()):
+-- * community data (communities, members, events, posts, transactions, dues, media and the
+--   rows hanging off them) is visible in communities where U is an active member and that
+--   are not deleted;
+-- * invites and audit_log: admins of the community; users: U and people U shares a community
+--   with; family_members: U's own and those of people U shares a community with;
+--   notifications and refresh_tokens: U's own.
+-- Writes (WITH CHECK): nothing is written into, or moved into, a community U is not an active
+-- member of; admin-only tables (invites, dues, dues_payments) take admins' writes only;
+-- authored rows (author_id, created_by, user_id of an RSVP, vote or reaction) must be U.
+-- A missing or empty app.current_user_id makes every helper return nothing: no rows, no error.
+--
+-- What each role may touch (docs/architecture.md, "Tenancy and security"). Each domain's file owns
+-- orbit_app's and orbit_admin's rights on its tables and functions: it revokes them all and grants
+-- exactly its list.
+--
+-- orbit_app gets what the service layer needs and nothing more: no DELETE where the spec soft
+-- deletes (hard deletes are retention jobs, run as orbit_admin), no UPDATE of denormalized
+-- counters or of who created what, nothing on schema_migrations or orbit_private.
+--
+-- Hard deletes the product has: un-RSVP, un-react, withdraw a vote, replace an expense's
+-- splits, revoke an invite, remove a family member, media or a payment record, clear
+-- notifications, sign out, unassign a chore.
+
 -- Who is asking, and which communities they belong to (docs/architecture.md, "Tenancy and security").
 --
 -- A request runs as orbit_app with `set_config('app.current_user_id', <uuid>, true)`.
@@ -117,3 +149,26 @@ ALTER FUNCTION orbit.joined_community_ids() OWNER TO orbit_admin;
 ALTER FUNCTION orbit.contact_user_ids() OWNER TO orbit_admin;
 ALTER FUNCTION orbit.can_found(uuid) OWNER TO orbit_admin;
 ALTER FUNCTION orbit.community_allows(uuid, text) OWNER TO orbit_admin;
+
+-- The schemas: orbit_app and orbit_admin use public and orbit (policies run as the querying
+-- role); orbit_private is orbit_admin's alone (migrations/0001).
+REVOKE ALL ON SCHEMA orbit_private FROM orbit_app;
+
+GRANT USAGE ON SCHEMA public, orbit TO orbit_app, orbit_admin;
+GRANT USAGE ON SCHEMA orbit_private TO orbit_admin;
+
+-- Rights (sql/README.md, "Rights"): this file revokes every right on its tables and functions and
+-- grants exactly these; orbit_admin, the operators' role, gets everything on public's tables and
+-- orbit's functions. (orbit_admin's EXECUTE is revoked too where the migrating role owns the
+-- function, not where orbit_admin owns it: sql/README.md.)
+REVOKE ALL ON FUNCTION orbit.app_user_id() FROM PUBLIC, orbit_app, orbit_admin;
+REVOKE ALL ON FUNCTION
+    orbit.member_community_ids(), orbit.admin_community_ids(), orbit.joined_community_ids(), orbit.contact_user_ids(),
+    orbit.can_found(uuid), orbit.community_allows(uuid, text)
+FROM PUBLIC, orbit_app;
+-- Functions policies and views call as the querying role.
+GRANT EXECUTE ON FUNCTION
+    orbit.app_user_id(), orbit.member_community_ids(), orbit.admin_community_ids(),
+    orbit.joined_community_ids(), orbit.contact_user_ids(), orbit.can_found(uuid),
+    orbit.community_allows(uuid, text)
+TO orbit_app, orbit_admin;

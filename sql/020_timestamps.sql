@@ -1,3 +1,6 @@
+-- Shared (sql/README.md): this file owns the timestamp triggers of every table that has them,
+-- their functions and the functions' rights.
+--
 -- Timestamps the database owns (spec: updated_at "Last update", editable_until "24 hours after
 -- creation"). The draft only gave updated_at a default, so it never changed after INSERT, and
 -- computed editable_until from a nullable created_at that any UPDATE could rewrite.
@@ -52,3 +55,10 @@ $$;
 DROP TRIGGER IF EXISTS trigger_post_editable ON posts;
 CREATE TRIGGER trigger_post_editable BEFORE INSERT OR UPDATE OF created_at, editable_until ON posts
     FOR EACH ROW EXECUTE FUNCTION orbit.set_post_editable_until();
+
+-- Rights (sql/README.md, "Rights"): this file revokes every right on its tables and functions and
+-- grants exactly these; orbit_admin, the operators' role, gets everything on public's tables and
+-- orbit's functions. (orbit_admin's EXECUTE is revoked too where the migrating role owns the
+-- function, not where orbit_admin owns it: sql/README.md.)
+REVOKE ALL ON FUNCTION orbit.touch_updated_at(), orbit.set_post_editable_until() FROM PUBLIC, orbit_app, orbit_admin;
+GRANT EXECUTE ON FUNCTION orbit.touch_updated_at(), orbit.set_post_editable_until() TO orbit_admin;

@@ -1,3 +1,7 @@
+-- Shared: the session and tenancy core (sql/README.md). This file owns the triggers that keep
+-- every community's rows in their community, on every table that has them, their functions and
+-- the functions' rights.
+--
 -- Rows that hang off a community (docs/architecture.md, "Data integrity").
 --
 -- rsvps, reactions, comments, poll_votes, splits and dues_payments carry the community_id of
@@ -90,7 +94,7 @@ CREATE TRIGGER trigger_reactions_community BEFORE INSERT ON reactions
 DROP TRIGGER IF EXISTS trigger_comments_community ON comments;
 CREATE TRIGGER trigger_comments_community BEFORE INSERT ON comments
     FOR EACH ROW EXECUTE FUNCTION orbit.fill_community_from_parent();
--- poll_votes are filled by orbit.check_poll_vote (sql/050), which needs the post anyway.
+-- poll_votes are filled by orbit.check_poll_vote (sql/140_feed.sql), which needs the post anyway.
 DROP TRIGGER IF EXISTS trigger_dues_payments_community ON dues_payments;
 CREATE TRIGGER trigger_dues_payments_community BEFORE INSERT ON dues_payments
     FOR EACH ROW EXECUTE FUNCTION orbit.fill_community_from_parent();
@@ -172,3 +176,14 @@ DROP TRIGGER IF EXISTS trigger_media_fixed ON media;
 CREATE TRIGGER trigger_media_fixed BEFORE UPDATE ON media FOR EACH ROW
     WHEN (NEW.community_id IS DISTINCT FROM OLD.community_id)
     EXECUTE FUNCTION orbit.reject_reparenting('community_id');
+
+-- Rights (sql/README.md, "Rights"): this file revokes every right on its tables and functions and
+-- grants exactly these; orbit_admin, the operators' role, gets everything on public's tables and
+-- orbit's functions. (orbit_admin's EXECUTE is revoked too where the migrating role owns the
+-- function, not where orbit_admin owns it: sql/README.md.)
+REVOKE ALL ON FUNCTION orbit.reject_reparenting() FROM PUBLIC, orbit_app, orbit_admin;
+REVOKE ALL ON FUNCTION orbit.fill_community_from_parent(), orbit.check_split(), orbit.check_transaction_payer()
+FROM PUBLIC, orbit_app;
+GRANT EXECUTE ON FUNCTION
+    orbit.fill_community_from_parent(), orbit.check_split(), orbit.check_transaction_payer(), orbit.reject_reparenting()
+TO orbit_admin;

@@ -1,3 +1,6 @@
+-- Shared (sql/README.md): this file owns the denormalized counters' triggers (on members,
+-- comments and reactions), their functions, orbit.bump_count and the functions' rights.
+--
 -- Denormalized counters (spec: communities.member_count "updated via trigger",
 -- posts.comment_count and posts.reaction_counts "Denormalized").
 --
@@ -83,3 +86,14 @@ CREATE TRIGGER trigger_comment_count AFTER INSERT OR UPDATE OF deleted_at OR DEL
 DROP TRIGGER IF EXISTS trigger_reaction_counts ON reactions;
 CREATE TRIGGER trigger_reaction_counts AFTER INSERT OR UPDATE OF type OR DELETE ON reactions
     FOR EACH ROW EXECUTE FUNCTION orbit.update_reaction_counts();
+
+-- Rights (sql/README.md, "Rights"): this file revokes every right on its tables and functions and
+-- grants exactly these; orbit_admin, the operators' role, gets everything on public's tables and
+-- orbit's functions. (orbit_admin's EXECUTE is revoked too where the migrating role owns the
+-- function, not where orbit_admin owns it: sql/README.md.)
+REVOKE ALL ON FUNCTION orbit.bump_count(jsonb, text, int) FROM PUBLIC, orbit_app, orbit_admin;
+REVOKE ALL ON FUNCTION orbit.update_member_count(), orbit.update_comment_count(), orbit.update_reaction_counts()
+FROM PUBLIC, orbit_app;
+GRANT EXECUTE ON FUNCTION orbit.bump_count(jsonb, text, int) TO orbit_app, orbit_admin;
+GRANT EXECUTE ON FUNCTION orbit.update_member_count(), orbit.update_comment_count(), orbit.update_reaction_counts()
+TO orbit_admin;

@@ -242,7 +242,7 @@ struct World {
                 ),
                 everyone
             )
-            // Dues and their payments write money's history by trigger (sql/060): the community's too.
+            // Dues and their payments write money's history by trigger (sql/160_dues.sql): the community's too.
             for row in try await connection.query("SELECT id FROM money_activity WHERE entity_id = \(dues)") {
                 add("money_activity", try row.decode("id", as: UUID.self), everyone)
             }

@@ -1,3 +1,7 @@
+-- Client ids (sql/README.md): creates with the id the client generated. This file owns the
+-- trigger that takes the id on every table a client creates rows in (of several domains: it
+-- runs after them), its functions and the rights on them and on orbit_private.client_creates.
+--
 -- Creates with the id the client generated (issue 38, item 3; docs/sync.md, "Offline writes").
 --
 -- The API binds a create that carries an `id` to three transaction settings (RequestRunner's
@@ -61,3 +65,14 @@ AS $$
     WHERE c.entity_id = client_create_match.id
 $$;
 ALTER FUNCTION orbit.client_create_match(uuid, bytea) OWNER TO orbit_admin;
+
+-- Rights (sql/README.md, "Rights"): this file revokes every right on its tables and functions and
+-- grants exactly these; orbit_admin, the operators' role, gets everything on public's tables and
+-- orbit's functions. (orbit_admin's EXECUTE is revoked too where the migrating role owns the
+-- function, not where orbit_admin owns it: sql/README.md.)
+REVOKE ALL ON orbit_private.client_creates FROM orbit_app, orbit_admin;
+GRANT SELECT, INSERT, DELETE ON orbit_private.client_creates TO orbit_admin;
+REVOKE ALL ON FUNCTION orbit.take_client_id(), orbit.client_create_match(uuid, bytea) FROM PUBLIC, orbit_app;
+-- An operation checked inside the function (it answers for the current user or child only).
+GRANT EXECUTE ON FUNCTION orbit.client_create_match(uuid, bytea) TO orbit_app, orbit_admin;
+GRANT EXECUTE ON FUNCTION orbit.take_client_id(), orbit.client_create_match(uuid, bytea) TO orbit_admin;

@@ -1,3 +1,7 @@
+-- Changes and sync (sql/README.md): the change feed's log. This file owns the log's triggers on
+-- every synced table (of every domain: it runs after them all), their functions, the policies
+-- of changes, and the rights on changes, orbit_private.change_horizon and its functions.
+--
 -- The change feed's log (migrations/0019_changes.sql): a trigger per synced table appends which
 -- entity of which community changed, as the writing transaction. SECURITY DEFINER (owner
 -- orbit_admin): orbit_app has no right to write the log itself.
@@ -12,7 +16,7 @@
 -- of the row, or a parent: 'event', 'post', 'transaction', 'dues'), and the column naming the
 -- entity (default 'id': the row itself; a parent's id folds a child's change into its parent,
 -- as an expense's splits and a post's poll votes are part of their JSON), and for chat the column
--- naming the conversation: only its participants see the change (sql/070_policies.sql), and live
+-- naming the conversation: only its participants see the change (the policies below), and live
 -- updates go to them alone, on `orbit_chat` as '<conversation> <message|participant|conversation> <id>'.
 CREATE OR REPLACE FUNCTION orbit.record_change() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
@@ -376,3 +380,65 @@ CREATE TRIGGER trigger_change_user AFTER UPDATE OF apple_id, email, display_name
     FOR EACH ROW WHEN ((OLD.apple_id, OLD.email, OLD.display_name, OLD.avatar_url, OLD.deleted_at)
         IS DISTINCT FROM (NEW.apple_id, NEW.email, NEW.display_name, NEW.avatar_url, NEW.deleted_at))
     EXECUTE FUNCTION orbit.record_own_change('user', 'id');
+
+-- Policies. This file owns every policy on changes: it drops them all and recreates the ones below,
+-- so a policy removed here is removed from the database too.
+DO $$
+DECLARE
+    policy record;
+BEGIN
+    FOR policy IN
+        SELECT policyname, tablename FROM pg_catalog.pg_policies
+        WHERE schemaname = 'public' AND tablename IN ('changes')
+    LOOP
+        EXECUTE format('DROP POLICY %I ON public.%I', policy.policyname, policy.tablename);
+    END LOOP;
+END
+$$;
+
+-- changes (the sync feed's log): the changes of one's active communities, and of entities only
+-- one user may see (notifications) only that user's; chat's only the conversation's participants'
+-- (and the end of one's participation, only one's own). Written only by the triggers above.
+CREATE POLICY changes_select ON changes FOR SELECT TO orbit_app
+    USING (
+        community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
+        AND (user_id IS NULL OR user_id = (SELECT orbit.app_user_id()))
+        AND (conversation_id IS NULL OR user_id IS NOT NULL OR conversation_id = ANY ((SELECT orbit.conversation_ids())::uuid[]))
+    );
+
+-- A user's own feed (no community: their account, devices, family, notifications of no
+-- community): only that user.
+CREATE POLICY changes_select_own ON changes FOR SELECT TO orbit_app
+    USING (community_id IS NULL AND user_id = (SELECT orbit.app_user_id()));
+
+-- A signed-in child's device syncs its chores, completions, rewards, redemptions and points
+-- (issue 38; docs/sync.md): the log of those, in the one community its device reaches. Which
+-- rows of each the child may read is their tables' own policies' to say.
+CREATE POLICY changes_select_child ON changes FOR SELECT TO orbit_app
+    USING (
+        community_id = ANY ((SELECT orbit.child_community_ids())::uuid[])
+        AND entity IN ('chore', 'chore_completion', 'reward', 'reward_redemption', 'points')
+        AND user_id IS NULL AND conversation_id IS NULL
+    );
+
+-- Rights (sql/README.md, "Rights"): this file revokes every right on its tables and functions and
+-- grants exactly these; orbit_admin, the operators' role, gets everything on public's tables and
+-- orbit's functions. (orbit_admin's EXECUTE is revoked too where the migrating role owns the
+-- function, not where orbit_admin owns it: sql/README.md.)
+REVOKE ALL ON changes FROM orbit_app, orbit_admin;
+-- Read-only for orbit_app: only the triggers write the log.
+GRANT SELECT ON changes TO orbit_app;
+GRANT ALL ON changes TO orbit_admin;
+-- changes_seq_seq (the log's identity): its owner's alone, no file grants anything on it.
+REVOKE ALL ON orbit_private.change_horizon FROM orbit_app, orbit_admin;
+GRANT SELECT, UPDATE ON orbit_private.change_horizon TO orbit_admin;
+REVOKE ALL ON FUNCTION
+    orbit.record_change(), orbit.record_participant_changes(), orbit.record_part_changes(), orbit.record_family_member(),
+    orbit.record_shown_elsewhere(), orbit.record_own_change(), orbit.changes_compacted_through()
+FROM PUBLIC, orbit_app;
+-- What the feed (as orbit_app) checks a cursor against.
+GRANT EXECUTE ON FUNCTION orbit.changes_compacted_through() TO orbit_app, orbit_admin;
+GRANT EXECUTE ON FUNCTION
+    orbit.record_change(), orbit.record_participant_changes(), orbit.record_part_changes(), orbit.record_family_member(),
+    orbit.record_shown_elsewhere(), orbit.record_own_change(), orbit.changes_compacted_through()
+TO orbit_admin;

@@ -1,3 +1,9 @@
+-- Rates (sql/README.md): exchange rates, currencies and conversion. This file owns
+-- orbit.exchange_rate, orbit.convert, the policies of exchange_rates and the rights on them and
+-- on its functions, including orbit.currency_exponent (migrations/0026 created it). It comes
+-- before sql/150_expenses.sql: transactions' conversion check (transactions_conversion) calls
+-- orbit.currency_exponent, and settlements record the rate orbit.exchange_rate gave them.
+
 -- The rate of a conversion (docs/money.md, "Currencies"): 1 unit of `from_code` is this many units
 -- of `to_code`, as known on `on_day` to a member of `in_community` (row-level security applies: the
 -- community's own rates and the reference rates). NULL when none is known.
@@ -47,3 +53,46 @@ BEGIN
     RETURN converted;
 END
 $$;
+
+-- Policies. This file owns every policy on exchange_rates: it drops them all and recreates the
+-- ones below, so a policy removed here is removed from the database too.
+DO $$
+DECLARE
+    policy record;
+BEGIN
+    FOR policy IN
+        SELECT policyname, tablename FROM pg_catalog.pg_policies
+        WHERE schemaname = 'public' AND tablename IN (
+            'exchange_rates'
+        )
+    LOOP
+        EXECUTE format('DROP POLICY %I ON public.%I', policy.policyname, policy.tablename);
+    END LOOP;
+END
+$$;
+
+-- exchange rates: the reference rates (community_id NULL, imported by operators) are everyone's;
+-- a community's own are its members', entered by its admins as themselves.
+CREATE POLICY exchange_rates_select ON exchange_rates FOR SELECT TO orbit_app
+    USING (community_id IS NULL OR community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+CREATE POLICY exchange_rates_insert ON exchange_rates FOR INSERT TO orbit_app
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) AND entered_by = (SELECT orbit.app_user_id()));
+CREATE POLICY exchange_rates_update ON exchange_rates FOR UPDATE TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) AND entered_by = (SELECT orbit.app_user_id()));
+
+-- Rights (sql/README.md, "Rights"): this file revokes every right on its table and functions and
+-- grants exactly these; orbit_admin, the operators' role, gets everything. (The migrating role
+-- owns these functions: orbit_admin's EXECUTE is revoked and granted again after orbit_app's,
+-- sql/README.md.)
+REVOKE ALL ON exchange_rates FROM orbit_app, orbit_admin;
+GRANT SELECT, INSERT ON exchange_rates TO orbit_app;
+GRANT UPDATE (rate, entered_by) ON exchange_rates TO orbit_app;
+GRANT ALL ON exchange_rates TO orbit_admin;
+REVOKE ALL ON FUNCTION
+    orbit.currency_exponent(text), orbit.exchange_rate(uuid, text, text, date), orbit.convert(bigint, numeric, text, text)
+FROM PUBLIC, orbit_app, orbit_admin;
+-- Functions the services and the tables' checks call as the querying role.
+GRANT EXECUTE ON FUNCTION
+    orbit.currency_exponent(text), orbit.exchange_rate(uuid, text, text, date), orbit.convert(bigint, numeric, text, text)
+TO orbit_app, orbit_admin;

@@ -1,3 +1,9 @@
+-- Chat (sql/README.md): conversations, participants, messages and presence. This file owns
+-- chat's invariants and helpers, the policies of conversations, conversation_participants,
+-- messages and live_connections and the rights on them and on its functions. (Chat's change
+-- log and live notifications are sql/800_changes.sql's, a message's notifications
+-- sql/190_notifications.sql's.)
+--
 -- Chat's invariants (migrations/0020_chat.sql, docs/chat.md), kept by the database whoever
 -- writes. SECURITY DEFINER (owner orbit_admin): they write what orbit_app may not (the
 -- conversation's position and last message, participants of the community conversation).
@@ -128,7 +134,7 @@ CREATE TRIGGER trigger_chat_refresh_last_message AFTER UPDATE OF text, deleted_a
     FOR EACH ROW EXECUTE FUNCTION orbit.chat_refresh_last_message();
 
 -- The conversations the current user takes part in now: an active participant and an active
--- member of a community that is not deleted (row-level security of chat, sql/070_policies.sql).
+-- member of a community that is not deleted (row-level security of chat, the policies below).
 CREATE OR REPLACE FUNCTION orbit.conversation_ids() RETURNS uuid[]
 LANGUAGE plpgsql STABLE SECURITY DEFINER PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -200,3 +206,87 @@ AS $$
       )
 $$;
 ALTER FUNCTION orbit.chat_push_recipients(uuid) OWNER TO orbit_admin;
+
+-- Policies. This file owns every policy on conversations, conversation_participants, messages and
+-- live_connections: it drops them all and recreates the ones below, so a policy removed here is
+-- removed from the database too.
+DO $$
+DECLARE
+    policy record;
+BEGIN
+    FOR policy IN
+        SELECT policyname, tablename FROM pg_catalog.pg_policies
+        WHERE schemaname = 'public' AND tablename IN (
+            'conversations', 'conversation_participants', 'messages', 'live_connections'
+        )
+    LOOP
+        EXECUTE format('DROP POLICY %I ON public.%I', policy.policyname, policy.tablename);
+    END LOOP;
+END
+$$;
+
+-- chat: only the people taking part read or write a conversation — active
+-- participants who are active members of its community. A group's or direct conversation's
+-- starter adds (and removes) its people; everyone updates their own participation (watermarks,
+-- mute, leaving); a message is written by its sender, and an admin may delete one in the
+-- community conversation.
+CREATE POLICY conversations_select ON conversations FOR SELECT TO orbit_app
+    USING (id = ANY ((SELECT orbit.conversation_ids())::uuid[]));
+CREATE POLICY conversations_insert ON conversations FOR INSERT TO orbit_app
+    WITH CHECK (
+        created_by = (SELECT orbit.app_user_id()) AND kind IN ('group', 'direct')
+        AND community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
+    );
+CREATE POLICY conversations_update ON conversations FOR UPDATE TO orbit_app
+    USING (id = ANY ((SELECT orbit.conversation_ids())::uuid[]) AND kind = 'group')
+    WITH CHECK (id = ANY ((SELECT orbit.conversation_ids())::uuid[]) AND kind = 'group');
+CREATE POLICY conversation_participants_select ON conversation_participants FOR SELECT TO orbit_app
+    USING (conversation_id = ANY ((SELECT orbit.conversation_ids())::uuid[]));
+CREATE POLICY conversation_participants_insert ON conversation_participants FOR INSERT TO orbit_app
+    WITH CHECK (conversation_id = ANY ((SELECT orbit.started_conversation_ids(false))::uuid[]));
+CREATE POLICY conversation_participants_update ON conversation_participants FOR UPDATE TO orbit_app
+    USING (
+        conversation_id = ANY ((SELECT orbit.conversation_ids())::uuid[])
+        AND (user_id = (SELECT orbit.app_user_id()) OR conversation_id = ANY ((SELECT orbit.started_conversation_ids(true))::uuid[]))
+    )
+    WITH CHECK (user_id = (SELECT orbit.app_user_id()) OR conversation_id = ANY ((SELECT orbit.started_conversation_ids(true))::uuid[]));
+CREATE POLICY messages_select ON messages FOR SELECT TO orbit_app
+    USING (conversation_id = ANY ((SELECT orbit.conversation_ids())::uuid[]));
+CREATE POLICY messages_insert ON messages FOR INSERT TO orbit_app
+    WITH CHECK (conversation_id = ANY ((SELECT orbit.conversation_ids())::uuid[]) AND sender_id = (SELECT orbit.app_user_id()));
+CREATE POLICY messages_update ON messages FOR UPDATE TO orbit_app
+    USING (
+        conversation_id = ANY ((SELECT orbit.conversation_ids())::uuid[])
+        AND (sender_id = (SELECT orbit.app_user_id())
+             OR (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
+                 AND EXISTS (SELECT FROM conversations c WHERE c.id = conversation_id AND c.kind = 'community')))
+    )
+    WITH CHECK (conversation_id = ANY ((SELECT orbit.conversation_ids())::uuid[]));
+
+-- live connections (presence): servers only (orbit_admin); people see presence through
+-- orbit.presence(), which applies who may see it. No policy for orbit_app: nothing.
+
+-- Rights (sql/README.md, "Rights"): this file revokes every right on its tables and functions and
+-- grants exactly these; orbit_admin, the operators' role, gets everything on public's tables and
+-- orbit's functions. (orbit_admin's EXECUTE is revoked too where the migrating role owns the
+-- function, not where orbit_admin owns it: sql/README.md.)
+REVOKE ALL ON conversations, conversation_participants, messages, live_connections FROM orbit_app, orbit_admin;
+GRANT SELECT, INSERT ON conversations, conversation_participants, messages TO orbit_app;
+GRANT UPDATE (title) ON conversations TO orbit_app;
+GRANT UPDATE (left_at, read_position, delivered_position, muted_until) ON conversation_participants TO orbit_app;
+GRANT UPDATE (text, content_encrypted, encryption_version, edited_at, deleted_at) ON messages TO orbit_app;
+GRANT ALL ON conversations, conversation_participants, messages, live_connections TO orbit_admin;
+REVOKE ALL ON FUNCTION
+    orbit.chat_community_conversation(), orbit.chat_follow_membership(), orbit.chat_check_participant(),
+    orbit.chat_store_message(), orbit.chat_refresh_last_message(), orbit.conversation_ids(),
+    orbit.started_conversation_ids(boolean), orbit.presence(uuid[]), orbit.chat_push_recipients(uuid)
+FROM PUBLIC, orbit_app;
+-- Functions policies call as the querying role, and operations checked inside the function.
+GRANT EXECUTE ON FUNCTION
+    orbit.conversation_ids(), orbit.started_conversation_ids(boolean), orbit.presence(uuid[]), orbit.chat_push_recipients(uuid)
+TO orbit_app, orbit_admin;
+GRANT EXECUTE ON FUNCTION
+    orbit.chat_community_conversation(), orbit.chat_follow_membership(), orbit.chat_check_participant(),
+    orbit.chat_store_message(), orbit.chat_refresh_last_message(), orbit.conversation_ids(),
+    orbit.started_conversation_ids(boolean), orbit.presence(uuid[]), orbit.chat_push_recipients(uuid)
+TO orbit_admin;

@@ -1,3 +1,10 @@
+-- Chores, rewards and points, and the family (sql/README.md): family members, the signed-in
+-- child, PINs and paired devices. This file owns chores' invariants and notifications, the child
+-- principal, the child sign-in functions, the policies of family_members, chores,
+-- chore_assignees, chore_completions, rewards, reward_redemptions, points_ledger,
+-- points_accounts, child_credentials and child_devices and the rights on them and on its
+-- functions. (What a child's device syncs is sql/800_changes.sql's.)
+--
 -- Chores, points and rewards (migrations/0022_chores.sql, docs/chores.md): their invariants are
 -- kept here, whoever writes. SECURITY DEFINER (owner orbit_admin): the triggers write what
 -- orbit_app may not (the ledger's credits and debits, the accounts, notifications).
@@ -361,7 +368,8 @@ DROP TRIGGER IF EXISTS trigger_points_apply_entry ON points_ledger;
 CREATE TRIGGER trigger_points_apply_entry AFTER INSERT ON points_ledger
     FOR EACH ROW EXECUTE FUNCTION orbit.points_apply_entry();
 
--- The ledger is history: no entry changes, whoever asks (orbit_app may not even try, sql/090).
+-- The ledger is history: no entry changes, whoever asks (orbit_app may not even try: no UPDATE
+-- right, below).
 CREATE OR REPLACE FUNCTION orbit.points_ledger_immutable() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
 AS $$
@@ -590,3 +598,195 @@ BEGIN
 END
 $$;
 ALTER FUNCTION orbit.child_sign_in(bytea, text) OWNER TO orbit_admin;
+
+-- Policies. This file owns every policy on family_members, chores, chore_assignees,
+-- chore_completions, rewards, reward_redemptions, points_ledger, points_accounts, child_credentials
+-- and child_devices: it drops them all and recreates the ones below, so a policy removed here is
+-- removed from the database too.
+DO $$
+DECLARE
+    policy record;
+BEGIN
+    FOR policy IN
+        SELECT policyname, tablename FROM pg_catalog.pg_policies
+        WHERE schemaname = 'public' AND tablename IN (
+            'family_members', 'chores', 'chore_assignees', 'chore_completions', 'rewards',
+            'reward_redemptions', 'points_ledger', 'points_accounts', 'child_credentials',
+            'child_devices'
+        )
+    LOOP
+        EXECUTE format('DROP POLICY %I ON public.%I', policy.policyname, policy.tablename);
+    END LOOP;
+END
+$$;
+
+-- family_members
+CREATE POLICY family_members_select ON family_members FOR SELECT TO orbit_app
+    USING (user_id = ANY ((SELECT orbit.contact_user_ids())::uuid[]));
+CREATE POLICY family_members_write ON family_members FOR ALL TO orbit_app
+    USING (user_id = (SELECT orbit.app_user_id()))
+    WITH CHECK (user_id = (SELECT orbit.app_user_id()));
+
+-- chores, rewards and points: a community's members see its chores,
+-- completions, rewards, redemptions and points; a signed-in child (orbit.app_child_id()) sees the
+-- chores assigned to them, their own completions, redemptions, ledger and account, and the
+-- rewards of their parent's communities. Admins (parents) write chores, their assignees and
+-- rewards, review completions, resolve redemptions and adjust points. A completion or a
+-- redemption is recorded by its holder (the user, or the child on their device), by the child's
+-- parent, or by an admin for a family member.
+CREATE POLICY chores_select ON chores FOR SELECT TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) OR id = ANY ((SELECT orbit.child_chore_ids())::uuid[]));
+CREATE POLICY chores_insert ON chores FOR INSERT TO orbit_app
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) AND created_by = (SELECT orbit.app_user_id()));
+CREATE POLICY chores_update ON chores FOR UPDATE TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
+CREATE POLICY chore_assignees_select ON chore_assignees FOR SELECT TO orbit_app
+    USING (
+        community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
+        OR (family_member_id = (SELECT orbit.app_child_id()) AND community_id = ANY ((SELECT orbit.child_community_ids())::uuid[]))
+    );
+CREATE POLICY chore_assignees_insert ON chore_assignees FOR INSERT TO orbit_app
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
+CREATE POLICY chore_assignees_delete ON chore_assignees FOR DELETE TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
+CREATE POLICY chore_completions_select ON chore_completions FOR SELECT TO orbit_app
+    USING (
+        community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
+        OR (family_member_id = (SELECT orbit.app_child_id()) AND community_id = ANY ((SELECT orbit.child_community_ids())::uuid[]))
+    );
+CREATE POLICY chore_completions_insert ON chore_completions FOR INSERT TO orbit_app
+    WITH CHECK (
+        (
+            community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND recorded_by = (SELECT orbit.app_user_id())
+            AND (
+                user_id = (SELECT orbit.app_user_id())
+                OR family_member_id = ANY ((SELECT orbit.parent_family_member_ids())::uuid[])
+                OR (family_member_id IS NOT NULL AND community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
+            )
+        )
+        OR (
+            recorded_by IS NULL AND family_member_id = (SELECT orbit.app_child_id())
+            AND community_id = ANY ((SELECT orbit.child_community_ids())::uuid[])
+        )
+    );
+CREATE POLICY chore_completions_update ON chore_completions FOR UPDATE TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
+CREATE POLICY rewards_select ON rewards FOR SELECT TO orbit_app
+    USING (
+        community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
+        OR community_id = ANY ((SELECT orbit.child_community_ids())::uuid[])
+    );
+CREATE POLICY rewards_insert ON rewards FOR INSERT TO orbit_app
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) AND created_by = (SELECT orbit.app_user_id()));
+CREATE POLICY rewards_update ON rewards FOR UPDATE TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
+CREATE POLICY reward_redemptions_select ON reward_redemptions FOR SELECT TO orbit_app
+    USING (
+        community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
+        OR (family_member_id = (SELECT orbit.app_child_id()) AND community_id = ANY ((SELECT orbit.child_community_ids())::uuid[]))
+    );
+CREATE POLICY reward_redemptions_insert ON reward_redemptions FOR INSERT TO orbit_app
+    WITH CHECK (
+        (
+            community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND requested_by = (SELECT orbit.app_user_id())
+            AND (
+                user_id = (SELECT orbit.app_user_id())
+                OR family_member_id = ANY ((SELECT orbit.parent_family_member_ids())::uuid[])
+                OR (family_member_id IS NOT NULL AND community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
+            )
+        )
+        OR (
+            requested_by IS NULL AND family_member_id = (SELECT orbit.app_child_id())
+            AND community_id = ANY ((SELECT orbit.child_community_ids())::uuid[])
+        )
+    );
+CREATE POLICY reward_redemptions_update ON reward_redemptions FOR UPDATE TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
+CREATE POLICY points_ledger_select ON points_ledger FOR SELECT TO orbit_app
+    USING (
+        community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
+        OR (family_member_id = (SELECT orbit.app_child_id()) AND community_id = ANY ((SELECT orbit.child_community_ids())::uuid[]))
+    );
+CREATE POLICY points_ledger_insert ON points_ledger FOR INSERT TO orbit_app
+    WITH CHECK (
+        kind = 'adjustment' AND community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
+        AND created_by = (SELECT orbit.app_user_id())
+    );
+CREATE POLICY points_accounts_select ON points_accounts FOR SELECT TO orbit_app
+    USING (
+        community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
+        OR (family_member_id = (SELECT orbit.app_child_id()) AND community_id = ANY ((SELECT orbit.child_community_ids())::uuid[]))
+    );
+
+-- child_credentials and child_devices: no policy for orbit_app, and no rights; only the
+-- SECURITY DEFINER functions above touch them (migrations/0022).
+
+-- Rights (sql/README.md, "Rights"): this file revokes every right on its tables and functions and
+-- grants exactly these; orbit_admin, the operators' role, gets everything on public's tables and
+-- orbit's functions. (orbit_admin's EXECUTE is revoked too where the migrating role owns the
+-- function, not where orbit_admin owns it: sql/README.md.)
+REVOKE ALL ON
+    family_members, chores, chore_assignees, chore_completions, rewards, reward_redemptions, points_ledger, points_accounts,
+    child_credentials, child_devices
+FROM orbit_app, orbit_admin;
+-- Remove a family member, unassign a chore: hard deletes.
+GRANT SELECT, INSERT, UPDATE, DELETE ON family_members TO orbit_app;
+GRANT SELECT, INSERT ON chores, chore_assignees, chore_completions, rewards, reward_redemptions, points_ledger TO orbit_app;
+GRANT DELETE ON chore_assignees TO orbit_app;
+GRANT SELECT ON points_accounts TO orbit_app;
+GRANT UPDATE (title, description, points, difficulty, category, due_at, recurrence_rule, recurrence_timezone, requires_approval, archived_at,
+    completion_window_days)
+    ON chores TO orbit_app;
+GRANT UPDATE (status, reviewed_by, reviewed_at) ON chore_completions TO orbit_app;
+GRANT UPDATE (title, description, points_cost, available, stock) ON rewards TO orbit_app;
+GRANT UPDATE (status, resolved_by, resolved_at) ON reward_redemptions TO orbit_app;
+GRANT ALL ON
+    family_members, chores, chore_assignees, chore_completions, rewards, reward_redemptions, points_ledger, points_accounts,
+    child_credentials, child_devices
+TO orbit_admin;
+REVOKE ALL ON SEQUENCE points_ledger_seq_seq FROM orbit_app, orbit_admin;
+-- The ledger's order (points_ledger.seq): adjustments are inserted as orbit_app.
+GRANT USAGE ON SEQUENCE points_ledger_seq_seq TO orbit_app, orbit_admin;
+REVOKE ALL ON FUNCTION
+    orbit.app_child_id(), orbit.app_child_device_id(), orbit.chore_clear_recurrence_end(), orbit.points_ledger_immutable(),
+    orbit.points_account_check(), orbit.child_device_idle_limit(), orbit.child_lockout_duration(integer)
+FROM PUBLIC, orbit_app, orbit_admin;
+REVOKE ALL ON FUNCTION
+    orbit.child_community_ids(), orbit.child_chore_ids(), orbit.parent_family_member_ids(),
+    orbit.chore_require_holder(uuid, uuid, uuid), orbit.chore_notify(uuid, uuid, uuid, boolean, text, text, text, jsonb),
+    orbit.holder_name(uuid, uuid), orbit.chore_check_assignee(), orbit.chore_check_completion(), orbit.chore_check_review(),
+    orbit.chore_after_completion(), orbit.reward_check_redemption(), orbit.reward_check_resolution(),
+    orbit.reward_after_redemption(), orbit.points_apply_entry(), orbit.can_manage_child(uuid, uuid),
+    orbit.set_child_pin(uuid, uuid, text), orbit.start_child_pairing(uuid, uuid, bytea, timestamptz),
+    orbit.finish_child_pairing(bytea, bytea), orbit.child_devices_of(uuid, uuid), orbit.revoke_child_devices(uuid, uuid, uuid),
+    orbit.child_sign_in(bytea, text)
+FROM PUBLIC, orbit_app;
+-- Who is asking, read by the policies as the querying role.
+GRANT EXECUTE ON FUNCTION
+    orbit.app_child_id(), orbit.app_child_device_id(), orbit.child_community_ids(), orbit.child_chore_ids(),
+    orbit.parent_family_member_ids()
+TO orbit_app, orbit_admin;
+-- Operations a guardian or a child's device performs, each checked inside the function.
+GRANT EXECUTE ON FUNCTION
+    orbit.set_child_pin(uuid, uuid, text), orbit.start_child_pairing(uuid, uuid, bytea, timestamptz),
+    orbit.finish_child_pairing(bytea, bytea), orbit.child_sign_in(bytea, text), orbit.can_manage_child(uuid, uuid),
+    orbit.child_devices_of(uuid, uuid), orbit.revoke_child_devices(uuid, uuid, uuid)
+TO orbit_app, orbit_admin;
+GRANT EXECUTE ON FUNCTION
+    orbit.app_child_id(), orbit.app_child_device_id(), orbit.chore_clear_recurrence_end(), orbit.points_ledger_immutable(),
+    orbit.points_account_check(), orbit.child_device_idle_limit(), orbit.child_lockout_duration(integer)
+TO orbit_admin;
+GRANT EXECUTE ON FUNCTION
+    orbit.child_community_ids(), orbit.child_chore_ids(), orbit.parent_family_member_ids(),
+    orbit.chore_require_holder(uuid, uuid, uuid), orbit.chore_notify(uuid, uuid, uuid, boolean, text, text, text, jsonb),
+    orbit.holder_name(uuid, uuid), orbit.chore_check_assignee(), orbit.chore_check_completion(), orbit.chore_check_review(),
+    orbit.chore_after_completion(), orbit.reward_check_redemption(), orbit.reward_check_resolution(),
+    orbit.reward_after_redemption(), orbit.points_apply_entry(), orbit.can_manage_child(uuid, uuid),
+    orbit.set_child_pin(uuid, uuid, text), orbit.start_child_pairing(uuid, uuid, bytea, timestamptz),
+    orbit.finish_child_pairing(bytea, bytea), orbit.child_devices_of(uuid, uuid), orbit.revoke_child_devices(uuid, uuid, uuid),
+    orbit.child_sign_in(bytea, text)
+TO orbit_admin;

@@ -2,6 +2,10 @@
 -- (The migrator runs this file in one REPEATABLE READ transaction: the snapshot below is
 -- computed with, and recorded as, that transaction's MVCC snapshot.)
 --
+-- The Settlements domain's balances (sql/README.md): this file owns the balances snapshot, the
+-- `balances` view, orbit.balance_entries, the journal's triggers, their functions and the rights
+-- on them. It grants them itself: it drops and recreates `balances` whenever it runs.
+--
 -- Balances per (community, user, currency) (spec: "Balances (Materialized View)"):
 -- the relation `balances`, positive = is owed.
 --
@@ -183,3 +187,16 @@ CREATE TRIGGER trigger_transactions_journal_delete BEFORE DELETE ON transactions
 DROP TRIGGER IF EXISTS trigger_transaction_payers_journal ON transaction_payers;
 CREATE TRIGGER trigger_transaction_payers_journal AFTER INSERT OR UPDATE OF amount, user_id OR DELETE ON transaction_payers
     FOR EACH ROW EXECUTE FUNCTION orbit.journal_payer();
+
+-- Rights (sql/README.md, "Rights"): this file revokes every right on its tables and functions and
+-- grants exactly these; orbit_admin, the operators' role, gets everything on public's tables and
+-- orbit's functions. (orbit_admin's EXECUTE is revoked too where the migrating role owns the
+-- function, not where orbit_admin owns it: sql/README.md.)
+REVOKE ALL ON public.balances, orbit.balance_entries FROM orbit_app, orbit_admin;
+GRANT SELECT ON public.balances, orbit.balance_entries TO orbit_app;
+GRANT ALL ON public.balances TO orbit_admin;
+GRANT SELECT ON orbit.balance_entries TO orbit_admin;
+-- The snapshot, its state and the journal (orbit_private) are orbit_admin's, their owner's,
+-- alone: no file grants anything on them.
+REVOKE ALL ON FUNCTION orbit.journal_split(), orbit.journal_payer(), orbit.journal_transaction() FROM PUBLIC, orbit_app;
+GRANT EXECUTE ON FUNCTION orbit.journal_split(), orbit.journal_payer(), orbit.journal_transaction() TO orbit_admin;

@@ -1,3 +1,6 @@
+-- Invites (sql/README.md). This file owns the redemption of a code, the policy of invites and
+-- the rights on them and on its function.
+
 -- Redeeming an invite. The person redeeming is not a member yet, so row-level
 -- security hides the invite and forbids the membership insert; this SECURITY DEFINER function
 -- does the whole redemption for the current user, in the caller's transaction:
@@ -74,3 +77,35 @@ END
 $$;
 
 ALTER FUNCTION orbit.redeem_invite(text) OWNER TO orbit_admin;
+
+-- Policies. This file owns every policy on invites: it drops them all and recreates the ones below,
+-- so a policy removed here is removed from the database too.
+DO $$
+DECLARE
+    policy record;
+BEGIN
+    FOR policy IN
+        SELECT policyname, tablename FROM pg_catalog.pg_policies
+        WHERE schemaname = 'public' AND tablename IN ('invites')
+    LOOP
+        EXECUTE format('DROP POLICY %I ON public.%I', policy.policyname, policy.tablename);
+    END LOOP;
+END
+$$;
+
+-- invites: admins only.
+CREATE POLICY invites_admin ON invites FOR ALL TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) AND created_by = (SELECT orbit.app_user_id()));
+
+-- Rights (sql/README.md, "Rights"): this file revokes every right on its tables and functions and
+-- grants exactly these; orbit_admin, the operators' role, gets everything on public's tables and
+-- orbit's functions. (orbit_admin's EXECUTE is revoked too where the migrating role owns the
+-- function, not where orbit_admin owns it: sql/README.md.)
+REVOKE ALL ON invites FROM orbit_app, orbit_admin;
+-- Revoke an invite: a hard delete.
+GRANT SELECT, INSERT, UPDATE, DELETE ON invites TO orbit_app;
+GRANT ALL ON invites TO orbit_admin;
+REVOKE ALL ON FUNCTION orbit.redeem_invite(text) FROM PUBLIC, orbit_app;
+-- Operations a non-member must be able to perform, each checked inside the function.
+GRANT EXECUTE ON FUNCTION orbit.redeem_invite(text) TO orbit_app, orbit_admin;
