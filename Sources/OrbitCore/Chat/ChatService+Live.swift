@@ -1,7 +1,7 @@
 package import Foundation
 import OrbitPostgres
 
-/// What a chat notification on `orbit_chat` says (sql/085_changes.sql sends the first three at
+/// What a chat notification on `orbit_chat` says (sql/800_changes.sql sends the first three at
 /// commit; `typing` is sent by the server a participant types on, and never stored):
 /// `<conversation> <kind> <id>`, or `<conversation> participants <user>,<user>,…` for the
 /// participants whose receipts one statement moved.
@@ -123,7 +123,7 @@ extension ChatService {
     // MARK: - Servers (operator)
 
     /// How long a socket's row stays fresh without its server refreshing it (the SQL functions
-    /// of sql/057_chat.sql use the same 90 s); servers refresh every `presenceRefresh`.
+    /// of sql/200_chat.sql use the same 90 s); servers refresh every `presenceRefresh`.
     package static let presenceRefresh: Duration = .seconds(30)
 
     /// Operator: a live socket of `user` opened on `server`.

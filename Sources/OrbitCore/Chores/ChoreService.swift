@@ -4,7 +4,7 @@ package import OrbitPostgres
 /// Chores, points and rewards for households (issue 23, docs/chores.md). Admins (parents) set
 /// chores and rewards, review completions, resolve redemptions and adjust points; an assignee,
 /// or a parent for their child, marks a chore done; children, signed in on a paired device
-/// (`Principal.child`), see and do their own. The database keeps the invariants (sql/058):
+/// (`Principal.child`), see and do their own. The database keeps the invariants (sql/210_chores.sql):
 /// the services check the permission matrix first, to say which rule refused.
 package struct ChoreService: Sendable {
     let runner: RequestRunner

@@ -5,7 +5,7 @@ import OrbitPostgres
 /// expense or a settlement, with who did it and the transaction before and after
 /// (`orbit.expense_state`), written in the same database transaction as the change and read by
 /// every member of the community; and dues created, changed or paid, recorded by trigger
-/// (`orbit.record_dues_activity`, sql/060).
+/// (`orbit.record_dues_activity`, sql/160_dues.sql).
 extension ExpenseService {
     /// A community's money history, newest first: all of it, or one transaction's or dues'.
     package func history(

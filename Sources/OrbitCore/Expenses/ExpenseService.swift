@@ -245,7 +245,7 @@ package struct ExpenseService: Sendable {
     /// Updates the transaction; `paying`, when given, replaces its payer (and payer rows);
     /// `splits`, when given, replace the old ones, if every one of their people is an active
     /// member (a family member's guardian, for theirs). One round trip. paid_by changes in a
-    /// statement of its own, before the payer rows (sql/080: the journal reads paid_by).
+    /// statement of its own, before the payer rows (sql/155_balances.sql: the journal reads paid_by).
     private func replace(
         _ current: Expense, total: Money, paying: Payers.Resolved?, splits: [(participant: Holder, amount: Int64)]?, splitInput: SplitMethod?,
         _ description: String?, _ category: ExpenseCategory?, as actor: UserID, on connection: PostgresConnection

@@ -1,7 +1,7 @@
 import OrbitPostgres
 
 /// Who paid an expense: one payer for all of it, or several with amounts that add up to the
-/// total (issue 24; the database checks the sum again at commit, sql/060).
+/// total (issue 24; the database checks the sum again at commit, sql/150_expenses.sql).
 enum Payers {
     struct Resolved: Equatable {
         /// The main payer: `paid_by`.

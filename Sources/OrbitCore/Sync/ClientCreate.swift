@@ -7,7 +7,7 @@ import OrbitPostgres
 ///
 /// Bound as `RequestRunner.clientCreate` around the create: the first row the create's
 /// transaction inserts into `table` takes `id`, and the request's fingerprint is stored with it,
-/// for as long as its author exists (sql/086_client_ids.sql).
+/// for as long as its author exists (sql/810_client_ids.sql).
 package struct ClientCreate: Sendable, Equatable {
     package var id: UUID
     /// The table the entity goes into.
