@@ -1,0 +1,113 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import OrbitCore
+import OrbitPostgres
+import ServiceLifecycle
+
+/// `GET /live` (issue 20, item 3, docs/sync.md; chat: docs/chat.md): a WebSocket per app, told
+/// which of the user's communities changed so it pulls the change feed, and given chat's
+/// messages, receipts and typing as they happen. Every server reads the change log (every 10 ms)
+/// and LISTENs to `orbit_chat` (sent by the change log's trigger at commit), so a commit made
+/// through any server reaches sockets on every server. Each socket is a row of `live_connections` while it is open:
+/// the user's presence, and no chat push while they can see the message live.
+actor LiveHub {
+    /// This server, in `live_connections`.
+    nonisolated let serverID = UUID()
+
+    struct Socket {
+        /// A user's socket, or a signed-in child's device's.
+        var principal: Principal
+        /// Its outbox: the socket's own task writes what is queued here, so a fan-out to 10,000
+        /// sockets is 10,000 enqueues, not 10,000 awaited writes one after another (where one
+        /// slow client held up everyone after it).
+        var outbox: AsyncStream<String>.Continuation
+
+        var user: UserID? { if case .user(let user) = principal { user } else { nil } }
+        var device: ChildDeviceID? { if case .child(let session) = principal { session.device } else { nil } }
+    }
+
+    private var sockets: [UUID: Socket] = [:]
+
+    /// The most messages a socket's outbox holds: a client that falls this far behind is
+    /// closed (it reconnects and pulls), rather than the server holding its backlog.
+    static let outboxLimit = 1024
+
+    /// Registers a socket; its task writes what comes out of the returned stream.
+    func add(_ principal: Principal) -> (UUID, AsyncStream<String>) {
+        let id = UUID()
+        let (stream, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingOldest(Self.outboxLimit))
+        sockets[id] = Socket(principal: principal, outbox: continuation)
+        return (id, stream)
+    }
+
+    func remove(_ id: UUID) {
+        sockets[id]?.outbox.finish()
+        sockets[id] = nil
+    }
+
+    /// Queues `message` on `socket`'s outbox; a full outbox ends it (the socket is then closed).
+    private func enqueue(_ message: String, on socket: Socket) {
+        if case .dropped = socket.outbox.yield(message) { socket.outbox.finish() }
+    }
+
+    var connectedUsers: Set<UserID> { Set(sockets.values.compactMap(\.user)) }
+    var connectedDevices: Set<ChildDeviceID> { Set(sockets.values.compactMap(\.device)) }
+    var count: Int { sockets.count }
+
+    /// Sends `message` to the sockets of `users`.
+    func send(_ message: String, to users: Set<UserID>) {
+        for socket in sockets.values {
+            guard let user = socket.user, users.contains(user) else { continue }
+            enqueue(message, on: socket)
+        }
+    }
+
+    /// Sends `message` to the sockets of the children signed in on `devices`.
+    func send(_ message: String, toDevices devices: Set<ChildDeviceID>) {
+        for socket in sockets.values {
+            guard let device = socket.device, devices.contains(device) else { continue }
+            enqueue(message, on: socket)
+        }
+    }
+}
+
+/// The messages of `GET /live`.
+enum LiveMessage {
+    static func changes(_ community: CommunityID) -> String {
+        #"{"type":"changes","community_id":"\#(community)"}"#
+    }
+
+    /// The user's own feed changed (`GET /users/me/changes`): their account, devices, family or
+    /// notifications of no community.
+    static let ownChanges = #"{"type":"own_changes"}"#
+
+    static let heartbeat = #"{"type":"heartbeat"}"#
+
+    /// The conversation of a client's `{"type": "typing", "conversation_id": "…"}`.
+    static func typing(in text: String) -> ConversationID? {
+        struct Typing: Decodable {
+            var type: String
+            var conversation_id: String
+        }
+        guard let typing = try? JSONDecoder().decode(Typing.self, from: Data(text.utf8)), typing.type == "typing" else { return nil }
+        return ConversationID(typing.conversation_id)
+    }
+
+    /// The conversation and message of a client's `{"type": "delivered", "conversation_id":
+    /// "…", "message_id": "…"}`.
+    static func delivered(in text: String) -> (ConversationID, MessageID)? {
+        struct Delivered: Decodable {
+            var type: String
+            var conversation_id: String
+            var message_id: String
+        }
+        guard let delivered = try? JSONDecoder().decode(Delivered.self, from: Data(text.utf8)), delivered.type == "delivered",
+            let conversation = ConversationID(delivered.conversation_id), let message = MessageID(delivered.message_id)
+        else { return nil }
+        return (conversation, message)
+    }
+}
