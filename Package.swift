@@ -65,7 +65,7 @@ let package = Package(
             swiftSettings: swiftSettings,
             plugins: ["EmbedFiles"]
         ),
-        // The domain, one folder per domain (Communities, Events, Feed, Finances, …), each a service
+        // The domain, one folder per domain (Communities, Events, Feed, Expenses, …), each a service
         // over the shared RequestRunner that enforces the permission matrix. Used by orbitctl and the API.
         .target(
             name: "OrbitCore",
@@ -128,7 +128,7 @@ let package = Package(
         // Shared test support: one server per test process, one cloned database per test.
         .target(
             name: "OrbitTestSupport",
-            dependencies: ["OrbitPostgres", "LocalPostgres", "OrbitMigrations"],
+            dependencies: ["OrbitPostgres", "LocalPostgres", "OrbitMigrations", "OrbitScaleData"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -187,7 +187,9 @@ let package = Package(
         ),
         .testTarget(
             name: "OrbitCoreTests",
-            dependencies: ["OrbitCore", "OrbitFuzzTargets", "OrbitPostgres", "OrbitTestSupport", .product(name: "CSV", package: "CSV.swift")],
+            dependencies: [
+                "OrbitCore", "OrbitFuzzTargets", "OrbitPostgres", "OrbitScaleData", "OrbitTestSupport", .product(name: "CSV", package: "CSV.swift"),
+            ],
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
@@ -240,7 +242,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SchemaTests",
-            dependencies: ["OrbitMigrations", "OrbitPostgres", "OrbitTestSupport"],
+            dependencies: ["OrbitMigrations", "OrbitPostgres", "OrbitScaleData", "OrbitTestSupport"],
             exclude: ["DraftDDL", "orbit_app_functions.txt"],
             swiftSettings: swiftSettings
         ),

@@ -1,8 +1,9 @@
 package import Foundation
 
 /// SplitMix64: a small seeded generator — deterministic ids for the benchmarks (as in the
-/// peers) and replayable choices for the sync soak.
-package struct SplitMix64: RandomNumberGenerator {
+/// peers), replayable choices for the sync soak, and the property tests' generator, so that a
+/// failing seed can be run again. The one SplitMix64 of the package.
+package struct SplitMix64: RandomNumberGenerator, Sendable {
     package var state: UInt64
 
     package init(seed: UInt64) { state = seed }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import OrbitCore
+import OrbitScaleData
 import OrbitTestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import OrbitCore
 import OrbitPostgres
+import OrbitScaleData
 import OrbitTestSupport
 import Testing
 

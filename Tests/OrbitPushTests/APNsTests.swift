@@ -332,16 +332,6 @@ struct APNsTests {
     }
 }
 
-/// A clock the test moves.
-final class TestClock: Sendable {
-    let start = Date()
-    private let current = Mutex(Date())
-    var now: Date {
-        get { current.withLock { $0 } }
-        set { current.withLock { $0 = newValue } }
-    }
-}
-
 extension PushOutcome {
     var sentID: String? {
         if case .sent(let id) = self { return id }

@@ -1,22 +1,11 @@
 import Foundation
 import OrbitPostgres
+import OrbitScaleData
 import OrbitTestSupport
 import Testing
 
 @Suite("Balances: exact after every commit, zero-sum, only one's own communities")
 struct BalancesTests {
-    /// A small deterministic generator, so a failing case can be replayed.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     struct Key: Hashable {
         var user: UUID
         var currency: String
@@ -37,7 +26,7 @@ struct BalancesTests {
     func randomLedger(seed: UInt64) async throws {
         try await withTestDatabase { database in
             try await database.seeding { seeder, connection in
-                var random = SplitMix64(state: seed)
+                var random = SplitMix64(seed: seed)
                 var users: [UUID] = []
                 for index in 0..<5 { users.append(try await seeder.user("u\(index)")) }
                 let community = try await seeder.community("Club", creator: users[0])

@@ -1,5 +1,6 @@
 import Foundation
 import OrbitPostgres
+import OrbitScaleData
 import OrbitTestSupport
 import Testing
 
@@ -145,7 +146,7 @@ struct PayersAndFamilySplitsTests {
     func randomPayers(seed: UInt64) async throws {
         try await withTestDatabase { database in
             try await database.seeding { seeder, connection in
-                var random = BalancesTests.SplitMix64(state: seed)
+                var random = SplitMix64(seed: seed)
                 var users: [UUID] = []
                 for index in 0..<4 { users.append(try await seeder.user("u\(index)")) }
                 let community = try await seeder.community("Club", creator: users[0])
