@@ -28,12 +28,13 @@ struct LowercaseIDTests {
             in: community, description: "Pizza", total: try dollars("30.00"), payers: [admin: 2000, member: 1000],
             split: .equal([.user(admin), .user(member), .familyMember(kid)]), linkedEvent: event.id, as: admin)
         _ = try await services.settlements.recordSettlement(in: community, from: member, to: admin, amount: try dollars("5.00"), as: member)
-        _ = try await services.rates.setRate(in: community, from: .usd, to: try Currency.parse("EUR"), rate: "0.9", as: admin)
+        _ = try await services.rates.setRate(in: community, from: .usd, to: try Currency.parse("EUR"), rate: try .parse("0.9"), as: admin)
         let dues = try await services.dues.create(
             in: community, name: "Season", amount: try dollars("50.00"), dueDate: try day("2030-01-31"), as: admin)
         _ = try await services.dues.recordPayment(to: dues.id, by: member, amount: try dollars("20.00"), as: admin)
         let charge = try await services.recurringCharges.createDues(
-            in: community, name: "Monthly", amount: try dollars("10.00"), rule: "FREQ=MONTHLY", startsOn: try day("2030-01-01"), as: admin)
+            in: community, name: "Monthly", amount: try dollars("10.00"), rule: try .parse("FREQ=MONTHLY"), startsOn: try day("2030-01-01"), as: admin
+        )
         let invite = try await services.invites.create(to: community, as: admin)
         let (conversation, _) = try await services.chat.start(in: community, kind: .direct, with: [member], as: admin)
         let (message, _) = try await services.chat.send(to: conversation.id, text: "See you", as: admin)

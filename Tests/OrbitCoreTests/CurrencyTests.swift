@@ -65,22 +65,22 @@ struct CurrencyTests {
             #expect(try await clocked.rates.rate(in: cast.community, from: eur, to: gbp, on: try day("2024-11-21"), as: cast.member) == "0.83")
 
             let refused = await serviceError {
-                try await clocked.rates.setRate(in: cast.community, from: usd, to: gbp, rate: "0.8", as: cast.member)
+                try await clocked.rates.setRate(in: cast.community, from: usd, to: gbp, rate: try .parse("0.8"), as: cast.member)
             }
             #expect(refused?.code == .forbidden)
-            let set = try await clocked.rates.setRate(in: cast.community, from: gbp, to: usd, rate: "1.25", as: cast.admin)
+            let set = try await clocked.rates.setRate(in: cast.community, from: gbp, to: usd, rate: try .parse("1.25"), as: cast.admin)
             #expect(set.rateOn == (try day("2024-11-25")) && set.source == .admin && set.enteredBy == cast.admin)
             #expect(try await clocked.rates.rate(in: cast.community, from: gbp, to: usd, as: cast.member) == "1.25")
             #expect(try await clocked.rates.rate(in: cast.community, from: usd, to: gbp, as: cast.member) == "0.8")
             // Set again the same day: replaced. Another community does not see it.
-            _ = try await clocked.rates.setRate(in: cast.community, from: gbp, to: usd, rate: "1.2", as: cast.admin)
+            _ = try await clocked.rates.setRate(in: cast.community, from: gbp, to: usd, rate: try .parse("1.2"), as: cast.admin)
             #expect(try await clocked.rates.rate(in: cast.community, from: gbp, to: usd, as: cast.member) == "1.2")
             let other = try await services.communities.create(name: "Other", as: cast.outsider).id
             // 1.05 / 0.84 = 1.25
             #expect(try await clocked.rates.rate(in: other, from: gbp, to: usd, as: cast.outsider) == "1.25")
             for bad in ["0", "-1", "1.12345678901", "abc", "1e3", ""] {
                 let error = await serviceError {
-                    try await clocked.rates.setRate(in: cast.community, from: gbp, to: usd, rate: bad, as: cast.admin)
+                    try await clocked.rates.setRate(in: cast.community, from: gbp, to: usd, rate: try .parse(bad), as: cast.admin)
                 }
                 #expect(error?.field == "rate", "\(bad)")
             }
@@ -98,7 +98,7 @@ struct CurrencyTests {
             // 90.00 EUR at 1.1111111111 is 99.999999999 USD: 100.00.
             let settlement = try await services.settlements.recordSettlement(
                 in: cast.community, from: cast.member, to: cast.admin, amount: Money(minorUnits: 9000, currency: try currency("EUR")),
-                settles: usd, rate: "1.1111111111", as: cast.member)
+                settles: usd, rate: try .parse("1.1111111111"), as: cast.member)
             #expect(settlement.currency == "USD" && settlement.totalAmount == 10000)
             #expect(settlement.conversion == Conversion(paidAmount: 9000, paidCurrency: "EUR", rate: "1.1111111111"))
             let balances = try await services.settlements.balances(in: cast.community, as: cast.member)
@@ -107,13 +107,13 @@ struct CurrencyTests {
             // Half a cent goes up, from yen (exponent 0) to dollars: 1 JPY at 0.005 = 0.5 cent → 1.
             let tiny = try await services.settlements.recordSettlement(
                 in: cast.community, from: cast.member, to: cast.admin, amount: Money(minorUnits: 1, currency: try currency("JPY")),
-                settles: usd, rate: "0.005", as: cast.member)
+                settles: usd, rate: try .parse("0.005"), as: cast.member)
             #expect(tiny.totalAmount == 1)
             // Below half a unit converts to nothing: refused.
             let nothing = await serviceError {
                 try await services.settlements.recordSettlement(
                     in: cast.community, from: cast.member, to: cast.admin, amount: Money(minorUnits: 1, currency: try currency("JPY")),
-                    settles: usd, rate: "0.004", as: cast.member)
+                    settles: usd, rate: try .parse("0.004"), as: cast.member)
             }
             #expect(nothing?.field == "amount")
             // No rate known and none given: a conflict naming the currencies.
@@ -124,7 +124,7 @@ struct CurrencyTests {
             }
             #expect(unknown?.code == .conflict && unknown?.message.contains("CHF") == true)
             // The rate known today is used and recorded.
-            _ = try await services.rates.setRate(in: cast.community, from: try currency("CHF"), to: usd, rate: "1.13", as: cast.admin)
+            _ = try await services.rates.setRate(in: cast.community, from: try currency("CHF"), to: usd, rate: try .parse("1.13"), as: cast.admin)
             let looked = try await services.settlements.recordSettlement(
                 in: cast.community, from: cast.member, to: cast.admin, amount: Money(minorUnits: 1000, currency: try currency("CHF")),
                 settles: usd, as: cast.member)
@@ -139,7 +139,7 @@ struct CurrencyTests {
             let third = try await services.users.create(email: "t@example.com", displayName: "Third").id
             _ = try await services.members.add(third, to: cast.community, as: cast.admin)
             let eur = try currency("EUR")
-            _ = try await services.rates.setRate(in: cast.community, from: try currency("USD"), to: eur, rate: "0.5", as: cast.admin)
+            _ = try await services.rates.setRate(in: cast.community, from: try currency("USD"), to: eur, rate: try .parse("0.5"), as: cast.admin)
             // Dollars: the member owes the admin 60.00. Euros: the admin owes the third 10.00.
             _ = try await services.expenses.addExpense(
                 in: cast.community, description: "Kit", total: try dollars("60.00"), paidBy: cast.admin, split: .equal([cast.member]),

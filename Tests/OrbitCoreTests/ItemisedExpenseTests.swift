@@ -94,7 +94,7 @@ struct ItemisedExpenseTests {
                         Itemised.Item(description: "Internet", amount: 4000, split: .equal([.user(cast.admin), .user(cast.member)])),
                         Itemised.Item(description: "TV", amount: 2000, split: .equal([.user(cast.member)])),
                     ])),
-                rule: "FREQ=MONTHLY", as: cast.admin)
+                rule: try .parse("FREQ=MONTHLY"), as: cast.admin)
             let occurrences = try await services.expenses.expenses(in: cast.community, as: cast.admin).items.filter {
                 $0.recurringChargeID == bill.id
             }

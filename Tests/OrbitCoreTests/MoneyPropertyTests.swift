@@ -149,7 +149,7 @@ struct MoneyPropertyTests {
                     let sharing = Array(everyone.shuffled(using: &random).prefix(Int.random(in: 1...everyone.count, using: &random)))
                     let charge = try await services.recurringCharges.createExpense(
                         in: cast.community, description: "R\(step)", amount: Money(minorUnits: total, currency: currency),
-                        paidBy: people.randomElement(using: &random), split: .equal(sharing), rule: "FREQ=DAILY;INTERVAL=\(interval)",
+                        paidBy: people.randomElement(using: &random), split: .equal(sharing), rule: try .parse("FREQ=DAILY;INTERVAL=\(interval)"),
                         startsOn: first, as: people.randomElement(using: &random) ?? cast.admin)
                     templates[charge.id] = Template(first: first, interval: interval)
                     try await Self.collect(services, cast, parentOf, &templates, &seen, &live)
@@ -174,7 +174,7 @@ struct MoneyPropertyTests {
                     let rate = "\(scaled / 10_000).\(String(scaled % 10_000).leftPadded(4))"
                     let settlement = try await services.settlements.recordSettlement(
                         in: cast.community, from: pair[0], to: pair[1], amount: Money(minorUnits: total, currency: currency), settles: other,
-                        rate: rate, as: pair[0])
+                        rate: try .parse(rate), as: pair[0])
                     // Half away from zero, in integers: total × scaled / 10⁴.
                     let converted = (total * scaled * 2 + 10_000) / 20_000
                     #expect(settlement.currency == other.code && settlement.totalAmount == converted, "\(total) at \(rate)")

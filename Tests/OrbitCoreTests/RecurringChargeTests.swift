@@ -35,7 +35,7 @@ struct RecurringChargeTests {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
             let charge = try await clock(services, "2030-01-15T12:00:00Z").recurringCharges.createDues(
-                in: cast.community, name: "Monthly dues", amount: try dollars("25.00"), rule: "FREQ=MONTHLY;BYMONTHDAY=1",
+                in: cast.community, name: "Monthly dues", amount: try dollars("25.00"), rule: try .parse("FREQ=MONTHLY;BYMONTHDAY=1"),
                 startsOn: try day("2030-02-01"), as: cast.admin)
             #expect(charge.nextOn == (try day("2030-02-01")))
             #expect(charge.status == .active)
@@ -64,7 +64,7 @@ struct RecurringChargeTests {
                 charges.append(
                     try await clock(services, "2030-01-01T12:00:00Z").recurringCharges.createExpense(
                         in: cast.community, description: "Pitch \(index)", amount: try dollars("30.00"), paidBy: cast.admin,
-                        split: .equal([cast.admin, cast.member]), rule: "FREQ=WEEKLY", startsOn: try day("2030-01-02"), as: cast.member
+                        split: .equal([cast.admin, cast.member]), rule: try .parse("FREQ=WEEKLY"), startsOn: try day("2030-01-02"), as: cast.member
                     ).id)
             }
             // Four servers, each with a pool of its own, catch up eight weeks at once.
@@ -107,7 +107,7 @@ struct RecurringChargeTests {
             let cast = try await Cast.make(services)
             _ = try await services.communities.update(cast.community, settings: CommunitySettings(timezone: zone), as: cast.admin)
             _ = try await clock(services, "2030-02-10T12:00:00Z").recurringCharges.createDues(
-                in: cast.community, name: "Dues", amount: try dollars("10.00"), rule: "FREQ=MONTHLY;BYMONTHDAY=2",
+                in: cast.community, name: "Dues", amount: try dollars("10.00"), rule: try .parse("FREQ=MONTHLY;BYMONTHDAY=2"),
                 startsOn: try day("2030-03-01"), as: cast.admin)
             #expect(try await clock(services, instant).recurringCharges.createDue().created == created)
         }
@@ -121,7 +121,7 @@ struct RecurringChargeTests {
             let charge = try await clock(services, "2030-01-01T12:00:00Z").recurringCharges.createExpense(
                 in: cast.community, description: "Pitch rental", amount: try dollars("90.00"), paidBy: cast.admin,
                 split: .shares([.user(cast.admin): 1, .user(cast.member): 1, .familyMember(tim): 1]), category: .equipment,
-                rule: "FREQ=MONTHLY;BYMONTHDAY=1", as: cast.admin)
+                rule: try .parse("FREQ=MONTHLY;BYMONTHDAY=1"), as: cast.admin)
             // Created at once: today is a day of the rule.
             #expect(charge.split == .shares([.user(cast.admin): 1, .user(cast.member): 1, .familyMember(tim): 1]))
             #expect(charge.nextOn == (try day("2030-02-01")))
@@ -148,7 +148,7 @@ struct RecurringChargeTests {
             let cast = try await Cast.make(services)
             let start = try clock(services, "2030-01-01T12:00:00Z")
             let charge = try await start.recurringCharges.createDues(
-                in: cast.community, name: "Dues", amount: try dollars("10.00"), rule: "FREQ=MONTHLY;BYMONTHDAY=1", as: cast.admin)
+                in: cast.community, name: "Dues", amount: try dollars("10.00"), rule: try .parse("FREQ=MONTHLY;BYMONTHDAY=1"), as: cast.admin)
             let first = try day("2030-01-01")
             #expect(try await dues(of: charge.id, services, cast) == [first])
 
@@ -188,7 +188,7 @@ struct RecurringChargeTests {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
             let charge = try await clock(services, "2030-01-01T12:00:00Z").recurringCharges.createDues(
-                in: cast.community, name: "Camp instalments", amount: try dollars("100.00"), rule: "FREQ=MONTHLY;COUNT=3", as: cast.admin)
+                in: cast.community, name: "Camp instalments", amount: try dollars("100.00"), rule: try .parse("FREQ=MONTHLY;COUNT=3"), as: cast.admin)
             _ = try await clock(services, "2030-12-01T12:00:00Z").recurringCharges.createDue()
             #expect(try await dues(of: charge.id, services, cast).count == 3)
             let now = try await services.recurringCharges.get(charge.id, as: cast.member)
@@ -204,7 +204,7 @@ struct RecurringChargeTests {
             _ = try await services.members.add(third, to: cast.community, as: cast.admin)
             let charge = try await clock(services, "2030-01-01T12:00:00Z").recurringCharges.createExpense(
                 in: cast.community, description: "Snacks", amount: try dollars("20.00"), paidBy: third,
-                split: .equal([cast.admin, cast.member]), rule: "FREQ=MONTHLY", as: cast.member)
+                split: .equal([cast.admin, cast.member]), rule: try .parse("FREQ=MONTHLY"), as: cast.member)
             try await services.members.leave(cast.community, as: third)
             let report = try await clock(services, "2030-03-05T12:00:00Z").recurringCharges.createDue()
             #expect(report == RecurringChargeService.Report(created: 0, paused: 1))
@@ -224,22 +224,22 @@ struct RecurringChargeTests {
             _ = try await services.members.add(third, to: cast.community, as: cast.admin)
             let refused = await serviceError {
                 try await services.recurringCharges.createDues(
-                    in: cast.community, name: "Dues", amount: try dollars("10.00"), rule: "FREQ=MONTHLY", as: cast.member)
+                    in: cast.community, name: "Dues", amount: try dollars("10.00"), rule: try .parse("FREQ=MONTHLY"), as: cast.member)
             }
             #expect(refused?.code == .forbidden)
             #expect(
                 await serviceError {
                     try await services.recurringCharges.createDues(
-                        in: cast.community, name: "Dues", amount: try dollars("10.00"), rule: "FREQ=MONTHLY", as: cast.outsider)
+                        in: cast.community, name: "Dues", amount: try dollars("10.00"), rule: try .parse("FREQ=MONTHLY"), as: cast.outsider)
                 }?.code == .notFound)
             #expect(
                 await serviceError {
                     try await services.recurringCharges.createDues(
-                        in: cast.community, name: "Dues", amount: try dollars("10.00"), rule: "FREQ=FORTNIGHTLY", as: cast.admin)
+                        in: cast.community, name: "Dues", amount: try dollars("10.00"), rule: try .parse("FREQ=FORTNIGHTLY"), as: cast.admin)
                 }?.field == "recurrence_rule")
             let charge = try await services.recurringCharges.createExpense(
                 in: cast.community, description: "Snacks", amount: try dollars("20.00"), split: .equal([cast.admin, cast.member]),
-                rule: "FREQ=WEEKLY", as: cast.member)
+                rule: try .parse("FREQ=WEEKLY"), as: cast.member)
             #expect(charge.paidBy == cast.member)
             #expect(await serviceError { try await services.recurringCharges.pause(charge.id, as: third) }?.code == .forbidden)
             #expect(await serviceError { try await services.recurringCharges.pause(charge.id, as: cast.outsider) }?.code == .notFound)

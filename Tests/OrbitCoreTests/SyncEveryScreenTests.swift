@@ -42,9 +42,9 @@ struct SyncEveryScreenTests {
             let completion = try await services.chores.complete(chore.id, by: kid.id.uuid, as: .user(cast.member))
             let redemption = try await services.chores.redeem(reward.id, by: kid.id.uuid, as: .user(cast.member))
             let charge = try await services.recurringCharges.createDues(
-                in: cast.community, name: "Monthly", amount: try dollars("15.00"), rule: "FREQ=MONTHLY;BYMONTHDAY=1", as: cast.admin)
+                in: cast.community, name: "Monthly", amount: try dollars("15.00"), rule: try .parse("FREQ=MONTHLY;BYMONTHDAY=1"), as: cast.admin)
             _ = try await services.rates.setRate(
-                in: cast.community, from: try Currency.parse("EUR", field: "base"), to: .usd, rate: "1.1", as: cast.admin)
+                in: cast.community, from: try Currency.parse("EUR", field: "base"), to: .usd, rate: try .parse("1.1"), as: cast.admin)
             _ = try await services.family.rename(kid.id, to: "Kitty", as: cast.member)
             try await follower.pull(services)
             #expect(follower.has(.choreCompletion, completion.id.uuid) && follower.has(.rewardRedemption, redemption.id.uuid))

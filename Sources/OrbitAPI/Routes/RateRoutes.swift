@@ -21,7 +21,7 @@ extension OrbitAPI {
             return Created(
                 try await services.rates.setRate(
                     in: try context.id("community_id"), from: try Currency.parse(body.base, field: "base"),
-                    to: try Currency.parse(body.quote, field: "quote"), rate: body.rate,
+                    to: try Currency.parse(body.quote, field: "quote"), rate: try DecimalRate.parse(body.rate),
                     on: try body.rateOn.map { try CivilDate.parse($0, field: "rate_on") }, as: try context.requireUser()))
         }
     }

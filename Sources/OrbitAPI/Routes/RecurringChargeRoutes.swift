@@ -33,13 +33,15 @@ extension OrbitAPI {
             ) {
                 guard kind == .expense, let split = body.split else {
                     return try await services.recurringCharges.createDues(
-                        in: community, name: body.description, amount: amount, rule: body.recurrenceRule, startsOn: startsOn, as: user)
+                        in: community, name: body.description, amount: amount, rule: try RecurrenceRule.parse(body.recurrenceRule),
+                        startsOn: startsOn, as: user)
                 }
                 let people = try await services.expenses.participants(split.ids, as: user)
                 return try await services.recurringCharges.createExpense(
                     in: community, description: body.description, amount: amount, paidBy: body.paidBy,
                     split: try split.method(currency: currency, people: people),
-                    category: try ExpenseCategory.parse(body.category ?? "other", field: "category"), rule: body.recurrenceRule,
+                    category: try ExpenseCategory.parse(body.category ?? "other", field: "category"),
+                    rule: try RecurrenceRule.parse(body.recurrenceRule),
                     startsOn: startsOn, as: user)
             }
         }

@@ -41,7 +41,7 @@ extension OrbitAPI {
                         }
                         return code
                     },
-                    rate: body.rate, method: body.method, as: user
+                    rate: try body.rate.map { try DecimalRate.parse($0) }, method: body.method, as: user
                 )
             }
         }

@@ -34,7 +34,7 @@ package struct ExchangeRate: Sendable, Codable, Equatable {
     /// `text` as a rate: a positive decimal with at most 14 digits before the point and 10
     /// after it (`1.0834`, `161.2`). Returned as given, without a leading `+` or spaces.
     /// - Throws: `ServiceError.invalidInput(field:)`.
-    package static func parse(_ text: String, field: String = "rate") throws -> String {
+    static func parse(_ text: String, field: String = "rate") throws -> String {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let parts = trimmed.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
         let whole = parts[0]
@@ -77,14 +77,29 @@ package struct RateService: Sendable {
     }
 }
 
+/// A rate of exchange as the services take it: parsed once at the edge (an API body, a command's
+/// option) by `parse`, and kept as the decimal text PostgreSQL reads into `numeric`, exactly.
+package struct DecimalRate: Sendable, Equatable, CustomStringConvertible {
+    /// The decimal, as given (`1.0834`).
+    package let text: String
+
+    /// A positive decimal with at most 14 digits before the point and 10 after it.
+    /// - Throws: `ServiceError.invalidInput(field:)`.
+    package static func parse(_ text: String, field: String = "rate") throws -> DecimalRate {
+        DecimalRate(text: try ExchangeRate.parse(text, field: field))
+    }
+
+    package var description: String { text }
+}
+
 extension RateService {
     /// Sets the community's rate from `base` to `quote` for a day (default today in the
     /// community's zone), replacing that day's (admins).
     package func setRate(
-        in community: CommunityID, from base: Currency, to quote: Currency, rate: String, on day: CivilDate? = nil, as actor: UserID
+        in community: CommunityID, from base: Currency, to quote: Currency, rate: DecimalRate, on day: CivilDate? = nil, as actor: UserID
     ) async throws -> ExchangeRate {
         guard base != quote else { throw ServiceError.invalidInput(field: "quote", reason: "must differ from the base currency") }
-        let rate = try ExchangeRate.parse(rate)
+        let rate = rate.text
         return try await runner.asUser(actor) { connection in
             try await runner.requireAdmin(actor, of: community, rule: "only admins can set exchange rates", on: connection)
             let day = try await runner.day(day, in: community, on: connection)

@@ -194,3 +194,15 @@ package struct RecurrenceRule: Sendable, Equatable, CustomStringConvertible {
         return parts.joined(separator: ";")
     }
 }
+
+extension RecurrenceRule {
+    /// `text` parsed at the edge (an API body, a command's option) into the rule the services
+    /// take; a malformed rule is an input error naming `field`.
+    package static func parse(_ text: String, field: String = "recurrence_rule") throws -> RecurrenceRule {
+        do {
+            return try RecurrenceRule(parsing: text)
+        } catch let error as RecurrenceError {
+            throw ServiceError.invalidInput(field: field, reason: error.description)
+        }
+    }
+}

@@ -90,7 +90,7 @@ extension RecurringChargeService {
     /// template locked (or has just written it).
     func createOccurrences(of charge: RecurringCharge, through today: CivilDate, on connection: PostgresConnection) async throws -> Outcome {
         guard charge.status == .active, let next = charge.nextOn, next <= today else { return Outcome(charge: charge, created: 0) }
-        let rule = try Self.parse(charge.recurrenceRule)
+        let rule = try RecurrenceRule.parse(charge.recurrenceRule)
         let days = RecurringCharge.days(
             of: rule, startsOn: charge.startsOn, after: next.adding(days: -1), through: today, limit: Self.catchUpLimit)
         guard let last = days.last else {

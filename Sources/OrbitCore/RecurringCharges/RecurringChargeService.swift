@@ -27,7 +27,7 @@ package struct RecurringChargeService: Sendable {
     ///   - startsOn: the rule's first day (DTSTART); default today in the community's zone.
     package func createExpense(
         in community: CommunityID, description: String, amount: Money, paidBy: UserID? = nil, split: SplitMethod,
-        category: ExpenseCategory = .other, rule: String, startsOn: CivilDate? = nil, as actor: UserID
+        category: ExpenseCategory = .other, rule: RecurrenceRule, startsOn: CivilDate? = nil, as actor: UserID
     ) async throws -> RecurringCharge {
         let description = try Validate.text(description, field: "description", limit: 500)
         try amount.requirePositive()
@@ -36,7 +36,7 @@ package struct RecurringChargeService: Sendable {
         let paidBy = paidBy ?? actor
         let template = Template(
             community: community, kind: .expense, description: description, amount: amount, category: category, paidBy: paidBy,
-            split: split, rule: try Self.parse(rule))
+            split: split, rule: rule)
         return try await create(template, startsOn: startsOn, as: actor) { connection in
             let people = Array(Set([paidBy] + shares.compactMap(\.participant.userID))).sorted()
             try await runner.requireActiveMembers(people, of: community, on: connection)
@@ -48,11 +48,11 @@ package struct RecurringChargeService: Sendable {
     /// Sets up recurring dues (admins): dues called `name`, of `amount` per member, due on each
     /// day the rule gives. Dues already due are created at once.
     package func createDues(
-        in community: CommunityID, name: String, amount: Money, rule: String, startsOn: CivilDate? = nil, as actor: UserID
+        in community: CommunityID, name: String, amount: Money, rule: RecurrenceRule, startsOn: CivilDate? = nil, as actor: UserID
     ) async throws -> RecurringCharge {
         let name = try Validate.text(name, field: "name", limit: 200)
         try amount.requirePositive()
-        let template = Template(community: community, kind: .dues, description: name, amount: amount, rule: try Self.parse(rule))
+        let template = Template(community: community, kind: .dues, description: name, amount: amount, rule: rule)
         return try await create(template, startsOn: startsOn, as: actor) { _ in }
     }
 
@@ -66,14 +66,6 @@ package struct RecurringChargeService: Sendable {
         var paidBy: UserID?
         var split: SplitMethod?
         var rule: RecurrenceRule
-    }
-
-    static func parse(_ rule: String) throws -> RecurrenceRule {
-        do {
-            return try RecurrenceRule(parsing: rule)
-        } catch let error as RecurrenceError {
-            throw ServiceError.invalidInput(field: "recurrence_rule", reason: error.description)
-        }
     }
 
     /// Writes `template` as `actor` (a member; an admin for dues) and creates what is due.
@@ -166,7 +158,7 @@ package struct RecurringChargeService: Sendable {
             let today = try await runner.today(in: charge.communityID, on: connection)
             let from = max(today, charge.nextOn ?? today)
             let next = RecurringCharge.days(
-                of: try Self.parse(charge.recurrenceRule), startsOn: charge.startsOn, after: from.adding(days: -1), through: nil, limit: 1
+                of: try RecurrenceRule.parse(charge.recurrenceRule), startsOn: charge.startsOn, after: from.adding(days: -1), through: nil, limit: 1
             ).first
             return """
                 UPDATE recurring_charges SET status = CASE WHEN \(next)::date IS NULL THEN 'ended' ELSE 'active' END, status_reason = NULL,
@@ -181,7 +173,7 @@ package struct RecurringChargeService: Sendable {
     package func skip(_ id: RecurringChargeID, on day: CivilDate, as actor: UserID) async throws -> RecurringCharge {
         try await change(id, from: [.active, .paused], as: actor) { connection in
             let charge = try await Self.charge(id, on: connection)
-            let rule = try Self.parse(charge.recurrenceRule)
+            let rule = try RecurrenceRule.parse(charge.recurrenceRule)
             guard RecurringCharge.days(of: rule, startsOn: charge.startsOn, after: day.adding(days: -1), through: day, limit: 1) == [day] else {
                 // A well-formed day the stored series does not give: the state refuses it (409).
                 throw ServiceError.conflict(field: "date", reason: "\(day) is not a day of \(charge.recurrenceRule) from \(charge.startsOn)")

@@ -23,13 +23,13 @@ extension SettlementService {
     ///   - rate: default the rate known to the community today (`rate(in:from:to:)`); none
     ///     known is a conflict.
     package func recordSettlement(
-        in community: CommunityID, from: UserID, to: UserID, amount paid: Money, settles: Currency? = nil, rate: String? = nil,
+        in community: CommunityID, from: UserID, to: UserID, amount paid: Money, settles: Currency? = nil, rate: DecimalRate? = nil,
         method: String? = nil, as actor: UserID
     ) async throws -> Expense {
         guard from != to else { throw ServiceError.invalidInput(field: "to", reason: "must be someone else than the payer") }
         try paid.requirePositive()
         let method = try method.map { try Validate.text($0, field: "method", limit: 40) }
-        let given = try rate.map { try ExchangeRate.parse($0) }
+        let given = rate?.text
         let target = settles ?? paid.currency
         if target == paid.currency && given != nil {
             throw ServiceError.invalidInput(field: "rate", reason: "goes with a settlement in another currency than the debt's (settles)")

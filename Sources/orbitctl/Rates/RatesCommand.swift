@@ -48,7 +48,7 @@ struct RatesCommand: AsyncParsableCommand {
             let day = try date.map { try CivilDate.parse($0, field: "date") }
             let rate = try await acting.run { services, actor in
                 try await services.rates.setRate(
-                    in: community, from: from, to: to, rate: self.rate, on: day, as: actor)
+                    in: community, from: from, to: to, rate: try DecimalRate.parse(self.rate), on: day, as: actor)
             }
             if output.json { return try printJSON(rate) }
             print("1 \(rate.base) = \(rate.rate) \(rate.quote) on \(rate.rateOn).")

@@ -45,14 +45,14 @@ struct RecurringCommand: AsyncParsableCommand {
                 switch kind {
                 case .dues:
                     return try await services.recurringCharges.createDues(
-                        in: community, name: description, amount: money, rule: rule, startsOn: startsOn, as: actor)
+                        in: community, name: description, amount: money, rule: try RecurrenceRule.parse(rule), startsOn: startsOn, as: actor)
                 case .expense:
                     let method = try await split.methodOrEveryone(services, community: community, currency: currency, as: actor)
                     return try await services.recurringCharges.createExpense(
                         in: community, description: description, amount: money,
                         paidBy: try await paidBy.asyncMap { try await services.users.resolve($0) }, split: method,
                         category: category,
-                        rule: rule, startsOn: startsOn, as: actor)
+                        rule: try RecurrenceRule.parse(rule), startsOn: startsOn, as: actor)
                 }
             }
             if output.json { return try printJSON(charge) }

@@ -31,7 +31,7 @@ struct SettleCommand: AsyncParsableCommand {
             let settlement = try await acting.run { services, actor in
                 try await services.settlements.recordSettlement(
                     in: community, from: try await services.users.resolve(from), to: try await services.users.resolve(to), amount: money,
-                    settles: settles, rate: rate, method: method, as: actor
+                    settles: settles, rate: try rate.map { try DecimalRate.parse($0) }, method: method, as: actor
                 )
             }
             if output.json { return try printJSON(settlement) }
