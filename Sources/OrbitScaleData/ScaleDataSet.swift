@@ -343,7 +343,7 @@ package struct ScaleDataSet: Sendable, Hashable {
 
     /// Checks what the switched-off triggers and foreign keys would have guaranteed; each entry
     /// is a named invariant and the number of rows breaking it (all 0 for a good load). Call it
-    /// after `ExpenseService.refreshBalancesSnapshot()`: the load writes no balance journal.
+    /// after `SettlementService.refreshBalancesSnapshot()`: the load writes no balance journal.
     package static func verify(on connection: PostgresConnection) async throws -> [(invariant: String, violations: Int)] {
         let checks: [(String, PostgresQuery)] = [
             (
@@ -411,7 +411,7 @@ package struct ScaleDataSet: Sendable, Hashable {
                 """
             ),
             (
-                // (Run after ExpenseService.refreshBalancesSnapshot: the load writes no journal.)
+                // (Run after SettlementService.refreshBalancesSnapshot: the load writes no journal.)
                 "balances equal a recount of the ledger",
                 """
                 SELECT count(*) FROM balances b

@@ -211,7 +211,7 @@ struct JSONValueEncoder: Encoder {
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
         writer.openContainer(isObject: false, depth: depth)
-        return UnkeyedJSONContainer(writer: writer, depth: depth, codingPath: codingPath)
+        return UnkeyedJSONContainer(writer: writer, depth: depth, codingPath: codingPath, omitsNil: omitsNil)
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
@@ -268,7 +268,7 @@ struct KeyedJSONContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
         writer.beginMember(key.stringValue, depth: depth)
         writer.openContainer(isObject: false, depth: depth + 1)
-        return UnkeyedJSONContainer(writer: writer, depth: depth + 1, codingPath: codingPath)
+        return UnkeyedJSONContainer(writer: writer, depth: depth + 1, codingPath: codingPath, omitsNil: omitsNil)
     }
 
     mutating func superEncoder() -> any Encoder {
@@ -277,7 +277,7 @@ struct KeyedJSONContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
 
     mutating func superEncoder(forKey key: Key) -> any Encoder {
         writer.beginMember(key.stringValue, depth: depth)
-        return JSONValueEncoder(writer: writer, depth: depth + 1, codingPath: codingPath)
+        return JSONValueEncoder(writer: writer, depth: depth + 1, codingPath: codingPath, omitsNil: omitsNil)
     }
 }
 
@@ -285,12 +285,15 @@ struct UnkeyedJSONContainer: UnkeyedEncodingContainer {
     let writer: JSONWriter
     let depth: Int
     let codingPath: [any CodingKey]
+    /// The value's `OmitsNilMembers`, for the containers nested in it.
+    let omitsNil: Bool
     private(set) var count = 0
 
-    init(writer: JSONWriter, depth: Int, codingPath: [any CodingKey]) {
+    init(writer: JSONWriter, depth: Int, codingPath: [any CodingKey], omitsNil: Bool) {
         self.writer = writer
         self.depth = depth
         self.codingPath = codingPath
+        self.omitsNil = omitsNil
     }
 
     mutating func encodeNil() throws {
@@ -309,20 +312,20 @@ struct UnkeyedJSONContainer: UnkeyedEncodingContainer {
         writer.beginElement(depth: depth)
         writer.openContainer(isObject: true, depth: depth + 1)
         count += 1
-        return KeyedEncodingContainer(KeyedJSONContainer<NestedKey>(writer: writer, depth: depth + 1, codingPath: codingPath))
+        return KeyedEncodingContainer(KeyedJSONContainer<NestedKey>(writer: writer, depth: depth + 1, codingPath: codingPath, omitsNil: omitsNil))
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
         writer.beginElement(depth: depth)
         writer.openContainer(isObject: false, depth: depth + 1)
         count += 1
-        return UnkeyedJSONContainer(writer: writer, depth: depth + 1, codingPath: codingPath)
+        return UnkeyedJSONContainer(writer: writer, depth: depth + 1, codingPath: codingPath, omitsNil: omitsNil)
     }
 
     mutating func superEncoder() -> any Encoder {
         writer.beginElement(depth: depth)
         count += 1
-        return JSONValueEncoder(writer: writer, depth: depth + 1, codingPath: codingPath)
+        return JSONValueEncoder(writer: writer, depth: depth + 1, codingPath: codingPath, omitsNil: omitsNil)
     }
 }
 

@@ -18,11 +18,14 @@ extension OrbitAPI {
         }
         router.post("communities/:community_id/exchange-rates") { request, context in
             let body = try await request.decodeJSON(RateBody.self, context: context)
+            let community: CommunityID = try context.id("community_id")
+            let base = try Currency.parse(body.base, field: "base")
+            let quote = try Currency.parse(body.quote, field: "quote")
+            let day = try body.rateOn.map { try CivilDate.parse($0, field: "rate_on") }
+            // Who asks comes before the rate's text, as when the service parsed it.
+            let user = try context.requireUser()
             return Created(
-                try await services.rates.setRate(
-                    in: try context.id("community_id"), from: try Currency.parse(body.base, field: "base"),
-                    to: try Currency.parse(body.quote, field: "quote"), rate: try DecimalRate.parse(body.rate),
-                    on: try body.rateOn.map { try CivilDate.parse($0, field: "rate_on") }, as: try context.requireUser()))
+                try await services.rates.setRate(in: community, from: base, to: quote, rate: try DecimalRate.parse(body.rate), on: day, as: user))
         }
     }
 }
