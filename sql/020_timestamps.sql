@@ -9,6 +9,13 @@ CREATE OR REPLACE FUNCTION orbit.touch_updated_at() RETURNS trigger
 LANGUAGE plpgsql
 AS $$
 BEGIN
+    -- A new search vector alone (sql/820_search.sql's re-index) is no edit of the row.
+    IF TG_TABLE_NAME IN ('posts', 'comments', 'events', 'transactions') THEN
+        IF OLD.search_vector IS DISTINCT FROM NEW.search_vector
+           AND (to_jsonb(NEW) - 'search_vector' - 'updated_at') = (to_jsonb(OLD) - 'search_vector' - 'updated_at') THEN
+            RETURN NEW;
+        END IF;
+    END IF;
     NEW.updated_at := now();
     RETURN NEW;
 END

@@ -30,6 +30,17 @@ DECLARE
     community uuid;
     op text := 'upsert';
 BEGIN
+    -- A new search vector alone (sql/820_search.sql's re-index) is no change of the row.
+    IF TG_OP = 'UPDATE' AND r ? 'search_vector' THEN
+        DECLARE
+            old_row jsonb := to_jsonb(OLD);
+        BEGIN
+            IF (r -> 'search_vector') IS DISTINCT FROM (old_row -> 'search_vector')
+               AND (r - 'search_vector') = (old_row - 'search_vector') THEN
+                RETURN NULL;
+            END IF;
+        END;
+    END IF;
     IF id_column = 'id' AND (TG_OP = 'DELETE' OR (r ->> 'deleted_at') IS NOT NULL OR (r ->> 'left_at') IS NOT NULL) THEN
         op := 'delete';
     END IF;

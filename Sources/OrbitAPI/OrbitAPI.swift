@@ -115,6 +115,7 @@ package struct OrbitAPI: Sendable {
         addSyncRoutes(to: app)
         addChatRoutes(to: app)
         addChoreRoutes(to: app)
+        addSearchRoutes(to: app)
         if let benchmarkPage {
             app.get(RouterPath(benchmarkPage.path)) { _, context in
                 _ = try context.requireUser()

@@ -53,6 +53,7 @@ package struct OrbitServices: Sendable {
     package var recurringCharges: RecurringChargeService { RecurringChargeService(runner) }
     package var chat: ChatService { ChatService(runner) }
     package var chores: ChoreService { ChoreService(runner) }
+    package var search: SearchService { SearchService(runner) }
     package var notifications: NotificationService { NotificationService(runner) }
     package var sessions: SessionService { SessionService(runner) }
     package var devices: DeviceService { DeviceService(runner) }

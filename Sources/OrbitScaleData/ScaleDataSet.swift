@@ -139,6 +139,30 @@ package struct ScaleDataSet: Sendable, Hashable {
         return "\(tenths / 10).\(tenths % 10) s"
     }
 
+    /// The words of posts, comments and expenses (docs/search.md's benchmark): a club's and a
+    /// family's, some with accents. `seed_words` draws them skewed, the first ones most often (the
+    /// first is in about half the posts, the 11th in 11%, the 50th in 5%, the last in 3%), as words
+    /// are in real text, so a two-word search finds a realistic share of a community's posts.
+    package static let vocabulary: [String] = [
+        "practice", "game", "today", "team", "tomorrow", "saturday", "field", "kids", "bring", "time", "match", "coach", "parents",
+        "training", "sunday", "water", "please", "week", "school", "thanks", "bus", "snacks", "home", "away", "kit", "shirts",
+        "goal", "season", "photos", "tournament", "friday", "weekend", "lunch", "dinner", "party", "birthday", "cake", "pizza",
+        "referee", "pitch", "boots", "socks", "jersey", "rain", "sun", "cold", "warm", "early", "late", "pickup", "carpool",
+        "meeting", "club", "fees", "dues", "money", "receipt", "tickets", "trip", "hotel", "café", "zürich", "münchen", "crèche",
+        "équipe", "naïve", "fiancée", "piñata", "smörgåsbord", "jalapeño", "garage", "garden", "dishes", "laundry", "homework",
+        "piano", "swimming", "pool", "gym", "stadium", "trophy", "medal", "winner", "final", "semifinal", "league", "cup", "derby",
+        "volunteer", "schedule", "changed", "cancelled", "moved", "indoor", "outdoor", "north", "south", "east", "west", "park",
+        "library", "museum", "beach", "mountain", "camping", "tent", "sleeping", "bags", "flashlight", "sunscreen", "hats",
+        "jackets", "umbrella", "orange", "slices", "bananas", "apples", "sandwiches", "juice", "coffee", "tea", "milk", "bread",
+        "cheese", "grandma", "grandpa", "aunt", "uncle", "cousins", "baby", "puppy", "kitten", "vet", "dentist", "doctor",
+        "appointment", "reminder", "deadline", "form", "signature", "permission", "uniform", "helmet", "bike", "scooter",
+        "skates", "ice", "hockey", "soccer", "football", "basketball", "volleyball", "tennis", "golf", "chess", "drama",
+        "choir", "concert", "recital", "rehearsal", "costume", "makeup", "lights", "stage", "curtain", "applause", "encore",
+    ]
+
+    /// `vocabulary` as a PostgreSQL array literal (words of letters only: nothing to escape).
+    static var vocabularyLiteral: String { "{" + vocabulary.joined(separator: ",") + "}" }
+
     // The generator's vocabulary, as session-local SQL functions of (seed, index): a stream of
     // hashes per choice, ids, the community a post or transaction belongs to (skewed: community
     // c gets a share ∝ 1/√c), and the user in a community's member slot.
@@ -156,9 +180,15 @@ package struct ScaleDataSet: Sendable, Hashable {
         AS $$ SELECT pg_temp.seed_id(seed, 'user', (community * greatest(1, members / 2) + slot) % users) $$;
         CREATE OR REPLACE FUNCTION pg_temp.seed_share(total bigint, parts bigint, i bigint) RETURNS bigint
         LANGUAGE sql IMMUTABLE AS $$ SELECT total / nullif(parts, 0) + CASE WHEN i < total % nullif(parts, 0) THEN 1 ELSE 0 END $$;
+        CREATE OR REPLACE FUNCTION pg_temp.seed_words(seed bigint, stream int, i bigint, n bigint) RETURNS text
+        LANGUAGE sql IMMUTABLE AS $$
+            SELECT string_agg(w.vocabulary[1 + pg_temp.seed_skewed(seed, stream, i * 16 + k, array_length(w.vocabulary, 1))], ' ' ORDER BY k)
+            FROM (SELECT '\(vocabularyLiteral)'::text[] AS vocabulary) AS w, generate_series(0, n - 1) AS k
+        $$;
         """
 
     static let dropFunctions = """
+        DROP FUNCTION pg_temp.seed_words(bigint, int, bigint, bigint);
         DROP FUNCTION pg_temp.seed_share(bigint, bigint, bigint);
         DROP FUNCTION pg_temp.seed_user(bigint, bigint, bigint, bigint, bigint);
         DROP FUNCTION pg_temp.seed_skewed(bigint, int, bigint, bigint);
@@ -206,13 +236,12 @@ package struct ScaleDataSet: Sendable, Hashable {
             (
                 "posts",
                 """
-                INSERT INTO posts (id, community_id, author_id, type, content, is_announcement, editable_until,
+                INSERT INTO posts (id, community_id, author_id, type, content, search_vector, is_announcement, editable_until,
                     reaction_counts, comment_count, created_at, updated_at)
                 SELECT pg_temp.seed_id(\(seed), 'post', i), pg_temp.seed_id(\(seed), 'community', community),
                     pg_temp.seed_user(\(seed), community, pg_temp.seed_hash(\(seed), 2, i) % CASE WHEN announcement THEN 2 ELSE \(m) END, \(m), \(u)),
                     CASE WHEN announcement THEN 'announcement' ELSE 'text' END::post_type,
-                    'Post ' || i || ': ' || repeat('news from the club ', 1 + (pg_temp.seed_hash(\(seed), 3, i) % 8)::int),
-                    announcement, created + interval '24 hours',
+                    written.content, orbit.search_document('orbit.simple', NULL, written.content), announcement, created + interval '24 hours',
                     coalesce((
                         SELECT jsonb_object_agg(type, n)
                         FROM (
@@ -224,7 +253,9 @@ package struct ScaleDataSet: Sendable, Hashable {
                 FROM generate_series(0, \(p) - 1) AS i,
                     LATERAL (SELECT pg_temp.seed_skewed(\(seed), 1, i, \(n)) AS community,
                         \(asOf)::timestamptz - pg_temp.seed_unit(\(seed), 4, i) * interval '365 days' AS created,
-                        pg_temp.seed_hash(\(seed), 6, i) % 50 = 0 AS announcement) AS chosen
+                        pg_temp.seed_hash(\(seed), 6, i) % 50 = 0 AS announcement) AS chosen,
+                    LATERAL (SELECT 'Post ' || i || ': ' || pg_temp.seed_words(\(seed), 24, i, 4 + pg_temp.seed_hash(\(seed), 3, i) % 12) AS content)
+                        AS written
                 """
             ),
             (
@@ -244,27 +275,31 @@ package struct ScaleDataSet: Sendable, Hashable {
             (
                 "comments",
                 """
-                INSERT INTO comments (id, post_id, author_id, content, created_at, updated_at, community_id)
+                INSERT INTO comments (id, post_id, author_id, content, search_vector, created_at, updated_at, community_id)
                 SELECT pg_temp.seed_id(\(seed), 'comment', i * 64 + k), pg_temp.seed_id(\(seed), 'post', i),
                     pg_temp.seed_user(\(seed), community, (pg_temp.seed_hash(\(seed), 8, i) + k) % \(m), \(m), \(u)),
-                    'Comment ' || k || ' on post ' || i, created, created, pg_temp.seed_id(\(seed), 'community', community)
+                    written.content, orbit.search_document('orbit.simple', NULL, written.content), created, created,
+                    pg_temp.seed_id(\(seed), 'community', community)
                 FROM generate_series(0, \(p) - 1) AS i,
                     LATERAL (SELECT pg_temp.seed_skewed(\(seed), 1, i, \(n)) AS community) AS chosen,
                     LATERAL generate_series(0, pg_temp.seed_share(\(c), \(p), i) - 1) AS k,
                     LATERAL (SELECT \(asOf)::timestamptz - pg_temp.seed_unit(\(seed), 4, i) * interval '365 days'
-                        + (k + 1) * interval '5 minutes' AS created) AS at
+                        + (k + 1) * interval '5 minutes' AS created) AS at,
+                    LATERAL (SELECT pg_temp.seed_words(\(seed), 22, i * 64 + k, 2 + pg_temp.seed_hash(\(seed), 22, i * 64 + k) % 8) AS content)
+                        AS written
                 """
             ),
             (
                 "events",
                 """
                 INSERT INTO events (id, community_id, created_by, title, starts_at, ends_at, category, recurrence_rule,
-                    recurrence_timezone, location_name, created_at, updated_at)
+                    recurrence_timezone, location_name, search_vector, created_at, updated_at)
                 SELECT pg_temp.seed_id(\(seed), 'event', i * \(e) + k), pg_temp.seed_id(\(seed), 'community', i),
                     pg_temp.seed_user(\(seed), i, 0, \(m), \(u)),
                     CASE WHEN k = 0 THEN 'Weekly practice' ELSE 'Event ' || k END, starts, starts + interval '90 minutes',
                     (enum_range(NULL::event_category))[(1 + pg_temp.seed_hash(\(seed), 9, i * \(e) + k) % 5)::int],
                     CASE WHEN k = 0 THEN 'FREQ=WEEKLY' END, CASE WHEN k = 0 THEN 'UTC' END, 'Field ' || (k % 3),
+                    orbit.search_document('orbit.simple', CASE WHEN k = 0 THEN 'Weekly practice' ELSE 'Event ' || k END, 'Field ' || (k % 3)),
                     \(asOf)::timestamptz - interval '120 days', \(asOf)::timestamptz - interval '120 days'
                 FROM generate_series(0, \(n) - 1) AS i, generate_series(0, \(e) - 1) AS k,
                     LATERAL (SELECT date_trunc('hour', CASE WHEN k = 0 THEN \(asOf)::timestamptz - interval '90 days' + interval '18 hours'
@@ -286,17 +321,18 @@ package struct ScaleDataSet: Sendable, Hashable {
             (
                 "transactions",
                 """
-                INSERT INTO transactions (id, community_id, created_by, paid_by, type, description, total_amount, currency, category,
-                    transaction_date, created_at, updated_at)
+                INSERT INTO transactions (id, community_id, created_by, paid_by, type, description, search_vector, total_amount, currency,
+                    category, transaction_date, created_at, updated_at)
                 SELECT pg_temp.seed_id(\(seed), 'transaction', i), pg_temp.seed_id(\(seed), 'community', community),
                     pg_temp.seed_user(\(seed), community, payer, \(m), \(u)), pg_temp.seed_user(\(seed), community, payer, \(m), \(u)),
-                    'expense', 'Expense ' || i, total, 'USD',
+                    'expense', written.description, orbit.search_document('orbit.simple', written.description, NULL), total, 'USD',
                     (enum_range(NULL::expense_category))[(1 + pg_temp.seed_hash(\(seed), 16, i) % 5)::int],
                     created::date, created, created
                 FROM generate_series(0, \(t) - 1) AS i,
                     LATERAL (SELECT pg_temp.seed_skewed(\(seed), 14, i, \(n)) AS community, pg_temp.seed_hash(\(seed), 15, i) % \(m) AS payer,
                         (2 + pg_temp.seed_hash(\(seed), 17, i) % 3) * 100 + pg_temp.seed_hash(\(seed), 18, i) % 20000 AS total,
-                        \(asOf)::timestamptz - pg_temp.seed_unit(\(seed), 19, i) * interval '365 days' AS created) AS chosen
+                        \(asOf)::timestamptz - pg_temp.seed_unit(\(seed), 19, i) * interval '365 days' AS created) AS chosen,
+                    LATERAL (SELECT 'Expense ' || i || ': ' || pg_temp.seed_words(\(seed), 23, i, 3) AS description) AS written
                 """
             ),
             (
@@ -346,6 +382,15 @@ package struct ScaleDataSet: Sendable, Hashable {
     /// after `SettlementService.refreshBalancesSnapshot()`: the load writes no balance journal.
     package static func verify(on connection: PostgresConnection) async throws -> [(invariant: String, violations: Int)] {
         let checks: [(String, PostgresQuery)] = [
+            (
+                "search vectors are what the triggers write",
+                """
+                SELECT (SELECT count(*) FROM posts r WHERE r.search_vector IS DISTINCT FROM orbit.search_vector(r))
+                    + (SELECT count(*) FROM comments r WHERE r.search_vector IS DISTINCT FROM orbit.search_vector(r))
+                    + (SELECT count(*) FROM events r WHERE r.search_vector IS DISTINCT FROM orbit.search_vector(r))
+                    + (SELECT count(*) FROM transactions r WHERE r.search_vector IS DISTINCT FROM orbit.search_vector(r))
+                """
+            ),
             (
                 "member counts equal a recount",
                 """

@@ -75,6 +75,7 @@ struct LowercaseIDTests {
     static let queries: [String: String] = [
         "/communities/{community_id}/events": "?from=2020-01-01T00:00:00Z&days=92",
         "/communities/{community_id}/export": "?format=json",
+        "/communities/{community_id}/search": "?q=pizza%20or%20hello%20or%20practice%20or%20see",
         "/events/{event_id}/rsvps": "?occurrence={occurrence}", "/events/{event_id}/attendance": "?occurrence={occurrence}",
     ]
 

@@ -42,7 +42,7 @@ struct ScaleDataSetTests {
             #expect(sizes["events"] == 48 && sizes["rsvps"] == 72 && sizes["dues"] == 24)
             #expect((600...1200).contains(sizes["splits"] ?? 0))
             let violations = try await database.withConnection { try await ScaleDataSet.verify(on: $0) }
-            #expect(violations.count == 8)
+            #expect(violations.count == 9)
             for (invariant, count) in violations { #expect(count == 0, "\(invariant)") }
             return try await database.withConnection { try await Self.digest(on: $0) }
         }

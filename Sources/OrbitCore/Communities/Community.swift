@@ -61,19 +61,34 @@ package struct CommunitySettings: Sendable, Codable, Equatable, OmitsNilMembers 
     /// The community's base currency (ISO 4217): the currency of money entered without one
     /// (API and CLI), and the one `settle suggest --in` proposes by default (docs/money.md).
     package var baseCurrency: String?
+    /// The language of the community's text, for search (docs/search.md): words are stemmed by
+    /// its rules ("running" finds "run"). One of `searchLanguages`; unset: no stemming.
+    package var language: String?
 
     package init(
         allowMemberEvents: Bool? = nil, allowMemberPosts: Bool? = nil, defaultReminderHours: Int? = nil, timezone: String? = nil,
-        baseCurrency: String? = nil
+        baseCurrency: String? = nil, language: String? = nil
     ) {
         self.allowMemberEvents = allowMemberEvents
         self.allowMemberPosts = allowMemberPosts
         self.defaultReminderHours = defaultReminderHours
         self.timezone = timezone
         self.baseCurrency = baseCurrency
+        self.language = language
     }
 
-    static let knownKeys: Set<String> = ["allowMemberEvents", "allowMemberPosts", "defaultReminderHours", "timezone", "baseCurrency"]
+    static let knownKeys: Set<String> = [
+        "allowMemberEvents", "allowMemberPosts", "defaultReminderHours", "timezone", "baseCurrency", "language",
+    ]
+
+    /// The languages search knows: PostgreSQL's own text search configurations, each as
+    /// `orbit.<language>` with accents folded (migrations/0040_search.sql; a test keeps the two
+    /// equal). `simple` is the unset setting's: words as written, no stemming.
+    package static let searchLanguages: [String] = [
+        "simple", "arabic", "armenian", "basque", "catalan", "danish", "dutch", "english", "finnish", "french", "german", "greek",
+        "hindi", "hungarian", "indonesian", "irish", "italian", "lithuanian", "nepali", "norwegian", "portuguese", "romanian",
+        "russian", "serbian", "spanish", "swedish", "tamil", "turkish", "yiddish",
+    ]
 
     /// Parses settings from JSON text: an object with only the known keys, each of its type.
     /// - Throws: `ServiceError.invalidInput` naming the offending key.
@@ -88,7 +103,7 @@ package struct CommunitySettings: Sendable, Codable, Equatable, OmitsNilMembers 
         if let unknown = object.keys.sorted().first(where: { !knownKeys.contains($0) }) {
             throw ServiceError.invalidInput(
                 field: "settings.\(unknown)",
-                reason: "is not a setting (known: allowMemberEvents, allowMemberPosts, defaultReminderHours, timezone, baseCurrency)"
+                reason: "is not a setting (known: allowMemberEvents, allowMemberPosts, defaultReminderHours, timezone, baseCurrency, language)"
             )
         }
         var settings = CommunitySettings()
@@ -99,6 +114,7 @@ package struct CommunitySettings: Sendable, Codable, Equatable, OmitsNilMembers 
             case ("defaultReminderHours", .integer(let hours)): settings.defaultReminderHours = hours
             case ("timezone", .string(let zone)): settings.timezone = zone
             case ("baseCurrency", .string(let code)): settings.baseCurrency = code
+            case ("language", .string(let language)): settings.language = language
             case ("allowMemberEvents", _), ("allowMemberPosts", _):
                 throw ServiceError.invalidInput(field: "settings.\(key)", reason: "must be true or false")
             case ("defaultReminderHours", _):
@@ -127,6 +143,10 @@ package struct CommunitySettings: Sendable, Codable, Equatable, OmitsNilMembers 
         if let baseCurrency, Currency(baseCurrency)?.code != baseCurrency {
             throw ServiceError.invalidInput(field: "settings.baseCurrency", reason: "is not an ISO 4217 currency code in capitals such as EUR")
         }
+        if let language, !Self.searchLanguages.contains(language) {
+            throw ServiceError.invalidInput(
+                field: "settings.language", reason: "is not a language search knows (\(Self.searchLanguages.joined(separator: ", ")))")
+        }
     }
 
     /// The community's time zone: `timezone`, or UTC when it is not set (or, for a row written
@@ -143,7 +163,8 @@ package struct CommunitySettings: Sendable, Codable, Equatable, OmitsNilMembers 
             allowMemberPosts: other.allowMemberPosts ?? allowMemberPosts,
             defaultReminderHours: other.defaultReminderHours ?? defaultReminderHours,
             timezone: other.timezone ?? timezone,
-            baseCurrency: other.baseCurrency ?? baseCurrency
+            baseCurrency: other.baseCurrency ?? baseCurrency,
+            language: other.language ?? language
         )
     }
 }

@@ -75,6 +75,14 @@ package struct PageCursor: Sendable, Equatable {
         return value
     }
 
+    /// A key part as a finite number (a rank), or a refusal.
+    package func double(_ index: Int) throws -> Double {
+        guard let value = Double(key[index]), value.isFinite else {
+            throw ServiceError.invalidInput(field: "cursor", reason: "is not a cursor from this list")
+        }
+        return value
+    }
+
     /// A key part as a UUID, or a refusal.
     package func uuid(_ index: Int) throws -> UUID {
         guard let value = UUID(uuidString: key[index]) else {
