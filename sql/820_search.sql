@@ -17,7 +17,6 @@
 -- security, so a community one cannot see tells nothing (it is `simple`).
 CREATE OR REPLACE FUNCTION orbit.search_config(community uuid) RETURNS regconfig
 LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT coalesce(
         (SELECT t.oid::regconfig FROM public.communities c
@@ -27,51 +26,72 @@ AS $$
 $$;
 
 -- A searchable row's document: its title-like text weighs more (A) than its body (B).
+-- This and the two scoping functions below call only pg_catalog's functions (always searched
+-- first) and pin no search_path: a pinned one would stop PostgreSQL inlining them, and they run
+-- once per row written.
 CREATE OR REPLACE FUNCTION orbit.search_document(config regconfig, title text, body text) RETURNS tsvector
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT setweight(to_tsvector(config, coalesce(title, '')), 'A') || setweight(to_tsvector(config, coalesce(body, '')), 'B')
 $$;
 
--- Each table's vector: NULL for what is never found.
+-- A community's vector: every lexeme prefixed with the community (the first 12 hex digits of
+-- its id), positions and weights kept. The GIN index then holds a word once per community, and a
+-- search looks up only its community's posting lists: in the busiest community of the data set
+-- a common word is a few thousand entries, not the half million of every community together.
+-- (Two communities sharing a prefix only share posting lists; the search checks the community.)
+CREATE OR REPLACE FUNCTION orbit.scope_vector(community uuid, document tsvector) RETURNS tsvector
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+    -- In a tsvector's text each lexeme is quoted (a quote inside it doubled), followed by its
+    -- positions and weights, which stay as they are.
+    SELECT regexp_replace(document::text, '''((?:[^'']|'''')*)''', '''' || left(replace(community::text, '-', ''), 12) || '~\1''', 'g')::tsvector
+$$;
+
+-- A query for a community's vectors: each of its lexemes prefixed as orbit.scope_vector does
+-- (a lexeme is quoted in a tsquery's text too).
+CREATE OR REPLACE FUNCTION orbit.scope_query(community uuid, query tsquery) RETURNS tsquery
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+    SELECT regexp_replace(query::text, '''((?:[^'']|'''')*)''', '''' || left(replace(community::text, '-', ''), 12) || '~\1''', 'g')::tsquery
+$$;
+
+-- Each table's vector: NULL for what is never found. (No pinned search_path, as above: every name
+-- is qualified, and they run once per row written.)
 CREATE OR REPLACE FUNCTION orbit.search_vector(p public.posts) RETURNS tsvector
 LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT CASE WHEN p.deleted_at IS NULL THEN
-        orbit.search_document(orbit.search_config(p.community_id), p.poll_data ->> 'question', p.content) END
+        orbit.scope_vector(p.community_id,
+            orbit.search_document(orbit.search_config(p.community_id), p.poll_data ->> 'question', p.content)) END
 $$;
 CREATE OR REPLACE FUNCTION orbit.search_vector(c public.comments) RETURNS tsvector
 LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT CASE WHEN c.deleted_at IS NULL
             AND EXISTS (SELECT FROM public.posts p WHERE p.id = c.post_id AND p.deleted_at IS NULL) THEN
-        orbit.search_document(orbit.search_config(c.community_id), NULL, c.content) END
+        orbit.scope_vector(c.community_id, orbit.search_document(orbit.search_config(c.community_id), NULL, c.content)) END
 $$;
 CREATE OR REPLACE FUNCTION orbit.search_vector(e public.events) RETURNS tsvector
 LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT CASE WHEN e.deleted_at IS NULL THEN
-        orbit.search_document(orbit.search_config(e.community_id), e.title, concat_ws(' ', e.location_name, e.description)) END
+        orbit.scope_vector(e.community_id,
+            orbit.search_document(orbit.search_config(e.community_id), e.title, concat_ws(' ', e.location_name, e.description))) END
 $$;
 CREATE OR REPLACE FUNCTION orbit.search_vector(t public.transactions) RETURNS tsvector
 LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT CASE WHEN t.deleted_at IS NULL AND t.type = 'expense' THEN
-        orbit.search_document(orbit.search_config(t.community_id), t.description, NULL) END
+        orbit.scope_vector(t.community_id, orbit.search_document(orbit.search_config(t.community_id), t.description, NULL)) END
 $$;
 -- Ciphertext is never indexed (docs/e2e.md): the server cannot read it, and a vector of it would
 -- be a copy of the plaintext's words.
 CREATE OR REPLACE FUNCTION orbit.search_vector(m public.messages) RETURNS tsvector
 LANGUAGE sql STABLE
-SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT CASE WHEN m.deleted_at IS NULL AND m.content_encrypted IS NULL AND m.text IS NOT NULL THEN
-        orbit.search_document(orbit.search_config(m.community_id), NULL, m.text) END
+        orbit.scope_vector(m.community_id, orbit.search_document(orbit.search_config(m.community_id), NULL, m.text)) END
 $$;
 
 -- Keeps a row's vector as it is written: on insert, and on an update of what is indexed.
@@ -165,19 +185,121 @@ CREATE TRIGGER trigger_communities_search_language AFTER UPDATE OF settings ON c
     FOR EACH ROW WHEN ((OLD.settings ->> 'language') IS DISTINCT FROM (NEW.settings ->> 'language'))
     EXECUTE FUNCTION orbit.reindex_community_search();
 
+-- What matches a scoped query in `community`, with its rank: the index's answer, before row-level
+-- security. SECURITY DEFINER, because under row-level security PostgreSQL may not use `@@` as an
+-- index condition at all (the operator is not leakproof: a policy's filter must run first), and
+-- the policies' own community filter then reads every row of the caller's communities (10,000
+-- posts in the benchmark's busiest one: 35 ms). So this function asks the index as orbit_admin,
+-- but only in a community the caller is a member of, and for messages only in the caller's
+-- conversations; orbit.search then reads each row it returns as the caller, under row-level
+-- security, which has the last word. The query is EXECUTEd with its values as parameters, so it
+-- is planned for them (how few entries the words have).
+CREATE OR REPLACE FUNCTION orbit.search_matches(community uuid, scoped tsquery)
+RETURNS TABLE (kind text, id uuid, rank float8)
+LANGUAGE plpgsql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $function$
+BEGIN
+    IF community IS NULL OR NOT coalesce(community = ANY (orbit.member_community_ids()), false) THEN
+        RETURN;
+    END IF;
+    RETURN QUERY EXECUTE $query$
+        SELECT 'post', p.id, ts_rank_cd(p.search_vector, $2, 1)::float8
+        FROM public.posts p WHERE p.search_vector @@ $2 AND p.community_id = $1
+        UNION ALL
+        SELECT 'comment', c.id, ts_rank_cd(c.search_vector, $2, 1)::float8
+        FROM public.comments c WHERE c.search_vector @@ $2 AND c.community_id = $1
+        UNION ALL
+        SELECT 'event', e.id, ts_rank_cd(e.search_vector, $2, 1)::float8
+        FROM public.events e WHERE e.search_vector @@ $2 AND e.community_id = $1
+        UNION ALL
+        SELECT 'expense', t.id, ts_rank_cd(t.search_vector, $2, 1)::float8
+        FROM public.transactions t WHERE t.search_vector @@ $2 AND t.community_id = $1
+        UNION ALL
+        SELECT 'message', m.id, ts_rank_cd(m.search_vector, $2, 1)::float8
+        FROM public.messages m
+        WHERE m.search_vector @@ $2 AND m.community_id = $1 AND m.conversation_id = ANY ((SELECT orbit.conversation_ids())::uuid[])
+    $query$
+    USING community, scoped;
+END
+$function$;
+ALTER FUNCTION orbit.search_matches(uuid, tsquery) OWNER TO orbit_admin;
+
+-- The search (OrbitCore's SearchService; docs/search.md): `community`'s rows matching `text`
+-- (web search syntax) that the caller may read, best first, after the cursor (`after_rank`,
+-- `after_id`), at most `lim`, each with a snippet whose matches are between chr(2) and chr(3).
+-- SECURITY INVOKER: it reads every match orbit.search_matches found as the caller, orbit_app, so
+-- each table's row-level security decides what is found.
+CREATE OR REPLACE FUNCTION orbit.search(community uuid, text text, after_rank float8, after_id uuid, lim integer)
+RETURNS TABLE (kind text, id uuid, link_id uuid, created_at timestamptz, rank float8, snippet text)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+BEGIN
+    -- PL/pgSQL keeps this statement's plan for the session (it reads rows by id, whatever the
+    -- values); the plan that depends on them is orbit.search_matches'.
+    RETURN QUERY
+    WITH query AS MATERIALIZED (
+        SELECT c.config, q.query, orbit.scope_query(community, q.query) AS scoped
+        FROM (SELECT orbit.search_config(community) AS config) AS c, LATERAL (SELECT websearch_to_tsquery(c.config, text) AS query) AS q
+    ), matches AS MATERIALIZED (
+        SELECT s.* FROM query, orbit.search_matches(community, query.scoped) AS s
+    ), page AS (
+        -- Best first, each match read as the caller (row-level security) until `lim` are found:
+        -- a match the caller may not read is skipped, and no row past the page is read.
+        SELECT s.kind, h.id, h.link_id, h.created_at, s.rank, h.body
+        FROM (
+            SELECT * FROM matches
+            WHERE after_rank IS NULL OR (matches.rank, matches.id) < (after_rank, after_id)
+            ORDER BY matches.rank DESC, matches.id DESC
+        ) AS s
+        CROSS JOIN LATERAL (
+            SELECT p.id, p.id AS link_id, p.created_at, concat_ws(' ', p.poll_data ->> 'question', p.content) AS body
+            FROM public.posts p WHERE s.kind = 'post' AND p.id = s.id
+            UNION ALL
+            SELECT c.id, c.post_id, c.created_at, c.content
+            FROM public.comments c WHERE s.kind = 'comment' AND c.id = s.id
+            UNION ALL
+            SELECT e.id, e.id, e.created_at, concat_ws(' ', e.title, e.location_name, e.description)
+            FROM public.events e WHERE s.kind = 'event' AND e.id = s.id
+            UNION ALL
+            SELECT t.id, t.id, t.created_at, t.description
+            FROM public.transactions t WHERE s.kind = 'expense' AND t.id = s.id
+            UNION ALL
+            SELECT m.id, m.conversation_id, m.created_at, m.text
+            FROM public.messages m WHERE s.kind = 'message' AND m.id = s.id
+        ) AS h
+        LIMIT lim
+    )
+    SELECT page.kind, page.id, page.link_id, page.created_at, page.rank,
+        ts_headline(query.config, translate(page.body, chr(2) || chr(3), ''), query.query,
+            'StartSel=' || chr(2) || ', StopSel=' || chr(3) || ', MaxWords=24, MinWords=12, ShortWord=2, MaxFragments=2, FragmentDelimiter=" … "')
+    FROM page, query
+    ORDER BY page.rank DESC, page.id DESC;
+END
+$function$;
+
 -- Rights (sql/README.md, "Rights"): the search (as orbit_app) asks for its community's
 -- configuration; the rest runs in triggers, as orbit_admin. orbit_admin's EXECUTE is revoked too
 -- on the functions the migrating role owns (those that are not SECURITY DEFINER), then granted.
 REVOKE ALL ON FUNCTION
-    orbit.search_config(uuid), orbit.search_document(regconfig, text, text), orbit.search_vector(public.posts),
-    orbit.search_vector(public.comments), orbit.search_vector(public.events), orbit.search_vector(public.transactions),
-    orbit.search_vector(public.messages)
+    orbit.search_config(uuid), orbit.search_document(regconfig, text, text), orbit.scope_vector(uuid, tsvector),
+    orbit.scope_query(uuid, tsquery), orbit.search_vector(public.posts), orbit.search_vector(public.comments),
+    orbit.search_vector(public.events), orbit.search_vector(public.transactions), orbit.search_vector(public.messages),
+    orbit.search(uuid, text, float8, uuid, integer)
 FROM PUBLIC, orbit_app, orbit_admin;
 REVOKE ALL ON FUNCTION
-    orbit.index_for_search(), orbit.index_post_comments(), orbit.reindex_search(uuid), orbit.reindex_community_search()
+    orbit.search_matches(uuid, tsquery), orbit.index_for_search(), orbit.index_post_comments(), orbit.reindex_search(uuid),
+    orbit.reindex_community_search()
 FROM PUBLIC, orbit_app;
-GRANT EXECUTE ON FUNCTION orbit.search_config(uuid) TO orbit_app, orbit_admin;
+-- The search as its caller: orbit_app needs what it calls too (the configuration, the scoping).
 GRANT EXECUTE ON FUNCTION
+    orbit.search(uuid, text, float8, uuid, integer), orbit.search_matches(uuid, tsquery), orbit.search_config(uuid),
+    orbit.scope_query(uuid, tsquery)
+TO orbit_app, orbit_admin;
+GRANT EXECUTE ON FUNCTION
+    orbit.search(uuid, text, float8, uuid, integer), orbit.search_matches(uuid, tsquery), orbit.scope_vector(uuid, tsvector),
+    orbit.scope_query(uuid, tsquery),
     orbit.search_config(uuid), orbit.search_document(regconfig, text, text), orbit.search_vector(public.posts),
     orbit.search_vector(public.comments), orbit.search_vector(public.events), orbit.search_vector(public.transactions),
     orbit.search_vector(public.messages), orbit.index_for_search(), orbit.index_post_comments(), orbit.reindex_search(uuid),

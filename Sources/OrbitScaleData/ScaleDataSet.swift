@@ -241,7 +241,9 @@ package struct ScaleDataSet: Sendable, Hashable {
                 SELECT pg_temp.seed_id(\(seed), 'post', i), pg_temp.seed_id(\(seed), 'community', community),
                     pg_temp.seed_user(\(seed), community, pg_temp.seed_hash(\(seed), 2, i) % CASE WHEN announcement THEN 2 ELSE \(m) END, \(m), \(u)),
                     CASE WHEN announcement THEN 'announcement' ELSE 'text' END::post_type,
-                    written.content, orbit.search_document('orbit.simple', NULL, written.content), announcement, created + interval '24 hours',
+                    written.content,
+                    orbit.scope_vector(pg_temp.seed_id(\(seed), 'community', community), orbit.search_document('orbit.simple', NULL, written.content)),
+                    announcement, created + interval '24 hours',
                     coalesce((
                         SELECT jsonb_object_agg(type, n)
                         FROM (
@@ -278,7 +280,9 @@ package struct ScaleDataSet: Sendable, Hashable {
                 INSERT INTO comments (id, post_id, author_id, content, search_vector, created_at, updated_at, community_id)
                 SELECT pg_temp.seed_id(\(seed), 'comment', i * 64 + k), pg_temp.seed_id(\(seed), 'post', i),
                     pg_temp.seed_user(\(seed), community, (pg_temp.seed_hash(\(seed), 8, i) + k) % \(m), \(m), \(u)),
-                    written.content, orbit.search_document('orbit.simple', NULL, written.content), created, created,
+                    written.content,
+                    orbit.scope_vector(pg_temp.seed_id(\(seed), 'community', community), orbit.search_document('orbit.simple', NULL, written.content)),
+                    created, created,
                     pg_temp.seed_id(\(seed), 'community', community)
                 FROM generate_series(0, \(p) - 1) AS i,
                     LATERAL (SELECT pg_temp.seed_skewed(\(seed), 1, i, \(n)) AS community) AS chosen,
@@ -299,7 +303,9 @@ package struct ScaleDataSet: Sendable, Hashable {
                     CASE WHEN k = 0 THEN 'Weekly practice' ELSE 'Event ' || k END, starts, starts + interval '90 minutes',
                     (enum_range(NULL::event_category))[(1 + pg_temp.seed_hash(\(seed), 9, i * \(e) + k) % 5)::int],
                     CASE WHEN k = 0 THEN 'FREQ=WEEKLY' END, CASE WHEN k = 0 THEN 'UTC' END, 'Field ' || (k % 3),
-                    orbit.search_document('orbit.simple', CASE WHEN k = 0 THEN 'Weekly practice' ELSE 'Event ' || k END, 'Field ' || (k % 3)),
+                    orbit.scope_vector(
+                        pg_temp.seed_id(\(seed), 'community', i),
+                        orbit.search_document('orbit.simple', CASE WHEN k = 0 THEN 'Weekly practice' ELSE 'Event ' || k END, 'Field ' || (k % 3))),
                     \(asOf)::timestamptz - interval '120 days', \(asOf)::timestamptz - interval '120 days'
                 FROM generate_series(0, \(n) - 1) AS i, generate_series(0, \(e) - 1) AS k,
                     LATERAL (SELECT date_trunc('hour', CASE WHEN k = 0 THEN \(asOf)::timestamptz - interval '90 days' + interval '18 hours'
@@ -325,7 +331,9 @@ package struct ScaleDataSet: Sendable, Hashable {
                     category, transaction_date, created_at, updated_at)
                 SELECT pg_temp.seed_id(\(seed), 'transaction', i), pg_temp.seed_id(\(seed), 'community', community),
                     pg_temp.seed_user(\(seed), community, payer, \(m), \(u)), pg_temp.seed_user(\(seed), community, payer, \(m), \(u)),
-                    'expense', written.description, orbit.search_document('orbit.simple', written.description, NULL), total, 'USD',
+                    'expense', written.description,
+                    orbit.scope_vector(pg_temp.seed_id(\(seed), 'community', community), orbit.search_document('orbit.simple', written.description, NULL)),
+                    total, 'USD',
                     (enum_range(NULL::expense_category))[(1 + pg_temp.seed_hash(\(seed), 16, i) % 5)::int],
                     created::date, created, created
                 FROM generate_series(0, \(t) - 1) AS i,

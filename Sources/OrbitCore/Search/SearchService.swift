@@ -4,9 +4,9 @@ import OrbitPostgres
 /// Search (issue 40; docs/search.md): a community's posts, comments, events, expenses and the
 /// chat messages the reader may read, ranked, with a marked snippet, paged by cursor.
 ///
-/// The query is one SELECT as `orbit_app` under the reader's identity: row-level security
-/// decides what is found, exactly as it decides what the reader may open (a non-participant
-/// never finds a chat message). The vectors (sql/820_search.sql) are NULL for what is never
+/// The query (`orbit.search`, sql/820_search.sql) runs as `orbit_app` under the reader's
+/// identity: row-level security decides what is found, exactly as it decides what the reader may
+/// open (a non-participant never finds a chat message). The vectors are NULL for what is never
 /// found: deleted rows, the comments of a deleted post, encrypted content, transactions that are
 /// not expenses.
 package struct SearchService: Sendable {
@@ -41,44 +41,10 @@ package struct SearchService: Sendable {
         }
         let afterRank = try after?.double(0)
         let afterID = try after?.uuid(1)
+        // One function (sql/820_search.sql): it plans the query for these very values.
         let query: PostgresQuery = """
-            WITH query AS MATERIALIZED (
-                SELECT config, websearch_to_tsquery(config, \(text)) AS tsq
-                FROM (SELECT orbit.search_config(\(community)) AS config) AS c
-            ), hits AS (
-                SELECT 'post' AS kind, p.id, p.id AS link_id, p.created_at, ts_rank_cd(p.search_vector, (SELECT tsq FROM query), 1)::float8 AS rank,
-                    concat_ws(' ', p.poll_data ->> 'question', p.content) AS body
-                FROM posts p
-                WHERE p.community_id = \(community) AND p.search_vector @@ (SELECT tsq FROM query)
-                UNION ALL
-                SELECT 'comment', c.id, c.post_id, c.created_at, ts_rank_cd(c.search_vector, (SELECT tsq FROM query), 1)::float8, c.content
-                FROM comments c
-                WHERE c.community_id = \(community) AND c.search_vector @@ (SELECT tsq FROM query)
-                UNION ALL
-                SELECT 'event', e.id, e.id, e.created_at, ts_rank_cd(e.search_vector, (SELECT tsq FROM query), 1)::float8,
-                    concat_ws(' ', e.title, e.location_name, e.description)
-                FROM events e
-                WHERE e.community_id = \(community) AND e.search_vector @@ (SELECT tsq FROM query)
-                UNION ALL
-                SELECT 'expense', t.id, t.id, t.created_at, ts_rank_cd(t.search_vector, (SELECT tsq FROM query), 1)::float8, t.description
-                FROM transactions t
-                WHERE t.community_id = \(community) AND t.search_vector @@ (SELECT tsq FROM query)
-                UNION ALL
-                SELECT 'message', m.id, m.conversation_id, m.created_at, ts_rank_cd(m.search_vector, (SELECT tsq FROM query), 1)::float8, m.text
-                FROM messages m
-                WHERE m.community_id = \(community) AND m.search_vector @@ (SELECT tsq FROM query)
-            ), page AS (
-                SELECT * FROM hits
-                WHERE \(afterRank)::float8 IS NULL OR (rank, id) < (\(afterRank), \(afterID))
-                ORDER BY rank DESC, id DESC
-                LIMIT \(limit + 1)
-            )
-            SELECT page.kind, page.id, page.link_id, page.created_at, page.rank,
-                ts_headline(query.config, translate(page.body, E'\\x02\\x03', ''), query.tsq,
-                    'StartSel=' || chr(2) || ', StopSel=' || chr(3) || ', MaxWords=24, MinWords=12, ShortWord=2, MaxFragments=2, FragmentDelimiter=" … "')
-                    AS snippet
-            FROM page, query
-            ORDER BY page.rank DESC, page.id DESC
+            SELECT kind, id, link_id, created_at, rank, snippet
+            FROM orbit.search(\(community)::uuid, \(text)::text, \(afterRank)::float8, \(afterID)::uuid, \(limit + 1)::integer)
             """
         return try await runner.asUserReading(actor) { connection in
             let rows = try await runner.queryAsMember(actor, of: community, on: connection, query)
