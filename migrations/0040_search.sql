@@ -27,6 +27,10 @@ BEGIN
         EXECUTE format(
             'ALTER TEXT SEARCH CONFIGURATION orbit.%I ALTER MAPPING FOR hword, hword_part, word WITH orbit_private.unaccent, pg_catalog.%I',
             config.cfgname, config.stemmer);
+        -- Words of letters and digits ("café1") are not stemmed, but their accents fold too.
+        EXECUTE format(
+            'ALTER TEXT SEARCH CONFIGURATION orbit.%I ALTER MAPPING FOR numword, numhword, hword_numpart WITH orbit_private.unaccent, pg_catalog.simple',
+            config.cfgname);
     END LOOP;
 END
 $$;

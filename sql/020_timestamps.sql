@@ -12,7 +12,7 @@ BEGIN
     -- A new search vector alone (sql/820_search.sql's re-index) is no edit of the row.
     IF TG_TABLE_NAME IN ('posts', 'comments', 'events', 'transactions') THEN
         IF OLD.search_vector IS DISTINCT FROM NEW.search_vector
-           AND (to_jsonb(NEW) - 'search_vector' - 'updated_at') = (to_jsonb(OLD) - 'search_vector' - 'updated_at') THEN
+           AND (to_jsonb(NEW) - 'search_vector') = (to_jsonb(OLD) - 'search_vector') THEN
             RETURN NEW;
         END IF;
     END IF;

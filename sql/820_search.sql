@@ -44,8 +44,13 @@ CREATE OR REPLACE FUNCTION orbit.scope_vector(community uuid, document tsvector)
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
     -- In a tsvector's text each lexeme is quoted (a quote inside it doubled), followed by its
-    -- positions and weights, which stay as they are.
-    SELECT regexp_replace(document::text, '''((?:[^'']|'''')*)''', '''' || left(replace(community::text, '-', ''), 12) || '~\1''', 'g')::tsvector
+    -- positions and weights, which stay as they are. A lexeme may be at most 2,046 bytes: one
+    -- over 2,033 would not fit its prefix, and is left out (no one searches for a 2 kB word).
+    -- Only a document whose text is that long can hold one, so only such a document is looked at.
+    SELECT regexp_replace(
+        CASE WHEN octet_length(document::text) <= 2033 THEN document
+            ELSE ts_delete(document, ARRAY(SELECT u.lexeme FROM unnest(document) AS u WHERE octet_length(u.lexeme) > 2033)) END::text,
+        '''((?:[^'']|'''')*)''', '''' || left(replace(community::text, '-', ''), 12) || '~\1''', 'g')::tsvector
 $$;
 
 -- A query for a community's vectors: each of its lexemes prefixed as orbit.scope_vector does
@@ -94,12 +99,25 @@ AS $$
         orbit.scope_vector(m.community_id, orbit.search_document(orbit.search_config(m.community_id), NULL, m.text)) END
 $$;
 
--- Keeps a row's vector as it is written: on insert, and on an update of what is indexed.
+-- The advisory lock class of a community's search language (the object is the community).
+CREATE OR REPLACE FUNCTION orbit.search_lock_class() RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT 820 $$;
+
+-- Keeps a row's vector as it is written: on insert, and on an update of what is indexed or of
+-- the vector itself (orbit_app may update whole rows of some tables: a vector it writes is
+-- replaced by the true one, so no one can rank their row first or hide it).
+--
+-- A community's language changing (orbit.reindex_community_search) and a row being written in
+-- that community at the same moment: the writer holds a shared advisory lock on the community
+-- from before it reads the language to its commit, and the re-index takes it exclusively before
+-- it re-reads the rows, so the writer either waits for the new language or is re-indexed.
 CREATE OR REPLACE FUNCTION orbit.index_for_search() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+    PERFORM pg_advisory_xact_lock_shared(orbit.search_lock_class(), hashtext(NEW.community_id::text));
     -- NEW is of the trigger's table: the call resolves to that table's orbit.search_vector.
     NEW.search_vector := orbit.search_vector(NEW);
     RETURN NEW;
@@ -108,19 +126,19 @@ $$;
 ALTER FUNCTION orbit.index_for_search() OWNER TO orbit_admin;
 
 DROP TRIGGER IF EXISTS trigger_posts_search ON posts;
-CREATE TRIGGER trigger_posts_search BEFORE INSERT OR UPDATE OF content, poll_data, deleted_at ON posts
+CREATE TRIGGER trigger_posts_search BEFORE INSERT OR UPDATE OF content, poll_data, deleted_at, search_vector ON posts
     FOR EACH ROW EXECUTE FUNCTION orbit.index_for_search();
 DROP TRIGGER IF EXISTS trigger_comments_search ON comments;
-CREATE TRIGGER trigger_comments_search BEFORE INSERT OR UPDATE OF content, deleted_at ON comments
+CREATE TRIGGER trigger_comments_search BEFORE INSERT OR UPDATE OF content, deleted_at, search_vector ON comments
     FOR EACH ROW EXECUTE FUNCTION orbit.index_for_search();
 DROP TRIGGER IF EXISTS trigger_events_search ON events;
-CREATE TRIGGER trigger_events_search BEFORE INSERT OR UPDATE OF title, description, location_name, deleted_at ON events
+CREATE TRIGGER trigger_events_search BEFORE INSERT OR UPDATE OF title, description, location_name, deleted_at, search_vector ON events
     FOR EACH ROW EXECUTE FUNCTION orbit.index_for_search();
 DROP TRIGGER IF EXISTS trigger_transactions_search ON transactions;
-CREATE TRIGGER trigger_transactions_search BEFORE INSERT OR UPDATE OF description, type, deleted_at ON transactions
+CREATE TRIGGER trigger_transactions_search BEFORE INSERT OR UPDATE OF description, type, deleted_at, search_vector ON transactions
     FOR EACH ROW EXECUTE FUNCTION orbit.index_for_search();
 DROP TRIGGER IF EXISTS trigger_messages_search ON messages;
-CREATE TRIGGER trigger_messages_search BEFORE INSERT OR UPDATE OF text, content_encrypted, deleted_at ON messages
+CREATE TRIGGER trigger_messages_search BEFORE INSERT OR UPDATE OF text, content_encrypted, deleted_at, search_vector ON messages
     FOR EACH ROW EXECUTE FUNCTION orbit.index_for_search();
 
 -- A post's comments go with it: deleted, none is found; restored, they are again.
@@ -174,6 +192,7 @@ LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+    PERFORM pg_advisory_xact_lock(orbit.search_lock_class(), hashtext(NEW.id::text));
     PERFORM orbit.reindex_search(NEW.id);
     RETURN NULL;
 END
@@ -203,6 +222,11 @@ BEGIN
     IF community IS NULL OR NOT coalesce(community = ANY (orbit.member_community_ids()), false) THEN
         RETURN;
     END IF;
+    -- A query of excluded words only ("-away") names nothing to find: it finds nothing, rather
+    -- than every row of the community through a scan of the whole index.
+    IF querytree(scoped) = 'T' THEN
+        RETURN;
+    END IF;
     RETURN QUERY EXECUTE $query$
         SELECT 'post', p.id, ts_rank_cd(p.search_vector, $2, 1)::float8
         FROM public.posts p WHERE p.search_vector @@ $2 AND p.community_id = $1
@@ -227,10 +251,10 @@ ALTER FUNCTION orbit.search_matches(uuid, tsquery) OWNER TO orbit_admin;
 
 -- The search (OrbitCore's SearchService; docs/search.md): `community`'s rows matching `text`
 -- (web search syntax) that the caller may read, best first, after the cursor (`after_rank`,
--- `after_id`), at most `lim`, each with a snippet whose matches are between chr(2) and chr(3).
+-- `after_id`, `after_kind`: ids are unique in a table, not across them), at most `lim`, each with a snippet whose matches are between chr(2) and chr(3).
 -- SECURITY INVOKER: it reads every match orbit.search_matches found as the caller, orbit_app, so
 -- each table's row-level security decides what is found.
-CREATE OR REPLACE FUNCTION orbit.search(community uuid, text text, after_rank float8, after_id uuid, lim integer)
+CREATE OR REPLACE FUNCTION orbit.search(community uuid, text text, after_rank float8, after_id uuid, after_kind text, lim integer)
 RETURNS TABLE (kind text, id uuid, link_id uuid, created_at timestamptz, rank float8, snippet text)
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -250,8 +274,8 @@ BEGIN
         SELECT s.kind, h.id, h.link_id, h.created_at, s.rank, h.body
         FROM (
             SELECT * FROM matches
-            WHERE after_rank IS NULL OR (matches.rank, matches.id) < (after_rank, after_id)
-            ORDER BY matches.rank DESC, matches.id DESC
+            WHERE after_rank IS NULL OR (matches.rank, matches.id, matches.kind) < (after_rank, after_id, after_kind)
+            ORDER BY matches.rank DESC, matches.id DESC, matches.kind DESC
         ) AS s
         CROSS JOIN LATERAL (
             SELECT p.id, p.id AS link_id, p.created_at, concat_ws(' ', p.poll_data ->> 'question', p.content) AS body
@@ -275,7 +299,7 @@ BEGIN
         ts_headline(query.config, translate(page.body, chr(2) || chr(3), ''), query.query,
             'StartSel=' || chr(2) || ', StopSel=' || chr(3) || ', MaxWords=24, MinWords=12, ShortWord=2, MaxFragments=2, FragmentDelimiter=" … "')
     FROM page, query
-    ORDER BY page.rank DESC, page.id DESC;
+    ORDER BY page.rank DESC, page.id DESC, page.kind DESC;
 END
 $function$;
 
@@ -284,9 +308,9 @@ $function$;
 -- on the functions the migrating role owns (those that are not SECURITY DEFINER), then granted.
 REVOKE ALL ON FUNCTION
     orbit.search_config(uuid), orbit.search_document(regconfig, text, text), orbit.scope_vector(uuid, tsvector),
-    orbit.scope_query(uuid, tsquery), orbit.search_vector(public.posts), orbit.search_vector(public.comments),
+    orbit.scope_query(uuid, tsquery), orbit.search_lock_class(), orbit.search_vector(public.posts), orbit.search_vector(public.comments),
     orbit.search_vector(public.events), orbit.search_vector(public.transactions), orbit.search_vector(public.messages),
-    orbit.search(uuid, text, float8, uuid, integer)
+    orbit.search(uuid, text, float8, uuid, text, integer)
 FROM PUBLIC, orbit_app, orbit_admin;
 REVOKE ALL ON FUNCTION
     orbit.search_matches(uuid, tsquery), orbit.index_for_search(), orbit.index_post_comments(), orbit.reindex_search(uuid),
@@ -294,12 +318,12 @@ REVOKE ALL ON FUNCTION
 FROM PUBLIC, orbit_app;
 -- The search as its caller: orbit_app needs what it calls too (the configuration, the scoping).
 GRANT EXECUTE ON FUNCTION
-    orbit.search(uuid, text, float8, uuid, integer), orbit.search_matches(uuid, tsquery), orbit.search_config(uuid),
+    orbit.search(uuid, text, float8, uuid, text, integer), orbit.search_matches(uuid, tsquery), orbit.search_config(uuid),
     orbit.scope_query(uuid, tsquery)
 TO orbit_app, orbit_admin;
 GRANT EXECUTE ON FUNCTION
-    orbit.search(uuid, text, float8, uuid, integer), orbit.search_matches(uuid, tsquery), orbit.scope_vector(uuid, tsvector),
-    orbit.scope_query(uuid, tsquery),
+    orbit.search(uuid, text, float8, uuid, text, integer), orbit.search_matches(uuid, tsquery), orbit.scope_vector(uuid, tsvector),
+    orbit.scope_query(uuid, tsquery), orbit.search_lock_class(),
     orbit.search_config(uuid), orbit.search_document(regconfig, text, text), orbit.search_vector(public.posts),
     orbit.search_vector(public.comments), orbit.search_vector(public.events), orbit.search_vector(public.transactions),
     orbit.search_vector(public.messages), orbit.index_for_search(), orbit.index_post_comments(), orbit.reindex_search(uuid),

@@ -18,18 +18,10 @@ struct SearchBenchmark: AsyncParsableCommand {
         abstract: "Seed the large data set, then time two-word searches, show the plan, and measure the index's cost to a post's write."
     )
 
-    @Option(help: "Server to use (a superuser), already seeded with --seed unless --load. Default: a throwaway local cluster.")
-    var databaseURL: String?
-    @Option(help: "Seed of the data set.") var seed = 1
-    @Option(help: "Communities.") var communities = 10_000
-    @Option(help: "Posts.") var posts = 1_000_000
-    @Option(help: "Reactions.") var reactions = 5_000_000
-    @Option(help: "Comments.") var comments = 500_000
-    @Option(help: "Transactions.") var transactions = 1_000_000
+    @OptionGroup var data: ScaleDataOptions
     @Option(help: "Searches to time per query and community.") var calls = 300
     @Option(help: "Posts written per variant (with and without the index), in alternating rounds of 100.") var writes = 2_000
     @Option(help: "Write the plans to this file.") var plansFile = "results/search-plans.txt"
-    @Flag(help: "With --database-url: the database is already seeded; only measure.") var skipLoad = false
 
     /// The goal (issue 40): a two-word query's p99 on this data set.
     static let goalMilliseconds = 20.0
@@ -51,31 +43,14 @@ struct SearchBenchmark: AsyncParsableCommand {
     }
 
     func run() async throws {
-        if let databaseURL {
-            try await measure(configuration: try PostgresConfiguration(connectionString: databaseURL), load: !skipLoad)
-        } else {
-            try await BenchmarkServer.withMigrated(databaseURL: nil) { server in
-                try await measure(configuration: server.configuration, load: true)
-            }
+        try await data.withSeeded { configuration, invariants in
+            print("Invariants: all \(invariants) hold (search vectors among them).")
+            try await measure(configuration: configuration)
         }
     }
 
-    private func measure(configuration: PostgresConfiguration, load: Bool) async throws {
-        let asOf = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 / 86_400).rounded(.down) * 86_400)
-        let set = ScaleDataSet(
-            seed: seed, communities: communities, posts: posts, reactions: reactions, comments: comments, transactions: transactions,
-            asOf: asOf)
-        try set.validate()
-        if load {
-            let start = ContinuousClock.now
-            print("Loading seed \(seed): \(communities) communities, \(posts) posts, \(comments) comments, \(transactions) expenses …")
-            let counts = try await set.install(into: configuration) { line in
-                print("  \(line)")
-                fflush(nil)
-            }
-            print("Loaded \(counts) in \(ScaleDataSet.seconds(start.duration(to: .now))).")
-        }
-        let cast = try await ScaleBenchmark.Cast.pick(configuration, seed: seed, communities: communities)
+    private func measure(configuration: PostgresConfiguration) async throws {
+        let cast = try await ScaleBenchmark.Cast.pick(configuration, seed: data.seed, communities: data.communities)
         let indexes = try await PostgresConnection.withConnection(configuration) { connection in
             try await connection.query(
                 """
@@ -171,7 +146,7 @@ struct SearchBenchmark: AsyncParsableCommand {
         _ configuration: PostgresConfiguration, community: ScaleBenchmark.Cast.Seeded
     ) async throws -> (with: Double, without: Double) {
         try await PostgresConnection.withConnection(configuration) { connection in
-            var random = SplitMix64(seed: UInt64(seed))
+            var random = SplitMix64(seed: UInt64(data.seed))
             func text() -> String {
                 (0..<(4 + random.below(12))).map { _ in
                     // Skewed as the generator's: the first words most often.

@@ -91,6 +91,9 @@ struct SearchTests {
                 let ids = Set(try await found(query, in: cast.community, as: cast.member, services).map(\.id))
                 #expect(ids == [café.id.uuid, plain.id.uuid], "\(query)")
             }
+            // Words of letters and digits too.
+            let room = try await services.feed.createPost(in: cast.community, PostDraft(content: "Salle Café1 at noon"), as: cast.admin)
+            #expect(try await found("cafe1", in: cast.community, as: cast.member, services).map(\.id) == [room.id.uuid])
         }
     }
 
@@ -200,6 +203,12 @@ struct SearchTests {
                     try await services.search.search(cast.community, for: String(repeating: "a", count: 201), as: cast.member)
                 }?.field == "q")
             #expect(await serviceError { try await services.search.search(cast.community, for: "kite", limit: 0, as: cast.member) }?.field == "limit")
+            // Only excluded words name nothing to find.
+            #expect(try await found("-kite", in: cast.community, as: cast.member, services).isEmpty)
+            // A word too long for the index (over 2 kB) is left out of it; the rest of the post is found.
+            let long = try await services.feed.createPost(
+                in: cast.community, PostDraft(content: "kite " + String(repeating: "a", count: 2040)), as: cast.admin)
+            #expect(try await found("kite", in: cast.community, as: cast.member, services).contains { $0.id == long.id.uuid })
         }
     }
 

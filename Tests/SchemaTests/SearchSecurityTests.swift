@@ -55,7 +55,7 @@ struct SearchSecurityTests {
                     var found: [String: Set<UUID>] = [:]
                     for community in [world.communityA, world.communityB] {
                         for row in try await connection.query(
-                            "SELECT kind, id FROM orbit.search(\(community), 'zebra', NULL, NULL, 10000)")
+                            "SELECT kind, id FROM orbit.search(\(community), 'zebra', NULL, NULL, NULL, 10000)")
                         {
                             let (kind, id) = try row.decode((String, UUID).self)
                             found[try #require(Self.table[kind]), default: []].insert(id)
@@ -78,6 +78,102 @@ struct SearchSecurityTests {
                         #expect(hits == expected, "\(viewer) on \(table): found \(hits.count) rows, may read \(expected.count)")
                         #expect(hits.isDisjoint(with: never), "\(viewer) on \(table)")
                     }
+                }
+            }
+        }
+    }
+
+    /// A community with its admin, a post by them saying `text`, and a comment on it.
+    private static func community(_ seed: Seed, _ name: String) async throws -> (user: UUID, community: UUID, post: UUID, comment: UUID) {
+        let user = try await seed.user(name)
+        let community = try await seed.community(name, creator: user)
+        let post = try await seed.post(community, by: user, content: "zebra crossing")
+        let comment = try await seed.comment(post, by: user)
+        return (user, community, post, comment)
+    }
+
+    @Test("a vector orbit_app writes itself is replaced by the true one, and an updated_at written beside it is not kept")
+    func forgedVectors() async throws {
+        try await withTestDatabase { database in
+            try await database.withConnection { connection in
+                let seed = Seed(connection: connection)
+                let home = try await Self.community(seed, "a")
+                let event = try await seed.event(home.community, by: home.user, title: "Zebra practice")
+                let forged = "'\(String(home.community.uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12)))~nice':1A,2A,3A,4A"
+                try await connection.asApp(home.user) { connection in
+                    try await connection.query("UPDATE comments SET search_vector = \(forged)::tsvector WHERE id = \(home.comment)")
+                    // Posts' columns are granted one by one (search_vector is not); events' row is whole.
+                    try await connection.query(
+                        "UPDATE events SET search_vector = NULL, updated_at = '2001-01-01' WHERE id = \(event)")
+                }
+                let rows = try await connection.query(
+                    """
+                    SELECT (SELECT c.search_vector = orbit.search_vector(c) FROM comments c WHERE c.id = \(home.comment)) AS comment_true,
+                        (SELECT e.search_vector = orbit.search_vector(e) FROM events e WHERE e.id = \(event)) AS event_true,
+                        (SELECT e.updated_at > now() - interval '1 hour' FROM events e WHERE e.id = \(event)) AS event_touched
+                    """)
+                let row = try #require(rows.first)
+                #expect(try row.decode("comment_true", as: Bool.self))
+                #expect(try row.decode("event_true", as: Bool.self))
+                #expect(try row.decode("event_touched", as: Bool.self))
+            }
+        }
+    }
+
+    @Test("a row written while its community's language changes is indexed in the new language")
+    func languageRace() async throws {
+        try await withTestDatabase { database in
+            let (user, community) = try await database.withConnection { connection in
+                let seed = Seed(connection: connection)
+                let user = try await seed.user("a")
+                return (user, try await seed.community("Maison", creator: user))
+            }
+            let changing = try await database.connect()
+            try await changing.query("BEGIN")
+            try await changing.query(
+                "UPDATE communities SET settings = settings || '{\"language\": \"french\"}' WHERE id = \(community)")
+            // The language is changed, not committed: a post written now must wait for it.
+            let writer = Task {
+                try await database.withConnection { connection in
+                    try await Seed(connection: connection).post(community, by: user, content: "les maisons chantaient")
+                }
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            try await changing.query("COMMIT")
+            await changing.close()
+            let post = try await writer.value
+            try await database.withConnection { connection in
+                let rows = try await connection.query(
+                    "SELECT p.search_vector = orbit.search_vector(p) AS current, p.search_vector::text AS vector FROM posts p WHERE p.id = \(post)")
+                let row = try #require(rows.first)
+                let vector = try row.decode("vector", as: String.self)
+                #expect(try row.decode("current", as: Bool.self), "\(vector)")
+                #expect(vector.contains("~chant"), "\(vector)")
+            }
+        }
+    }
+
+    @Test("two hits of equal rank and equal id in two tables are both found across a page boundary")
+    func equalRankAndID() async throws {
+        try await withTestDatabase { database in
+            try await database.withConnection { connection in
+                let seed = Seed(connection: connection)
+                let home = try await Self.community(seed, "a")
+                // A comment whose id is the post's (ids are unique per table), saying the same.
+                try await connection.query("UPDATE comments SET id = \(home.post), content = 'zebra crossing' WHERE id = \(home.comment)")
+                try await connection.asApp(home.user) { connection in
+                    var seen: [String] = []
+                    var after: (Double, UUID, String)?
+                    for _ in 0..<3 {
+                        let rows = try await connection.query(
+                            "SELECT kind, id, rank FROM orbit.search(\(home.community), 'zebra', \(after?.0)::float8, \(after?.1)::uuid, \(after?.2)::text, 1)"
+                        )
+                        guard let row = rows.first else { break }
+                        let (kind, id, rank) = try row.decode((String, UUID, Double).self)
+                        seen.append(kind)
+                        after = (rank, id, kind)
+                    }
+                    #expect(seen.sorted() == ["comment", "post"])
                 }
             }
         }

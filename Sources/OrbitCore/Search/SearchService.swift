@@ -35,16 +35,18 @@ package struct SearchService: Sendable {
         try Validate.limit(limit, in: 1...50)
         // A cursor belongs to its query: the next page of another query is refused, not misread.
         let queryKey = String(FeedCursor.checksum(text), radix: 36)
-        let after = try PageCursor.decode(cursor, list: "search", parts: 3)
-        if let after, after.key[2] != queryKey {
+        // The key: rank, id and kind (ids are unique in a table, not across tables), and the query.
+        let after = try PageCursor.decode(cursor, list: "search", parts: 4)
+        if let after, after.key[3] != queryKey || SearchHit.Kind(rawValue: after.key[2]) == nil {
             throw ServiceError.invalidInput(field: "cursor", reason: "is not a cursor from this list")
         }
         let afterRank = try after?.double(0)
         let afterID = try after?.uuid(1)
+        let afterKind = after?.key[2]
         // One function (sql/820_search.sql): it plans the query for these very values.
         let query: PostgresQuery = """
             SELECT kind, id, link_id, created_at, rank, snippet
-            FROM orbit.search(\(community)::uuid, \(text)::text, \(afterRank)::float8, \(afterID)::uuid, \(limit + 1)::integer)
+            FROM orbit.search(\(community)::uuid, \(text)::text, \(afterRank)::float8, \(afterID)::uuid, \(afterKind)::text, \(limit + 1)::integer)
             """
         return try await runner.asUserReading(actor) { connection in
             let rows = try await runner.queryAsMember(actor, of: community, on: connection, query)
@@ -60,7 +62,10 @@ package struct SearchService: Sendable {
                         highlights: highlights, rank: try row.decode("rank"), createdAt: try row.decode("created_at"))
                 },
                 key: { row in
-                    [String(try row.decode("rank", as: Double.self)), try row.decode("id", as: UUID.self).uuidString, queryKey]
+                    [
+                        String(try row.decode("rank", as: Double.self)), try row.decode("id", as: UUID.self).uuidString,
+                        try row.decode("kind", as: String.self), queryKey,
+                    ]
                 })
         }
     }
