@@ -61,7 +61,7 @@ struct ScaleBenchmark: AsyncParsableCommand {
         guard cast.deepCursor != nil else {
             throw ValidationError("The busiest community has fewer than 50 feed pages (\(cast.busiest.posts) posts): seed more posts.")
         }
-        let collector = PlanCollector()
+        let collector = LogCollector()
         var explainConfiguration = configuration
         explainConfiguration.parameters.append(
             (
@@ -95,7 +95,7 @@ struct ScaleBenchmark: AsyncParsableCommand {
             let roundTripsBefore = explainPool.roundTrips
             try await operation.body(explaining)
             let roundTrips = explainPool.roundTrips - roundTripsBefore
-            let plans = collector.take()
+            let plans = collector.take().compactMap(LoggedPlan.init(message:))
             guard !plans.isEmpty else {
                 throw ValidationError("No plans arrived for '\(operation.name)': is auto_explain installed, and is the connection a superuser's?")
             }
@@ -390,35 +390,4 @@ struct LoggedPlan {
         walk(plan, parentRelation: nil)
         self.scans = scans
     }
-}
-
-/// A log handler that keeps the server's LOG messages (auto_explain's plans).
-final class PlanCollector: LogHandler, Sendable {
-    private let plans = Mutex<[LoggedPlan]>([])
-    private let settings = Mutex<(metadata: Logger.Metadata, level: Logger.Level)>(([:], .debug))
-
-    var metadata: Logger.Metadata {
-        get { settings.withLock { $0.metadata } }
-        set { settings.withLock { $0.metadata = newValue } }
-    }
-
-    var logLevel: Logger.Level {
-        get { settings.withLock { $0.level } }
-        set { settings.withLock { $0.level = newValue } }
-    }
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        guard case .string(let severity)? = event.metadata?["postgres.severity"], severity == "LOG",
-            let plan = LoggedPlan(message: event.message.description)
-        else { return }
-        plans.withLock { $0.append(plan) }
-    }
-
-    func reset() { plans.withLock { $0.removeAll() } }
-    func take() -> [LoggedPlan] { plans.withLock { $0 } }
 }

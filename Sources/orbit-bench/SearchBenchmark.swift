@@ -4,7 +4,6 @@ import Logging
 import OrbitCore
 import OrbitPostgres
 import OrbitScaleData
-import Synchronization
 
 /// `orbit-bench search`: search's latency on the `orbitctl dev seed` data set (10,000
 /// communities, 1M posts, 500k comments, 1M expenses by default), through the service layer as
@@ -185,33 +184,4 @@ struct SearchBenchmark: AsyncParsableCommand {
             return (with[with.count / 2], without[without.count / 2])
         }
     }
-}
-
-/// A log handler that keeps the server's LOG messages (auto_explain's plans, as text).
-final class LogCollector: LogHandler, Sendable {
-    private let messages = Mutex<[String]>([])
-    private let settings = Mutex<(metadata: Logger.Metadata, level: Logger.Level)>(([:], .debug))
-
-    var metadata: Logger.Metadata {
-        get { settings.withLock { $0.metadata } }
-        set { settings.withLock { $0.metadata = newValue } }
-    }
-
-    var logLevel: Logger.Level {
-        get { settings.withLock { $0.level } }
-        set { settings.withLock { $0.level = newValue } }
-    }
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        guard case .string(let severity)? = event.metadata?["postgres.severity"], severity == "LOG" else { return }
-        messages.withLock { $0.append(event.message.description) }
-    }
-
-    func reset() { messages.withLock { $0.removeAll() } }
-    func take() -> [String] { messages.withLock { $0 } }
 }
