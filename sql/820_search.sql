@@ -147,7 +147,8 @@ LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    UPDATE public.comments c SET search_vector = orbit.search_vector(c)
+    -- NULL: the trigger (UPDATE OF search_vector) writes the true vector, computed once.
+    UPDATE public.comments c SET search_vector = NULL
     WHERE c.post_id = NEW.id AND c.search_vector IS DISTINCT FROM orbit.search_vector(c);
     RETURN NULL;
 END
@@ -168,19 +169,21 @@ LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    UPDATE public.posts r SET search_vector = orbit.search_vector(r)
+    -- Each row whose vector is not what it should be; NULL: the trigger (UPDATE OF search_vector)
+    -- writes the true one, so it is computed once more, not twice.
+    UPDATE public.posts r SET search_vector = NULL
     WHERE (r.community_id = community OR (community IS NULL AND r.search_vector IS NULL))
       AND r.search_vector IS DISTINCT FROM orbit.search_vector(r);
-    UPDATE public.comments r SET search_vector = orbit.search_vector(r)
+    UPDATE public.comments r SET search_vector = NULL
     WHERE (r.community_id = community OR (community IS NULL AND r.search_vector IS NULL))
       AND r.search_vector IS DISTINCT FROM orbit.search_vector(r);
-    UPDATE public.events r SET search_vector = orbit.search_vector(r)
+    UPDATE public.events r SET search_vector = NULL
     WHERE (r.community_id = community OR (community IS NULL AND r.search_vector IS NULL))
       AND r.search_vector IS DISTINCT FROM orbit.search_vector(r);
-    UPDATE public.transactions r SET search_vector = orbit.search_vector(r)
+    UPDATE public.transactions r SET search_vector = NULL
     WHERE (r.community_id = community OR (community IS NULL AND r.search_vector IS NULL))
       AND r.search_vector IS DISTINCT FROM orbit.search_vector(r);
-    UPDATE public.messages r SET search_vector = orbit.search_vector(r)
+    UPDATE public.messages r SET search_vector = NULL
     WHERE (r.community_id = community OR (community IS NULL AND r.search_vector IS NULL))
       AND r.search_vector IS DISTINCT FROM orbit.search_vector(r);
 END

@@ -1,7 +1,13 @@
 import Foundation
 import OrbitPostgres
 import OrbitTestSupport
+import Synchronization
 import Testing
+
+/// Set when a task has finished.
+private final class WrittenFlag: Sendable {
+    let done = Atomic<Bool>(false)
+}
 
 /// Search is `orbit.search` as orbit_app (OrbitCore's SearchService calls it): what anyone finds is
 /// what row-level security lets them read, and nothing that is deleted or encrypted is in the
@@ -133,12 +139,21 @@ struct SearchSecurityTests {
             try await changing.query(
                 "UPDATE communities SET settings = settings || '{\"language\": \"french\"}' WHERE id = \(community)")
             // The language is changed, not committed: a post written now must wait for it.
+            let written = WrittenFlag()
             let writer = Task {
-                try await database.withConnection { connection in
+                defer { written.done.store(true, ordering: .sequentiallyConsistent) }
+                return try await database.withConnection { connection in
                     try await Seed(connection: connection).post(community, by: user, content: "les maisons chantaient")
                 }
             }
-            try await Task.sleep(for: .milliseconds(300))
+            // Until the writer waits on the community's search lock (or, without that lock, has
+            // written already): an observable state, not a pause.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while !written.done.load(ordering: .sequentiallyConsistent), ContinuousClock.now < deadline {
+                let waiting = try await changing.query("SELECT FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+                if !waiting.isEmpty { break }
+                try await Task.sleep(for: .milliseconds(1))
+            }
             try await changing.query("COMMIT")
             await changing.close()
             let post = try await writer.value
