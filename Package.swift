@@ -203,7 +203,7 @@ let package = Package(
         .testTarget(
             name: "OrbitAPITests",
             dependencies: [
-                "OrbitAPI", "orbitctl", "OrbitCore", "OrbitPostgres", "OrbitTestSupport", "OrbitScaleData",
+                "OrbitAPI", "orbitctl", "OrbitCore", "OrbitPostgres", "OrbitTestSupport", "OrbitScaleData", "LocalPostgres",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "JWTKit", package: "jwt-kit"),

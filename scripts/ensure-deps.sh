@@ -34,6 +34,21 @@ if ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ] && [ "
   fi
 fi
 
+# The calendar feed tests read feeds with Python's icalendar and recurring_ical_events (from PyPI,
+# pinned), in a virtual environment of their own: .build/ical-python. Without it those tests fail
+# saying how to make it.
+if ! .build/ical-python/bin/python3 -c 'import icalendar, recurring_ical_events' >/dev/null 2>&1; then
+  echo "Installing icalendar and recurring_ical_events into .build/ical-python (for the calendar feed tests) …" >&2
+  if ! python3 -m venv .build/ical-python >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv >&2 || true
+  fi
+  if ! { python3 -m venv .build/ical-python >&2 \
+      && .build/ical-python/bin/pip install -q --disable-pip-version-check icalendar==7.3.2 recurring_ical_events==3.8.2 x-wr-timezone==2.0.1 \
+        python-dateutil==2.9.0.post0 tzdata==2026.6 click==8.5.1 six==1.17.0 typing_extensions==4.16.0 >&2; }; then
+    echo "warning: could not install them; the calendar feed tests will fail (they need python3 with venv and PyPI)" >&2
+  fi
+fi
+
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

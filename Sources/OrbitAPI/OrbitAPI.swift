@@ -20,6 +20,9 @@ package struct APIConfiguration: Sendable {
     package var writeRateLimit = RateLimiter.Limit(perMinute: 600, burst: 120)
     /// Origins allowed cross-origin requests; none (CORS off) by default.
     package var corsOrigin: String?
+    /// The API's address as the app reaches it (`https://api.example.com`): calendar feed links
+    /// begin with it. Nil: the address a request came to.
+    package var publicURL: String?
     package var refreshTokenLifetime: Duration = .seconds(60 * 86_400)
     package var idempotencyKeyLifetime: Duration = .seconds(86_400)
     /// Uploads above this are refused before they are read (the service's limits by type apply too).
@@ -103,6 +106,7 @@ package struct OrbitAPI: Sendable {
         addUserRoutes(to: app)
         addCommunityRoutes(to: app)
         addEventRoutes(to: app)
+        addCalendarFeedRoutes(open: router.group(), signedIn: app)
         addFeedRoutes(to: app)
         addMediaRoutes(to: app)
         addExpenseRoutes(to: app)

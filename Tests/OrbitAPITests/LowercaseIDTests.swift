@@ -68,7 +68,7 @@ struct LowercaseIDTests {
 
     /// Operations that answer something else than JSON, or need more than a token.
     static let notJSON: Set<String> = [
-        "/metrics", "/openapi.yaml", "/live", "/media/{media_id}", "/media/{media_id}/thumbnail",
+        "/metrics", "/openapi.yaml", "/live", "/media/{media_id}", "/media/{media_id}/thumbnail", "/calendar/{token}.ics",
     ]
 
     /// Query parameters an operation needs (or that show more of it).

@@ -61,7 +61,7 @@ struct World {
         "comments", "poll_votes", "transactions", "splits", "transaction_payers", "money_activity", "recurring_charges", "exchange_rates", "dues",
         "dues_payments", "dues_attendees",
         "media",
-        "notifications", "audit_log", "refresh_tokens", "devices", "conversations", "conversation_participants", "messages",
+        "notifications", "audit_log", "refresh_tokens", "calendar_feeds", "devices", "conversations", "conversation_participants", "messages",
         "chores", "chore_assignees", "chore_completions", "rewards", "reward_redemptions", "points_ledger", "points_accounts",
     ]
 
@@ -131,6 +131,9 @@ struct World {
                 "INSERT INTO refresh_tokens (user_id, token_hash, expires_at) VALUES (\(id), \(person.rawValue + "-token"), now() + interval '1 day') RETURNING id"
             )
             add("refresh_tokens", token, .only(person))
+            let feedToken = String(repeating: person.rawValue, count: 43).prefix(43)
+            let feed = try await seed.id("INSERT INTO calendar_feeds (user_id, token) VALUES (\(id), \(String(feedToken))) RETURNING id")
+            add("calendar_feeds", feed, .only(person))
             let hex = String(format: "%02x", Person.allCases.firstIndex(of: person) ?? 0)
             let device = try await seed.id(
                 "INSERT INTO devices (user_id, token, environment, bundle_id) VALUES (\(id), \(String(repeating: hex, count: 32)), 'production', 'app.orbitcove.ios') RETURNING id"

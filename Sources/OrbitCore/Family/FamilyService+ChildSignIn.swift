@@ -151,7 +151,7 @@ extension FamilyService {
         guard code.utf8.count == 8, code.utf8.allSatisfy({ Self.codeAlphabet.utf8.contains($0) }) else {
             throw ServiceError.unauthenticated("That pairing code is not valid (8 letters and digits).")
         }
-        let token = SessionService.newRefreshToken()
+        let token = SecretToken.random()
         let child = try await runner.asNobody { connection in
             try await connection.query(
                 "SELECT orbit.finish_child_pairing(sha256(convert_to(\(code), 'UTF8')), sha256(convert_to(\(token), 'UTF8'))) AS child"
@@ -163,7 +163,7 @@ extension FamilyService {
 
     /// One sign-in attempt with a paired device's token and the child's PIN.
     package func signInChild(deviceToken: String, pin: String) async throws -> ChildSignInOutcome {
-        guard SessionService.couldBeRefreshToken(deviceToken) else { return .unknownDevice }
+        guard SecretToken.hasShape(deviceToken) else { return .unknownDevice }
         // Not a PIN's shape: a wrong PIN all the same (it counts), without asking bcrypt.
         let candidate = (4...6).contains(pin.utf8.count) && pin.utf8.allSatisfy(Validate.isDigit) ? pin : nil
         let row = try await runner.asNobody { connection in

@@ -46,7 +46,7 @@ package struct SessionService: Sendable {
     /// A new refresh-token family for `user` (a sign-in on one device).
     package func start(for user: UserID, device: String?, lifetime: Duration) async throws -> RefreshGrant {
         let device = try device.map { try Validate.text($0, field: "device_name", limit: 100) }
-        let token = Self.newRefreshToken()
+        let token = SecretToken.random()
         let expiresAt = runner.now().addingTimeInterval(lifetime.seconds)
         try await runner.asUser(user) { connection in
             _ = try await connection.query(
@@ -62,8 +62,8 @@ package struct SessionService: Sendable {
     /// Exchanges a refresh token for its successor. A token that was already used (or revoked
     /// because its family was) revokes every token of its family: someone else has a copy.
     package func rotate(_ token: String, lifetime: Duration) async throws -> RefreshGrant {
-        guard Self.couldBeRefreshToken(token) else { throw ServiceError.unauthenticated("The refresh token is not valid.") }
-        let successor = Self.newRefreshToken()
+        guard SecretToken.hasShape(token) else { throw ServiceError.unauthenticated("The refresh token is not valid.") }
+        let successor = SecretToken.random()
         let now = runner.now()
         let expiresAt = now.addingTimeInterval(lifetime.seconds)
         // Looked up as an operator: the token is the credential, there is no user yet.
@@ -104,7 +104,7 @@ package struct SessionService: Sendable {
     package func revoke(_ token: String, deviceToken: String? = nil) async throws {
         // Not one this server could have made (a NUL, which text cannot hold, or any other
         // character): nothing to revoke, as for any unknown token.
-        guard Self.couldBeRefreshToken(token) else { return }
+        guard SecretToken.hasShape(token) else { return }
         // The phone signing out stops getting pushes: its device token goes too, if it is the
         // signed-in user's (an unknown or malformed one is ignored, like an unknown session).
         let device = try? deviceToken.map(DeviceService.validToken)
@@ -123,20 +123,5 @@ package struct SessionService: Sendable {
                 """
             )
         }
-    }
-
-    /// Whether `token` has the shape of `newRefreshToken()`'s tokens: base64url, at most 100
-    /// characters (room for a longer format later). Anything else is unknown without a query.
-    static func couldBeRefreshToken(_ token: String) -> Bool {
-        (1...100).contains(token.utf8.count)
-            && token.utf8.allSatisfy { Validate.isLabelByte($0) || $0 == UInt8(ascii: "_") }
-    }
-
-    /// 32 random bytes, base64url without padding (43 characters).
-    static func newRefreshToken() -> String {
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 }

@@ -21,7 +21,10 @@ struct APIOptions: ParsableArguments {
     @Option(help: "Directory for uploaded media.")
     var mediaDirectory = ".orbit/media"
 
-    @Option(help: "The API's address as the app reaches it, e.g. https://api.example.com: media URLs begin with it (default: http://HOST:PORT).")
+    @Option(
+        help:
+            "The API's address as the app reaches it, e.g. https://api.example.com: media and calendar feed URLs begin with it (default: http://HOST:PORT)."
+    )
     var publicURL: String?
 
     @Option(help: "Database connections of the server.")
@@ -53,11 +56,17 @@ struct APIOptions: ParsableArguments {
         configuration.devAuth = devAuth
         configuration.appleBundleID = appleBundleID
         configuration.corsOrigin = corsOrigin
+        configuration.publicURL = resolvedPublicURL(host: host, port: port)
         configuration.writeRateLimit =
             writeRateLimit == 0 ? .unlimited : .init(perMinute: Double(writeRateLimit), burst: Double(max(1, writeRateLimit / 5)))
         configuration.authRateLimit =
             authRateLimit == 0 ? .unlimited : .init(perMinute: Double(authRateLimit), burst: Double(max(1, authRateLimit / 3)))
         return configuration
+    }
+
+    /// `--public-url`, else the address served (nil for port 0: the port is not known yet).
+    func resolvedPublicURL(host: String, port: Int) -> String? {
+        publicURL ?? (port == 0 ? nil : "http://\(host.contains(":") ? "[\(host)]" : host):\(port)")
     }
 
     var appleKeySource: AppleJWKSVerifier.KeySource {
@@ -112,7 +121,7 @@ struct APIOptions: ParsableArguments {
         }
         let storage = LocalDirectoryStorage(
             root: URL(fileURLWithPath: mediaDirectory, isDirectory: true).standardizedFileURL,
-            publicURL: publicURL ?? (port == 0 ? nil : "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"))
+            publicURL: resolvedPublicURL(host: host, port: port))
         let services = OrbitServices(pool: pool, replicas: replicas, storage: storage)
         if let replicas {
             logger.info(

@@ -1,0 +1,86 @@
+import ArgumentParser
+import Foundation
+import OrbitCore
+
+/// `orbitctl calendar url|rotate|revoke|feed --as U`: a user's calendar feed, the address a
+/// phone's calendar subscribes to (docs/calendar-feeds.md).
+struct CalendarCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "calendar", abstract: "A user's calendar feed: the secret address a phone's calendar subscribes to.",
+        subcommands: [URLCommand.self, Rotate.self, Revoke.self, Feed.self])
+
+    /// Where the links point: the API's address as phones reach it.
+    struct LinkOptions: ParsableArguments {
+        @Option(help: "The API's address as phones reach it (default: ORBIT_PUBLIC_URL, else http://127.0.0.1:8080).")
+        var publicURL: String?
+
+        func link(_ token: CalendarFeedToken, community: CommunityID? = nil) throws -> CalendarFeedLink {
+            let base = publicURL ?? ProcessInfo.processInfo.environment["ORBIT_PUBLIC_URL"] ?? "http://127.0.0.1:8080"
+            guard let url = URL(string: base), ["https", "http"].contains(url.scheme), url.host != nil, url.query == nil else {
+                throw ValidationError("--public-url must be an http(s) URL such as https://api.example.com.")
+            }
+            return CalendarFeedLink(token: token.token, createdAt: token.createdAt, publicURL: base, community: community)
+        }
+    }
+
+    static func show(_ link: CalendarFeedLink, json: Bool) throws {
+        if json { return try printJSON(link) }
+        print(link.url)
+        print("(over https: \(link.httpsURL))")
+    }
+
+    struct URLCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "url", abstract: "Print the acting user's feed address (webcal://…), made the first time it is asked for.")
+        @Option(help: "Only this community's events (default: all of the user's communities).") var community: CommunityID?
+        @OptionGroup var links: LinkOptions
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let token = try await acting.run { services, actor in
+                if let community { _ = try await services.communities.get(community, as: actor) }
+                return try await services.calendarFeeds.token(as: actor)
+            }
+            try CalendarCommand.show(try links.link(token, community: community), json: output.json)
+        }
+    }
+
+    struct Rotate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Give the acting user a new feed address; the old one stops working at once (404).")
+        @OptionGroup var links: LinkOptions
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let token = try await acting.run { services, actor in try await services.calendarFeeds.rotate(as: actor) }
+            try CalendarCommand.show(try links.link(token), json: output.json)
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Revoke the acting user's feed address (404 from now on); `calendar url` makes a new one.")
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let revoked = try await acting.run { services, actor in try await services.calendarFeeds.revoke(as: actor) }
+            if output.json { return try printJSON(DoneOutput(revoked: revoked)) }
+            print(revoked ? "Revoked the calendar feed address." : "There was no calendar feed address to revoke.")
+        }
+    }
+
+    struct Feed: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the acting user's feed (iCalendar, RFC 5545) as their calendar would fetch it.")
+        @Option(help: "Only this community's events.") var community: CommunityID?
+        @OptionGroup var acting: ActingOptions
+
+        func run() async throws {
+            let text = try await acting.run { services, actor in try await services.calendarFeeds.feed(of: actor, community: community) }
+            FileHandle.standardOutput.write(Data(text.utf8))
+        }
+    }
+}
