@@ -144,7 +144,8 @@ CREATE POLICY comments_update ON comments FOR UPDATE TO orbit_app
 -- function, not where orbit_admin owns it: sql/README.md.)
 REVOKE ALL ON posts, comments, reactions, poll_votes FROM orbit_app, orbit_admin;
 GRANT SELECT, INSERT ON posts TO orbit_app;
-GRANT UPDATE (type, content, media_urls, is_pinned, is_announcement, linked_event_id, poll_data, deleted_at, mentioned_user_ids)
+GRANT UPDATE (type, content, media_urls, is_pinned, is_announcement, linked_event_id, poll_data, deleted_at, mentioned_user_ids,
+    content_encrypted, encryption_version)
     ON posts TO orbit_app;
 GRANT SELECT, INSERT, UPDATE ON comments TO orbit_app;
 -- Un-react, withdraw a vote: hard deletes.

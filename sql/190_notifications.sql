@@ -34,12 +34,13 @@ CREATE TRIGGER trigger_notifications_follow_message AFTER UPDATE OF text, delete
     EXECUTE FUNCTION orbit.notifications_follow_message();
 
 -- A post's own notifications (not its comments') carry its summary: its text, else its poll's
--- question, else its type (FeedService.createPost).
+-- question, else its type; "Encrypted post" when it is ciphertext (FeedService.createPost).
 CREATE OR REPLACE FUNCTION orbit.notifications_follow_post() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    summary text := left(coalesce(NEW.content, NEW.poll_data ->> 'question', NEW.type::text), 140);
+    summary text := CASE WHEN NEW.content_encrypted IS NOT NULL THEN 'Encrypted post'
+        ELSE left(coalesce(NEW.content, NEW.poll_data ->> 'question', NEW.type::text), 140) END;
 BEGIN
     IF NEW.deleted_at IS NOT NULL THEN
         -- The post and everything about it, its comments' mentions too.
@@ -56,10 +57,10 @@ END
 $$;
 ALTER FUNCTION orbit.notifications_follow_post() OWNER TO orbit_admin;
 DROP TRIGGER IF EXISTS trigger_notifications_follow_post ON posts;
-CREATE TRIGGER trigger_notifications_follow_post AFTER UPDATE OF content, poll_data, deleted_at, mentioned_user_ids ON posts
+CREATE TRIGGER trigger_notifications_follow_post AFTER UPDATE OF content, content_encrypted, poll_data, deleted_at, mentioned_user_ids ON posts
     FOR EACH ROW WHEN (
-        NEW.content IS DISTINCT FROM OLD.content OR NEW.poll_data IS DISTINCT FROM OLD.poll_data
-        OR NEW.deleted_at IS DISTINCT FROM OLD.deleted_at OR NEW.mentioned_user_ids IS DISTINCT FROM OLD.mentioned_user_ids)
+        NEW.content IS DISTINCT FROM OLD.content OR NEW.content_encrypted IS DISTINCT FROM OLD.content_encrypted
+        OR NEW.poll_data IS DISTINCT FROM OLD.poll_data OR NEW.deleted_at IS DISTINCT FROM OLD.deleted_at OR NEW.mentioned_user_ids IS DISTINCT FROM OLD.mentioned_user_ids)
     EXECUTE FUNCTION orbit.notifications_follow_post();
 
 CREATE OR REPLACE FUNCTION orbit.notifications_follow_comment() RETURNS trigger
@@ -70,8 +71,8 @@ BEGIN
         DELETE FROM public.notifications n WHERE n.data ? 'comment_id' AND n.data ->> 'comment_id' = NEW.id::text;
         RETURN NULL;
     END IF;
-    UPDATE public.notifications n SET body = left(NEW.content, 140)
-    WHERE n.data ? 'comment_id' AND n.data ->> 'comment_id' = NEW.id::text AND n.body IS DISTINCT FROM left(NEW.content, 140);
+    UPDATE public.notifications n SET body = left(coalesce(NEW.content, ''), 140)
+    WHERE n.data ? 'comment_id' AND n.data ->> 'comment_id' = NEW.id::text AND n.body IS DISTINCT FROM left(coalesce(NEW.content, ''), 140);
     DELETE FROM public.notifications n
     WHERE n.data ? 'comment_id' AND n.data ->> 'comment_id' = NEW.id::text AND n.type = 'mention'
       AND n.user_id <> ALL (coalesce(NEW.mentioned_user_ids, '{}'));

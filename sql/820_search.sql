@@ -7,7 +7,7 @@
 -- Who finds what is not this file's to say: a search is a SELECT as orbit_app, so each table's
 -- own row-level security decides (a non-participant never reads a chat message, so never finds
 -- one). What is never indexed is: a deleted row (its vector is NULL the moment it is deleted)
--- and the comments of a deleted post, encrypted chat content (content_encrypted), and
+-- and the comments of a deleted post, encrypted content (content_encrypted: posts, comments, chat messages), and
 -- transactions that are not expenses.
 
 -- The text search configuration of a community: `orbit.<language>` for its `language` setting,
@@ -66,14 +66,14 @@ $$;
 CREATE OR REPLACE FUNCTION orbit.search_vector(p public.posts) RETURNS tsvector
 LANGUAGE sql STABLE
 AS $$
-    SELECT CASE WHEN p.deleted_at IS NULL THEN
+    SELECT CASE WHEN p.deleted_at IS NULL AND p.content_encrypted IS NULL THEN
         orbit.scope_vector(p.community_id,
             orbit.search_document(orbit.search_config(p.community_id), p.poll_data ->> 'question', p.content)) END
 $$;
 CREATE OR REPLACE FUNCTION orbit.search_vector(c public.comments) RETURNS tsvector
 LANGUAGE sql STABLE
 AS $$
-    SELECT CASE WHEN c.deleted_at IS NULL
+    SELECT CASE WHEN c.deleted_at IS NULL AND c.content_encrypted IS NULL
             AND EXISTS (SELECT FROM public.posts p WHERE p.id = c.post_id AND p.deleted_at IS NULL) THEN
         orbit.scope_vector(c.community_id, orbit.search_document(orbit.search_config(c.community_id), NULL, c.content)) END
 $$;
@@ -126,10 +126,10 @@ $$;
 ALTER FUNCTION orbit.index_for_search() OWNER TO orbit_admin;
 
 DROP TRIGGER IF EXISTS trigger_posts_search ON posts;
-CREATE TRIGGER trigger_posts_search BEFORE INSERT OR UPDATE OF content, poll_data, deleted_at, search_vector ON posts
+CREATE TRIGGER trigger_posts_search BEFORE INSERT OR UPDATE OF content, content_encrypted, poll_data, deleted_at, search_vector ON posts
     FOR EACH ROW EXECUTE FUNCTION orbit.index_for_search();
 DROP TRIGGER IF EXISTS trigger_comments_search ON comments;
-CREATE TRIGGER trigger_comments_search BEFORE INSERT OR UPDATE OF content, deleted_at, search_vector ON comments
+CREATE TRIGGER trigger_comments_search BEFORE INSERT OR UPDATE OF content, content_encrypted, deleted_at, search_vector ON comments
     FOR EACH ROW EXECUTE FUNCTION orbit.index_for_search();
 DROP TRIGGER IF EXISTS trigger_events_search ON events;
 CREATE TRIGGER trigger_events_search BEFORE INSERT OR UPDATE OF title, description, location_name, deleted_at, search_vector ON events

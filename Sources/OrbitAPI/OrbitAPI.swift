@@ -120,6 +120,7 @@ package struct OrbitAPI: Sendable {
         addChatRoutes(to: app)
         addChoreRoutes(to: app)
         addSearchRoutes(to: app)
+        addEncryptionRoutes(to: app)
         if let benchmarkPage {
             app.get(RouterPath(benchmarkPage.path)) { _, context in
                 _ = try context.requireUser()

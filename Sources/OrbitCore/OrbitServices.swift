@@ -44,6 +44,7 @@ package struct OrbitServices: Sendable {
     package var invites: InviteService { InviteService(runner) }
     package var events: EventService { EventService(runner) }
     package var calendarFeeds: CalendarFeedService { CalendarFeedService(runner) }
+    package var communityKeys: CommunityKeyService { CommunityKeyService(runner) }
     package var feed: FeedService { FeedService(runner) }
     package var media: MediaService { MediaService(runner) }
     package var expenses: ExpenseService { ExpenseService(runner) }

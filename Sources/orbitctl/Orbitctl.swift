@@ -19,7 +19,7 @@ struct Orbitctl: AsyncParsableCommand {
             PostCommand.self, MediaCommand.self, ExpenseCommand.self, SettleCommand.self, BalancesCommand.self, DuesCommand.self,
             RecurringCommand.self, RatesCommand.self,
             RetentionCommand.self, JobsCommand.self, AccountCommand.self, DeviceCommand.self, NotificationsCommand.self, SyncCommand.self,
-            ChatCommand.self, ChoreCommand.self, RewardCommand.self, PointsCommand.self, ExportCommand.self, SearchCommand.self,
+            ChatCommand.self, ChoreCommand.self, RewardCommand.self, PointsCommand.self, ExportCommand.self, SearchCommand.self, KeysCommand.self,
         ]
     )
 

@@ -12,7 +12,7 @@ struct DirectJSONTests {
     static func template() throws -> FeedPost {
         let id = "00000000-0000-4000-8000-000000000001"
         let json = """
-            {"id":"\(id)","community_id":"\(id)","author_id":"\(id)","type":"text","content":null,"media_urls":[],
+            {"id":"\(id)","community_id":"\(id)","author_id":"\(id)","type":"text","content":null,"content_encrypted":null,"encryption_version":0,"media_urls":[],
             "is_pinned":false,"is_announcement":false,"linked_event_id":null,"poll_data":null,"editable_until":0,
             "reaction_counts":{},"comment_count":0,"created_at":0,"updated_at":0,"my_reaction":null,"my_votes":[],
             "mentioned_user_ids":[],"poll_results":null}
@@ -39,6 +39,8 @@ struct DirectJSONTests {
         post.authorID = UserID.random()
         post.type = pick(PostType.allCases)
         post.content = maybe() ? pick(texts) : nil
+        post.contentEncrypted = maybe() ? Data(pick(texts).utf8).base64EncodedString() : nil
+        post.encryptionVersion = post.contentEncrypted == nil ? 0 : Int.random(in: 1...1_000_000, using: &random)
         post.mediaURLs = (0..<Int.random(in: 0...3, using: &random)).map { _ in "https://example.com/m/\(pick(texts))" }
         post.isPinned = maybe()
         post.isAnnouncement = maybe()

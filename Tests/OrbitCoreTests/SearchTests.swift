@@ -166,6 +166,12 @@ struct SearchTests {
             try await services.chat.delete(deleted.id, as: cast.admin)
             // Ciphertext in place of the text (E2E, docs/e2e.md): nothing of it is indexed.
             try await database.withConnection { connection in
+                // Where end-to-end encryption is on, with key version 1.
+                try await connection.query(
+                    "UPDATE communities SET settings = settings || '{\"endToEndEncryption\": true}'::jsonb WHERE id = \(cast.community)")
+                try await connection.query(
+                    "INSERT INTO community_keys (community_id, user_id, encrypted_key, key_version) VALUES (\(cast.community), \(cast.admin), '\\x01', 1)"
+                )
                 try await connection.query(
                     "UPDATE messages SET text = NULL, content_encrypted = '\\x0102'::bytea, encryption_version = 1 WHERE id = \(encrypted.id)")
                 let vectors = try await connection.query(

@@ -63,6 +63,7 @@ struct World {
         "media",
         "notifications", "audit_log", "refresh_tokens", "calendar_feeds", "devices", "conversations", "conversation_participants", "messages",
         "chores", "chore_assignees", "chore_completions", "rewards", "reward_redemptions", "points_ledger", "points_accounts",
+        "community_keys", "user_public_keys",
     ]
 
     func id(_ person: Person) -> UUID { people[person]! }
@@ -326,6 +327,21 @@ struct World {
         world.group = group
         world.direct = direct
         for (table, id, audience) in try await choreRows(world, seed: seed) { add(table, id, audience) }
+        // End-to-end encryption: each community's key wrapped for its members (former's too, from
+        // before they left), seen by the community's members; each user's public key, seen by
+        // their contacts.
+        for (community, holders) in [(world.communityA, [Person.a, .a2, .ab, .former]), (world.communityB, [Person.b, .ab])] {
+            for holder in holders {
+                let key = try await seed.id(
+                    "INSERT INTO community_keys (community_id, user_id, encrypted_key, key_version) VALUES (\(community), \(world.id(holder)), '\\x01', 1) RETURNING id"
+                )
+                add("community_keys", key, .membersOf(community))
+            }
+        }
+        for person in Person.allCases {
+            let key = try await seed.id("INSERT INTO user_public_keys (user_id, public_key) VALUES (\(world.id(person)), '\\x02') RETURNING id")
+            add("user_public_keys", key, .contactsOf(person))
+        }
         // A live socket of a (presence): servers only (orbit_app may not touch the table; below).
         try await connection.query(
             "INSERT INTO live_connections (id, user_id, server_id) VALUES (gen_random_uuid(), \(world.id(.a)), gen_random_uuid())")

@@ -47,6 +47,9 @@ struct SearchSecurityTests {
                     VALUES (\(conversation), \(world.communityA), \(world.id(.a)), 'zebra gone') RETURNING id
                     """)
                 try await connection.query("UPDATE messages SET deleted_at = now() WHERE id = \(deletedMessage)")
+                // Ciphertext is taken where end-to-end encryption is on (A has key version 1).
+                try await connection.query(
+                    "UPDATE communities SET settings = settings || '{\"endToEndEncryption\": true}'::jsonb WHERE id = \(world.communityA)")
                 let encrypted = try await seed.id(
                     """
                     INSERT INTO messages (conversation_id, community_id, sender_id, content_encrypted, encryption_version)

@@ -41,9 +41,12 @@ extension OrbitAPI {
                 try await services.chat.history(
                     of: try context.id("conversation_id"), limit: limit, cursor: request.query("cursor"), as: try context.requireUser()))
         }
+        // Text, or ciphertext (`content_encrypted` and `encryption_version`, docs/e2e.md).
         struct SendBody: Decodable {
-            var text: String
+            var text: String?
             var clientMessageId: String?
+            var contentEncrypted: String?
+            var encryptionVersion: Int?
         }
         // 201 with the new message; 200 with the first one for a resend of its client_message_id;
         // 409 with it for the same id with other text (docs/chat.md).
@@ -51,7 +54,9 @@ extension OrbitAPI {
             let body = try await request.decodeJSON(SendBody.self, context: context)
             do {
                 let (message, created) = try await services.chat.send(
-                    to: try context.id("conversation_id"), text: body.text, clientMessageID: body.clientMessageId, as: try context.requireUser())
+                    to: try context.id("conversation_id"), text: body.text,
+                    encrypted: try EncryptedContent.parse(base64: body.contentEncrypted, version: body.encryptionVersion),
+                    clientMessageID: body.clientMessageId, as: try context.requireUser())
                 return try APIJSON.response(message, status: created ? .created : .ok)
             } catch let differs as ChatService.ResendDiffers {
                 var taken = ClientIDTaken(requestID: context.requestID, stored: differs.stored)
@@ -122,11 +127,17 @@ extension OrbitAPI {
         }
 
         struct EditBody: Decodable {
-            var text: String
+            var text: String?
+            var contentEncrypted: String?
+            var encryptionVersion: Int?
         }
         router.patch("messages/:message_id") { request, context in
             let body = try await request.decodeJSON(EditBody.self, context: context)
-            return JSON(try await services.chat.edit(try context.id("message_id"), text: body.text, as: try context.requireUser()))
+            return JSON(
+                try await services.chat.edit(
+                    try context.id("message_id"), text: body.text,
+                    encrypted: try EncryptedContent.parse(base64: body.contentEncrypted, version: body.encryptionVersion),
+                    as: try context.requireUser()))
         }
         router.delete("messages/:message_id") { _, context in
             try await services.chat.delete(try context.id("message_id"), as: try context.requireUser())

@@ -12,6 +12,8 @@ extension OrbitAPI {
             var poll: PollBody?
             var linkedEventId: EventID?
             var isAnnouncement: Bool?
+            var contentEncrypted: String?
+            var encryptionVersion: Int?
         }
         struct PollBody: Decodable {
             var question: String
@@ -36,7 +38,8 @@ extension OrbitAPI {
                 poll: body.poll.map {
                     Poll(question: $0.question, options: $0.options, allowMultiple: $0.allowMultiple ?? false, closesAt: $0.closesAt)
                 },
-                linkedEventID: body.linkedEventId, isAnnouncement: body.isAnnouncement ?? false
+                linkedEventID: body.linkedEventId, isAnnouncement: body.isAnnouncement ?? false,
+                encrypted: try EncryptedContent.parse(base64: body.contentEncrypted, version: body.encryptionVersion)
             )
             let user = try context.requireUser()
             return try await creating(.posts, request, context: context, stored: { try await services.feed.post(PostID($0), as: user) }) {
@@ -48,15 +51,20 @@ extension OrbitAPI {
         post.get { _, context in
             Tagged(try await services.feed.post(try context.id("post_id"), as: try context.requireUser()))
         }
+        // New text, or new ciphertext (`content_encrypted` and `encryption_version`, docs/e2e.md).
         struct Edit: Decodable {
-            var content: String
+            var content: String?
+            var contentEncrypted: String?
+            var encryptionVersion: Int?
+
+            var encrypted: EncryptedContent? { get throws { try EncryptedContent.parse(base64: contentEncrypted, version: encryptionVersion) } }
         }
         post.patch { request, context in
             let body = try await request.decodeJSON(Edit.self, context: context)
             let id: PostID = try context.id("post_id")
             return Tagged(
                 try await request.underIfMatch(.entity(.post, id.uuid)) {
-                    try await services.feed.editPost(id, content: body.content, as: try context.requireUser())
+                    try await services.feed.editPost(id, content: body.content, encrypted: try body.encrypted, as: try context.requireUser())
                 }
             )
         }
@@ -105,14 +113,19 @@ extension OrbitAPI {
                 Items(try await services.feed.comments(on: try context.id("post_id"), limit: limit, after: after, as: try context.requireUser())))
         }
         struct NewComment: Decodable {
-            var content: String
+            var content: String?
             var parentId: CommentID?
+            var contentEncrypted: String?
+            var encryptionVersion: Int?
         }
         post.post("comments") { request, context in
             let body = try await request.decodeJSON(NewComment.self, context: context)
             let user = try context.requireUser()
             return try await creating(.comments, request, context: context, stored: { try await services.feed.comment(CommentID($0), as: user) }) {
-                try await services.feed.addComment(to: try context.id("post_id"), content: body.content, parent: body.parentId, as: user)
+                try await services.feed.addComment(
+                    to: try context.id("post_id"), content: body.content,
+                    encrypted: try EncryptedContent.parse(base64: body.contentEncrypted, version: body.encryptionVersion), parent: body.parentId,
+                    as: user)
             }
         }
         router.patch("comments/:comment_id") { request, context in
@@ -120,7 +133,7 @@ extension OrbitAPI {
             let id: CommentID = try context.id("comment_id")
             return Tagged(
                 try await request.underIfMatch(.entity(.comment, id.uuid)) {
-                    try await services.feed.editComment(id, content: body.content, as: try context.requireUser())
+                    try await services.feed.editComment(id, content: body.content, encrypted: try body.encrypted, as: try context.requireUser())
                 }
             )
         }

@@ -110,10 +110,12 @@ package struct ChatService: Sendable {
 
     /// Sends a message. With `clientMessageID`, a resend (the same sender and id) stores nothing
     /// and returns the first message (`created` false), however many are sent at once.
+    /// With `encrypted`, the message is ciphertext (docs/e2e.md) and `text` is left out.
     package func send(
-        to conversation: ConversationID, text: String, clientMessageID: String? = nil, as actor: UserID
+        to conversation: ConversationID, text: String?, encrypted: EncryptedContent? = nil, clientMessageID: String? = nil, as actor: UserID
     ) async throws -> (message: ChatMessage, created: Bool) {
-        let text = try Validate.text(text, field: "text", limit: 4000, multiline: true)
+        let text = try text.map { try Validate.text($0, field: "text", limit: 4000, multiline: true) }
+        try FeedService.requireOneForm(text, encrypted, field: "text", required: true)
         let clientMessageID = try clientMessageID.map(Self.validClientID)
         return try await runner.asUser(actor) { connection in
             _ = try await Self.access(conversation, on: connection)
@@ -121,8 +123,10 @@ package struct ChatService: Sendable {
             // nothing for a resend (no row returned).
             let rows = try await connection.query(
                 """
-                INSERT INTO messages AS m (id, conversation_id, sender_id, text, client_message_id)
-                VALUES (\(MessageID.random()), \(conversation), \(actor), \(text), \(clientMessageID))
+                INSERT INTO messages AS m (id, conversation_id, sender_id, text, content_encrypted, encryption_version, client_message_id)
+                VALUES (
+                    \(MessageID.random()), \(conversation), \(actor), \(text), \(encrypted?.ciphertext), \(encrypted?.keyVersion)::int,
+                    \(clientMessageID))
                 RETURNING \(unescaped: ChatMessage.columns)
                 """)
             if let row = rows.first {
@@ -142,7 +146,9 @@ package struct ChatService: Sendable {
             }
             // Other text under the same id while the message is as first sent (not edited or
             // deleted since, when any text would do): another message, not a resend (issue 38).
-            if message.editedAt == nil, message.deletedAt == nil, let stored = message.text, stored != text {
+            if message.editedAt == nil, message.deletedAt == nil,
+                message.text != text || message.contentEncrypted != encrypted?.ciphertext.base64EncodedString()
+            {
                 throw ResendDiffers(stored: try await Self.withStatus([message], in: conversation, reader: actor, on: connection)[0])
             }
             return (try await Self.withStatus([message], in: conversation, reader: actor, on: connection)[0], false)
@@ -206,9 +212,10 @@ package struct ChatService: Sendable {
         }
     }
 
-    /// Edits one's own message within 15 minutes of sending it.
-    package func edit(_ message: MessageID, text: String, as actor: UserID) async throws -> ChatMessage {
-        let text = try Validate.text(text, field: "text", limit: 4000, multiline: true)
+    /// Edits one's own message within 15 minutes of sending it (new text, or new ciphertext).
+    package func edit(_ message: MessageID, text: String?, encrypted: EncryptedContent? = nil, as actor: UserID) async throws -> ChatMessage {
+        let text = try text.map { try Validate.text($0, field: "text", limit: 4000, multiline: true) }
+        try FeedService.requireOneForm(text, encrypted, field: "text", required: true)
         return try await runner.asUser(actor) { connection in
             let current = try await Self.message(message, on: connection)
             guard current.senderID == actor else { throw ServiceError.forbidden(rule: "only the sender edits a message") }
@@ -217,7 +224,11 @@ package struct ChatService: Sendable {
                 throw ServiceError.forbidden(rule: "a message can be edited for 15 minutes after it was sent")
             }
             let row = try await connection.query(
-                "UPDATE messages AS m SET text = \(text), edited_at = now() WHERE m.id = \(message) RETURNING \(unescaped: ChatMessage.columns)"
+                """
+                UPDATE messages AS m SET text = \(text), content_encrypted = \(encrypted?.ciphertext), encryption_version = \(encrypted?.keyVersion)::int,
+                    edited_at = now()
+                WHERE m.id = \(message) RETURNING \(unescaped: ChatMessage.columns)
+                """
             ).single()
             return try await Self.withStatus([try ChatMessage(row: row)], in: current.conversationID, reader: actor, on: connection)[0]
         }
@@ -238,7 +249,8 @@ package struct ChatService: Sendable {
                 }
             }
             try await connection.query(
-                "UPDATE messages SET text = NULL, content_encrypted = NULL, deleted_at = now() WHERE id = \(message) AND deleted_at IS NULL")
+                "UPDATE messages SET text = NULL, content_encrypted = NULL, encryption_version = NULL, deleted_at = now() WHERE id = \(message) AND deleted_at IS NULL"
+            )
         }
     }
 

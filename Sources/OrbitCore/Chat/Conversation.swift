@@ -109,6 +109,9 @@ package struct ChatMessage: Sendable, Codable, Equatable {
     package var position: Int64
     /// nil once deleted (or when the content is encrypted).
     package var text: String?
+    /// End-to-end encrypted content (docs/e2e.md): the ciphertext in base64, exactly as sent.
+    package var contentEncrypted: String?
+    /// The community key version of `contentEncrypted`; nil for plaintext.
     package var encryptionVersion: Int?
     package var clientMessageID: String?
     package var status: MessageStatus?
@@ -117,19 +120,27 @@ package struct ChatMessage: Sendable, Codable, Equatable {
     package var deletedAt: Date?
 
     enum CodingKeys: String, CodingKey {
-        case id, conversationID = "conversation_id", senderID = "sender_id", position, text, encryptionVersion = "encryption_version"
+        case id, conversationID = "conversation_id", senderID = "sender_id", position, text, contentEncrypted = "content_encrypted"
+        case encryptionVersion = "encryption_version"
         case clientMessageID = "client_message_id", status, createdAt = "created_at", editedAt = "edited_at", deletedAt = "deleted_at"
     }
 
     static let columns = """
-        m.id, m.conversation_id, m.sender_id, m.position, m.text, m.encryption_version, m.client_message_id, m.created_at, m.edited_at, m.deleted_at
+        m.id, m.conversation_id, m.sender_id, m.position, m.text, m.content_encrypted, m.encryption_version, m.client_message_id, m.created_at,
+        m.edited_at, m.deleted_at
         """
 
     init(row: PostgresRow) throws {
         let encryption: Int32?
-        (id, conversationID, senderID, position, text, encryption, clientMessageID, createdAt, editedAt, deletedAt) = try row.decode(
-            (MessageID, ConversationID, UserID?, Int64, String?, Int32?, String?, Date, Date?, Date?).self)
+        let ciphertext: Data?
+        (id, conversationID, senderID, position, text, ciphertext, encryption, clientMessageID, createdAt, editedAt, deletedAt) = try row.decode(
+            (MessageID, ConversationID, UserID?, Int64, String?, Data?, Int32?, String?, Date, Date?, Date?).self)
+        contentEncrypted = ciphertext?.base64EncodedString()
         encryptionVersion = encryption.map(Int.init)
-        if deletedAt != nil { text = nil }
+        if deletedAt != nil {
+            text = nil
+            contentEncrypted = nil
+            encryptionVersion = nil
+        }
     }
 }

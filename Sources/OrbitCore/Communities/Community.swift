@@ -64,10 +64,14 @@ package struct CommunitySettings: Sendable, Codable, Equatable, OmitsNilMembers 
     /// The language of the community's text, for search (docs/search.md): words are stemmed by
     /// its rules ("running" finds "run"). One of `searchLanguages`; unset: no stemming.
     package var language: String?
+    /// End-to-end encryption (docs/e2e.md): when true, posts, comments and chat messages arrive
+    /// as ciphertext under the community's current key, and plaintext is refused. Once on, it
+    /// stays on.
+    package var endToEndEncryption: Bool?
 
     package init(
         allowMemberEvents: Bool? = nil, allowMemberPosts: Bool? = nil, defaultReminderHours: Int? = nil, timezone: String? = nil,
-        baseCurrency: String? = nil, language: String? = nil
+        baseCurrency: String? = nil, language: String? = nil, endToEndEncryption: Bool? = nil
     ) {
         self.allowMemberEvents = allowMemberEvents
         self.allowMemberPosts = allowMemberPosts
@@ -75,10 +79,11 @@ package struct CommunitySettings: Sendable, Codable, Equatable, OmitsNilMembers 
         self.timezone = timezone
         self.baseCurrency = baseCurrency
         self.language = language
+        self.endToEndEncryption = endToEndEncryption
     }
 
     static let knownKeys: Set<String> = [
-        "allowMemberEvents", "allowMemberPosts", "defaultReminderHours", "timezone", "baseCurrency", "language",
+        "allowMemberEvents", "allowMemberPosts", "defaultReminderHours", "timezone", "baseCurrency", "language", "endToEndEncryption",
     ]
 
     /// The languages search knows: PostgreSQL's own text search configurations, each as
@@ -103,7 +108,7 @@ package struct CommunitySettings: Sendable, Codable, Equatable, OmitsNilMembers 
         if let unknown = object.keys.sorted().first(where: { !knownKeys.contains($0) }) {
             throw ServiceError.invalidInput(
                 field: "settings.\(unknown)",
-                reason: "is not a setting (known: allowMemberEvents, allowMemberPosts, defaultReminderHours, timezone, baseCurrency, language)"
+                reason: "is not a setting (known: \(knownKeys.sorted().joined(separator: ", ")))"
             )
         }
         var settings = CommunitySettings()
@@ -115,7 +120,8 @@ package struct CommunitySettings: Sendable, Codable, Equatable, OmitsNilMembers 
             case ("timezone", .string(let zone)): settings.timezone = zone
             case ("baseCurrency", .string(let code)): settings.baseCurrency = code
             case ("language", .string(let language)): settings.language = language
-            case ("allowMemberEvents", _), ("allowMemberPosts", _):
+            case ("endToEndEncryption", .bool(let flag)): settings.endToEndEncryption = flag
+            case ("allowMemberEvents", _), ("allowMemberPosts", _), ("endToEndEncryption", _):
                 throw ServiceError.invalidInput(field: "settings.\(key)", reason: "must be true or false")
             case ("defaultReminderHours", _):
                 throw ServiceError.invalidInput(field: "settings.\(key)", reason: "must be a whole number of hours")
@@ -164,7 +170,8 @@ package struct CommunitySettings: Sendable, Codable, Equatable, OmitsNilMembers 
             defaultReminderHours: other.defaultReminderHours ?? defaultReminderHours,
             timezone: other.timezone ?? timezone,
             baseCurrency: other.baseCurrency ?? baseCurrency,
-            language: other.language ?? language
+            language: other.language ?? language,
+            endToEndEncryption: other.endToEndEncryption ?? endToEndEncryption
         )
     }
 }

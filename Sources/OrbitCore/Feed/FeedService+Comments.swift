@@ -4,14 +4,18 @@ import OrbitPostgres
 /// Comments on posts, threaded one level deep or more (a reply names its parent).
 extension FeedService {
     /// Comments on a post, or replies to a comment of the same post (`parent`).
-    package func addComment(to post: PostID, content: String, parent: CommentID? = nil, as actor: UserID) async throws -> Comment {
-        let content = try Validate.text(content, field: "content", limit: 5000, multiline: true)
+    /// With `encrypted`, the comment is ciphertext (docs/e2e.md) and `content` is left out.
+    package func addComment(
+        to post: PostID, content: String?, encrypted: EncryptedContent? = nil, parent: CommentID? = nil, as actor: UserID
+    ) async throws -> Comment {
+        let content = try content.map { try Validate.text($0, field: "content", limit: 5000, multiline: true) }
+        try Self.requireOneForm(content, encrypted, required: true)
         return try await runner.asUser(actor) { connection in
             // Mentions are read first, with the post's community (one round trip, only when the
             // text has an "@"); someone who cannot see the post reads no one.
             var mentions: [UserID] = []
             var community: CommunityID?
-            if content.contains("@") {
+            if let content, content.contains("@") {
                 let results = try await connection.pipeline([
                     "SELECT community_id FROM posts WHERE id = \(post) AND deleted_at IS NULL",
                     Self.mentionable(onPost: post),
@@ -26,8 +30,10 @@ extension FeedService {
             // its comments, and the notifications of the people it mentions.
             var statements: [PostgresQuery] = [
                 """
-                INSERT INTO comments AS c (id, post_id, author_id, parent_id, content, mentioned_user_ids)
-                SELECT \(id), p.id, \(actor), \(parent), \(content), \(mentions.map(\.uuid)) FROM posts p
+                INSERT INTO comments AS c (id, post_id, author_id, parent_id, content, content_encrypted, encryption_version, mentioned_user_ids)
+                SELECT \(id), p.id, \(actor), \(parent), \(content), \(encrypted?.ciphertext), \(encrypted?.keyVersion ?? 0)::int,
+                    \(mentions.map(\.uuid))
+                FROM posts p
                 WHERE p.id = \(post) AND p.deleted_at IS NULL
                   AND (\(parent)::uuid IS NULL OR EXISTS (SELECT FROM comments x WHERE x.id = \(parent) AND x.post_id = p.id))
                 RETURNING \(unescaped: Comment.columns)
@@ -36,7 +42,7 @@ extension FeedService {
             if let community, !mentioned.isEmpty {
                 statements.append(
                     try NotificationService.notifyMembersStatement(
-                        of: community, type: .mention, title: "You were mentioned", body: String(content.prefix(140)),
+                        of: community, type: .mention, title: "You were mentioned", body: String((content ?? "").prefix(140)),
                         data: ["post_id": post.description, "comment_id": id.description], only: mentioned,
                         ifWritten: WrittenRow(.comments, id.uuid)))
             }
@@ -52,9 +58,10 @@ extension FeedService {
         }
     }
 
-    /// Edits one's own comment.
-    package func editComment(_ id: CommentID, content: String, as actor: UserID) async throws -> Comment {
-        let content = try Validate.text(content, field: "content", limit: 5000, multiline: true)
+    /// Edits one's own comment (new text, or new ciphertext).
+    package func editComment(_ id: CommentID, content: String?, encrypted: EncryptedContent? = nil, as actor: UserID) async throws -> Comment {
+        let content = try content.map { try Validate.text($0, field: "content", limit: 5000, multiline: true) }
+        try Self.requireOneForm(content, encrypted, required: true)
         return try await runner.asUser(actor) { connection in
             guard
                 let row = try await connection.query(
@@ -66,7 +73,11 @@ extension FeedService {
             let mentions = try await Self.mentionedMembers(in: content, community: community, on: connection)
             return try Comment(
                 row: try await connection.query(
-                    "UPDATE comments AS c SET content = \(content), mentioned_user_ids = \(mentions.map(\.uuid)) WHERE c.id = \(id) RETURNING \(unescaped: Comment.columns)"
+                    """
+                    UPDATE comments AS c SET content = \(content), content_encrypted = \(encrypted?.ciphertext),
+                        encryption_version = \(encrypted?.keyVersion ?? 0)::int, mentioned_user_ids = \(mentions.map(\.uuid))
+                    WHERE c.id = \(id) RETURNING \(unescaped: Comment.columns)
+                    """
                 ).single()
             )
         }

@@ -16,6 +16,7 @@ package struct FeedService: Sendable {
     /// never announcements.
     package func createPost(in community: CommunityID, _ draft: PostDraft, as actor: UserID) async throws -> FeedPost {
         let content = try draft.content.map { try Validate.text($0, field: "content", limit: 10_000, multiline: true) }
+        try Self.requireOneForm(content, draft.encrypted)
         let media = try draft.mediaURLs.map { try Validate.url($0, field: "media_urls") ?? "" }
         let poll = try draft.poll.map { try $0.validated(now: runner.now()) }
         switch draft.type {
@@ -24,7 +25,7 @@ package struct FeedService: Sendable {
             throw ServiceError.invalidInput(field: "media_urls", reason: "must hold the photo's URL")
         case .eventShare where draft.linkedEventID == nil:
             throw ServiceError.invalidInput(field: "linked_event_id", reason: "is required to share an event")
-        case .text where content == nil, .announcement where content == nil:
+        case .text where content == nil && draft.encrypted == nil, .announcement where content == nil && draft.encrypted == nil:
             throw ServiceError.invalidInput(field: "content", reason: "must not be empty")
         default: break
         }
@@ -44,15 +45,16 @@ package struct FeedService: Sendable {
             let mentions = try await Self.mentionedMembers(in: content, community: community, on: connection)
             let id = PostID.new(in: .posts)
             let link = ["post_id": id.description, "community_id": community.description]
-            let summary = String((content ?? poll?.question ?? draft.type.rawValue).prefix(140))
+            let summary = draft.encrypted != nil ? "Encrypted post" : String((content ?? poll?.question ?? draft.type.rawValue).prefix(140))
             let mentioned = mentions.filter { $0 != actor }
             // One round trip: the post, written only if the actor may post it here (the rules of
             // `requireMayPost`), returned as its author sees it, and its notifications.
             var statements: [PostgresQuery] = [
                 """
-                INSERT INTO posts AS p (id, community_id, author_id, type, content, media_urls, is_announcement, linked_event_id, poll_data,
-                    mentioned_user_ids)
-                SELECT \(id), c.id, \(actor), \(draft.type)::post_type, \(content), \(try PostgresJSON(encoding: media)), \(isAnnouncement),
+                INSERT INTO posts AS p (id, community_id, author_id, type, content, content_encrypted, encryption_version, media_urls,
+                    is_announcement, linked_event_id, poll_data, mentioned_user_ids)
+                SELECT \(id), c.id, \(actor), \(draft.type)::post_type, \(content), \(draft.encrypted?.ciphertext),
+                    \(draft.encrypted?.keyVersion ?? 0)::int, \(try PostgresJSON(encoding: media)), \(isAnnouncement),
                     \(draft.linkedEventID), \(pollJSON), \(mentions.map(\.uuid))
                 FROM communities c
                 JOIN members m ON m.community_id = c.id AND m.user_id = \(actor) AND m.left_at IS NULL
@@ -131,7 +133,8 @@ package struct FeedService: Sendable {
     }
 
     static let feedColumns = """
-        p.id, p.community_id, p.author_id, p.type::text AS type, p.content, p.media_urls, p.is_pinned, p.is_announcement,
+        p.id, p.community_id, p.author_id, p.type::text AS type, p.content, p.content_encrypted, p.encryption_version, p.media_urls,
+        p.is_pinned, p.is_announcement,
         p.linked_event_id, p.poll_data, p.editable_until, p.reaction_counts, p.comment_count, p.created_at, p.updated_at,
         p.mentioned_user_ids, (extract(epoch FROM p.created_at) * 1000000)::bigint AS created_us,
         CASE WHEN p.poll_data IS NOT NULL THEN ARRAY(
@@ -198,15 +201,32 @@ package struct FeedService: Sendable {
         }
     }
 
-    /// Changes a post's text (and its mentions).
-    package func editPost(_ id: PostID, content: String, as actor: UserID) async throws -> FeedPost {
-        let content = try Validate.text(content, field: "content", limit: 10_000, multiline: true)
+    /// Changes a post's text (and its mentions), or puts new ciphertext in its place.
+    package func editPost(_ id: PostID, content: String?, encrypted: EncryptedContent? = nil, as actor: UserID) async throws -> FeedPost {
+        let content = try content.map { try Validate.text($0, field: "content", limit: 10_000, multiline: true) }
+        try Self.requireOneForm(content, encrypted, required: true)
         return try await runner.asUser(actor) { connection in
             let current = try await post(id, reader: actor, on: connection)
             try await requirePostEditor(current, actor, rule: "edit", on: connection)
             let mentions = try await Self.mentionedMembers(in: content, community: current.communityID, on: connection)
-            try await connection.query("UPDATE posts SET content = \(content), mentioned_user_ids = \(mentions.map(\.uuid)) WHERE id = \(id)")
+            try await connection.query(
+                """
+                UPDATE posts SET content = \(content), content_encrypted = \(encrypted?.ciphertext),
+                    encryption_version = \(encrypted?.keyVersion ?? 0)::int, mentioned_user_ids = \(mentions.map(\.uuid))
+                WHERE id = \(id)
+                """)
             return try await post(id, reader: actor, on: connection)
+        }
+    }
+
+    /// Text or ciphertext, not both (`required`: one of them).
+    static func requireOneForm(_ content: String?, _ encrypted: EncryptedContent?, field: String = "content", required: Bool = false) throws {
+        if content != nil && encrypted != nil {
+            throw ServiceError.invalidInput(
+                field: field, reason: "must be left out when content_encrypted is sent (ciphertext or plaintext, not both)")
+        }
+        if required && content == nil && encrypted == nil {
+            throw ServiceError.invalidInput(field: field, reason: "is required (or content_encrypted with encryption_version)")
         }
     }
 

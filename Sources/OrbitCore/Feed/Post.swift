@@ -26,13 +26,16 @@ package struct PostDraft: Sendable {
     package var poll: Poll?
     package var linkedEventID: EventID?
     package var isAnnouncement: Bool
+    /// The text as ciphertext instead (docs/e2e.md), in a community with end-to-end encryption.
+    package var encrypted: EncryptedContent?
 
     package init(
         type: PostType = .text, content: String? = nil, mediaURLs: [String] = [], mediaIDs: [MediaID] = [], poll: Poll? = nil,
-        linkedEventID: EventID? = nil, isAnnouncement: Bool = false
+        linkedEventID: EventID? = nil, isAnnouncement: Bool = false, encrypted: EncryptedContent? = nil
     ) {
         self.type = type
         self.content = content
+        self.encrypted = encrypted
         self.mediaURLs = mediaURLs
         self.mediaIDs = mediaIDs
         self.poll = poll
@@ -93,7 +96,12 @@ package struct FeedPost: Sendable, Codable, Equatable {
     package var communityID: CommunityID
     package var authorID: UserID
     package var type: PostType
+    /// The text; nil for a photo without one, and for ciphertext.
     package var content: String?
+    /// End-to-end encrypted content (docs/e2e.md): the ciphertext in base64, exactly as sent.
+    package var contentEncrypted: String?
+    /// The community key version of `contentEncrypted`; 0 for plaintext.
+    package var encryptionVersion: Int
     package var mediaURLs: [String]
     package var isPinned: Bool
     package var isAnnouncement: Bool
@@ -111,7 +119,8 @@ package struct FeedPost: Sendable, Codable, Equatable {
     package var pollResults: [Int]?
 
     enum CodingKeys: String, CodingKey {
-        case id, communityID = "community_id", authorID = "author_id", type, content, mediaURLs = "media_urls", isPinned = "is_pinned"
+        case id, communityID = "community_id", authorID = "author_id", type, content, contentEncrypted = "content_encrypted"
+        case encryptionVersion = "encryption_version", mediaURLs = "media_urls", isPinned = "is_pinned"
         case isAnnouncement = "is_announcement", linkedEventID = "linked_event_id", pollData = "poll_data", editableUntil = "editable_until"
         case reactionCounts = "reaction_counts", commentCount = "comment_count", createdAt = "created_at", updatedAt = "updated_at"
         case myReaction = "my_reaction", myVotes = "my_votes", mentionedUserIDs = "mentioned_user_ids", pollResults = "poll_results"
@@ -123,6 +132,8 @@ package struct FeedPost: Sendable, Codable, Equatable {
         authorID = try row.decode("author_id")
         type = try row.decode("type")
         content = try row.decode("content")
+        contentEncrypted = try row.decode("content_encrypted", as: Data?.self)?.base64EncodedString()
+        encryptionVersion = Int(try row.decode("encryption_version", as: Int32.self))
         mediaURLs = try row.decode("media_urls", as: PostgresJSON.self).decode()
         isPinned = try row.decode("is_pinned")
         isAnnouncement = try row.decode("is_announcement")
@@ -199,22 +210,34 @@ package struct Comment: Sendable, Codable, Equatable {
     package var postID: PostID
     package var authorID: UserID
     package var parentID: CommentID?
+    /// The text; nil once deleted, and for ciphertext.
     package var content: String?
+    /// End-to-end encrypted content (docs/e2e.md): the ciphertext in base64, exactly as sent.
+    package var contentEncrypted: String?
+    /// The community key version of `contentEncrypted`; 0 for plaintext.
+    package var encryptionVersion: Int
     package var createdAt: Date
     package var updatedAt: Date
     package var deletedAt: Date?
 
     enum CodingKeys: String, CodingKey {
-        case id, postID = "post_id", authorID = "author_id", parentID = "parent_id", content, createdAt = "created_at"
-        case updatedAt = "updated_at", deletedAt = "deleted_at"
+        case id, postID = "post_id", authorID = "author_id", parentID = "parent_id", content, contentEncrypted = "content_encrypted"
+        case encryptionVersion = "encryption_version", createdAt = "created_at", updatedAt = "updated_at", deletedAt = "deleted_at"
     }
 
-    static let columns = "c.id, c.post_id, c.author_id, c.parent_id, c.content, c.created_at, c.updated_at, c.deleted_at"
+    static let columns = """
+        c.id, c.post_id, c.author_id, c.parent_id, c.content, c.content_encrypted, c.encryption_version, c.created_at, c.updated_at, c.deleted_at
+        """
 
     init(row: PostgresRow) throws {
-        (id, postID, authorID, parentID, content, createdAt, updatedAt, deletedAt) = try row.decode(
-            (CommentID, PostID, UserID, CommentID?, String?, Date, Date, Date?).self
+        let ciphertext: Data?
+        let version: Int32
+        (id, postID, authorID, parentID, content, ciphertext, version, createdAt, updatedAt, deletedAt) = try row.decode(
+            (CommentID, PostID, UserID, CommentID?, String?, Data?, Int32, Date, Date, Date?).self
         )
-        if deletedAt != nil { content = nil }
+        contentEncrypted = ciphertext?.base64EncodedString()
+        encryptionVersion = Int(version)
+        if deletedAt != nil || contentEncrypted != nil { content = nil }
+        if deletedAt != nil { contentEncrypted = nil }
     }
 }

@@ -214,6 +214,8 @@ package struct RequestRunner: Sendable {
                 throw ServiceError.conflict("Chores and points are for the community's active members and their family members.")
             case "23514" where error.constraint == "chore_completions_reviewed_once" || error.constraint == "reward_redemptions_resolved_once":
                 throw ServiceError.conflict("That was already decided (\(error.message)).")
+            case "23505" where error.constraint == "community_keys_one_per_member_and_version":
+                throw ServiceError.conflict(field: "key_version", reason: "was recorded meanwhile by another admin: read the keys again")
             case "23505" where RequestRunner.clientCreate != nil && (error.constraint?.hasSuffix("_pkey") ?? false):
                 // A client-generated id (`ClientCreate`) that another entity has, or another create
                 // took first.
@@ -227,6 +229,8 @@ package struct RequestRunner: Sendable {
             case "23503" where error.constraint == "transactions_payer_member" || error.constraint == "recurring_charges_paid_by_fkey":
                 // A well-formed id of someone who is not a member: the state refuses it (409).
                 throw ServiceError.conflict(field: "paid_by", reason: "must be a member of the community")
+            case "23514" where error.constraint?.hasPrefix("e2e_") == true:
+                throw Self.encryptionError(error)
             case "23514" where error.constraint == "members_last_admin":
                 throw ServiceError.conflict("A community needs at least one admin: make another member an admin first.")
             case "23514", "23503", "23502", "23001", "22001":
@@ -234,6 +238,27 @@ package struct RequestRunner: Sendable {
             default:
                 throw Self.domainError(for: error) ?? error
             }
+        }
+    }
+
+    /// The refusals of sql/230_encryption.sql (docs/e2e.md): content that does not fit the
+    /// community's end-to-end encryption is 409, naming the field to change.
+    static func encryptionError(_ error: PostgresError) -> ServiceError {
+        switch error.constraint {
+        case "e2e_ciphertext_required":
+            return .conflict(
+                field: "content_encrypted", reason: "is required: end-to-end encryption is on in this community, and plaintext is refused")
+        case "e2e_off":
+            return .conflict(field: "content_encrypted", reason: "is refused: end-to-end encryption is off in this community")
+        case "e2e_no_polls":
+            return .conflict(field: "poll_data", reason: "cannot be end-to-end encrypted (the server counts the votes), so polls are refused here")
+        case "e2e_no_key":
+            return .conflict(
+                field: "encryption_version", reason: "has no key yet: an admin records the community's first key (POST /communities/{id}/keys)")
+        case "e2e_stays_on":
+            return .conflict(field: "settings.endToEndEncryption", reason: "cannot be turned off once on")
+        default:
+            return .conflict(field: "encryption_version", reason: "is not the community's current key: \(error.firstLine)")
         }
     }
 

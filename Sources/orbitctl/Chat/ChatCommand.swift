@@ -65,15 +65,16 @@ struct ChatCommand: AsyncParsableCommand {
     struct Send: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Send a message; the same --client-id again stores nothing new.")
         @Argument(help: "Conversation id.") var conversation: ConversationID
-        @Option(help: "The message (up to 4,000 characters).") var text: String
+        @Option(help: "The message (up to 4,000 characters).") var text: String?
         @Option(help: "The sender's own id for the message (a UUID).") var clientID: String?
+        @OptionGroup var encrypted: EncryptedOptions
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
         func run() async throws {
             let (message, created) = try await acting.run { services, actor in
                 try await services.chat.send(
-                    to: conversation, text: text, clientMessageID: clientID, as: actor)
+                    to: conversation, text: text, encrypted: try encrypted.content, clientMessageID: clientID, as: actor)
             }
             if output.json { return try printJSON(message) }
             print("\(created ? "Sent" : "Sent before:") message \(message.id) (#\(message.position)).")
@@ -140,13 +141,14 @@ struct ChatCommand: AsyncParsableCommand {
     struct Edit: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Edit one's message (within 15 minutes).")
         @Argument(help: "Message id.") var message: MessageID
-        @Option(help: "The new text.") var text: String
+        @Option(help: "The new text.") var text: String?
+        @OptionGroup var encrypted: EncryptedOptions
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
         func run() async throws {
             let edited = try await acting.run { services, actor in
-                try await services.chat.edit(message, text: text, as: actor)
+                try await services.chat.edit(message, text: text, encrypted: try encrypted.content, as: actor)
             }
             if output.json { return try printJSON(edited) }
             print("Edited \(edited.id).")

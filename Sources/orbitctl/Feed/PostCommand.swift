@@ -24,11 +24,13 @@ struct PostCommand: AsyncParsableCommand {
         @Option(help: "photo: a media URL; repeatable.") var media: [String] = []
         @Option(help: "photo: an upload of the community (orbitctl media upload); repeatable.") var mediaID: [MediaID] = []
         @OptionGroup var storage: MediaCommand.StorageOptions
+        @OptionGroup var encrypted: EncryptedOptions
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
         func run() async throws {
-            var draft = PostDraft(type: type, content: content, mediaURLs: media, mediaIDs: mediaID, linkedEventID: event)
+            var draft = PostDraft(
+                type: type, content: content, mediaURLs: media, mediaIDs: mediaID, linkedEventID: event, encrypted: try encrypted.content)
             if type == .poll {
                 guard let content else { throw ValidationError("A poll needs its question in --content.") }
                 draft.poll = Poll(question: content, options: option, allowMultiple: multiple, closesAt: closesAt?.date)
@@ -92,13 +94,14 @@ struct PostCommand: AsyncParsableCommand {
     struct Edit: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Change a post's text (authors within 24 hours; admins any time).")
         @Argument(help: "Post id.") var post: PostID
-        @Option(help: "The new text.") var content: String
+        @Option(help: "The new text.") var content: String?
+        @OptionGroup var encrypted: EncryptedOptions
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
         func run() async throws {
             let edited = try await acting.run { services, actor in
-                try await services.feed.editPost(post, content: content, as: actor)
+                try await services.feed.editPost(post, content: content, encrypted: try encrypted.content, as: actor)
             }
             if output.json { return try printJSON(edited) }
             print("Edited post \(edited.id).")
@@ -151,14 +154,15 @@ struct PostCommand: AsyncParsableCommand {
     struct Comment: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Comment on a post, or reply to a comment with --parent.")
         @Argument(help: "Post id.") var post: PostID
-        @Option(help: "The comment.") var content: String
+        @Option(help: "The comment.") var content: String?
         @Option(help: "The comment replied to (on the same post).") var parent: CommentID?
+        @OptionGroup var encrypted: EncryptedOptions
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
         func run() async throws {
             let comment = try await acting.run { services, actor in
-                try await services.feed.addComment(to: post, content: content, parent: parent, as: actor)
+                try await services.feed.addComment(to: post, content: content, encrypted: try encrypted.content, parent: parent, as: actor)
             }
             if output.json { return try printJSON(comment) }
             print("Commented \(comment.id) on post \(post).")

@@ -1,0 +1,84 @@
+import ArgumentParser
+import Foundation
+import OrbitCore
+
+/// `--ciphertext` and `--key-version`: content a client encrypted (docs/e2e.md), in place of
+/// the text, for `post create|edit|comment` and `chat send|edit`.
+struct EncryptedOptions: ParsableArguments {
+    @Option(help: "End-to-end encrypted content instead of the text: the ciphertext in base64.") var ciphertext: String?
+    @Option(help: "With --ciphertext: the version of the community key it was encrypted with.") var keyVersion: Int?
+
+    var content: EncryptedContent? {
+        get throws { try EncryptedContent.parse(base64: ciphertext, version: keyVersion) }
+    }
+}
+
+/// `orbitctl keys status|record|publish`: end-to-end encryption's keys (docs/e2e.md).
+struct KeysCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keys", abstract: "End-to-end encryption: a community's key versions, and users' public keys.",
+        subcommands: [Status.self, Record.self, Publish.self])
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Where a community's encryption stands: on or off, the current key version, who left holding it (a re-key is needed), members' public keys."
+        )
+        @Option(help: "Community id.") var community: CommunityID
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            let status = try await acting.run { services, actor in try await services.communityKeys.status(of: community, as: actor) }
+            if output.json { return try printJSON(status) }
+            print("End-to-end encryption: \(status.enabled ? "on" : "off"); current key version: \(status.currentVersion.map(String.init) ?? "none")")
+            if status.needsRekey {
+                print("Re-key needed: \(status.removedHolders.map(\.description).joined(separator: ", ")) left holding the current key.")
+            }
+            printTable(
+                ["MEMBER", "PUBLIC KEY", "HAS CURRENT KEY"],
+                status.members.map { [$0.userID.description, $0.publicKey ?? "(none)", $0.hasCurrentKey ? "yes" : "no"] })
+        }
+    }
+
+    struct Record: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Record a new version of the community key, wrapped for every active member (admins).",
+            discussion: "Each --key is USER=BASE64: the new key wrapped with that member's public key. Every active member needs one.")
+        @Option(help: "Community id.") var community: CommunityID
+        @Option(help: "The new version: the current one plus one.") var version: Int
+        @Option(help: "USER=BASE64, the key wrapped for one member; repeat for each.") var key: [String] = []
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            var keys: [UserID: Data] = [:]
+            for entry in key {
+                let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
+                guard parts.count == 2, let user = UserID(parts[0]), let data = Data(base64Encoded: parts[1]) else {
+                    throw ValidationError("--key must be USER=BASE64 (a user id, then the wrapped key in base64): \(entry)")
+                }
+                keys[user] = data
+            }
+            let status = try await acting.run { services, actor in
+                try await services.communityKeys.record(in: community, version: version, keys: keys, as: actor)
+            }
+            if output.json { return try printJSON(status) }
+            print("Recorded key version \(version) for \(keys.count) members of \(community).")
+        }
+    }
+
+    struct Publish: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Publish the acting user's public key (others wrap community keys with it).")
+        @Argument(help: "The public key, in base64.") var publicKey: String
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func run() async throws {
+            guard let data = Data(base64Encoded: publicKey) else { throw ValidationError("The public key must be base64.") }
+            let published = try await acting.run { services, actor in try await services.communityKeys.publish(publicKey: data, as: actor) }
+            if output.json { return try printJSON(published) }
+            print("Published the public key of \(published.userID).")
+        }
+    }
+}

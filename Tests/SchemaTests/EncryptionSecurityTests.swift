@@ -1,0 +1,93 @@
+import Foundation
+import OrbitPostgres
+import OrbitTestSupport
+import Testing
+
+/// End-to-end encryption's rules in the database itself, as orbit_app (sql/230_encryption.sql):
+/// whatever a service does, a community with encryption on stores no plaintext, and its keys are
+/// recorded by admins for active members only and never changed.
+@Suite("End-to-end encryption under row-level security, as orbit_app")
+struct EncryptionSecurityTests {
+    /// The SQLSTATE and constraint of what `body` raised, or nil if it succeeded.
+    static func refusal(_ connection: PostgresConnection, as user: UUID, _ query: PostgresQuery) async -> String? {
+        do {
+            try await connection.asApp(user) { try await $0.query(query) }
+            return nil
+        } catch let error as PostgresError {
+            return "\(error.sqlState ?? "?") \(error.constraint ?? "")".trimmingCharacters(in: .whitespaces)
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test(
+        "with encryption on, plaintext and stale key versions are refused in posts, comments and messages; keys only by admins, for active members, never changed"
+    )
+    func databaseRules() async throws {
+        try await withTestDatabase { database in
+            try await database.withConnection { connection in
+                let world = try await World.build(connection)
+                let a = world.id(.a), a2 = world.id(.a2), community = world.communityA
+                let post = try #require(world.posts[community])
+                let message = try #require(world.rows["messages"]?.first?.id)
+                try await connection.query(
+                    "UPDATE communities SET settings = settings || '{\"endToEndEncryption\": true}'::jsonb WHERE id = \(community)")
+
+                // Keys: a member (not an admin) may not record one; an admin not for someone who left;
+                // nobody changes or removes one.
+                #expect(
+                    await Self.refusal(
+                        connection, as: a2,
+                        "INSERT INTO community_keys (community_id, user_id, encrypted_key, key_version, created_by) VALUES (\(community), \(a2), '\\x01', 2, \(a2))"
+                    ) == "42501")
+                #expect(
+                    await Self.refusal(
+                        connection, as: a,
+                        "INSERT INTO community_keys (community_id, user_id, encrypted_key, key_version, created_by) VALUES (\(community), \(world.id(.former)), '\\x01', 2, \(a))"
+                    ) == "42501")
+                #expect(
+                    await Self.refusal(connection, as: a, "UPDATE community_keys SET encrypted_key = '\\x09' WHERE community_id = \(community)")
+                        == "42501")
+                #expect(await Self.refusal(connection, as: a, "DELETE FROM community_keys WHERE community_id = \(community)") == "42501")
+
+                // Content: plaintext refused, ciphertext under version 1 (the world's) taken, version 2 refused.
+                #expect(
+                    await Self.refusal(connection, as: a, "INSERT INTO posts (community_id, author_id, content) VALUES (\(community), \(a), 'plain')")
+                        == "23514 e2e_ciphertext_required")
+                #expect(
+                    await Self.refusal(
+                        connection, as: a,
+                        "INSERT INTO posts (community_id, author_id, content_encrypted, encryption_version) VALUES (\(community), \(a), '\\xc1', 1)")
+                        == nil)
+                #expect(
+                    await Self.refusal(
+                        connection, as: a,
+                        "INSERT INTO posts (community_id, author_id, content_encrypted, encryption_version) VALUES (\(community), \(a), '\\xc1', 2)")
+                        == "23514 e2e_key_version")
+                #expect(
+                    await Self.refusal(connection, as: a, "INSERT INTO comments (post_id, author_id, content) VALUES (\(post), \(a), 'plain')")
+                        == "23514 e2e_ciphertext_required")
+                #expect(
+                    await Self.refusal(connection, as: a, "UPDATE messages SET text = 'plain again' WHERE id = \(message)")
+                        == "23514 e2e_ciphertext_required")
+                // Both forms at once break the table's own rule.
+                #expect(
+                    await Self.refusal(
+                        connection, as: a,
+                        "INSERT INTO posts (community_id, author_id, content, content_encrypted, encryption_version) VALUES (\(community), \(a), 'x', '\\xc1', 1)"
+                    ) == "23514 posts_ciphertext_or_plaintext")
+                // Once on, it stays on.
+                #expect(
+                    await Self.refusal(
+                        connection, as: a, "UPDATE communities SET settings = settings - 'endToEndEncryption' WHERE id = \(community)")
+                        == "23514 e2e_stays_on")
+                // In B, where it is off, ciphertext is refused.
+                #expect(
+                    await Self.refusal(
+                        connection, as: world.id(.b),
+                        "INSERT INTO posts (community_id, author_id, content_encrypted, encryption_version) VALUES (\(world.communityB), \(world.id(.b)), '\\xc1', 1)"
+                    ) == "23514 e2e_off")
+            }
+        }
+    }
+}
