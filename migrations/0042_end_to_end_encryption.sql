@@ -44,7 +44,18 @@ CREATE TABLE user_public_keys (
     updated_at TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now()
 );
 
+-- Each community's current key version, one row kept by a trigger on community_keys: new content
+-- checks it FOR SHARE, so a post racing a re-key waits for it and is then checked against the new
+-- version (or, in REPEATABLE READ, fails to serialize and is retried). Only the triggers, as
+-- orbit_admin, touch it.
+CREATE TABLE community_key_versions (
+    community_id UUID PRIMARY KEY REFERENCES communities(id) ON DELETE CASCADE,
+    current_version INTEGER NOT NULL CHECK (current_version > 0)
+);
+
 ALTER TABLE community_keys ENABLE ROW LEVEL SECURITY;
 ALTER TABLE community_keys FORCE ROW LEVEL SECURITY;
 ALTER TABLE user_public_keys ENABLE ROW LEVEL SECURITY;
 ALTER TABLE user_public_keys FORCE ROW LEVEL SECURITY;
+ALTER TABLE community_key_versions ENABLE ROW LEVEL SECURITY;
+ALTER TABLE community_key_versions FORCE ROW LEVEL SECURITY;

@@ -1,23 +1,33 @@
--- End-to-end encryption (sql/README.md, docs/e2e.md): community keys wrapped per member, users'
--- public keys, and the rule that a community with `settings.endToEndEncryption` takes posts,
--- comments and chat messages only as ciphertext under its current key. This file owns the
--- policies of community_keys and user_public_keys, the rights on them, and the trigger on the
--- three content tables.
+-- End-to-end encryption (sql/README.md, docs/e2e.md): community keys wrapped per member (and each
+-- community's current version, community_key_versions), users' public keys, and the rule that a
+-- community with `settings.endToEndEncryption` takes posts, comments and chat messages only as
+-- ciphertext under its current key. This file owns the
+-- policies of community_keys, user_public_keys and community_key_versions, the rights on them, and
+-- the trigger on the three content tables.
 
--- The current key version of a community: the highest recorded (NULL: none yet).
-CREATE OR REPLACE FUNCTION orbit.community_key_version(community uuid)
-RETURNS integer
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+-- The current key version of each community (community_key_versions), kept as versions are
+-- recorded. The row's lock is what orders a re-key and the content checked against it.
+CREATE OR REPLACE FUNCTION orbit.track_key_version() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT max(k.key_version) FROM public.community_keys k WHERE k.community_id = community
+BEGIN
+    INSERT INTO public.community_key_versions AS v (community_id, current_version)
+    VALUES (NEW.community_id, NEW.key_version)
+    ON CONFLICT (community_id) DO UPDATE SET current_version = greatest(v.current_version, excluded.current_version);
+    RETURN NULL;
+END
 $$;
-ALTER FUNCTION orbit.community_key_version(uuid) OWNER TO orbit_admin;
+ALTER FUNCTION orbit.track_key_version() OWNER TO orbit_admin;
+DROP TRIGGER IF EXISTS trigger_community_keys_version ON community_keys;
+CREATE TRIGGER trigger_community_keys_version AFTER INSERT ON community_keys
+    FOR EACH ROW EXECUTE FUNCTION orbit.track_key_version();
 
 -- New or changed content in a community with end-to-end encryption on must be ciphertext under
 -- the current key (so a member removed before the last re-key cannot read it); where it is off,
--- ciphertext is refused (no client could read it). Deleted rows (their text is being removed)
--- and rows whose content does not change pass. Polls are refused there: their question and
--- options are counted by the server, so they cannot be encrypted.
+-- ciphertext is refused (no client could read it). Only an UPDATE of a deleted row passes (its
+-- text being removed); an INSERT, even of a deleted row, and a restore (deleted_at back to NULL)
+-- are checked. Polls are refused there: their question and options are counted by the server,
+-- so they cannot be encrypted. The current version is read FOR SHARE (track_key_version).
 CREATE OR REPLACE FUNCTION orbit.require_encryption() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
@@ -26,7 +36,7 @@ DECLARE
     current integer;
     row jsonb := to_jsonb(NEW);
 BEGIN
-    IF NEW.deleted_at IS NOT NULL THEN
+    IF TG_OP = 'UPDATE' AND NEW.deleted_at IS NOT NULL THEN
         RETURN NEW;
     END IF;
     SELECT coalesce((c.settings ->> 'endToEndEncryption')::boolean, false) INTO enabled
@@ -46,7 +56,7 @@ BEGIN
         RAISE EXCEPTION 'polls cannot be end-to-end encrypted (the server counts their votes)'
             USING ERRCODE = 'check_violation', CONSTRAINT = 'e2e_no_polls';
     END IF;
-    current := orbit.community_key_version(NEW.community_id);
+    SELECT v.current_version INTO current FROM public.community_key_versions v WHERE v.community_id = NEW.community_id FOR SHARE;
     IF current IS NULL THEN
         RAISE EXCEPTION 'the community has no key yet: an admin records one first'
             USING ERRCODE = 'check_violation', CONSTRAINT = 'e2e_no_key';
@@ -61,13 +71,13 @@ $$;
 ALTER FUNCTION orbit.require_encryption() OWNER TO orbit_admin;
 
 DROP TRIGGER IF EXISTS trigger_posts_require_encryption ON posts;
-CREATE TRIGGER trigger_posts_require_encryption BEFORE INSERT OR UPDATE OF content, content_encrypted, encryption_version, poll_data ON posts
+CREATE TRIGGER trigger_posts_require_encryption BEFORE INSERT OR UPDATE OF content, content_encrypted, encryption_version, poll_data, deleted_at ON posts
     FOR EACH ROW EXECUTE FUNCTION orbit.require_encryption();
 DROP TRIGGER IF EXISTS trigger_comments_require_encryption ON comments;
-CREATE TRIGGER trigger_comments_require_encryption BEFORE INSERT OR UPDATE OF content, content_encrypted, encryption_version ON comments
+CREATE TRIGGER trigger_comments_require_encryption BEFORE INSERT OR UPDATE OF content, content_encrypted, encryption_version, deleted_at ON comments
     FOR EACH ROW EXECUTE FUNCTION orbit.require_encryption();
 DROP TRIGGER IF EXISTS trigger_messages_require_encryption ON messages;
-CREATE TRIGGER trigger_messages_require_encryption BEFORE INSERT OR UPDATE OF text, content_encrypted, encryption_version ON messages
+CREATE TRIGGER trigger_messages_require_encryption BEFORE INSERT OR UPDATE OF text, content_encrypted, encryption_version, deleted_at ON messages
     FOR EACH ROW EXECUTE FUNCTION orbit.require_encryption();
 
 -- Once on, end-to-end encryption stays on: members' clients rely on it.
@@ -95,7 +105,7 @@ DECLARE
 BEGIN
     FOR policy IN
         SELECT policyname, tablename FROM pg_catalog.pg_policies
-        WHERE schemaname = 'public' AND tablename IN ('community_keys', 'user_public_keys')
+        WHERE schemaname = 'public' AND tablename IN ('community_keys', 'user_public_keys', 'community_key_versions')
     LOOP
         EXECUTE format('DROP POLICY %I ON public.%I', policy.policyname, policy.tablename);
     END LOOP;
@@ -122,12 +132,14 @@ CREATE POLICY user_public_keys_write ON user_public_keys FOR ALL TO orbit_app
     USING (user_id = (SELECT orbit.app_user_id()))
     WITH CHECK (user_id = (SELECT orbit.app_user_id()));
 
+-- community_key_versions: no policy; only the triggers (as orbit_admin) read and write it.
+
 -- Rights (sql/README.md, "Rights").
-REVOKE ALL ON community_keys, user_public_keys FROM orbit_app, orbit_admin;
+REVOKE ALL ON community_keys, user_public_keys, community_key_versions FROM orbit_app, orbit_admin;
 GRANT SELECT, INSERT ON community_keys TO orbit_app;
 GRANT SELECT, INSERT, UPDATE, DELETE ON user_public_keys TO orbit_app;
-GRANT ALL ON community_keys, user_public_keys TO orbit_admin;
-REVOKE ALL ON FUNCTION orbit.community_key_version(uuid) FROM PUBLIC, orbit_app;
+GRANT ALL ON community_keys, user_public_keys, community_key_versions TO orbit_admin;
+REVOKE ALL ON FUNCTION orbit.track_key_version() FROM PUBLIC, orbit_app;
 REVOKE ALL ON FUNCTION orbit.require_encryption() FROM PUBLIC, orbit_app;
 REVOKE ALL ON FUNCTION orbit.keep_encryption_on() FROM PUBLIC, orbit_app, orbit_admin;
 GRANT EXECUTE ON FUNCTION orbit.keep_encryption_on() TO orbit_admin;

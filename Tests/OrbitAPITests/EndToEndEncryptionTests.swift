@@ -236,6 +236,16 @@ struct EndToEndEncryptionTests {
                 .post, "/communities/\(cast.community)/posts", token: cast.memberToken,
                 json: ["content_encrypted": try E2EClient.seal("new key", with: unwrapped), "encryption_version": 2])
             #expect(fresh.status == 201, "\(fresh.text)")
+
+            // A new member who has not published a public key cannot be given the key yet, and
+            // does not hold up the next version.
+            let quiet = try await harness.services.users.create(email: "quiet@example.com", displayName: "Quinn Quiet").id
+            _ = try await harness.services.members.add(quiet, to: cast.community, as: cast.admin)
+            let version3 = try await harness.request(
+                .post, "/communities/\(cast.community)/keys", token: cast.adminToken, json: ["key_version": 3, "keys": keys])
+            #expect(version3.status == 201, "\(version3.text)")
+            let quietEntry = try #require((try version3.json["members"] as? [[String: Any]])?.first { $0["user_id"] as? String == quiet.description })
+            #expect(quietEntry["public_key"] is NSNull && quietEntry["has_current_key"] as? Bool == false)
         }
     }
 }

@@ -77,4 +77,29 @@ struct CalendarFeedWriterTests {
         #expect(text.contains("EXDATE;VALUE=DATE:20260608\r\n"))
         #expect(!text.contains("VTIMEZONE"))
     }
+
+    @Test("a series whose first occurrence falls in a spring-forward gap keeps its time of day in DTSTART; GEO is written without exponents")
+    func gapAndGeo() throws {
+        let zone = try #require(TimeZone(identifier: "America/New_York"))
+        let iso = ISO8601DateFormatter()
+        // Saturday 7 March 2026, 2:30 am; weekly on Sundays: the first occurrence is Sunday the
+        // 8th at 2:30, which does not exist that night (the clocks jump from 2 to 3).
+        let start = RecurringSeries.instant(for: try #require(LocalDateTime(parsing: "2026-03-07T02:30")), in: zone)
+        let community = CommunityID.random()
+        let row: [String: Any] = [
+            "id": UUID().uuidString.lowercased(), "community_id": community.description, "created_by": UUID().uuidString.lowercased(),
+            "title": "Night shift", "starts_at": iso.string(from: start), "all_day": false, "category": "other",
+            "recurrence_rule": "FREQ=WEEKLY;BYDAY=SU", "recurrence_timezone": "America/New_York", "location_lat": 0.00001,
+            "location_lng": -71.5, "created_at": iso.string(from: start), "updated_at": iso.string(from: start),
+        ]
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        let series = try decoder.decode(Event.self, from: try JSONSerialization.data(withJSONObject: row))
+        let text = try CalendarFeedDocument(
+            name: "Shifts", communities: [community: .init(name: "Ward", zone: zone)], single: [], series: [series], instances: [],
+            answers: [:], now: start
+        ).write()
+        #expect(text.contains("DTSTART;TZID=America/New_York:20260308T023000\r\n"), "\(text)")
+        #expect(text.contains("GEO:0.000010;-71.500000\r\n"))
+    }
 }

@@ -76,6 +76,24 @@ struct EncryptionSecurityTests {
                         connection, as: a,
                         "INSERT INTO posts (community_id, author_id, content, content_encrypted, encryption_version) VALUES (\(community), \(a), 'x', '\\xc1', 1)"
                     ) == "23514 posts_ciphertext_or_plaintext")
+                // A deleted row is no way around it: inserted deleted, or restored after its text
+                // changed while deleted.
+                #expect(
+                    await Self.refusal(
+                        connection, as: a, "INSERT INTO comments (post_id, author_id, content, deleted_at) VALUES (\(post), \(a), 'plain', now())")
+                        == "23514 e2e_ciphertext_required")
+                let own = try await connection.asApp(a) { connection in
+                    try await connection.query(
+                        "INSERT INTO posts (community_id, author_id, content_encrypted, encryption_version) VALUES (\(community), \(a), '\\xc1', 1) RETURNING id"
+                    ).single().decode("id", as: UUID.self)
+                }
+                #expect(
+                    await Self.refusal(
+                        connection, as: a,
+                        "UPDATE posts SET deleted_at = now(), content = 'plain', content_encrypted = NULL, encryption_version = 0 WHERE id = \(own)")
+                        == nil)
+                #expect(
+                    await Self.refusal(connection, as: a, "UPDATE posts SET deleted_at = NULL WHERE id = \(own)") == "23514 e2e_ciphertext_required")
                 // Once on, it stays on.
                 #expect(
                     await Self.refusal(
@@ -87,6 +105,47 @@ struct EncryptionSecurityTests {
                         connection, as: world.id(.b),
                         "INSERT INTO posts (community_id, author_id, content_encrypted, encryption_version) VALUES (\(world.communityB), \(world.id(.b)), '\\xc1', 1)"
                     ) == "23514 e2e_off")
+            }
+        }
+    }
+
+    @Test("a post racing a re-key waits for it and is then checked against the new version")
+    func postDuringRekey() async throws {
+        try await withTestDatabase { database in
+            try await database.withConnection { setup in
+                let world = try await World.build(setup)
+                let a = world.id(.a), community = world.communityA
+                try await setup.query(
+                    "UPDATE communities SET settings = settings || '{\"endToEndEncryption\": true}'::jsonb WHERE id = \(community)")
+                // The re-key to version 2, open (not committed) on a connection of its own.
+                try await database.withConnection { rekey in
+                    try await rekey.query("BEGIN")
+                    try await rekey.query(
+                        "INSERT INTO community_keys (community_id, user_id, encrypted_key, key_version) VALUES (\(community), \(a), '\\x02', 2)")
+                    // A post under version 1, on a third connection: it must wait for the re-key.
+                    let post = Task {
+                        try await database.withConnection { writer in
+                            await Self.refusal(
+                                writer, as: a,
+                                "INSERT INTO posts (community_id, author_id, content_encrypted, encryption_version) VALUES (\(community), \(a), '\\xc1', 1)"
+                            )
+                        }
+                    }
+                    var waited = false
+                    for _ in 0..<200 {
+                        let waiting = try await setup.query(
+                            "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO posts%'"
+                        ).single().decode("n", as: Int64.self)
+                        if waiting > 0 {
+                            waited = true
+                            break
+                        }
+                        try await Task.sleep(for: .milliseconds(25))
+                    }
+                    #expect(waited, "the post did not wait for the re-key")
+                    try await rekey.query("COMMIT")
+                    #expect(try await post.value == "23514 e2e_key_version")
+                }
             }
         }
     }

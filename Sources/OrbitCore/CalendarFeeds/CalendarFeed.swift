@@ -52,7 +52,12 @@ struct CalendarFeedDocument {
     /// Rows of single occurrences of `series`: moved or answered (live), cancelled (deleted).
     var instances: [Event]
     /// The owner's own answers (not their family members'), by event row.
-    var answers: [EventID: RSVPStatus]
+    var answers: [EventID: Answer]
+
+    struct Answer {
+        var status: RSVPStatus
+        var updatedAt: Date
+    }
     /// Now: the zones' rules reach at least a year past it.
     var now: Date
 
@@ -163,8 +168,19 @@ struct CalendarFeedDocument {
             let start = CivilDate(containing: first, in: zone)
             writer.line("DTSTART", ["VALUE": "DATE"], ICalendarWriter.date(start))
             writer.line("DTEND", ["VALUE": "DATE"], ICalendarWriter.date(start.adding(days: days.afterLast.dayNumber - days.first.dayNumber)))
-        } else {
+        } else if Self.isUTC(zone) {
             time("DTSTART", first, zone: zone, allDay: false, into: &writer)
+            if let end = series.endsAt {
+                time("DTEND", first.addingTimeInterval(end.timeIntervalSince(series.startsAt)), zone: zone, allDay: false, into: &writer)
+            }
+        } else {
+            // The series' own wall-clock time on the first occurrence's day: an occurrence in a
+            // spring-forward gap is an instant of the next hour, but the rule repeats the series'
+            // time of day (and RFC 5545 §3.3.5 resolves it in the gap the same way).
+            let nominal = ICalendarWriter.wallClock(series.startsAt, in: zone)
+            let day = ICalendarWriter.wallClock(first, in: zone).date
+            let start = LocalDateTime(date: day, hour: nominal.hour, minute: nominal.minute, second: nominal.second)
+            writer.line("DTSTART", ["TZID": zone.identifier], ICalendarWriter.compact(start))
             if let end = series.endsAt {
                 time("DTEND", first.addingTimeInterval(end.timeIntervalSince(series.startsAt)), zone: zone, allDay: false, into: &writer)
             }
@@ -186,11 +202,13 @@ struct CalendarFeedDocument {
     }
 
     private func writeStamps(_ event: Event, into writer: inout ICalendarWriter) {
-        // Without METHOD, DTSTAMP is when the event was last revised (§3.8.7.2): the feed's bytes,
-        // and so its ETag, change only when an event does.
-        writer.line("DTSTAMP", ICalendarWriter.utc(event.updatedAt))
+        // Without METHOD, DTSTAMP is when the event was last revised (§3.8.7.2): here the event or
+        // the owner's answer to it, whichever changed last. The feed's bytes, and so its ETag,
+        // change only when what it shows does.
+        let revised = max(event.updatedAt, answers[event.id]?.updatedAt ?? event.updatedAt)
+        writer.line("DTSTAMP", ICalendarWriter.utc(revised))
         writer.line("CREATED", ICalendarWriter.utc(event.createdAt))
-        writer.line("LAST-MODIFIED", ICalendarWriter.utc(event.updatedAt))
+        writer.line("LAST-MODIFIED", ICalendarWriter.utc(revised))
     }
 
     private func writeDetails(_ event: Event, link: String, into writer: inout ICalendarWriter) {
@@ -200,13 +218,16 @@ struct CalendarFeedDocument {
         writer.line("DESCRIPTION", ICalendarWriter.escaped(description.joined(separator: "\n\n")))
         let location = [event.locationName, event.locationAddress].compactMap { $0 }.filter { !$0.isEmpty }
         if !location.isEmpty { writer.line("LOCATION", ICalendarWriter.escaped(location.joined(separator: ", "))) }
-        if let latitude = event.locationLat, let longitude = event.locationLng { writer.line("GEO", "\(latitude);\(longitude)") }
+        if let latitude = event.locationLat, let longitude = event.locationLng {
+            // FLOAT values (§3.3.7): digits and a point, never an exponent.
+            writer.line("GEO", String(format: "%.6f;%.6f", latitude, longitude))
+        }
         writer.line("CATEGORIES", ICalendarWriter.escaped(event.category.rawValue))
         writer.line("URL", ["VALUE": "URI"], link)
         writer.line("STATUS", "CONFIRMED")
         // The owner's own answer: X-ORBIT-RSVP (yes, no, maybe); an event they won't attend does
         // not make them busy.
-        let answer = answers[event.id]
+        let answer = answers[event.id]?.status
         writer.line("TRANSP", answer == .no ? "TRANSPARENT" : "OPAQUE")
         if let answer { writer.line("X-ORBIT-RSVP", answer.rawValue) }
         writer.line("X-ORBIT-COMMUNITY-ID", event.communityID.description)

@@ -119,7 +119,7 @@ package struct CalendarFeedService: Sendable {
             ORDER BY original_starts_at, id
             """,
             """
-            SELECT event_id, status::text AS status FROM rsvps
+            SELECT event_id, status::text AS status, updated_at FROM rsvps
             WHERE user_id = \(user) AND family_member_id IS NULL AND community_id IN (\(mine))
             """,
         ])
@@ -129,9 +129,11 @@ package struct CalendarFeedService: Sendable {
             communities[try row.decode("id")] = .init(name: try row.decode("name"), zone: zone)
         }
         if let community, communities[community] == nil { throw ServiceError.notFound("Community \(community)") }
-        var answers: [EventID: RSVPStatus] = [:]
+        var answers: [EventID: CalendarFeedDocument.Answer] = [:]
         for row in results[4] {
-            if let status = RSVPStatus(rawValue: try row.decode("status")) { answers[try row.decode("event_id")] = status }
+            if let status = RSVPStatus(rawValue: try row.decode("status")) {
+                answers[try row.decode("event_id")] = .init(status: status, updatedAt: try row.decode("updated_at"))
+            }
         }
         return CalendarFeedDocument(
             name: community.flatMap { communities[$0]?.name } ?? "OrbitCove", communities: communities,

@@ -74,7 +74,9 @@ package struct CommunityKeyService: Sendable {
 
     /// Records version `version` of the community key, wrapped for each active member
     /// (`keys`: user → wrapped key). Admins only; `version` must follow the current one, and
-    /// `keys` must name every active member and no one else.
+    /// `keys` must name every active member who has published a public key, and no one who is not
+    /// an active member. (A member without a public key cannot be given one yet; they must not
+    /// hold up a re-key after someone leaves. The status shows them without the current key.)
     package func record(in community: CommunityID, version: Int, keys: [UserID: Data], as actor: UserID) async throws -> CommunityKeyStatus {
         for (_, key) in keys where key.isEmpty || key.count > 4096 {
             throw ServiceError.invalidInput(field: "keys.encrypted_key", reason: "must be 1 to 4096 bytes")
@@ -84,16 +86,23 @@ package struct CommunityKeyService: Sendable {
             guard role == .admin else { throw ServiceError.forbidden(rule: "only admins record the community's keys") }
             let results = try await connection.pipeline([
                 "SELECT max(key_version) AS version FROM community_keys WHERE community_id = \(community)",
-                "SELECT user_id FROM members WHERE community_id = \(community) AND left_at IS NULL",
+                """
+                SELECT m.user_id, pk.user_id IS NOT NULL AS has_public_key
+                FROM members m LEFT JOIN user_public_keys pk ON pk.user_id = m.user_id
+                WHERE m.community_id = \(community) AND m.left_at IS NULL
+                """,
             ])
             let current = try results[0].single().decode("version", as: Int32?.self).map(Int.init) ?? 0
             guard version == current + 1 else {
                 throw ServiceError.conflict(field: "key_version", reason: "must be \(current + 1), the version after the current one (\(current))")
             }
-            let members = Set(try results[1].map { try $0.decode("user_id", as: UserID.self) })
-            if let missing = members.subtracting(keys.keys).sorted(by: { $0.description < $1.description }).first {
-                throw ServiceError.conflict(field: "keys", reason: "must hold a key for every active member (none for \(missing))")
+            let rows = try results[1].map { try $0.decode((UserID, Bool).self) }
+            let members = Set(rows.map(\.0))
+            let required = Set(rows.filter(\.1).map(\.0))
+            if let missing = required.subtracting(keys.keys).sorted(by: { $0.description < $1.description }).first {
+                throw ServiceError.conflict(field: "keys", reason: "must hold a key for every active member with a public key (none for \(missing))")
             }
+            guard !keys.isEmpty else { throw ServiceError.invalidInput(field: "keys", reason: "must hold at least one key") }
             if let stranger = Set(keys.keys).subtracting(members).sorted(by: { $0.description < $1.description }).first {
                 throw ServiceError.conflict(field: "keys", reason: "may only hold keys for active members (\(stranger) is not one)")
             }

@@ -56,7 +56,9 @@ struct APIOptions: ParsableArguments {
         configuration.devAuth = devAuth
         configuration.appleBundleID = appleBundleID
         configuration.corsOrigin = corsOrigin
-        configuration.publicURL = resolvedPublicURL(host: host, port: port)
+        // Only an address given: else calendar links take the one a request came to (a phone
+        // cannot reach a bind address such as 127.0.0.1).
+        configuration.publicURL = publicURL
         configuration.writeRateLimit =
             writeRateLimit == 0 ? .unlimited : .init(perMinute: Double(writeRateLimit), burst: Double(max(1, writeRateLimit / 5)))
         configuration.authRateLimit =
