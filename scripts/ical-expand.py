@@ -6,8 +6,9 @@ independently of ours parses the feed (icalendar) and expands its series, overri
 cancellations (recurring_ical_events), and each VTIMEZONE is turned into a time zone of its own
 and compared with the system's zone of that name, hour by hour.
 
-    python3 scripts/ical-expand.py FEED.ics FROM TO
-        FROM, TO: UTC instants (2026-10-01T00:00:00Z). Prints JSON:
+    python3 scripts/ical-expand.py FEED.ics FROM TO [ZONE_YEARS]
+        FROM, TO: UTC instants (2026-10-01T00:00:00Z); ZONE_YEARS: how many years after TO the
+        VTIMEZONEs are checked (default 1). Prints JSON:
         {"occurrences": [{"uid", "start", "end", "recurrence_id", "summary", "rsvp", "url"}…],
          "timezones": {"TZID": "ok" or the first instant whose offset differs}}
 
@@ -38,8 +39,8 @@ def utc(value):
     raise TypeError(value)
 
 
-def check_timezones(calendar, start, end):
-    """Each VTIMEZONE as its own tzinfo against zoneinfo's zone, hourly over [start - 1y, end + 1y]."""
+def check_timezones(calendar, start, end, years_after=1):
+    """Each VTIMEZONE as its own tzinfo against zoneinfo's zone, hourly over [start - 1y, end + years_after]."""
     results = {}
     for component in calendar.walk("VTIMEZONE"):
         tzid = str(component["TZID"])
@@ -47,7 +48,7 @@ def check_timezones(calendar, start, end):
         system = ZoneInfo(tzid)
         instant = start - timedelta(days=366)
         verdict = "ok"
-        while instant < end + timedelta(days=366):
+        while instant < end + timedelta(days=366 * years_after):
             if instant.astimezone(own).utcoffset() != instant.astimezone(system).utcoffset():
                 verdict = utc(instant)
                 break
@@ -58,6 +59,7 @@ def check_timezones(calendar, start, end):
 
 def main():
     path, start, end = sys.argv[1], parse_instant(sys.argv[2]), parse_instant(sys.argv[3])
+    years_after = int(sys.argv[4]) if len(sys.argv) > 4 else 1
     with open(path, "rb") as feed:
         calendar = icalendar.Calendar.from_ical(feed.read())
     occurrences = []
@@ -73,7 +75,7 @@ def main():
             "url": str(event["URL"]) if "URL" in event else None,
         })
     occurrences.sort(key=lambda o: (o["start"], o["uid"]))
-    json.dump({"occurrences": occurrences, "timezones": check_timezones(calendar, start, end)}, sys.stdout, indent=1)
+    json.dump({"occurrences": occurrences, "timezones": check_timezones(calendar, start, end, years_after)}, sys.stdout, indent=1)
     print()
 
 

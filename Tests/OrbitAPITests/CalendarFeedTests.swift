@@ -15,8 +15,9 @@ enum ICalendarPython {
         return root.appending(path: ".build/ical-python/bin/python3").path
     }
 
-    /// scripts/ical-expand.py over `feed`: the occurrences in [from, to) and each VTIMEZONE's check.
-    static func expand(_ feed: Data, from: String, to: String) async throws -> [String: Any] {
+    /// scripts/ical-expand.py over `feed`: the occurrences in [from, to) and each VTIMEZONE's
+    /// check, hour by hour from a year before `from` to `zoneYears` years after `to`.
+    static func expand(_ feed: Data, from: String, to: String, zoneYears: Int = 1) async throws -> [String: Any] {
         try #require(
             FileManager.default.isExecutableFile(atPath: path),
             "No Python with icalendar at \(path): run scripts/ensure-deps.sh (scripts/test.sh does), or set ORBIT_ICAL_PYTHON")
@@ -24,7 +25,7 @@ enum ICalendarPython {
         try feed.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let result = try await Subprocess.run(
-            path, [root.appending(path: "scripts/ical-expand.py").path, file.path, from, to], separateErrors: true)
+            path, [root.appending(path: "scripts/ical-expand.py").path, file.path, from, to, String(zoneYears)], separateErrors: true)
         try #require(result.succeeded, "ical-expand.py failed: \(result.errors)")
         return try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
     }
@@ -178,6 +179,29 @@ struct CalendarFeedTests {
                 let end = try date(to)
                 #expect(appStarts.filter { $0 < end }.sorted() == feedStarts.sorted(), "\(zone)")
             }
+        }
+    }
+
+    @Test(
+        "zones whose rule is not the n-th weekday of a month (Jerusalem) and the southern hemisphere (Santiago): each VTIMEZONE matches the system zone hour by hour for nine years"
+    )
+    func irregularZones() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let start = Date().addingTimeInterval(86_400)
+            for zone in ["Asia/Jerusalem", "America/Santiago"] {
+                let community = try await harness.services.communities.create(
+                    name: zone, settings: CommunitySettings(timezone: zone), as: cast.admin
+                ).id
+                _ = try await harness.services.events.create(
+                    in: community, EventDraft(title: "Weekly", startsAt: start, recurrenceRule: "FREQ=WEEKLY"), as: cast.admin)
+            }
+            let link = try await harness.request(.get, "/users/me/calendar", token: cast.adminToken)
+            let feed = try await harness.request(.get, try Self.path(of: link))
+            let iso = ISO8601DateFormatter()
+            let expanded = try await ICalendarPython.expand(
+                feed.body, from: iso.string(from: start), to: iso.string(from: start.addingTimeInterval(86_400)), zoneYears: 9)
+            #expect(expanded["timezones"] as? [String: String] == ["Asia/Jerusalem": "ok", "America/Santiago": "ok"])
         }
     }
 

@@ -3,11 +3,14 @@ import Foundation
 /// A `VTIMEZONE` component (RFC 5545 §3.6.5) written from the system's time zone database, so that
 /// a calendar without the zone (or with other rules for it) computes the same instants.
 ///
-/// It covers the zone's transitions from the year before `from` to the year after `through`.
-/// Transitions that follow one yearly rule (the same month, weekday of the month, local time and
-/// offsets, year after year) become one observance with an `RRULE`; the last such rule has no end,
-/// so a series years ahead still gets its daylight-saving time. An observance at the start of the
-/// range gives the offset before the first transition.
+/// It covers the zone's transitions from the year before `from` to `yearsAhead` years after
+/// `through`, each as the zone database has it. Transitions that follow one yearly rule (the same
+/// month, weekday of the month, local time and offsets, year after year) become one observance
+/// with an `RRULE`; the last such rule has no end, so a series further ahead still gets its
+/// daylight-saving time. Zones whose rule is not "the n-th or last weekday of a month"
+/// (Asia/Jerusalem's "the Friday before the last Sunday of March") are exact for the years covered
+/// and approximate after them. An observance at the start of the range gives the offset before the
+/// first transition.
 struct VTimeZone {
     var zone: TimeZone
     var from: Date
@@ -38,7 +41,7 @@ struct VTimeZone {
 
     func write(into writer: inout ICalendarWriter) {
         let firstYear = CivilDate(containing: from).year - 1
-        let lastYear = max(CivilDate(containing: through).year, firstYear) + 1
+        let lastYear = max(CivilDate(containing: through).year, firstYear) + Self.yearsAhead
         let rangeStart = Self.instant(year: firstYear)
         let rangeEnd = Self.instant(year: lastYear + 1)
 
@@ -92,11 +95,18 @@ struct VTimeZone {
         if run.count > 1, let last = run.last {
             let key = first.yearlyKey
             var rule = "FREQ=YEARLY;BYMONTH=\(key[2]);BYDAY=\(key[4])\(RecurrenceRule.weekdayCodes[key[3]])"
-            if !open { rule += ";UNTIL=" + ICalendarWriter.utc(last.instant) }
+            // UNTIL in UTC (§3.6.5), a day after the last onset: some readers (Python's icalendar)
+            // take it as local time, and the next onset is a year later either way.
+            if !open { rule += ";UNTIL=" + ICalendarWriter.utc(last.instant.addingTimeInterval(86_400)) }
             writer.line("RRULE", rule)
         }
         writer.end(component)
     }
+
+    /// How many years past `through` the transitions are written one by one (or as the runs they
+    /// form): a calendar that uses this VTIMEZONE rather than its own zone of that name is exact
+    /// that far.
+    static let yearsAhead = 10
 
     private static func instant(year: Int) -> Date {
         Date(timeIntervalSince1970: TimeInterval(CivilDate(year: year, month: 1, day: 1).dayNumber * 86_400))
