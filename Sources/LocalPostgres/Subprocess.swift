@@ -56,6 +56,10 @@ package enum Subprocess {
             posix_spawn_file_actions_adddup2(&actions, writeEnd, 2)
         }
         defer { if let errorFile { unlink(errorFile) } }
+        // Nothing else of ours reaches the child: SwiftNIO opens its sockets without
+        // close-on-exec, so a server's listening socket lived on in every postgres or pgbouncer
+        // started while it ran (connects still succeeded after the server had closed it).
+        if let closeFrom = Self.addCloseFrom { _ = closeFrom(&actions, 3) }
 
         let environmentPairs = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
@@ -103,6 +107,15 @@ package enum Subprocess {
         let errors = errorFile.flatMap { FileManager.default.contents(atPath: $0) }.map { String(decoding: $0, as: UTF8.self) } ?? ""
         return ProcessOutput(status: exitStatus, output: String(decoding: output, as: UTF8.self), errors: errors)
     }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later): the child closes
+    /// every descriptor from the given one up. Swift's Glibc module leaves it out (it is a GNU
+    /// extension), so it is looked up once; nil where the C library has none.
+    private static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+        // A nil handle is RTLD_DEFAULT: the symbol as the program's own libraries define it.
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
 
     /// The full path of `name` found on `PATH`, if any.
     package static func which(_ name: String) -> String? {
