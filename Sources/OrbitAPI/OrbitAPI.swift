@@ -32,6 +32,9 @@ package struct APIConfiguration: Sendable {
     /// Client connections served at once (and refused with a 503 beyond); nil: no limit.
     /// `orbitctl serve` derives one from the process's limit on open files.
     package var connectionLimit: ConnectionLimit?
+    /// Stripe's webhook endpoint secrets (`whsec_…`; two while one is rolled). None: `POST
+    /// /webhooks/stripe` answers 501.
+    package var stripeWebhookSecrets: [String] = []
 
     package init() {}
 
@@ -107,6 +110,7 @@ package struct OrbitAPI: Sendable {
         addCommunityRoutes(to: app)
         addEventRoutes(to: app)
         addCalendarFeedRoutes(open: router.group(), signedIn: app)
+        addBillingRoutes(open: router.group())
         addFeedRoutes(to: app)
         addMediaRoutes(to: app)
         addExpenseRoutes(to: app)

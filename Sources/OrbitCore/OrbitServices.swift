@@ -53,6 +53,7 @@ package struct OrbitServices: Sendable {
     package var exports: ExportService { ExportService(runner) }
     package var dues: DuesService { DuesService(runner) }
     package var recurringCharges: RecurringChargeService { RecurringChargeService(runner) }
+    package var billing: BillingService { BillingService(runner) }
     package var chat: ChatService { ChatService(runner) }
     package var chores: ChoreService { ChoreService(runner) }
     package var search: SearchService { SearchService(runner) }

@@ -20,6 +20,7 @@ struct Orbitctl: AsyncParsableCommand {
             RecurringCommand.self, RatesCommand.self,
             RetentionCommand.self, JobsCommand.self, AccountCommand.self, DeviceCommand.self, NotificationsCommand.self, SyncCommand.self,
             ChatCommand.self, ChoreCommand.self, RewardCommand.self, PointsCommand.self, ExportCommand.self, SearchCommand.self, KeysCommand.self,
+            WebhooksCommand.self,
         ]
     )
 

@@ -66,6 +66,11 @@ struct World {
         "community_keys", "user_public_keys",
     ]
 
+    /// Tables only the server reads and writes, as orbit_admin (billing: what the payment
+    /// providers said): orbit_app has no right on them at all, so no user, admin or child reaches
+    /// a row, whatever a policy might say.
+    static let serverOnly = ["billing_events", "billing_subscriptions"]
+
     func id(_ person: Person) -> UUID { people[person]! }
 
     /// Active memberships: community → [(person, admin?)].
@@ -442,6 +447,31 @@ extension World {
 @Suite("Row-level security, as orbit_app")
 struct RowLevelSecurityTests {
     static let viewers: [String] = World.Person.allCases.map(\.rawValue) + ["(no setting)", "(empty setting)"]
+
+    @Test("the server's own tables: orbit_app has no right on them, a signed-in user's read is refused, and each has forced row-level security")
+    func serverOnlyTables() async throws {
+        try await withTestDatabase { database in
+            try await database.withConnection { connection in
+                let world = try await World.build(connection)
+                for table in World.serverOnly {
+                    for right in ["SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER"] {
+                        let granted = try await connection.query("SELECT has_table_privilege('orbit_app', \(table), \(right)) AS granted")
+                            .single().decode("granted", as: Bool.self)
+                        #expect(!granted, "orbit_app has \(right) on \(table)")
+                    }
+                    let forced = try await connection.query(
+                        "SELECT relrowsecurity AND relforcerowsecurity AS forced FROM pg_class WHERE oid = \(table)::regclass"
+                    ).single().decode("forced", as: Bool.self)
+                    #expect(forced, "\(table) has forced row-level security")
+                    await #expect(throws: PostgresError.self, "a member reads \(table)") {
+                        try await connection.asApp(world.id(.a)) { connection in
+                            try await connection.query("SELECT id FROM \(unescaped: table)")
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     @Test("each user sees exactly the rows of every table that the visibility rules give them", arguments: viewers)
     func visibilityMatrix(viewer: String) async throws {

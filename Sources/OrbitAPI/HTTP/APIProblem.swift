@@ -59,6 +59,13 @@ package struct APIProblem: Error, Sendable, OmitsNilMembers {
         return problem
     }
 
+    /// A feature this server was started without (`missing` says which setting it needs).
+    static func notConfigured(_ missing: String) -> APIProblem {
+        APIProblem(
+            "not-configured", title: "Not configured", status: .notImplemented,
+            detail: "This server is not configured for this: it needs \(missing).")
+    }
+
     static let internalError = APIProblem(
         "internal", title: "Internal server error", status: .internalServerError,
         detail: "Something went wrong on our side. The request id identifies it in our logs."
