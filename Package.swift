@@ -118,6 +118,21 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Stripe's API (Checkout Sessions) behind OrbitCore's PaymentProvider: form-encoded POSTs
+        // with the secret key and an Idempotency-Key (async-http-client).
+        .target(
+            name: "OrbitStripe",
+            dependencies: [
+                "OrbitCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Build-time tool of the EmbedFiles plugin: writes migrations/, sql/ and openapi.yaml into Swift.
         .executableTarget(name: "embed-files", path: "Plugins/embed-files"),
         .plugin(
@@ -139,6 +154,7 @@ let package = Package(
                 "OrbitScaleData",
                 "OrbitAPI",
                 "OrbitPush",
+                "OrbitStripe",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "LocalPostgres",
                 "OrbitMigrations",
@@ -203,8 +219,12 @@ let package = Package(
         .testTarget(
             name: "OrbitAPITests",
             dependencies: [
-                "OrbitAPI", "orbitctl", "OrbitCore", "OrbitPostgres", "OrbitTestSupport", "OrbitScaleData", "LocalPostgres",
+                "OrbitAPI", "orbitctl", "OrbitCore", "OrbitPostgres", "OrbitTestSupport", "OrbitScaleData", "LocalPostgres", "OrbitStripe",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),

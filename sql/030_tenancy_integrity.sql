@@ -170,8 +170,9 @@ CREATE TRIGGER trigger_recurring_charges_fixed BEFORE UPDATE ON recurring_charge
     EXECUTE FUNCTION orbit.reject_reparenting('community_id, kind, created_by or starts_on');
 DROP TRIGGER IF EXISTS trigger_dues_payments_fixed ON dues_payments;
 CREATE TRIGGER trigger_dues_payments_fixed BEFORE UPDATE ON dues_payments FOR EACH ROW
-    WHEN (NEW.community_id IS DISTINCT FROM OLD.community_id OR NEW.dues_id IS DISTINCT FROM OLD.dues_id)
-    EXECUTE FUNCTION orbit.reject_reparenting('dues_id or community_id');
+    WHEN (NEW.community_id IS DISTINCT FROM OLD.community_id OR NEW.dues_id IS DISTINCT FROM OLD.dues_id
+          OR NEW.provider_payment_id IS DISTINCT FROM OLD.provider_payment_id)
+    EXECUTE FUNCTION orbit.reject_reparenting('dues_id, community_id or provider_payment_id');
 DROP TRIGGER IF EXISTS trigger_media_fixed ON media;
 CREATE TRIGGER trigger_media_fixed BEFORE UPDATE ON media FOR EACH ROW
     WHEN (NEW.community_id IS DISTINCT FROM OLD.community_id)

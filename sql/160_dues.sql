@@ -93,8 +93,11 @@ CREATE POLICY dues_update ON dues FOR UPDATE TO orbit_app
     WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
 CREATE POLICY dues_payments_select ON dues_payments FOR SELECT TO orbit_app
     USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+-- A payment recorded from the payment provider (provider_payment_id) is written only by the
+-- server, as orbit_admin, from the provider's signed event: an admin records the other kind.
 CREATE POLICY dues_payments_insert ON dues_payments FOR INSERT TO orbit_app
-    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) AND recorded_by = (SELECT orbit.app_user_id()));
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) AND recorded_by = (SELECT orbit.app_user_id())
+                AND provider_payment_id IS NULL);
 CREATE POLICY dues_payments_change ON dues_payments FOR UPDATE TO orbit_app
     USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
     WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));

@@ -35,6 +35,15 @@ package struct APIConfiguration: Sendable {
     /// Stripe's webhook endpoint secrets (`whsec_…`; two while one is rolled). None: `POST
     /// /webhooks/stripe` answers 501.
     package var stripeWebhookSecrets: [String] = []
+    /// Makes checkout sessions (Stripe's API with the secret key). Nil: the checkout routes
+    /// answer 501.
+    package var payments: (any PaymentProvider)?
+    /// The provider's price of a community's subscription (`price_…`). Nil: the subscription's
+    /// checkout answers 501.
+    package var subscriptionPrice: String?
+    /// Where a checkout returns the payer (`--stripe-return-url`, else the public URL's
+    /// `/checkout`). Nil: the checkout routes answer 501.
+    package var checkout: CheckoutSettings?
 
     package init() {}
 
@@ -110,7 +119,7 @@ package struct OrbitAPI: Sendable {
         addCommunityRoutes(to: app)
         addEventRoutes(to: app)
         addCalendarFeedRoutes(open: router.group(), signedIn: app)
-        addBillingRoutes(open: router.group())
+        addBillingRoutes(open: router.group(), signedIn: app)
         addFeedRoutes(to: app)
         addMediaRoutes(to: app)
         addExpenseRoutes(to: app)

@@ -220,6 +220,12 @@ struct ProblemMiddleware: RouterMiddleware {
             return APIProblem(error)
         case let error as DecodingError:
             return APIProblem(decoding: error)
+        case let error as PaymentProviderError:
+            // Stripe refused or could not be reached: nothing was created; the app may try again.
+            context.logger.warning("payment provider failed", metadata: ["error": .string(error.message)])
+            return APIProblem(
+                "payment-provider", title: "Payment provider failed", status: .badGateway,
+                detail: "The payment provider did not make the checkout; nothing was charged. Try again later.")
         case let error as any HTTPResponseError:
             // Hummingbird's own refusals: no route, a body over the limit, a malformed request.
             switch error.status {

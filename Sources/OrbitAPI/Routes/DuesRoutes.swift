@@ -56,6 +56,12 @@ extension OrbitAPI {
                 }
             )
         }
+        // A Stripe Checkout for what the member still owes (their children's heads included).
+        router.post("dues/:dues_id/checkout") { _, context in
+            let (provider, settings) = try paymentProvider()
+            return JSON(
+                try await services.dues.checkout(try context.id("dues_id"), as: try context.requireUser(), provider: provider, settings: settings))
+        }
         router.post("dues/:dues_id/deactivate") { _, context in
             JSON(try await services.dues.deactivate(try context.id("dues_id"), as: try context.requireUser()))
         }

@@ -12,6 +12,9 @@ package enum BillingOutcome: String, Sendable, Codable {
     case stale
     /// A type billing does not act on, or one that names nothing of ours: kept as a record.
     case ignored
+    /// The rules refused what it asks (a dues payment beyond what is still owed): kept as a
+    /// record with why (`detail`); the money must go back to the payer.
+    case refused
 }
 
 /// What the webhook answers: the event and what became of it.
@@ -20,9 +23,11 @@ package struct BillingReceipt: Sendable, Codable, Equatable {
     package var type: String
     package var outcome: BillingOutcome
     package var community: CommunityID?
+    /// Why it was refused.
+    package var detail: String?
 
     enum CodingKeys: String, CodingKey {
-        case eventID = "event_id", type, outcome, community = "community_id"
+        case eventID = "event_id", type, outcome, community = "community_id", detail
     }
 }
 
@@ -35,6 +40,36 @@ package struct BillingService: Sendable {
 
     package init(_ runner: RequestRunner) {
         self.runner = runner
+    }
+
+    /// A checkout for community `id`'s subscription at the operator's price (its creator only:
+    /// 002 gives the subscription to the creator). Refused while the subscription is active: it
+    /// is then changed or cancelled with the provider. The provider is called after the checks,
+    /// outside any transaction; the session names the community (`client_reference_id`,
+    /// metadata, the subscription's metadata), so its events find it.
+    package func subscriptionCheckout(
+        for id: CommunityID, price: String, as actor: UserID, provider: any PaymentProvider, settings: CheckoutSettings
+    ) async throws -> CheckoutSession {
+        let community = try await CommunityService(runner).get(id, as: actor)
+        guard community.createdBy == actor else {
+            throw ServiceError.forbidden(rule: "only the community's creator manages its subscription")
+        }
+        guard community.subscriptionStatus != .active else {
+            throw ServiceError.conflict(field: "subscription_status", reason: "is active: change or cancel it with the payment provider")
+        }
+        let customer = try await runner.asOperator { connection in
+            try await connection.query("SELECT stripe_customer_id FROM communities WHERE id = \(id)").first?
+                .decode("stripe_customer_id", as: String?.self) ?? nil
+        }
+        // The same community, price and day make the same key: a retry gets the first session.
+        let day = CivilDate(containing: runner.now())
+        return try await provider.createCheckoutSession(
+            CheckoutRequest(
+                mode: .subscription(price: price),
+                successURL: settings.returnURL("success", for: "community", id: id.description),
+                cancelURL: settings.returnURL("cancel", for: "community", id: id.description),
+                clientReferenceID: id.description, metadata: ["community_id": id.description, "user_id": actor.description],
+                customer: customer, idempotencyKey: "orbit-subscription-\(id)-\(price)-\(day)"))
     }
 
     /// What a Stripe event means for a subscription: its status and expiry, or nil when the
@@ -108,11 +143,26 @@ package struct BillingService: Sendable {
                 let earlier = try await connection.query(
                     "SELECT community_id FROM billing_events WHERE provider = 'stripe' AND event_id = \(event.id)")
                 let community = try earlier.first?.decode("community_id", as: CommunityID?.self) ?? nil
-                return BillingReceipt(eventID: event.id, type: event.type, outcome: .duplicate, community: community)
+                return BillingReceipt(eventID: event.id, type: event.type, outcome: .duplicate, community: community, detail: nil)
             }
             let record = try row.decode("id", as: UUID.self)
+            if let online = try await Self.applyToDues(event, runner: runner, on: connection) {
+                let (outcome, community, detail): (BillingOutcome, CommunityID?, String?) =
+                    switch online {
+                    case .recorded(let community): (.applied, community, nil)
+                    case .alreadyRecorded(let community): (.duplicate, community, nil)
+                    case .refused(let community, let reason): (.refused, community, reason)
+                    case .unchanged(let community): (community == nil ? .ignored : .stale, community, nil)
+                    }
+                try await connection.query(
+                    """
+                    UPDATE billing_events SET outcome = \(outcome.rawValue), community_id = \(community), detail = \(detail)
+                    WHERE id = \(record)
+                    """)
+                return BillingReceipt(eventID: event.id, type: event.type, outcome: outcome, community: community, detail: detail)
+            }
             guard let change, let community = try await Self.community(of: change, on: connection) else {
-                return BillingReceipt(eventID: event.id, type: event.type, outcome: .ignored, community: nil)
+                return BillingReceipt(eventID: event.id, type: event.type, outcome: .ignored, community: nil, detail: nil)
             }
             // One statement decides the order, also against a concurrent event of the same
             // subscription: the row is written only if this event is not older than its last.
@@ -129,7 +179,7 @@ package struct BillingService: Sendable {
             guard let state = written.first else {
                 try await connection.query(
                     "UPDATE billing_events SET outcome = 'stale', community_id = \(community) WHERE id = \(record)")
-                return BillingReceipt(eventID: event.id, type: event.type, outcome: .stale, community: community)
+                return BillingReceipt(eventID: event.id, type: event.type, outcome: .stale, community: community, detail: nil)
             }
             let status = try state.decode("status", as: SubscriptionStatus.self)
             let expiresAt = try state.decode("expires_at", as: Date?.self)
@@ -141,7 +191,32 @@ package struct BillingService: Sendable {
                 """)
             try await connection.query(
                 "UPDATE billing_events SET outcome = 'applied', community_id = \(community) WHERE id = \(record)")
-            return BillingReceipt(eventID: event.id, type: event.type, outcome: .applied, community: community)
+            return BillingReceipt(eventID: event.id, type: event.type, outcome: .applied, community: community, detail: nil)
+        }
+    }
+
+    /// A dues payment's event (docs/money.md, "Dues paid online"): a paid Checkout Session in
+    /// `payment` mode that our checkout made (its metadata names the dues and the member) is
+    /// recorded; a refunded charge reverses what its PaymentIntent recorded. Nil: not a dues
+    /// payment's event.
+    static func applyToDues(_ event: StripeEvent, runner: RequestRunner, on connection: PostgresConnection) async throws
+        -> DuesService.OnlineOutcome?
+    {
+        let object = event.object
+        switch event.type {
+        case "checkout.session.completed", "checkout.session.async_payment_succeeded":
+            guard object.mode == "payment", object.paymentStatus == "paid", let dues = object.metadata["dues_id"].flatMap(DuesID.init),
+                let user = object.metadata["user_id"].flatMap(UserID.init), let intent = object.paymentIntent,
+                let amount = object.amount, let currency = object.currency
+            else { return nil }
+            return try await DuesService.recordOnline(
+                .init(dues: dues, user: user, amount: amount, currency: currency, providerPaymentID: intent, paidAt: event.created),
+                runner: runner, on: connection)
+        case "charge.refunded":
+            guard let intent = object.paymentIntent, let amount = object.amount, let refunded = object.amountRefunded else { return nil }
+            return try await DuesService.refundOnline(providerPaymentID: intent, amount: amount, refunded: refunded, on: connection)
+        default:
+            return nil
         }
     }
 

@@ -28,6 +28,38 @@ package struct StripeEvent: Sendable, Equatable {
         package var periodEnd: Date?
         /// When a subscription ended (`ended_at`).
         package var endedAt: Date?
+        /// The PaymentIntent of a Checkout Session in `payment` mode, or of a charge.
+        package var paymentIntent: String?
+        /// What a Checkout Session took (`amount_total`) or a charge was for (`amount`), in the
+        /// currency's smallest unit.
+        package var amount: Int64?
+        /// How much of a charge has been refunded so far (`amount_refunded`).
+        package var amountRefunded: Int64?
+        /// ISO 4217, upper case (Stripe writes it in lower case).
+        package var currency: String?
+
+        package init(
+            id: String? = nil, kind: String? = nil, status: String? = nil, customer: String? = nil, subscription: String? = nil,
+            clientReferenceID: String? = nil, mode: String? = nil, paymentStatus: String? = nil, metadata: [String: String] = [:],
+            periodEnd: Date? = nil, endedAt: Date? = nil, paymentIntent: String? = nil, amount: Int64? = nil, amountRefunded: Int64? = nil,
+            currency: String? = nil
+        ) {
+            self.id = id
+            self.kind = kind
+            self.status = status
+            self.customer = customer
+            self.subscription = subscription
+            self.clientReferenceID = clientReferenceID
+            self.mode = mode
+            self.paymentStatus = paymentStatus
+            self.metadata = metadata
+            self.periodEnd = periodEnd
+            self.endedAt = endedAt
+            self.paymentIntent = paymentIntent
+            self.amount = amount
+            self.amountRefunded = amountRefunded
+            self.currency = currency
+        }
     }
 
     package enum ParseError: Error, Equatable, CustomStringConvertible {
@@ -85,7 +117,17 @@ package struct StripeEvent: Sendable, Equatable {
             customer: reference(json["customer"]), subscription: reference(json["subscription"]) ?? reference(parent?["subscription"]),
             clientReferenceID: json["client_reference_id"] as? String, mode: json["mode"] as? String,
             paymentStatus: json["payment_status"] as? String, metadata: metadata, periodEnd: periodEnd,
-            endedAt: seconds(json["ended_at"]))
+            endedAt: seconds(json["ended_at"]), paymentIntent: reference(json["payment_intent"]),
+            amount: integer(json["amount_total"]) ?? integer(json["amount"]), amountRefunded: integer(json["amount_refunded"]),
+            currency: (json["currency"] as? String)?.uppercased())
+    }
+
+    /// A whole number of minor units, as Stripe writes amounts.
+    private static func integer(_ value: Any?) -> Int64? {
+        guard let number = value as? NSNumber else { return nil }
+        let double = number.doubleValue
+        guard double.isFinite, double == double.rounded(), abs(double) < 1e15 else { return nil }
+        return Int64(double)
     }
 
     /// An id, or an expanded object's id.

@@ -50,19 +50,22 @@ package struct DuesPayment: Sendable, Codable, Equatable {
     package var recordedBy: UserID
     package var paymentMethod: String?
     package var notes: String?
+    /// The payment provider's id of a payment made online (Stripe's PaymentIntent, `pi_…`);
+    /// nil for one a treasurer recorded.
+    package var providerPaymentID: String?
 
     enum CodingKeys: String, CodingKey {
         case id, duesID = "dues_id", userID = "user_id", amountPaid = "amount_paid", currency, paidAt = "paid_at", recordedBy = "recorded_by"
-        case paymentMethod = "payment_method", notes
+        case paymentMethod = "payment_method", notes, providerPaymentID = "provider_payment_id"
     }
 
-    static let columns = "id, dues_id, user_id, amount_paid, paid_at, recorded_by, payment_method, notes"
+    static let columns = "id, dues_id, user_id, amount_paid, paid_at, recorded_by, payment_method, notes, provider_payment_id"
 
     /// - Parameter currency: the dues' currency (payments are in it).
     init(row: PostgresRow, currency: String) throws {
         let amount: Int32
-        (id, duesID, userID, amount, paidAt, recordedBy, paymentMethod, notes) = try row.decode(
-            (DuesPaymentID, DuesID, UserID, Int32, Date, UserID, String?, String?).self)
+        (id, duesID, userID, amount, paidAt, recordedBy, paymentMethod, notes, providerPaymentID) = try row.decode(
+            (DuesPaymentID, DuesID, UserID, Int32, Date, UserID, String?, String?, String?).self)
         amountPaid = Int64(amount)
         self.currency = currency
     }

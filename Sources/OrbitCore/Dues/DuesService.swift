@@ -162,16 +162,7 @@ package struct DuesService: Sendable {
             let paymentID = DuesPaymentID.new(in: .duesPayments)
             let results = try await connection.pipeline([
                 "SELECT id FROM dues WHERE id = \(id) FOR UPDATE",
-                """
-                INSERT INTO dues_payments (id, dues_id, user_id, amount_paid, recorded_by, payment_method, notes)
-                SELECT \(paymentID), d.id, \(user), \(Int32(money.minorUnits)), \(actor), \(method), \(note)
-                FROM dues d
-                JOIN dues_owed o ON o.dues_id = d.id AND o.user_id = \(user)
-                WHERE d.id = \(id) AND d.currency = \(money.currency.code)
-                  AND \(money.minorUnits) <= o.amount_due
-                      - coalesce((SELECT sum(p.amount_paid) FROM dues_payments p WHERE p.dues_id = d.id AND p.user_id = \(user)), 0)
-                RETURNING \(unescaped: DuesPayment.columns)
-                """,
+                Self.paymentInsertion(paymentID, to: id, by: user, amount: money, recordedBy: actor, method: method, note: note),
                 try runner.auditStatement(
                     "dues.payment_recorded", by: actor, community: unlocked.communityID, target: ("dues_payment", paymentID.uuid),
                     metadata: ["dues_id": id.description, "user_id": user.description, "amount": String(money.minorUnits)],

@@ -59,8 +59,9 @@ extension ExpenseService {
 /// and after.
 package struct MoneyActivity: Sendable, Codable, Equatable {
     package enum Action: String, Sendable, Codable {
-        /// `paid`: a dues payment recorded.
-        case created, edited, deleted, settled, paid
+        /// `paid`: a dues payment recorded; `refunded`: one the payment provider refunded (no
+        /// actor: the provider).
+        case created, edited, deleted, settled, paid, refunded
     }
 
     package var id: UUID

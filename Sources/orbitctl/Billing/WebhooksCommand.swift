@@ -29,7 +29,9 @@ struct WebhooksCommand: AsyncParsableCommand {
             }
             let receipt = try await withServices(database) { try await $0.billing.applyStripe(event) }
             if output.json { return try printJSON(receipt) }
-            print("\(receipt.eventID) (\(receipt.type)): \(receipt.outcome.rawValue)\(receipt.community.map { ", community \($0)" } ?? "").")
+            print(
+                "\(receipt.eventID) (\(receipt.type)): \(receipt.outcome.rawValue)\(receipt.community.map { ", community \($0)" } ?? "")"
+                    + "\(receipt.detail.map { ": \($0)" } ?? "").")
         }
     }
 }

@@ -5,6 +5,7 @@ import OrbitAPI
 import OrbitCore
 import OrbitPostgres
 import OrbitPush
+import OrbitStripe
 import ServiceLifecycle
 
 /// Options of the HTTP API shared by `orbitctl serve` and `orbitctl dev`.
@@ -46,11 +47,7 @@ struct APIOptions: ParsableArguments {
 
     @OptionGroup var apns: APNsOptions
 
-    @Option(
-        help: ArgumentHelp(
-            "Stripe's webhook signing secrets (whsec_…), one per line (two while one is rolled): POST /webhooks/stripe is answered. Default: ORBIT_STRIPE_WEBHOOK_SECRET_FILE.",
-            valueName: "file"))
-    var stripeWebhookSecretFile: String?
+    @OptionGroup var payments: PaymentOptions
 
     @Flag(inversion: .prefixedNo, help: "Run the scheduled jobs (reminders, delivery, balances snapshot, retention) in this process.")
     var jobs = true
@@ -75,22 +72,6 @@ struct APIOptions: ParsableArguments {
     /// `--public-url`, else the address served (nil for port 0: the port is not known yet).
     func resolvedPublicURL(host: String, port: Int) -> String? {
         publicURL ?? (port == 0 ? nil : "http://\(host.contains(":") ? "[\(host)]" : host):\(port)")
-    }
-
-    /// The secrets of `--stripe-webhook-secret-file` (or ORBIT_STRIPE_WEBHOOK_SECRET_FILE); none
-    /// when neither is given.
-    func stripeWebhookSecrets() throws -> [String] {
-        let environment = ProcessInfo.processInfo.environment["ORBIT_STRIPE_WEBHOOK_SECRET_FILE"]
-        guard let path = stripeWebhookSecretFile ?? (environment?.isEmpty == false ? environment : nil) else { return [] }
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw CommandFailure("cannot read the Stripe webhook secret file \(path): \(error.localizedDescription)")
-        }
-        let secrets = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        guard !secrets.isEmpty else { throw CommandFailure("The Stripe webhook secret file \(path) holds no secret.") }
-        return secrets
     }
 
     var appleKeySource: AppleJWKSVerifier.KeySource {
@@ -152,15 +133,13 @@ struct APIOptions: ParsableArguments {
                 "reads that may be slightly stale go to \(replicas.configurations.count) replica(s); writes and read-your-writes to the primary")
         }
         var apiConfiguration = configuration(host: host, port: port, devAuth: devAuth)
+        let stripe: StripeClient?
         do {
-            apiConfiguration.stripeWebhookSecrets = try stripeWebhookSecrets()
+            stripe = try payments.configure(&apiConfiguration, publicURL: publicURL, logger: logger)
         } catch {
             await pool.close()
             await replicas?.close()
             throw error
-        }
-        if apiConfiguration.stripeWebhookSecrets.isEmpty {
-            logger.info("no Stripe webhook secret: POST /webhooks/stripe answers 501")
         }
         apiConfiguration.connectionLimit = connectionLimit(
             databaseConnections: poolSize * (1 + (replicas?.configurations.count ?? 0)) + 1, logger: logger)
@@ -170,10 +149,11 @@ struct APIOptions: ParsableArguments {
                 services: services, configuration: apiConfiguration,
                 tokens: try await AccessTokens(secret: secret), appleVerifier: AppleJWKSVerifier(source: appleKeySource, bundleID: appleBundleID)
             )
-        } catch let error as APIConfigurationError {
+        } catch {
             await pool.close()
             await replicas?.close()
-            throw CommandFailure(error.description)
+            await PaymentOptions.close(stripe, logger: logger)
+            throw (error as? APIConfigurationError).map { CommandFailure($0.description) } ?? error
         }
         var apnsSender: APNsSender?
         var jobServices: [any Service] = []
@@ -184,6 +164,7 @@ struct APIOptions: ParsableArguments {
             } catch {
                 await pool.close()
                 await replicas?.close()
+                await PaymentOptions.close(stripe, logger: logger)
                 throw error
             }
             jobServices = [ScheduledJobs(services: services, pushes: pushes, logger: logger, pushSignal: api.pushSignal)]
@@ -206,9 +187,11 @@ struct APIOptions: ParsableArguments {
             }
         } catch {
             await APNsOptions.close(apnsSender, logger: logger)
+            await PaymentOptions.close(stripe, logger: logger)
             throw error
         }
         await APNsOptions.close(apnsSender, logger: logger)
+        await PaymentOptions.close(stripe, logger: logger)
     }
 }
 

@@ -1,0 +1,158 @@
+package import Foundation
+import OrbitPostgres
+
+/// Dues paid online (issue 41, item 2; docs/money.md, "Dues paid online"): a member starts a
+/// checkout for what they still owe; the provider's signed event records the payment (method
+/// `stripe`, its PaymentIntent) through the same rule as a treasurer's, once; a refund reverses it.
+/// Both are in money's history.
+extension DuesService {
+    /// A checkout for what the acting member still owes of dues `id`: their own line, which for
+    /// dues per attendee counts their children's heads too (a parent pays for their child). The
+    /// provider is called after the transaction that checked it: no connection waits on it.
+    package func checkout(_ id: DuesID, as actor: UserID, provider: any PaymentProvider, settings: CheckoutSettings) async throws
+        -> CheckoutSession
+    {
+        let (dues, owed) = try await runner.asUserReading(actor) { connection in
+            let (dues, role) = try await Self.duesAndRole(id, actor, on: connection)
+            guard role != nil else { throw ServiceError.notFound("Community \(dues.communityID)") }
+            guard dues.isActive else { throw ServiceError.conflict(field: "dues", reason: "are no longer collected") }
+            guard
+                let line = try await Self.report(for: dues, today: CivilDate(containing: runner.now()), on: connection)
+                    .first(where: { $0.userID == actor })
+            else { throw ServiceError.conflict(field: "user", reason: "\(actor) does not owe these dues") }
+            guard line.outstanding > 0 else { throw ServiceError.conflict(field: "dues", reason: "are paid: nothing is owed") }
+            return (dues, line.outstanding)
+        }
+        let amount = Money(minorUnits: owed, currency: try Currency.parse(dues.currency))
+        // The same member, amount and day make the same key: a retried request gets the session
+        // the provider made the first time (valid for its 24 hours), not a second one.
+        let day = CivilDate(containing: runner.now())
+        return try await provider.createCheckoutSession(
+            CheckoutRequest(
+                mode: .payment(amount: amount, name: dues.name),
+                successURL: settings.returnURL("success", for: "dues", id: id.description),
+                cancelURL: settings.returnURL("cancel", for: "dues", id: id.description),
+                clientReferenceID: id.description,
+                metadata: ["dues_id": id.description, "user_id": actor.description, "community_id": dues.communityID.description],
+                idempotencyKey: "orbit-dues-\(id)-\(actor)-\(owed)-\(day)"))
+    }
+
+    /// A payment the provider took for dues, as its event tells it.
+    package struct OnlinePayment: Sendable, Equatable {
+        package var dues: DuesID
+        package var user: UserID
+        package var amount: Int64
+        package var currency: String
+        /// The provider's id of the payment (Stripe's PaymentIntent): recorded once.
+        package var providerPaymentID: String
+        package var paidAt: Date
+    }
+
+    /// What became of an online payment or a refund.
+    package enum OnlineOutcome: Sendable, Equatable {
+        case recorded(CommunityID)
+        /// This payment was recorded before (another event of it).
+        case alreadyRecorded(CommunityID)
+        /// The rules refused it (more than is still owed, another currency, not owed at all):
+        /// the money must go back to the payer.
+        case refused(CommunityID?, reason: String)
+        /// A refund that changes nothing: an older one, or of a payment never recorded.
+        case unchanged(CommunityID?)
+    }
+
+    /// Records `payment` as orbit_admin on `connection` (the webhook's transaction): method
+    /// `stripe`, recorded by the payer, written only if the member owes the dues and at least this
+    /// much, exactly as `recordPayment` checks, with the dues row locked first.
+    static func recordOnline(_ payment: OnlinePayment, runner: RequestRunner, on connection: PostgresConnection) async throws -> OnlineOutcome {
+        guard let money = try? Money(minorUnits: payment.amount, currency: Currency.parse(payment.currency)), payment.amount > 0,
+            payment.amount <= Money.maximumMinorUnits
+        else { return .refused(nil, reason: "the amount \(payment.amount) \(payment.currency) is not a payment") }
+        let locked = try await connection.query(
+            "SELECT \(unescaped: Dues.columns) FROM dues WHERE id = \(payment.dues) FOR UPDATE")
+        guard let row = locked.first else { return .refused(nil, reason: "dues \(payment.dues) do not exist") }
+        let dues = try Dues(row: row)
+        guard dues.currency == money.currency.code else {
+            return .refused(dues.communityID, reason: "the payment is in \(money.currency.code), the dues in \(dues.currency)")
+        }
+        let paymentID = DuesPaymentID.new(in: .duesPayments)
+        let results = try await connection.pipeline([
+            Self.paymentInsertion(
+                paymentID, to: payment.dues, by: payment.user, amount: money, recordedBy: payment.user, method: "stripe", note: nil,
+                providerPaymentID: payment.providerPaymentID, paidAt: payment.paidAt),
+            try runner.auditStatement(
+                "dues.paid_online", by: payment.user, community: dues.communityID, target: ("dues_payment", paymentID.uuid),
+                metadata: ["dues_id": payment.dues.description, "amount": String(payment.amount), "payment_intent": payment.providerPaymentID],
+                ifWritten: WrittenRow(.duesPayments, paymentID.uuid)),
+        ])
+        if results[0].first != nil { return .recorded(dues.communityID) }
+        let earlier = try await connection.query(
+            "SELECT FROM dues_payments WHERE provider_payment_id = \(payment.providerPaymentID)")
+        if earlier.first != nil { return .alreadyRecorded(dues.communityID) }
+        let line = try await Self.report(for: dues, today: CivilDate(containing: payment.paidAt), on: connection)
+            .first(where: { $0.userID == payment.user })
+        guard let line else { return .refused(dues.communityID, reason: "\(payment.user) does not owe these dues") }
+        return .refused(
+            dues.communityID,
+            reason: "the payment of \(money) is more than the \(Money(minorUnits: line.outstanding, currency: money.currency)) still owed")
+    }
+
+    /// Reverses the payment `providerPaymentID` down to `amount − refunded` (Stripe's charge:
+    /// what it was for, and how much of it is refunded so far, so that refunds arriving twice or
+    /// out of order end the same): the payment shrinks, or goes when all of it is refunded.
+    /// Money's history records it ('refunded', no actor: the provider), before and after.
+    static func refundOnline(providerPaymentID: String, amount: Int64, refunded: Int64, on connection: PostgresConnection) async throws
+        -> OnlineOutcome
+    {
+        guard
+            let found = try await connection.query(
+                "SELECT dues_id, community_id FROM dues_payments WHERE provider_payment_id = \(providerPaymentID)"
+            ).first
+        else { return .unchanged(nil) }
+        let (dues, community) = try found.decode((DuesID, CommunityID).self)
+        // The dues first, then the payment: the order recordPayment and recordOnline lock in.
+        let activity = UUID()
+        let remaining = max(amount - refunded, 0)
+        let results = try await connection.pipeline([
+            "SELECT id FROM dues WHERE id = \(dues) FOR UPDATE",
+            """
+            SELECT amount_paid FROM dues_payments WHERE provider_payment_id = \(providerPaymentID) AND amount_paid > \(remaining) FOR UPDATE
+            """,
+        ])
+        guard results[1].first != nil else { return .unchanged(community) }
+        try await connection.pipeline([
+            """
+            INSERT INTO money_activity (id, community_id, actor_id, action, entity, entity_id, before)
+            SELECT \(activity), d.community_id, NULL, 'refunded', 'dues', d.id, orbit.dues_state(d) FROM dues d WHERE d.id = \(dues)
+            """,
+            remaining == 0
+                ? "DELETE FROM dues_payments WHERE provider_payment_id = \(providerPaymentID)"
+                : "UPDATE dues_payments SET amount_paid = \(Int32(remaining)) WHERE provider_payment_id = \(providerPaymentID)",
+            "UPDATE money_activity m SET after = orbit.dues_state(d) FROM dues d WHERE m.id = \(activity) AND d.id = m.entity_id",
+        ])
+        return .recorded(community)
+    }
+
+    /// Writes payment `paymentID` of `amount` by `user` to dues `id`, only if the member owes the
+    /// dues, in their currency, and at least this much (what they owe less what they paid); no
+    /// row returned: nothing was written. The dues row must be locked before, in a statement of
+    /// its own, so that this statement's snapshot holds every payment committed before it: two
+    /// payments at once cannot together exceed what is owed. A second payment with the same
+    /// provider id writes nothing.
+    static func paymentInsertion(
+        _ paymentID: DuesPaymentID, to id: DuesID, by user: UserID, amount money: Money, recordedBy: UserID, method: String?, note: String?,
+        providerPaymentID: String? = nil, paidAt: Date? = nil
+    ) -> PostgresQuery {
+        """
+        INSERT INTO dues_payments (id, dues_id, user_id, amount_paid, paid_at, recorded_by, payment_method, notes, provider_payment_id)
+        SELECT \(paymentID), d.id, \(user), \(Int32(money.minorUnits)), coalesce(\(paidAt), now()), \(recordedBy), \(method), \(note),
+            \(providerPaymentID)
+        FROM dues d
+        JOIN dues_owed o ON o.dues_id = d.id AND o.user_id = \(user)
+        WHERE d.id = \(id) AND d.currency = \(money.currency.code)
+          AND \(money.minorUnits) <= o.amount_due
+              - coalesce((SELECT sum(p.amount_paid) FROM dues_payments p WHERE p.dues_id = d.id AND p.user_id = \(user)), 0)
+        ON CONFLICT (provider_payment_id) WHERE provider_payment_id IS NOT NULL DO NOTHING
+        RETURNING \(unescaped: DuesPayment.columns)
+        """
+    }
+}

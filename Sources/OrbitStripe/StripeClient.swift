@@ -1,0 +1,131 @@
+import AsyncHTTPClient
+package import Foundation
+import Logging
+import NIOCore
+import NIOFoundationCompat
+import NIOPosix
+import NIOSSL
+package import OrbitCore
+
+/// What `orbitctl serve` needs to call Stripe's API: the secret key, and where the API is.
+package struct StripeConfiguration: Sendable {
+    /// `sk_live_…`, `sk_test_…` or a restricted `rk_…` key with Checkout Sessions' write right.
+    package var secretKey: String
+    /// Stripe's API; tests point it at a local server.
+    package var apiURL = URL(string: "https://api.stripe.com")!
+    /// PEM certificates to trust instead of the system's (tests only).
+    package var trustRootsPEM: [String]?
+    /// The API version the requests are written for (Stripe-Version).
+    package var apiVersion = "2025-03-31.basil"
+    /// How long one request may take, connecting included.
+    package var requestTimeout: Duration = .seconds(30)
+    /// Tries of a request that got no answer, 429, 409 (the same key still in flight) or 5xx: the
+    /// same Idempotency-Key makes a retry safe.
+    package var attempts = 3
+
+    package init(secretKey: String) throws {
+        let key = secretKey.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard ["sk_", "rk_"].contains(where: key.hasPrefix), key.count > 8, key.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
+            throw StripeConfigurationError("the Stripe secret key begins with sk_ (or rk_ for a restricted key)")
+        }
+        self.secretKey = key
+    }
+}
+
+/// A setting Stripe's client cannot start with.
+package struct StripeConfigurationError: Error, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
+}
+
+/// Makes Stripe Checkout Sessions through Stripe's API (`POST /v1/checkout/sessions`): form-encoded
+/// as Stripe takes it, the secret key as a bearer token, an `Idempotency-Key` per intent so that a
+/// retry never makes a second session.
+package final class StripeClient: PaymentProvider {
+    private let configuration: StripeConfiguration
+    private let client: HTTPClient
+    private let logger = Logger(label: "orbit.stripe")
+
+    package init(configuration: StripeConfiguration) throws {
+        self.configuration = configuration
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let roots = configuration.trustRootsPEM {
+            tls.trustRoots = .certificates(try roots.flatMap { try NIOSSLCertificate.fromPEMBytes(Array($0.utf8)) })
+        }
+        client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: HTTPClient.Configuration(tlsConfiguration: tls))
+    }
+
+    /// Closes the connections; call once, when the server stops.
+    package func shutdown() async throws {
+        try await client.shutdown()
+    }
+
+    package func createCheckoutSession(_ request: CheckoutRequest) async throws -> CheckoutSession {
+        let body = Self.form(request)
+        var failure = PaymentProviderError(status: nil, message: "Stripe was not asked")
+        for attempt in 1...max(1, configuration.attempts) {
+            if attempt > 1 { try await Task.sleep(for: .milliseconds(250 << (attempt - 2))) }
+            var http = HTTPClientRequest(url: configuration.apiURL.appendingPathComponent("v1/checkout/sessions").absoluteString)
+            http.method = .POST
+            http.headers.add(name: "authorization", value: "Bearer \(configuration.secretKey)")
+            http.headers.add(name: "content-type", value: "application/x-www-form-urlencoded")
+            http.headers.add(name: "idempotency-key", value: request.idempotencyKey)
+            http.headers.add(name: "stripe-version", value: configuration.apiVersion)
+            http.body = .bytes(ByteBuffer(string: body))
+            let response: HTTPClientResponse
+            let answer: ByteBuffer
+            do {
+                response = try await client.execute(http, timeout: .seconds(configuration.requestTimeout.components.seconds))
+                answer = try await response.body.collect(upTo: 1 << 20)
+            } catch {
+                failure = PaymentProviderError(status: nil, message: "Stripe could not be reached: \(error)")
+                logger.warning("stripe request failed", metadata: ["attempt": "\(attempt)", "error": "\(error)"])
+                continue
+            }
+            let status = Int(response.status.code)
+            let json = (try? JSONSerialization.jsonObject(with: Data(buffer: answer))) as? [String: Any]
+            if status == 200, let id = json?["id"] as? String, let url = json?["url"] as? String {
+                let expires = (json?["expires_at"] as? NSNumber).map { Date(timeIntervalSince1970: $0.doubleValue) }
+                return CheckoutSession(id: id, url: url, expiresAt: expires)
+            }
+            let error = json?["error"] as? [String: Any]
+            let message = (error?["message"] as? String) ?? "an answer that is not a Checkout Session"
+            failure = PaymentProviderError(status: status, message: "Stripe answered \(status): \(message)")
+            logger.warning(
+                "stripe refused", metadata: ["attempt": "\(attempt)", "status": "\(status)", "type": "\(error?["type"] as? String ?? "")"])
+            guard status == 429 || status == 409 || status >= 500 else { break }
+        }
+        throw failure
+    }
+
+    /// The request as Stripe's form encoding: nested keys in brackets, each pair percent-encoded.
+    static func form(_ request: CheckoutRequest) -> String {
+        var fields: [(String, String)] = []
+        switch request.mode {
+        case .subscription(let price):
+            fields += [("mode", "subscription"), ("line_items[0][price]", price), ("line_items[0][quantity]", "1")]
+            fields += request.metadata.sorted { $0.key < $1.key }.map { ("subscription_data[metadata][\($0.key)]", $0.value) }
+        case .payment(let amount, let name):
+            fields += [
+                ("mode", "payment"),
+                ("line_items[0][price_data][currency]", amount.currency.code.lowercased()),
+                ("line_items[0][price_data][unit_amount]", String(amount.minorUnits)),
+                ("line_items[0][price_data][product_data][name]", name),
+                ("line_items[0][quantity]", "1"),
+            ]
+            fields += request.metadata.sorted { $0.key < $1.key }.map { ("payment_intent_data[metadata][\($0.key)]", $0.value) }
+        }
+        fields += [
+            ("success_url", request.successURL), ("cancel_url", request.cancelURL), ("client_reference_id", request.clientReferenceID),
+        ]
+        fields += request.metadata.sorted { $0.key < $1.key }.map { ("metadata[\($0.key)]", $0.value) }
+        if let customer = request.customer { fields.append(("customer", customer)) }
+        return fields.map { "\(encode($0.0))=\(encode($0.1))" }.joined(separator: "&")
+    }
+
+    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    private static func encode(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+    }
+}
