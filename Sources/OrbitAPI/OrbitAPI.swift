@@ -44,6 +44,9 @@ package struct APIConfiguration: Sendable {
     /// Where a checkout returns the payer (`--stripe-return-url`, else the public URL's
     /// `/checkout`). Nil: the checkout routes answer 501.
     package var checkout: CheckoutSettings?
+    /// Verifies App Store Server Notifications (the configured root, the app's bundle id). Nil:
+    /// `POST /webhooks/app-store` answers 501.
+    package var appStore: AppStoreSignature?
 
     package init() {}
 

@@ -9,6 +9,13 @@ extension OrbitAPI {
     /// the provider, whose signature over the raw body is its credential, checked before the body
     /// is parsed.
     func addBillingRoutes(open router: RouterGroup<APIContext>, signedIn app: RouterGroup<APIContext>) {
+        router.post("webhooks/app-store") { request, context in
+            let receipt = try await appStoreNotification(request, context: context)
+            context.logger.info(
+                "app store notification",
+                metadata: ["notification": "\(receipt.eventID)", "type": "\(receipt.type)", "outcome": "\(receipt.outcome.rawValue)"])
+            return JSON(receipt)
+        }
         // A Stripe Checkout for the community's subscription (its creator): the URL to open.
         app.post("communities/:community_id/subscription/checkout") { _, context in
             let (provider, settings) = try paymentProvider()
@@ -52,6 +59,36 @@ extension OrbitAPI {
     }
 
     static let stripeSignature = HTTPField.Name("Stripe-Signature")!
+
+    /// App Store Server Notifications V2: `{"signedPayload": JWS}`, the JWS's chain and
+    /// signature checked (and the transaction's JWS inside it) before anything of it is read,
+    /// then the app's bundle id.
+    func appStoreNotification(_ request: Request, context: APIContext) async throws -> BillingReceipt {
+        guard let verifier = configuration.appStore else {
+            throw APIProblem.notConfigured(
+                "Apple's root certificate and the app's bundle id (--app-store-root-cert-file and --app-store-bundle-id, or ORBIT_APP_STORE_ROOT_CERT_FILE and ORBIT_APP_STORE_BUNDLE_ID)"
+            )
+        }
+        struct Body: Decodable { var signedPayload: String }
+        let body = try await request.decodeJSON(Body.self, context: context)
+        let notification: AppStoreNotification
+        do {
+            let payload = try await verifier.verify(body.signedPayload)
+            let data = (try? JSONSerialization.jsonObject(with: payload)) as? [String: Any]
+            let signedTransaction = (data?["data"] as? [String: Any])?["signedTransactionInfo"] as? String
+            var transaction: Data?
+            if let signedTransaction { transaction = try await verifier.verify(signedTransaction) }
+            notification = try AppStoreNotification(payload: payload, transaction: transaction)
+        } catch let failure as AppStoreSignature.Failure {
+            throw APIProblem("invalid-signature", title: "Invalid signature", status: .badRequest, detail: failure.description)
+        } catch let error as AppStoreNotification.ParseError {
+            throw APIProblem.validation(field: "signed_payload", error.description)
+        }
+        guard notification.bundleID == verifier.bundleID else {
+            throw APIProblem.validation(field: "signed_payload", "The notification is for the app \(notification.bundleID), not this server's.")
+        }
+        return try await services.billing.applyAppStore(notification)
+    }
 
     /// What a checkout needs, or 501 naming what the operator has not set.
     func paymentProvider() throws -> (any PaymentProvider, CheckoutSettings) {

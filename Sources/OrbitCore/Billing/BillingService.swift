@@ -133,19 +133,11 @@ package struct BillingService: Sendable {
     package func applyStripe(_ event: StripeEvent) async throws -> BillingReceipt {
         try await runner.asOperator { connection in
             let change = Self.change(of: event)
-            let inserted = try await connection.query(
-                """
-                INSERT INTO billing_events (provider, event_id, event_type, event_created, subscription_id, outcome)
-                VALUES ('stripe', \(event.id), \(event.type), \(event.created), \(change?.subscription), 'ignored')
-                ON CONFLICT (provider, event_id) DO NOTHING RETURNING id
-                """)
-            guard let row = inserted.first else {
-                let earlier = try await connection.query(
-                    "SELECT community_id FROM billing_events WHERE provider = 'stripe' AND event_id = \(event.id)")
-                let community = try earlier.first?.decode("community_id", as: CommunityID?.self) ?? nil
-                return BillingReceipt(eventID: event.id, type: event.type, outcome: .duplicate, community: community, detail: nil)
+            let received = Received(
+                provider: .stripe, eventID: event.id, type: event.type, created: event.created, subscription: change?.subscription)
+            guard let record = try await Self.record(received, on: connection) else {
+                return try await Self.duplicate(received, on: connection)
             }
-            let record = try row.decode("id", as: UUID.self)
             if let online = try await Self.applyToDues(event, runner: runner, on: connection) {
                 let (outcome, community, detail): (BillingOutcome, CommunityID?, String?) =
                     switch online {
@@ -154,45 +146,102 @@ package struct BillingService: Sendable {
                     case .refused(let community, let reason): (.refused, community, reason)
                     case .unchanged(let community): (community == nil ? .ignored : .stale, community, nil)
                     }
-                try await connection.query(
-                    """
-                    UPDATE billing_events SET outcome = \(outcome.rawValue), community_id = \(community), detail = \(detail)
-                    WHERE id = \(record)
-                    """)
-                return BillingReceipt(eventID: event.id, type: event.type, outcome: outcome, community: community, detail: detail)
+                return try await Self.finish(record, received, outcome, community: community, detail: detail, on: connection)
             }
-            guard let change, let community = try await Self.community(of: change, on: connection) else {
-                return BillingReceipt(eventID: event.id, type: event.type, outcome: .ignored, community: nil, detail: nil)
-            }
-            // One statement decides the order, also against a concurrent event of the same
-            // subscription: the row is written only if this event is not older than its last.
-            let written = try await connection.query(
-                """
-                INSERT INTO billing_subscriptions AS s (provider, subscription_id, community_id, status, expires_at, last_event_created)
-                VALUES ('stripe', \(change.subscription), \(community), \(change.status)::subscription_status, \(change.expiresAt), \(event.created))
-                ON CONFLICT (provider, subscription_id) DO UPDATE
-                    SET status = EXCLUDED.status, expires_at = COALESCE(EXCLUDED.expires_at, s.expires_at),
-                        last_event_created = EXCLUDED.last_event_created, updated_at = now()
-                    WHERE s.last_event_created <= EXCLUDED.last_event_created
-                RETURNING status::text AS status, expires_at
-                """)
-            guard let state = written.first else {
-                try await connection.query(
-                    "UPDATE billing_events SET outcome = 'stale', community_id = \(community) WHERE id = \(record)")
-                return BillingReceipt(eventID: event.id, type: event.type, outcome: .stale, community: community, detail: nil)
-            }
-            let status = try state.decode("status", as: SubscriptionStatus.self)
-            let expiresAt = try state.decode("expires_at", as: Date?.self)
+            return try await Self.apply(change, received, record: record, on: connection)
+        }
+    }
+
+    /// The payment providers, as `billing_events.provider` names them.
+    enum Provider: String {
+        case stripe
+        case appStore = "app_store"
+    }
+
+    /// A verified event as billing records it.
+    struct Received {
+        var provider: Provider
+        var eventID: String
+        var type: String
+        /// The provider's time of it: what orders the events of one subscription.
+        var created: Date
+        var subscription: String?
+    }
+
+    /// Records the event's receipt, once: nil when it was received before.
+    static func record(_ event: Received, on connection: PostgresConnection) async throws -> UUID? {
+        try await connection.query(
+            """
+            INSERT INTO billing_events (provider, event_id, event_type, event_created, subscription_id, outcome)
+            VALUES (\(event.provider.rawValue), \(event.eventID), \(event.type), \(event.created), \(event.subscription), 'ignored')
+            ON CONFLICT (provider, event_id) DO NOTHING RETURNING id
+            """
+        ).first?.decode("id", as: UUID.self)
+    }
+
+    /// The answer to an event received before: `duplicate`, with the community it was for.
+    static func duplicate(_ event: Received, on connection: PostgresConnection) async throws -> BillingReceipt {
+        let earlier = try await connection.query(
+            "SELECT community_id FROM billing_events WHERE provider = \(event.provider.rawValue) AND event_id = \(event.eventID)")
+        let community = try earlier.first?.decode("community_id", as: CommunityID?.self) ?? nil
+        return BillingReceipt(eventID: event.eventID, type: event.type, outcome: .duplicate, community: community, detail: nil)
+    }
+
+    /// Records what became of event `record`, and answers it.
+    static func finish(
+        _ record: UUID, _ event: Received, _ outcome: BillingOutcome, community: CommunityID?, detail: String? = nil,
+        on connection: PostgresConnection
+    ) async throws -> BillingReceipt {
+        try await connection.query(
+            """
+            UPDATE billing_events SET outcome = \(outcome.rawValue), community_id = \(community), detail = \(detail)
+            WHERE id = \(record)
+            """)
+        return BillingReceipt(eventID: event.eventID, type: event.type, outcome: outcome, community: community, detail: detail)
+    }
+
+    /// Applies `change` to its subscription and community unless an event of the subscription
+    /// newer than this one was applied before (`stale`); nil or naming nothing of ours: `ignored`.
+    static func apply(_ change: SubscriptionChange?, _ event: Received, record: UUID, on connection: PostgresConnection) async throws
+        -> BillingReceipt
+    {
+        guard let change, let community = try await Self.community(of: change, provider: event.provider, on: connection) else {
+            return BillingReceipt(eventID: event.eventID, type: event.type, outcome: .ignored, community: nil, detail: nil)
+        }
+        // One statement decides the order, also against a concurrent event of the same
+        // subscription: the row is written only if this event is not older than its last.
+        let written = try await connection.query(
+            """
+            INSERT INTO billing_subscriptions AS s (provider, subscription_id, community_id, status, expires_at, last_event_created)
+            VALUES (\(event.provider.rawValue), \(change.subscription), \(community), \(change.status)::subscription_status, \(change.expiresAt),
+                \(event.created))
+            ON CONFLICT (provider, subscription_id) DO UPDATE
+                SET status = EXCLUDED.status, expires_at = COALESCE(EXCLUDED.expires_at, s.expires_at),
+                    last_event_created = EXCLUDED.last_event_created, updated_at = now()
+                WHERE s.last_event_created <= EXCLUDED.last_event_created
+            RETURNING status::text AS status, expires_at
+            """)
+        guard let state = written.first else {
+            return try await finish(record, event, .stale, community: community, on: connection)
+        }
+        let status = try state.decode("status", as: SubscriptionStatus.self)
+        let expiresAt = try state.decode("expires_at", as: Date?.self)
+        switch event.provider {
+        case .stripe:
             try await connection.query(
                 """
                 UPDATE communities SET subscription_status = \(status)::subscription_status, subscription_expires_at = \(expiresAt),
                     stripe_subscription_id = \(change.subscription), stripe_customer_id = COALESCE(\(change.customer), stripe_customer_id)
                 WHERE id = \(community)
                 """)
+        case .appStore:
             try await connection.query(
-                "UPDATE billing_events SET outcome = 'applied', community_id = \(community) WHERE id = \(record)")
-            return BillingReceipt(eventID: event.id, type: event.type, outcome: .applied, community: community, detail: nil)
+                """
+                UPDATE communities SET subscription_status = \(status)::subscription_status, subscription_expires_at = \(expiresAt)
+                WHERE id = \(community)
+                """)
         }
+        return try await finish(record, event, .applied, community: community, on: connection)
     }
 
     /// A dues payment's event (docs/money.md, "Dues paid online"): a paid Checkout Session in
@@ -220,16 +269,18 @@ package struct BillingService: Sendable {
         }
     }
 
-    /// The community an event is for: the one our Checkout named (metadata or
-    /// `client_reference_id`), else the one that already has the subscription or the customer.
-    static func community(of change: SubscriptionChange, on connection: PostgresConnection) async throws -> CommunityID? {
+    /// The community an event is for: the one it names (our Checkout's metadata or
+    /// `client_reference_id`, the App Store's `appAccountToken`), else the one that already has
+    /// the subscription (for Stripe, also by the community's `stripe_subscription_id`).
+    static func community(of change: SubscriptionChange, provider: Provider, on connection: PostgresConnection) async throws -> CommunityID? {
         let rows = try await connection.query(
             """
             SELECT id FROM communities
             WHERE id = \(change.community)
                OR (\(change.community)::uuid IS NULL AND id = (
-                    SELECT community_id FROM billing_subscriptions WHERE provider = 'stripe' AND subscription_id = \(change.subscription)))
-               OR (\(change.community)::uuid IS NULL AND stripe_subscription_id = \(change.subscription))
+                    SELECT community_id FROM billing_subscriptions
+                    WHERE provider = \(provider.rawValue) AND subscription_id = \(change.subscription)))
+               OR (\(change.community)::uuid IS NULL AND \(provider.rawValue) = 'stripe' AND stripe_subscription_id = \(change.subscription))
             ORDER BY (id = \(change.community)) DESC NULLS LAST LIMIT 1
             """)
         return try rows.first?.decode("id", as: CommunityID.self)

@@ -4,6 +4,7 @@ import Logging
 import OrbitAPI
 import OrbitCore
 import OrbitStripe
+import X509
 
 /// The payment providers of `orbitctl serve` and `orbitctl dev` (docs/operations.md, "Payment
 /// providers"). Each option has an environment variable; what is missing makes its routes answer
@@ -29,6 +30,17 @@ struct PaymentOptions: ParsableArguments {
             "The app's page a checkout returns the payer to (a universal link). Default: ORBIT_STRIPE_RETURN_URL, else --public-url's /checkout.",
             valueName: "url"))
     var stripeReturnURL: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Apple's root certificate (AppleRootCA-G3.cer, DER or PEM): POST /webhooks/app-store verifies notifications up to it. Default: ORBIT_APP_STORE_ROOT_CERT_FILE.",
+            valueName: "file"))
+    var appStoreRootCertFile: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "The app's bundle id: notifications for another app are refused. Default: ORBIT_APP_STORE_BUNDLE_ID.", valueName: "id"))
+    var appStoreBundleID: String?
 
     /// An option, else its environment variable (empty counts as unset).
     static func setting(_ option: String?, _ variable: String) -> String? {
@@ -58,6 +70,7 @@ struct PaymentOptions: ParsableArguments {
         } else {
             logger.info("no Stripe webhook secret: POST /webhooks/stripe answers 501")
         }
+        configuration.appStore = try appStore(logger: logger)
         configuration.subscriptionPrice = Self.setting(stripePrice, "ORBIT_STRIPE_PRICE")
         let returnURL = Self.setting(stripeReturnURL, "ORBIT_STRIPE_RETURN_URL") ?? publicURL.map { $0 + "/checkout" }
         if let returnURL {
@@ -81,6 +94,30 @@ struct PaymentOptions: ParsableArguments {
             "checkouts go to Stripe",
             metadata: ["subscription_price": "\(configuration.subscriptionPrice ?? "none")", "return_url": "\(returnURL ?? "none")"])
         return client
+    }
+
+    /// The App Store's verifier: both settings or neither.
+    func appStore(logger: Logger) throws -> AppStoreSignature? {
+        let root = Self.setting(appStoreRootCertFile, "ORBIT_APP_STORE_ROOT_CERT_FILE")
+        let bundle = Self.setting(appStoreBundleID, "ORBIT_APP_STORE_BUNDLE_ID")
+        guard let root, let bundle else {
+            if root != nil || bundle != nil {
+                throw CommandFailure(
+                    "App Store notifications need both --app-store-root-cert-file and --app-store-bundle-id (or ORBIT_APP_STORE_ROOT_CERT_FILE and ORBIT_APP_STORE_BUNDLE_ID)."
+                )
+            }
+            logger.info("no App Store root certificate: POST /webhooks/app-store answers 501")
+            return nil
+        }
+        let certificate: Certificate
+        do {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: root))
+            certificate = try AppStoreSignature.root(fromFile: Array(bytes))
+        } catch {
+            throw CommandFailure("cannot read Apple's root certificate from \(root): \(error)")
+        }
+        logger.info("App Store notifications are verified", metadata: ["root": "\(certificate.subject)", "bundle_id": "\(bundle)"])
+        return AppStoreSignature(roots: [certificate], bundleID: bundle)
     }
 
     /// Closes the Stripe client's connections, saying so if that fails.

@@ -1,0 +1,161 @@
+import Crypto
+import Foundation
+import OrbitAPI
+import OrbitCore
+import OrbitPostgres
+import Testing
+import X509
+
+/// `POST /webhooks/app-store` (docs/money.md, "Subscriptions"): App Store Server Notifications V2,
+/// signed as Apple signs them, with a test root in place of Apple Root CA - G3.
+@Suite("App Store notifications keep a community's subscription")
+struct AppStoreWebhookTests {
+    static func deliver(_ harness: APIHarness, _ signedPayload: String) async throws -> TestResponse {
+        try await harness.request(.post, "/webhooks/app-store", json: ["signedPayload": signedPayload])
+    }
+
+    static func state(_ harness: APIHarness, _ id: CommunityID) async throws -> (status: String, expires: Date?) {
+        let community = try await StripeWebhookTests.community(harness, id)
+        return (community.status, community.expires)
+    }
+
+    @Test("SUBSCRIBED, DID_RENEW, DID_FAIL_TO_RENEW, EXPIRED and REFUND set the status; each once; the newest signedDate wins")
+    func lifecycle() async throws {
+        let store = try TestAppStore.make()
+        try await withAPI(configure: { $0.appStore = store.verifier }) { harness in
+            let cast = try await APICast.make(harness)
+            let now = Date()
+            let month = now.addingTimeInterval(30 * 86_400)
+            let subscribed = try store.notification(
+                "n-1", "SUBSCRIBED", subtype: "INITIAL_BUY", signed: now.addingTimeInterval(-60), originalTransaction: "2000001",
+                community: cast.community.uuid, expires: month)
+            let first = try await Self.deliver(harness, subscribed)
+            #expect(first.status == 200, "\(first.text)")
+            #expect(try first.string("outcome") == "applied")
+            #expect(try first.string("type") == "SUBSCRIBED.INITIAL_BUY")
+            var state = try await Self.state(harness, cast.community)
+            #expect(state.status == "active")
+            #expect(abs((state.expires ?? .distantPast).timeIntervalSince(month)) < 1)
+
+            // Apple sends it again (no 200 seen, or a retry): applied once.
+            let replay = try await Self.deliver(harness, subscribed)
+            #expect(try replay.string("outcome") == "duplicate")
+
+            // Renewed; the renewal fails; then it expires. A renewal signed before the expiry
+            // that arrives after it is stale: the subscription stays expired.
+            let later = now.addingTimeInterval(60 * 86_400)
+            let renew = try store.notification(
+                "n-2", "DID_RENEW", signed: now.addingTimeInterval(-50), originalTransaction: "2000001", community: nil, expires: later)
+            #expect(try await Self.deliver(harness, renew).string("outcome") == "applied")
+            #expect(try await Self.state(harness, cast.community).expires.map { abs($0.timeIntervalSince(later)) < 1 } == true)
+            let failed = try store.notification(
+                "n-3", "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", signed: now.addingTimeInterval(-40), originalTransaction: "2000001",
+                community: nil)
+            #expect(try await Self.deliver(harness, failed).string("outcome") == "applied")
+            #expect(try await Self.state(harness, cast.community).status == "past_due")
+            let expired = try store.notification(
+                "n-4", "EXPIRED", subtype: "BILLING_RETRY", signed: now.addingTimeInterval(-20), originalTransaction: "2000001",
+                community: nil, expires: now.addingTimeInterval(-30))
+            #expect(try await Self.deliver(harness, expired).string("outcome") == "applied")
+            let lateRenewal = try store.notification(
+                "n-2b", "DID_RENEW", signed: now.addingTimeInterval(-30), originalTransaction: "2000001", community: nil, expires: later)
+            #expect(try await Self.deliver(harness, lateRenewal).string("outcome") == "stale")
+            state = try await Self.state(harness, cast.community)
+            #expect(state.status == "canceled")
+
+            // A refund of another subscription of the community's (bought again): canceled at
+            // the revocation.
+            let again = try store.notification(
+                "n-5", "SUBSCRIBED", subtype: "RESUBSCRIBE", signed: now.addingTimeInterval(-10), originalTransaction: "2000002",
+                community: cast.community.uuid, expires: month)
+            #expect(try await Self.deliver(harness, again).string("outcome") == "applied")
+            #expect(try await Self.state(harness, cast.community).status == "active")
+            let revoked = now.addingTimeInterval(-5)
+            let refund = try store.notification(
+                "n-6", "REFUND", signed: now.addingTimeInterval(-5), originalTransaction: "2000002", community: nil, expires: month,
+                revoked: revoked)
+            #expect(try await Self.deliver(harness, refund).string("outcome") == "applied")
+            state = try await Self.state(harness, cast.community)
+            #expect(state.status == "canceled")
+            #expect(state.expires.map { abs($0.timeIntervalSince(revoked)) < 1 } == true)
+
+            // A type billing does not act on, and a subscription naming nothing of ours.
+            let other = try store.notification(
+                "n-7", "PRICE_INCREASE", signed: now, originalTransaction: "2000002", community: nil, expires: month)
+            #expect(try await Self.deliver(harness, other).string("outcome") == "ignored")
+            let stranger = try store.notification(
+                "n-8", "SUBSCRIBED", signed: now, originalTransaction: "9999999", community: UUID(), expires: month)
+            #expect(try await Self.deliver(harness, stranger).string("outcome") == "ignored")
+        }
+    }
+
+    @Test("forged, tampered, expired, unmarked or another app's notifications are refused and change nothing")
+    func refusals() async throws {
+        let store = try TestAppStore.make()
+        try await withAPI(configure: { $0.appStore = store.verifier }) { harness in
+            let cast = try await APICast.make(harness)
+            let now = Date()
+            func notification(_ id: String, by signer: TestAppStore = store, bundleID: String = TestAppStore.bundleID) throws -> String {
+                try signer.notification(
+                    id, "SUBSCRIBED", signed: now, originalTransaction: "3000001", community: cast.community.uuid,
+                    expires: now.addingTimeInterval(86_400), bundleID: bundleID)
+            }
+            func refused(_ payload: String, _ type: String, _ detail: String) async throws {
+                let answer = try await Self.deliver(harness, payload)
+                #expect(answer.status == 400, "\(answer.text)")
+                #expect(try answer.string("type").hasSuffix("/\(type)"), "\(answer.text)")
+                #expect(try answer.string("detail").contains(detail), "\(answer.text)")
+            }
+            // A chain of the attacker's own, up to a root of its own named as Apple's.
+            try await refused(try notification("f-1", by: try TestAppStore.make(rootName: "Test Root CA - G3")), "invalid-signature", "not trusted")
+            // Apple's chain, but signed with another key.
+            let otherKey = try store.sign(["notificationUUID": "f-2"], key: P256.Signing.PrivateKey())
+            try await refused(otherKey, "invalid-signature", "signature does not match")
+            // The payload changed after signing.
+            let genuine = try notification("f-3")
+            let parts = genuine.split(separator: ".")
+            let forgedBody = try JSONSerialization.data(withJSONObject: ["notificationUUID": "f-3", "notificationType": "SUBSCRIBED"]).base64URL
+            try await refused("\(parts[0]).\(forgedBody).\(parts[2])", "invalid-signature", "signature does not match")
+            // An expired leaf; a chain without Apple's markers.
+            let expired = try TestAppStore.make(leafExpired: true)
+            try await refused(try notification("f-4", by: try Self.resigned(expired, under: store)), "invalid-signature", "not trusted")
+            try await refused(
+                try notification("f-5", by: try Self.resigned(try TestAppStore.make(markers: false), under: store)), "invalid-signature",
+                "not trusted")
+            // Not ES256; no chain; not a JWS.
+            try await refused(try store.sign(["notificationUUID": "f-6"], algorithm: "HS256"), "invalid-signature", "ES256")
+            try await refused("eyJhbGciOiJFUzI1NiJ9.e30.", "invalid-signature", "x5c")
+            try await refused("not a jws", "invalid-signature", "malformed")
+            // Signed by Apple, for another app.
+            try await refused(try notification("f-7", bundleID: "com.example.other"), "validation", "com.example.other")
+
+            #expect(try await Self.state(harness, cast.community).status == "free")
+            let recorded = try await harness.database.withConnection { connection in
+                try await connection.query("SELECT count(*)::int AS n FROM billing_events").single().decode("n", as: Int.self)
+            }
+            #expect(recorded == 0)
+        }
+    }
+
+    @Test("without a root certificate and bundle id the route answers 501, saying what is missing")
+    func notConfigured() async throws {
+        try await withAPI { harness in
+            let answer = try await Self.deliver(harness, "a.b.c")
+            #expect(answer.status == 501)
+            #expect(try answer.string("detail").contains("--app-store-root-cert-file"))
+        }
+    }
+
+    /// `chain`'s intermediate and leaf re-issued under `store`'s root, keeping everything else
+    /// (markers, validity): what the configured root would have signed.
+    static func resigned(_ chain: TestAppStore, under store: TestAppStore) throws -> TestAppStore {
+        var result = chain
+        let intermediate = chain.intermediate.certificate
+        result.intermediate.certificate = try Certificate(
+            version: .v3, serialNumber: .init(), publicKey: intermediate.publicKey, notValidBefore: intermediate.notValidBefore,
+            notValidAfter: intermediate.notValidAfter, issuer: store.root.certificate.subject, subject: intermediate.subject,
+            signatureAlgorithm: .ecdsaWithSHA256, extensions: intermediate.extensions, issuerPrivateKey: .init(store.root.key))
+        result.root = store.root
+        return result
+    }
+}
