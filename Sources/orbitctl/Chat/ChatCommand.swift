@@ -8,7 +8,7 @@ extension ConversationKind: ExpressibleByArgument {}
 struct ChatCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chat", abstract: "Chat: conversations of a community and their messages.",
-        subcommands: [Start.self, List.self, Send.self, History.self, Read.self, Delivered.self, Edit.self, Delete.self, Leave.self, Mute.self]
+        subcommands: [Start.self, List.self, Send.self, History.self, Mark<Read>.self, Mark<Delivered>.self, Edit.self, Delete.self, Leave.self, Mute.self]
     )
 
     struct Start: AsyncParsableCommand {
@@ -106,35 +106,39 @@ struct ChatCommand: AsyncParsableCommand {
         }
     }
 
-    struct Read: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Mark the conversation read up to a message.")
-        @Argument(help: "Conversation id.") var conversation: ConversationID
-        @Option(help: "The last message read.") var upTo: MessageID
-        @OptionGroup var acting: ActingOptions
-        @OptionGroup var output: JSONOption
-
-        func run() async throws {
-            let updated = try await acting.run { services, actor in
-                try await services.chat.mark(.read, upTo: upTo, in: conversation, as: actor)
-            }
-            if output.json { return try printJSON(updated) }
-            print("Read up to \(upTo); \(updated.unreadCount) unread.")
-        }
+    /// Which watermark `Mark` raises: `chat read` or `chat delivered`.
+    protocol WatermarkChoice {
+        static var watermark: ChatService.Watermark { get }
+        static var name: String { get }
+    }
+    enum Read: WatermarkChoice {
+        static let watermark = ChatService.Watermark.read
+        static let name = "read"
+    }
+    enum Delivered: WatermarkChoice {
+        static let watermark = ChatService.Watermark.delivered
+        static let name = "delivered"
     }
 
-    struct Delivered: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Mark the conversation delivered up to a message.")
+    /// `chat read` and `chat delivered`: one command, the watermark its parameter.
+    struct Mark<Choice: WatermarkChoice>: AsyncParsableCommand {
+        static var configuration: CommandConfiguration {
+            CommandConfiguration(commandName: Choice.name, abstract: "Mark the conversation \(Choice.name) up to a message.")
+        }
         @Argument(help: "Conversation id.") var conversation: ConversationID
-        @Option(help: "The last message delivered.") var upTo: MessageID
+        @Option(help: "The last message \(Choice.name).") var upTo: MessageID
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
         func run() async throws {
             let updated = try await acting.run { services, actor in
-                try await services.chat.mark(.delivered, upTo: upTo, in: conversation, as: actor)
+                try await services.chat.mark(Choice.watermark, upTo: upTo, in: conversation, as: actor)
             }
             if output.json { return try printJSON(updated) }
-            print("Delivered up to \(upTo).")
+            switch Choice.watermark {
+            case .read: print("Read up to \(upTo); \(updated.unreadCount) unread.")
+            case .delivered: print("Delivered up to \(upTo).")
+            }
         }
     }
 

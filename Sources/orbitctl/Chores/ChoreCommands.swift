@@ -35,7 +35,7 @@ private func describe(_ holder: Holder) -> String {
 struct ChoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chore", abstract: "Chores: set by admins (parents), done by members and their family members for points.",
-        subcommands: [Create.self, List.self, Complete.self, Approve.self, Reject.self, Completions.self]
+        subcommands: [Create.self, List.self, Complete.self, Review<Approve>.self, Review<Reject>.self, Completions.self]
     )
 
     struct Create: AsyncParsableCommand {
@@ -115,37 +115,37 @@ struct ChoreCommand: AsyncParsableCommand {
         }
     }
 
-    struct Approve: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Approve a completion: its points are credited (admins).")
+    /// What `Review` decides: `chore approve` or `chore reject`.
+    protocol Verdict {
+        static var approve: Bool { get }
+        static var name: String { get }
+        static var abstract: String { get }
+    }
+    enum Approve: Verdict {
+        static let approve = true
+        static let name = "approve"
+        static let abstract = "Approve a completion: its points are credited (admins)."
+    }
+    enum Reject: Verdict {
+        static let approve = false
+        static let name = "reject"
+        static let abstract = "Reject a completion: no points; the occurrence may be done again (admins)."
+    }
+
+    /// `chore approve` and `chore reject`: one command, the verdict its parameter.
+    struct Review<Choice: Verdict>: AsyncParsableCommand {
+        static var configuration: CommandConfiguration { CommandConfiguration(commandName: Choice.name, abstract: Choice.abstract) }
         @Argument(help: "Completion id.") var completion: ChoreCompletionID
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
         func run() async throws {
-            try await review(completion, approve: true, acting: acting, output: output)
+            let reviewed = try await acting.run { services, actor in
+                try await services.chores.review(completion, approve: Choice.approve, as: actor)
+            }
+            if output.json { return try printJSON(reviewed) }
+            print(Choice.approve ? "Approved \(reviewed.id): \(reviewed.points) points to \(describe(reviewed.holder))." : "Rejected \(reviewed.id).")
         }
-    }
-
-    struct Reject: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Reject a completion: no points; the occurrence may be done again (admins).")
-        @Argument(help: "Completion id.") var completion: ChoreCompletionID
-        @OptionGroup var acting: ActingOptions
-        @OptionGroup var output: JSONOption
-
-        func run() async throws {
-            try await review(completion, approve: false, acting: acting, output: output)
-        }
-    }
-
-    /// `chore approve` and `chore reject`.
-    static func review(
-        _ completion: ChoreCompletionID, approve: Bool, acting: ActingOptions, output: JSONOption
-    ) async throws {
-        let reviewed = try await acting.run { services, actor in
-            try await services.chores.review(completion, approve: approve, as: actor)
-        }
-        if output.json { return try printJSON(reviewed) }
-        print(approve ? "Approved \(reviewed.id): \(reviewed.points) points to \(describe(reviewed.holder))." : "Rejected \(reviewed.id).")
     }
 
     struct Completions: AsyncParsableCommand {
@@ -173,7 +173,7 @@ struct ChoreCommand: AsyncParsableCommand {
 struct RewardCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reward", abstract: "Rewards: set by admins, redeemed with points; a cancellation refunds.",
-        subcommands: [Create.self, List.self, Redeem.self, Fulfil.self, Cancel.self, Redemptions.self]
+        subcommands: [Create.self, List.self, Redeem.self, Resolve<Fulfil>.self, Resolve<Cancel>.self, Redemptions.self]
     )
 
     struct Create: AsyncParsableCommand {
@@ -231,37 +231,37 @@ struct RewardCommand: AsyncParsableCommand {
         }
     }
 
-    struct Fulfil: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Mark a redemption fulfilled (admins).")
+    /// What `Resolve` does to a redemption: `reward fulfil` or `reward cancel`.
+    protocol Resolution {
+        static var fulfil: Bool { get }
+        static var name: String { get }
+        static var abstract: String { get }
+    }
+    enum Fulfil: Resolution {
+        static let fulfil = true
+        static let name = "fulfil"
+        static let abstract = "Mark a redemption fulfilled (admins)."
+    }
+    enum Cancel: Resolution {
+        static let fulfil = false
+        static let name = "cancel"
+        static let abstract = "Cancel a redemption: its points are refunded (admins)."
+    }
+
+    /// `reward fulfil` and `reward cancel`: one command, the resolution its parameter.
+    struct Resolve<Choice: Resolution>: AsyncParsableCommand {
+        static var configuration: CommandConfiguration { CommandConfiguration(commandName: Choice.name, abstract: Choice.abstract) }
         @Argument(help: "Redemption id.") var redemption: RedemptionID
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
         func run() async throws {
-            try await resolve(redemption, fulfil: true, acting: acting, output: output)
+            let resolved = try await acting.run { services, actor in
+                try await services.chores.resolveRedemption(redemption, fulfil: Choice.fulfil, as: actor)
+            }
+            if output.json { return try printJSON(resolved) }
+            print(Choice.fulfil ? "Fulfilled \(resolved.id)." : "Cancelled \(resolved.id): \(resolved.pointsCost) points refunded.")
         }
-    }
-
-    struct Cancel: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Cancel a redemption: its points are refunded (admins).")
-        @Argument(help: "Redemption id.") var redemption: RedemptionID
-        @OptionGroup var acting: ActingOptions
-        @OptionGroup var output: JSONOption
-
-        func run() async throws {
-            try await resolve(redemption, fulfil: false, acting: acting, output: output)
-        }
-    }
-
-    /// `reward fulfil` and `reward cancel`.
-    static func resolve(
-        _ redemption: RedemptionID, fulfil: Bool, acting: ActingOptions, output: JSONOption
-    ) async throws {
-        let resolved = try await acting.run { services, actor in
-            try await services.chores.resolveRedemption(redemption, fulfil: fulfil, as: actor)
-        }
-        if output.json { return try printJSON(resolved) }
-        print(fulfil ? "Fulfilled \(resolved.id)." : "Cancelled \(resolved.id): \(resolved.pointsCost) points refunded.")
     }
 
     struct Redemptions: AsyncParsableCommand {
