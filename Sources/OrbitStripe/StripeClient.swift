@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Crypto
 package import Foundation
 import Logging
 import NIOCore
@@ -62,6 +63,11 @@ package final class StripeClient: PaymentProvider {
 
     package func createCheckoutSession(_ request: CheckoutRequest) async throws -> CheckoutSession {
         let body = Self.form(request)
+        // The caller's key names the intent; the body's digest makes any change of what is sent
+        // (a new customer, a renamed dues) a new key: Stripe refuses a key reused with other
+        // parameters, and would answer an old session for the same ones.
+        let digest = SHA256.hash(data: Data(body.utf8)).prefix(12).map { String(format: "%02x", $0) }.joined()
+        let idempotencyKey = "\(request.idempotencyKey)-\(digest)"
         var failure = PaymentProviderError(status: nil, message: "Stripe was not asked")
         for attempt in 1...max(1, configuration.attempts) {
             if attempt > 1 { try await Task.sleep(for: .milliseconds(250 << (attempt - 2))) }
@@ -69,7 +75,7 @@ package final class StripeClient: PaymentProvider {
             http.method = .POST
             http.headers.add(name: "authorization", value: "Bearer \(configuration.secretKey)")
             http.headers.add(name: "content-type", value: "application/x-www-form-urlencoded")
-            http.headers.add(name: "idempotency-key", value: request.idempotencyKey)
+            http.headers.add(name: "idempotency-key", value: idempotencyKey)
             http.headers.add(name: "stripe-version", value: configuration.apiVersion)
             http.body = .bytes(ByteBuffer(string: body))
             let response: HTTPClientResponse

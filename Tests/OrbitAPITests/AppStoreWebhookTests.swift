@@ -14,6 +14,13 @@ struct AppStoreWebhookTests {
         try await harness.request(.post, "/webhooks/app-store", json: ["signedPayload": signedPayload])
     }
 
+    /// The appAccountToken the community's creator gets for a purchase.
+    static func token(_ harness: APIHarness, _ cast: APICast) async throws -> UUID {
+        let answer = try await harness.request(.post, "/communities/\(cast.community)/subscription/app-store-token", token: cast.adminToken)
+        #expect(answer.status == 200, "\(answer.text)")
+        return try #require(UUID(uuidString: try answer.string("app_account_token")))
+    }
+
     static func state(_ harness: APIHarness, _ id: CommunityID) async throws -> (status: String, expires: Date?) {
         let community = try await StripeWebhookTests.community(harness, id)
         return (community.status, community.expires)
@@ -24,11 +31,12 @@ struct AppStoreWebhookTests {
         let store = try TestAppStore.make()
         try await withAPI(configure: { $0.appStore = store.verifier }) { harness in
             let cast = try await APICast.make(harness)
+            let token = try await Self.token(harness, cast)
             let now = Date()
             let month = now.addingTimeInterval(30 * 86_400)
             let subscribed = try store.notification(
                 "n-1", "SUBSCRIBED", subtype: "INITIAL_BUY", signed: now.addingTimeInterval(-60), originalTransaction: "2000001",
-                community: cast.community.uuid, expires: month)
+                community: token, expires: month)
             let first = try await Self.deliver(harness, subscribed)
             #expect(first.status == 200, "\(first.text)")
             #expect(try first.string("outcome") == "applied")
@@ -67,7 +75,7 @@ struct AppStoreWebhookTests {
             // the revocation.
             let again = try store.notification(
                 "n-5", "SUBSCRIBED", subtype: "RESUBSCRIBE", signed: now.addingTimeInterval(-10), originalTransaction: "2000002",
-                community: cast.community.uuid, expires: month)
+                community: token, expires: month)
             #expect(try await Self.deliver(harness, again).string("outcome") == "applied")
             #expect(try await Self.state(harness, cast.community).status == "active")
             let revoked = now.addingTimeInterval(-5)
@@ -79,13 +87,68 @@ struct AppStoreWebhookTests {
             #expect(state.status == "canceled")
             #expect(state.expires.map { abs($0.timeIntervalSince(revoked)) < 1 } == true)
 
-            // A type billing does not act on, and a subscription naming nothing of ours.
+            // A type billing does not act on, a subscription naming nothing of ours, and one
+            // naming the community by its id instead of its token (any member knows the id).
             let other = try store.notification(
                 "n-7", "PRICE_INCREASE", signed: now, originalTransaction: "2000002", community: nil, expires: month)
             #expect(try await Self.deliver(harness, other).string("outcome") == "ignored")
             let stranger = try store.notification(
                 "n-8", "SUBSCRIBED", signed: now, originalTransaction: "9999999", community: UUID(), expires: month)
             #expect(try await Self.deliver(harness, stranger).string("outcome") == "ignored")
+            let byID = try store.notification(
+                "n-9", "SUBSCRIBED", signed: now, originalTransaction: "9999998", community: cast.community.uuid, expires: month)
+            #expect(try await Self.deliver(harness, byID).string("outcome") == "ignored")
+            #expect(try await Self.state(harness, cast.community).status == "canceled")
+        }
+    }
+
+    @Test("only the creator gets the purchase token, the same each time; sandbox notifications change nothing on production")
+    func tokensAndEnvironments() async throws {
+        let store = try TestAppStore.make()
+        try await withAPI(configure: { $0.appStore = store.verifier }) { harness in
+            let cast = try await APICast.make(harness)
+            let token = try await Self.token(harness, cast)
+            #expect(try await Self.token(harness, cast) == token)
+            let path = "/communities/\(cast.community)/subscription/app-store-token"
+            #expect(try await harness.request(.post, path, token: cast.memberToken).status == 403)
+            #expect(try await harness.request(.post, path, token: cast.outsiderToken).status == 404)
+
+            let sandbox = try store.notification(
+                "s-1", "SUBSCRIBED", signed: Date(), originalTransaction: "4000001", community: token,
+                expires: Date().addingTimeInterval(86_400), environment: "Sandbox")
+            let answer = try await Self.deliver(harness, sandbox)
+            #expect(try answer.string("outcome") == "ignored")
+            #expect(try answer.string("detail").contains("Sandbox"))
+            #expect(try await Self.state(harness, cast.community).status == "free")
+        }
+    }
+
+    @Test("a community's status is the best of its subscriptions: an App Store one ending leaves a running Stripe one active")
+    func bestOfSubscriptions() async throws {
+        let store = try TestAppStore.make()
+        try await withAPI(configure: {
+            $0.appStore = store.verifier
+            $0.stripeWebhookSecrets = [StripeWebhookTests.secret]
+        }) { harness in
+            let cast = try await APICast.make(harness)
+            let token = try await Self.token(harness, cast)
+            let now = Date()
+            let month = Int(now.timeIntervalSince1970) + 30 * 86_400
+            let apple = try store.notification(
+                "b-1", "SUBSCRIBED", signed: now.addingTimeInterval(-100), originalTransaction: "5000001", community: token,
+                expires: now.addingTimeInterval(86_400))
+            #expect(try await Self.deliver(harness, apple).string("outcome") == "applied")
+            let stripe = try StripeWebhookTests.event(
+                "evt_best", "customer.subscription.updated", created: Int(now.timeIntervalSince1970) - 50,
+                object: StripeWebhookTests.subscription("sub_best", community: cast.community, status: "active", periodEnd: month))
+            #expect(try await StripeWebhookTests.deliver(harness, stripe, at: now).string("outcome") == "applied")
+            let expired = try store.notification(
+                "b-2", "EXPIRED", signed: now.addingTimeInterval(-10), originalTransaction: "5000001", community: nil,
+                expires: now.addingTimeInterval(-20))
+            #expect(try await Self.deliver(harness, expired).string("outcome") == "applied")
+            let state = try await Self.state(harness, cast.community)
+            #expect(state.status == "active")
+            #expect(state.expires.map { Int($0.timeIntervalSince1970) } == month)
         }
     }
 

@@ -143,6 +143,30 @@ struct DuesPaidOnlineTests {
         }
     }
 
+    @Test("a refund that arrives before its payment's event is kept: the payment is recorded less it, or not at all")
+    func refundFirst() async throws {
+        try await withAPI(configure: Self.configured) { harness in
+            let cast = try await APICast.make(harness)
+            let dues = try await harness.services.dues.create(
+                in: cast.community, name: "Season fee", amount: try dollars("25"), dueDate: try day("2030-01-01"), as: cast.admin)
+            let now = harness.services.now()
+            let early = try await Self.deliver(
+                harness, try Self.refunded("evt_r_first", intent: "pi_late", amount: 2500, refunded: 1000, created: now))
+            #expect(try early.string("outcome") == "ignored")
+            let late = try await Self.deliver(
+                harness, try Self.paid("evt_p_late", dues: dues.id, user: cast.member, amount: 2500, intent: "pi_late", created: now))
+            #expect(try late.string("outcome") == "applied")
+            #expect(try await Self.payments(harness, dues.id, token: cast.adminToken).first?["amount_paid"] as? Int == 1500)
+
+            _ = try await Self.deliver(harness, try Self.refunded("evt_r_all", intent: "pi_gone", amount: 2500, refunded: 2500, created: now))
+            let gone = try await Self.deliver(
+                harness, try Self.paid("evt_p_gone", dues: dues.id, user: cast.member, amount: 2500, intent: "pi_gone", created: now))
+            #expect(try gone.string("outcome") == "stale")
+            #expect(try gone.string("detail").contains("refunded in full"))
+            #expect(try await Self.payments(harness, dues.id, token: cast.adminToken).count == 1)
+        }
+    }
+
     @Test("an admin as orbit_app cannot record a payment as the provider's, nor change its provider id")
     func providerPaymentsAreTheServers() async throws {
         try await withAPI(configure: Self.configured) { harness in

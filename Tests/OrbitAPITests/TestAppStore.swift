@@ -89,15 +89,16 @@ struct TestAppStore: Sendable {
         return "\(head).\(body).\(signature.rawRepresentation.base64URL)"
     }
 
-    /// A notification's signed payload, its transaction signed inside it as Apple does.
+    /// A notification's signed payload, its transaction signed inside it as Apple does;
+    /// `community` is the purchase's appAccountToken.
     func notification(
         _ id: String, _ type: String, subtype: String? = nil, signed: Date, originalTransaction: String, community: UUID?,
-        expires: Date? = nil, revoked: Date? = nil, bundleID: String = TestAppStore.bundleID
+        expires: Date? = nil, revoked: Date? = nil, bundleID: String = TestAppStore.bundleID, environment: String = "Production"
     ) throws -> String {
         var transaction: [String: Any] = [
             "originalTransactionId": originalTransaction, "transactionId": "\(originalTransaction)-\(id)",
             "productId": "app.orbitcove.community.monthly", "bundleId": bundleID, "type": "Auto-Renewable Subscription",
-            "purchaseDate": Int(signed.timeIntervalSince1970 * 1000), "environment": "Sandbox",
+            "purchaseDate": Int(signed.timeIntervalSince1970 * 1000), "environment": environment,
         ]
         if let community { transaction["appAccountToken"] = community.uuidString.lowercased() }
         if let expires { transaction["expiresDate"] = Int(expires.timeIntervalSince1970 * 1000) }
@@ -105,7 +106,7 @@ struct TestAppStore: Sendable {
         var payload: [String: Any] = [
             "notificationType": type, "notificationUUID": id, "version": "2.0", "signedDate": Int(signed.timeIntervalSince1970 * 1000),
             "data": [
-                "appAppleId": 1_234_567_890, "bundleId": bundleID, "bundleVersion": "42", "environment": "Sandbox", "status": 1,
+                "appAppleId": 1_234_567_890, "bundleId": bundleID, "bundleVersion": "42", "environment": environment, "status": 1,
                 "signedTransactionInfo": try sign(transaction),
             ] as [String: Any],
         ]

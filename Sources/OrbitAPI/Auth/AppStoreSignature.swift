@@ -17,10 +17,14 @@ package struct AppStoreSignature: Sendable {
     let roots: [Certificate]
     /// The app whose notifications these are (`data.bundleId`).
     package let bundleID: String
+    /// The environments whose notifications change subscriptions (`Production`, `Sandbox`):
+    /// a sandbox purchase costs nothing, so production takes only its own by default.
+    package let environments: Set<String>
 
-    package init(roots: [Certificate], bundleID: String) {
+    package init(roots: [Certificate], bundleID: String, environments: Set<String> = ["Production"]) {
         self.roots = roots
         self.bundleID = bundleID
+        self.environments = environments
     }
 
     /// A root certificate from its file: DER (Apple distributes `AppleRootCA-G3.cer` so) or PEM.

@@ -16,6 +16,16 @@ extension OrbitAPI {
                 metadata: ["notification": "\(receipt.eventID)", "type": "\(receipt.type)", "outcome": "\(receipt.outcome.rawValue)"])
             return JSON(receipt)
         }
+        // The token an App Store purchase of the community's subscription carries (its creator).
+        app.post("communities/:community_id/subscription/app-store-token") { _, context in
+            guard configuration.appStore != nil else {
+                throw APIProblem.notConfigured("App Store notifications (--app-store-root-cert-file and --app-store-bundle-id)")
+            }
+            return JSON(
+                AppStoreToken(
+                    appAccountToken: try await services.billing.appStoreToken(
+                        for: try context.id("community_id"), as: try context.requireUser())))
+        }
         // A Stripe Checkout for the community's subscription (its creator): the URL to open.
         app.post("communities/:community_id/subscription/checkout") { _, context in
             let (provider, settings) = try paymentProvider()
@@ -87,7 +97,8 @@ extension OrbitAPI {
         guard notification.bundleID == verifier.bundleID else {
             throw APIProblem.validation(field: "signed_payload", "The notification is for the app \(notification.bundleID), not this server's.")
         }
-        return try await services.billing.applyAppStore(notification)
+        return try await services.billing.applyAppStore(
+            notification, accepted: verifier.environments.contains(notification.environment ?? ""))
     }
 
     /// What a checkout needs, or 501 naming what the operator has not set.
@@ -99,5 +110,14 @@ extension OrbitAPI {
             throw APIProblem.notConfigured("the app's page a checkout returns to (--stripe-return-url or --public-url)")
         }
         return (provider, settings)
+    }
+}
+
+/// What an App Store purchase of a community's subscription carries as its `appAccountToken`.
+struct AppStoreToken: Encodable {
+    var appAccountToken: UUID
+
+    enum CodingKeys: String, CodingKey {
+        case appAccountToken = "app_account_token"
     }
 }

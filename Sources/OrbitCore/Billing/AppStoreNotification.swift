@@ -23,7 +23,8 @@ package struct AppStoreNotification: Sendable, Equatable {
         package var productID: String?
         package var expiresDate: Date?
         package var revocationDate: Date?
-        /// The UUID the app set at purchase: the community the subscription is for.
+        /// The UUID the app set at purchase: the token the server issued for the community
+        /// (`BillingService.appStoreToken`).
         package var appAccountToken: UUID?
     }
 
@@ -50,8 +51,10 @@ package struct AppStoreNotification: Sendable, Equatable {
             throw ParseError.notANotification("no notificationType")
         }
         guard let signed = Self.milliseconds(root["signedDate"]) else { throw ParseError.notANotification("no signedDate") }
-        let data = root["data"] as? [String: Any]
-        guard let bundleID = data?["bundleId"] as? String else { throw ParseError.notANotification("no data.bundleId") }
+        // `data` in most notifications; `summary` in a renewal extension's for many
+        // subscribers, which names no transaction (and is ignored).
+        let data = (root["data"] as? [String: Any]) ?? (root["summary"] as? [String: Any])
+        guard let bundleID = data?["bundleId"] as? String else { throw ParseError.notANotification("no bundleId in data or summary") }
         self.id = id
         self.type = type
         subtype = root["subtype"] as? String
@@ -94,16 +97,19 @@ extension BillingService {
         case "REFUND": (status, expiry) = (.canceled, transaction.revocationDate ?? notification.signedDate)
         default: return nil
         }
+        // The community comes from the token (`applyAppStore`), never from the purchase itself.
         return SubscriptionChange(
-            subscription: transaction.originalTransactionID, community: transaction.appAccountToken.map { CommunityID($0) },
-            customer: nil, status: status, expiresAt: expiry)
+            subscription: transaction.originalTransactionID, community: nil, customer: nil, status: status, expiresAt: expiry)
     }
 
     /// Applies a verified App Store notification once, by its `notificationUUID`, in the order of
-    /// `signedDate` per subscription (the original transaction), as `applyStripe` does.
-    package func applyAppStore(_ notification: AppStoreNotification) async throws -> BillingReceipt {
+    /// `signedDate` per subscription (the original transaction), as `applyStripe` does. The
+    /// community is the one whose creator was issued the purchase's `appAccountToken`
+    /// (`appStoreToken`), later the one that has the subscription; a token of no community names
+    /// nothing. A notification of an environment not `accepted` is recorded and ignored.
+    package func applyAppStore(_ notification: AppStoreNotification, accepted: Bool = true) async throws -> BillingReceipt {
         try await runner.asOperator { connection in
-            let change = Self.change(of: notification)
+            var change = Self.change(of: notification)
             let type = notification.subtype.map { "\(notification.type).\($0)" } ?? notification.type
             let received = Received(
                 provider: .appStore, eventID: notification.id, type: type, created: notification.signedDate,
@@ -111,7 +117,39 @@ extension BillingService {
             guard let record = try await Self.record(received, on: connection) else {
                 return try await Self.duplicate(received, on: connection)
             }
+            guard accepted else {
+                return try await Self.finish(
+                    record, received, .ignored, community: nil,
+                    detail: "a notification of the \(notification.environment ?? "unnamed") environment, which this server does not take",
+                    on: connection)
+            }
+            let token = notification.transaction?.appAccountToken
+            change?.community = try await connection.query(
+                "SELECT community_id FROM billing_app_account_tokens WHERE token = \(token)"
+            ).first?.decode("community_id", as: CommunityID.self)
             return try await Self.apply(change, received, record: record, on: connection)
+        }
+    }
+
+    /// The `appAccountToken` the app sets on an App Store purchase of community `id`'s
+    /// subscription (its creator only; the same token every time). Refused while the
+    /// subscription is active.
+    package func appStoreToken(for id: CommunityID, as actor: UserID) async throws -> UUID {
+        let community = try await CommunityService(runner).get(id, as: actor)
+        guard community.createdBy == actor else {
+            throw ServiceError.forbidden(rule: "only the community's creator manages its subscription")
+        }
+        guard community.subscriptionStatus != .active else {
+            throw ServiceError.conflict(field: "subscription_status", reason: "is active: change or cancel it where it was bought")
+        }
+        return try await runner.asOperator { connection in
+            try await connection.query(
+                """
+                INSERT INTO billing_app_account_tokens (community_id, issued_to) VALUES (\(id), \(actor))
+                ON CONFLICT (community_id) DO UPDATE SET issued_to = EXCLUDED.issued_to
+                RETURNING token
+                """
+            ).single().decode("token", as: UUID.self)
         }
     }
 }

@@ -61,15 +61,15 @@ package struct BillingService: Sendable {
             try await connection.query("SELECT stripe_customer_id FROM communities WHERE id = \(id)").first?
                 .decode("stripe_customer_id", as: String?.self) ?? nil
         }
-        // The same community, price and day make the same key: a retry gets the first session.
-        let day = CivilDate(containing: runner.now())
+        // The same community and price make the same key (the client adds the request's
+        // digest): a retry gets the first session, open for its 24 hours.
         return try await provider.createCheckoutSession(
             CheckoutRequest(
                 mode: .subscription(price: price),
                 successURL: settings.returnURL("success", for: "community", id: id.description),
                 cancelURL: settings.returnURL("cancel", for: "community", id: id.description),
                 clientReferenceID: id.description, metadata: ["community_id": id.description, "user_id": actor.description],
-                customer: customer, idempotencyKey: "orbit-subscription-\(id)-\(price)-\(day)"))
+                customer: customer, idempotencyKey: "orbit-subscription-\(id)-\(price)"))
     }
 
     /// What a Stripe event means for a subscription: its status and expiry, or nil when the
@@ -144,7 +144,7 @@ package struct BillingService: Sendable {
                     case .recorded(let community): (.applied, community, nil)
                     case .alreadyRecorded(let community): (.duplicate, community, nil)
                     case .refused(let community, let reason): (.refused, community, reason)
-                    case .unchanged(let community): (community == nil ? .ignored : .stale, community, nil)
+                    case .unchanged(let community, let reason): (community == nil ? .ignored : .stale, community, reason)
                     }
                 return try await Self.finish(record, received, outcome, community: community, detail: detail, on: connection)
             }
@@ -208,6 +208,9 @@ package struct BillingService: Sendable {
         guard let change, let community = try await Self.community(of: change, provider: event.provider, on: connection) else {
             return BillingReceipt(eventID: event.eventID, type: event.type, outcome: .ignored, community: nil, detail: nil)
         }
+        // The community first: two events of its subscriptions at once take turns, so that each
+        // sums up the others' rows as written.
+        try await connection.query("SELECT FROM communities WHERE id = \(community) FOR UPDATE")
         // One statement decides the order, also against a concurrent event of the same
         // subscription: the row is written only if this event is not older than its last.
         let written = try await connection.query(
@@ -221,23 +224,26 @@ package struct BillingService: Sendable {
                 WHERE s.last_event_created <= EXCLUDED.last_event_created
             RETURNING status::text AS status, expires_at
             """)
-        guard let state = written.first else {
+        guard written.first != nil else {
             return try await finish(record, event, .stale, community: community, on: connection)
         }
-        let status = try state.decode("status", as: SubscriptionStatus.self)
-        let expiresAt = try state.decode("expires_at", as: Date?.self)
-        switch event.provider {
-        case .stripe:
+        // The community's status is the best of all its subscriptions (active, then past due,
+        // then canceled; the latest expiry among them), whichever provider's event came last: a
+        // Stripe subscription that ends does not cancel an App Store one that runs.
+        try await connection.query(
+            """
+            UPDATE communities c SET subscription_status = best.status, subscription_expires_at = best.expires_at
+            FROM (SELECT status, expires_at FROM billing_subscriptions WHERE community_id = \(community)
+                  ORDER BY CASE status WHEN 'active' THEN 0 WHEN 'past_due' THEN 1 ELSE 2 END, expires_at DESC NULLS LAST,
+                      last_event_created DESC
+                  LIMIT 1) best
+            WHERE c.id = \(community)
+            """)
+        if event.provider == .stripe {
             try await connection.query(
                 """
-                UPDATE communities SET subscription_status = \(status)::subscription_status, subscription_expires_at = \(expiresAt),
-                    stripe_subscription_id = \(change.subscription), stripe_customer_id = COALESCE(\(change.customer), stripe_customer_id)
-                WHERE id = \(community)
-                """)
-        case .appStore:
-            try await connection.query(
-                """
-                UPDATE communities SET subscription_status = \(status)::subscription_status, subscription_expires_at = \(expiresAt)
+                UPDATE communities SET stripe_subscription_id = \(change.subscription),
+                    stripe_customer_id = COALESCE(\(change.customer), stripe_customer_id)
                 WHERE id = \(community)
                 """)
         }

@@ -12,7 +12,9 @@ extension DuesService {
     package func checkout(_ id: DuesID, as actor: UserID, provider: any PaymentProvider, settings: CheckoutSettings) async throws
         -> CheckoutSession
     {
-        let (dues, owed) = try await runner.asUserReading(actor) { connection in
+        // On the primary: a replica a moment behind could miss the payment a treasurer just
+        // recorded, and the member would pay again.
+        let (dues, owed) = try await runner.asUser(actor) { connection in
             let (dues, role) = try await Self.duesAndRole(id, actor, on: connection)
             guard role != nil else { throw ServiceError.notFound("Community \(dues.communityID)") }
             guard dues.isActive else { throw ServiceError.conflict(field: "dues", reason: "are no longer collected") }
@@ -24,9 +26,9 @@ extension DuesService {
             return (dues, line.outstanding)
         }
         let amount = Money(minorUnits: owed, currency: try Currency.parse(dues.currency))
-        // The same member, amount and day make the same key: a retried request gets the session
-        // the provider made the first time (valid for its 24 hours), not a second one.
-        let day = CivilDate(containing: runner.now())
+        // The same member and amount make the same key (the client adds the request's digest):
+        // a second tap or a retry gets the session the provider made the first time, open for
+        // its 24 hours, not a second one to pay.
         return try await provider.createCheckoutSession(
             CheckoutRequest(
                 mode: .payment(amount: amount, name: dues.name),
@@ -34,7 +36,7 @@ extension DuesService {
                 cancelURL: settings.returnURL("cancel", for: "dues", id: id.description),
                 clientReferenceID: id.description,
                 metadata: ["dues_id": id.description, "user_id": actor.description, "community_id": dues.communityID.description],
-                idempotencyKey: "orbit-dues-\(id)-\(actor)-\(owed)-\(day)"))
+                idempotencyKey: "orbit-dues-\(id)-\(actor)-\(owed)"))
     }
 
     /// A payment the provider took for dues, as its event tells it.
@@ -56,24 +58,36 @@ extension DuesService {
         /// The rules refused it (more than is still owed, another currency, not owed at all):
         /// the money must go back to the payer.
         case refused(CommunityID?, reason: String)
-        /// A refund that changes nothing: an older one, or of a payment never recorded.
-        case unchanged(CommunityID?)
+        /// Nothing to change: an older refund, a refund of a payment not recorded (yet: it is
+        /// kept, and the payment's event records what is left), a payment refunded in full before
+        /// its event came.
+        case unchanged(CommunityID?, reason: String?)
     }
 
     /// Records `payment` as orbit_admin on `connection` (the webhook's transaction): method
     /// `stripe`, recorded by the payer, written only if the member owes the dues and at least this
     /// much, exactly as `recordPayment` checks, with the dues row locked first.
     static func recordOnline(_ payment: OnlinePayment, runner: RequestRunner, on connection: PostgresConnection) async throws -> OnlineOutcome {
-        guard let money = try? Money(minorUnits: payment.amount, currency: Currency.parse(payment.currency)), payment.amount > 0,
+        guard let paid = try? Money(minorUnits: payment.amount, currency: Currency.parse(payment.currency)), payment.amount > 0,
             payment.amount <= Money.maximumMinorUnits
         else { return .refused(nil, reason: "the amount \(payment.amount) \(payment.currency) is not a payment") }
+        try await lock(payment: payment.providerPaymentID, on: connection)
         let locked = try await connection.query(
             "SELECT \(unescaped: Dues.columns) FROM dues WHERE id = \(payment.dues) FOR UPDATE")
         guard let row = locked.first else { return .refused(nil, reason: "dues \(payment.dues) do not exist") }
         let dues = try Dues(row: row)
-        guard dues.currency == money.currency.code else {
-            return .refused(dues.communityID, reason: "the payment is in \(money.currency.code), the dues in \(dues.currency)")
+        guard dues.currency == paid.currency.code else {
+            return .refused(dues.communityID, reason: "the payment is in \(paid.currency.code), the dues in \(dues.currency)")
         }
+        // A refund that came first: what is left of the payment is recorded.
+        let refunded =
+            try await connection.query(
+                "SELECT refunded FROM billing_refunds WHERE provider = 'stripe' AND payment_id = \(payment.providerPaymentID)"
+            ).first?.decode("refunded", as: Int64.self) ?? 0
+        guard refunded < paid.minorUnits else {
+            return .unchanged(dues.communityID, reason: "the payment was refunded in full before its event came")
+        }
+        let money = Money(minorUnits: paid.minorUnits - refunded, currency: paid.currency)
         let paymentID = DuesPaymentID.new(in: .duesPayments)
         let results = try await connection.pipeline([
             Self.paymentInsertion(
@@ -103,22 +117,32 @@ extension DuesService {
     static func refundOnline(providerPaymentID: String, amount: Int64, refunded: Int64, on connection: PostgresConnection) async throws
         -> OnlineOutcome
     {
+        try await lock(payment: providerPaymentID, on: connection)
+        // Kept whether or not the payment is recorded yet: its event may come later.
+        let most = try await connection.query(
+            """
+            INSERT INTO billing_refunds AS r (provider, payment_id, amount, refunded) VALUES ('stripe', \(providerPaymentID), \(amount), \(refunded))
+            ON CONFLICT (provider, payment_id) DO UPDATE
+                SET refunded = greatest(r.refunded, EXCLUDED.refunded), amount = EXCLUDED.amount, updated_at = now()
+            RETURNING refunded
+            """
+        ).single().decode("refunded", as: Int64.self)
         guard
             let found = try await connection.query(
                 "SELECT dues_id, community_id FROM dues_payments WHERE provider_payment_id = \(providerPaymentID)"
             ).first
-        else { return .unchanged(nil) }
+        else { return .unchanged(nil, reason: "no payment of \(providerPaymentID) is recorded; the refund is kept for it") }
         let (dues, community) = try found.decode((DuesID, CommunityID).self)
         // The dues first, then the payment: the order recordPayment and recordOnline lock in.
         let activity = UUID()
-        let remaining = max(amount - refunded, 0)
+        let remaining = max(amount - most, 0)
         let results = try await connection.pipeline([
             "SELECT id FROM dues WHERE id = \(dues) FOR UPDATE",
             """
             SELECT amount_paid FROM dues_payments WHERE provider_payment_id = \(providerPaymentID) AND amount_paid > \(remaining) FOR UPDATE
             """,
         ])
-        guard results[1].first != nil else { return .unchanged(community) }
+        guard results[1].first != nil else { return .unchanged(community, reason: nil) }
         try await connection.pipeline([
             """
             INSERT INTO money_activity (id, community_id, actor_id, action, entity, entity_id, before)
@@ -130,6 +154,12 @@ extension DuesService {
             "UPDATE money_activity m SET after = orbit.dues_state(d) FROM dues d WHERE m.id = \(activity) AND d.id = m.entity_id",
         ])
         return .recorded(community)
+    }
+
+    /// One provider payment's events take turns (its record and its refunds), whatever dues
+    /// they name: a refund and the payment's own event at once cannot miss each other.
+    static func lock(payment: String, on connection: PostgresConnection) async throws {
+        try await connection.query("SELECT pg_advisory_xact_lock(hashtextextended(\("stripe-payment:" + payment), 0))")
     }
 
     /// Writes payment `paymentID` of `amount` by `user` to dues `id`, only if the member owes the

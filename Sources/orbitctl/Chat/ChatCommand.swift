@@ -8,7 +8,9 @@ extension ConversationKind: ExpressibleByArgument {}
 struct ChatCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chat", abstract: "Chat: conversations of a community and their messages.",
-        subcommands: [Start.self, List.self, Send.self, History.self, Mark<Read>.self, Mark<Delivered>.self, Edit.self, Delete.self, Leave.self, Mute.self]
+        subcommands: [
+            Start.self, List.self, Send.self, History.self, Mark<Read>.self, Mark<Delivered>.self, Edit.self, Delete.self, Leave.self, Mute.self,
+        ]
     )
 
     struct Start: AsyncParsableCommand {

@@ -42,6 +42,12 @@ struct PaymentOptions: ParsableArguments {
             "The app's bundle id: notifications for another app are refused. Default: ORBIT_APP_STORE_BUNDLE_ID.", valueName: "id"))
     var appStoreBundleID: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "App Store environments whose notifications change subscriptions: production, sandbox or both (sandbox purchases cost nothing). Default: ORBIT_APP_STORE_ENVIRONMENT, else production.",
+            valueName: "environment"))
+    var appStoreEnvironment: String?
+
     /// An option, else its environment variable (empty counts as unset).
     static func setting(_ option: String?, _ variable: String) -> String? {
         if let option { return option }
@@ -116,8 +122,17 @@ struct PaymentOptions: ParsableArguments {
         } catch {
             throw CommandFailure("cannot read Apple's root certificate from \(root): \(error)")
         }
-        logger.info("App Store notifications are verified", metadata: ["root": "\(certificate.subject)", "bundle_id": "\(bundle)"])
-        return AppStoreSignature(roots: [certificate], bundleID: bundle)
+        let environments: Set<String>
+        switch Self.setting(appStoreEnvironment, "ORBIT_APP_STORE_ENVIRONMENT") ?? "production" {
+        case "production": environments = ["Production"]
+        case "sandbox": environments = ["Sandbox"]
+        case "both": environments = ["Production", "Sandbox"]
+        case let other: throw CommandFailure("--app-store-environment is production, sandbox or both, not \(other).")
+        }
+        logger.info(
+            "App Store notifications are verified",
+            metadata: ["root": "\(certificate.subject)", "bundle_id": "\(bundle)", "environments": "\(environments.sorted())"])
+        return AppStoreSignature(roots: [certificate], bundleID: bundle, environments: environments)
     }
 
     /// Closes the Stripe client's connections, saying so if that fails.
