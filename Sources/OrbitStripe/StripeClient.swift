@@ -39,7 +39,8 @@ package struct StripeConfigurationError: Error, CustomStringConvertible {
     package init(_ description: String) { self.description = description }
 }
 
-/// Makes Stripe Checkout Sessions through Stripe's API (`POST /v1/checkout/sessions`): form-encoded
+/// Makes Stripe Checkout Sessions (`POST /v1/checkout/sessions`) and refunds (`POST /v1/refunds`)
+/// through Stripe's API: form-encoded
 /// as Stripe takes it, the secret key as a bearer token, an `Idempotency-Key` per intent so that a
 /// retry never makes a second session.
 package final class StripeClient: PaymentProvider {
@@ -62,16 +63,34 @@ package final class StripeClient: PaymentProvider {
     }
 
     package func createCheckoutSession(_ request: CheckoutRequest) async throws -> CheckoutSession {
-        let body = Self.form(request)
+        let json = try await post("v1/checkout/sessions", form: Self.form(request), key: request.idempotencyKey)
+        guard let id = json["id"] as? String, let url = json["url"] as? String else {
+            throw PaymentProviderError(status: 200, message: "Stripe answered something that is not a Checkout Session")
+        }
+        let expires = (json["expires_at"] as? NSNumber).map { Date(timeIntervalSince1970: $0.doubleValue) }
+        return CheckoutSession(id: id, url: url, expiresAt: expires)
+    }
+
+    package func refund(payment: String, idempotencyKey: String) async throws {
+        let form = [("payment_intent", payment), ("reason", "duplicate")]
+        let json = try await post("v1/refunds", form: Self.encode(form), key: idempotencyKey)
+        guard json["object"] as? String == "refund" else {
+            throw PaymentProviderError(status: 200, message: "Stripe answered something that is not a refund")
+        }
+    }
+
+    /// POSTs `form` to Stripe's `path` and answers its JSON: 409 (the same key in flight), 429,
+    /// 5xx and no answer are tried again with the same key; any other refusal is thrown at once.
+    private func post(_ path: String, form body: String, key: String) async throws -> [String: Any] {
         // The caller's key names the intent; the body's digest makes any change of what is sent
         // (a new customer, a renamed dues) a new key: Stripe refuses a key reused with other
         // parameters, and would answer an old session for the same ones.
         let digest = SHA256.hash(data: Data(body.utf8)).prefix(12).map { String(format: "%02x", $0) }.joined()
-        let idempotencyKey = "\(request.idempotencyKey)-\(digest)"
+        let idempotencyKey = "\(key)-\(digest)"
         var failure = PaymentProviderError(status: nil, message: "Stripe was not asked")
         for attempt in 1...max(1, configuration.attempts) {
             if attempt > 1 { try await Task.sleep(for: .milliseconds(250 << (attempt - 2))) }
-            var http = HTTPClientRequest(url: configuration.apiURL.appendingPathComponent("v1/checkout/sessions").absoluteString)
+            var http = HTTPClientRequest(url: configuration.apiURL.appendingPathComponent(path).absoluteString)
             http.method = .POST
             http.headers.add(name: "authorization", value: "Bearer \(configuration.secretKey)")
             http.headers.add(name: "content-type", value: "application/x-www-form-urlencoded")
@@ -85,20 +104,18 @@ package final class StripeClient: PaymentProvider {
                 answer = try await response.body.collect(upTo: 1 << 20)
             } catch {
                 failure = PaymentProviderError(status: nil, message: "Stripe could not be reached: \(error)")
-                logger.warning("stripe request failed", metadata: ["attempt": "\(attempt)", "error": "\(error)"])
+                logger.warning("stripe request failed", metadata: ["path": "\(path)", "attempt": "\(attempt)", "error": "\(error)"])
                 continue
             }
             let status = Int(response.status.code)
             let json = (try? JSONSerialization.jsonObject(with: Data(buffer: answer))) as? [String: Any]
-            if status == 200, let id = json?["id"] as? String, let url = json?["url"] as? String {
-                let expires = (json?["expires_at"] as? NSNumber).map { Date(timeIntervalSince1970: $0.doubleValue) }
-                return CheckoutSession(id: id, url: url, expiresAt: expires)
-            }
+            if status == 200, let json { return json }
             let error = json?["error"] as? [String: Any]
-            let message = (error?["message"] as? String) ?? "an answer that is not a Checkout Session"
+            let message = (error?["message"] as? String) ?? "an answer that is not JSON"
             failure = PaymentProviderError(status: status, message: "Stripe answered \(status): \(message)")
             logger.warning(
-                "stripe refused", metadata: ["attempt": "\(attempt)", "status": "\(status)", "type": "\(error?["type"] as? String ?? "")"])
+                "stripe refused",
+                metadata: ["path": "\(path)", "attempt": "\(attempt)", "status": "\(status)", "type": "\(error?["type"] as? String ?? "")"])
             guard status == 429 || status == 409 || status >= 500 else { break }
         }
         throw failure
@@ -126,7 +143,11 @@ package final class StripeClient: PaymentProvider {
         ]
         fields += request.metadata.sorted { $0.key < $1.key }.map { ("metadata[\($0.key)]", $0.value) }
         if let customer = request.customer { fields.append(("customer", customer)) }
-        return fields.map { "\(encode($0.0))=\(encode($0.1))" }.joined(separator: "&")
+        return encode(fields)
+    }
+
+    static func encode(_ fields: [(String, String)]) -> String {
+        fields.map { "\(encode($0.0))=\(encode($0.1))" }.joined(separator: "&")
     }
 
     private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")

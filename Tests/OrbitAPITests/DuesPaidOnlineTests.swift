@@ -143,6 +143,37 @@ struct DuesPaidOnlineTests {
         }
     }
 
+    @Test("a payment the rules refuse is given back through Stripe's API once, also when Stripe fails first and the event comes again")
+    func refusedIsRefunded() async throws {
+        try await withStripe { harness, stripe in
+            let cast = try await APICast.make(harness)
+            let dues = try await harness.services.dues.create(
+                in: cast.community, name: "Season fee", amount: try dollars("25"), dueDate: try day("2030-01-01"), as: cast.admin)
+            _ = try await harness.services.dues.recordPayment(to: dues.id, by: cast.member, amount: try dollars("25"), as: cast.admin)
+            let event = try Self.paid(
+                "evt_twice", dues: dues.id, user: cast.member, amount: 2500, intent: "pi_twice", created: harness.services.now())
+
+            // Stripe cannot refund now: the webhook answers 503 so that Stripe delivers it again.
+            stripe.script([500, 500, 500])
+            let first = try await StripeWebhookTests.deliver(harness, event, at: harness.services.now())
+            #expect(first.status == 503, "\(first.text)")
+            #expect(stripe.refunds.isEmpty)
+
+            let again = try await Self.deliver(harness, event)
+            #expect(try again.string("outcome") == "duplicate")
+            #expect(stripe.refunds == ["pi_twice"])
+            let refund = try #require(stripe.received.last)
+            #expect(refund.path == "v1/refunds")
+            #expect(refund.form["reason"] == "duplicate")
+            #expect(refund.headers["idempotency-key"]?.hasPrefix("orbit-refund-pi_twice") == true)
+
+            // Once more: the same key, no second refund.
+            _ = try await Self.deliver(harness, event)
+            #expect(stripe.refunds == ["pi_twice"])
+            #expect(try await Self.payments(harness, dues.id, token: cast.adminToken).count == 1)
+        }
+    }
+
     @Test("a refund that arrives before its payment's event is kept: the payment is recorded less it, or not at all")
     func refundFirst() async throws {
         try await withAPI(configure: Self.configured) { harness in

@@ -9,7 +9,7 @@ import SwiftASN1
 import Synchronization
 import X509
 
-/// A stand-in for Stripe's API (`POST /v1/checkout/sessions`), over TLS with a certificate made
+/// A stand-in for Stripe's API (`POST /v1/checkout/sessions`, `POST /v1/refunds`), over TLS with a certificate made
 /// for the test, checking a request as Stripe does before it makes a session: the secret key as
 /// a bearer token (401 otherwise), a form-encoded body, every parameter one Stripe knows (400
 /// "Received unknown parameter"), the mode's required ones (a known price for a subscription;
@@ -22,6 +22,7 @@ final class TestStripeAPI: Sendable {
     static let price = "price_test_community"
 
     struct Received: Sendable {
+        var path: String
         var headers: [String: String]
         var form: [String: String]
         var status: Int
@@ -34,6 +35,7 @@ final class TestStripeAPI: Sendable {
         var answered: [String: (body: String, status: Int, answer: String)] = [:]
         var scripted: [Int] = []
         var sessions = 0
+        var refunds: [String] = []
     }
 
     let port: Int
@@ -43,6 +45,8 @@ final class TestStripeAPI: Sendable {
     var received: [Received] { box.state.withLock { $0.received } }
     /// The sessions made (idempotent replays are not new sessions).
     var sessions: Int { box.state.withLock { $0.sessions } }
+    /// The PaymentIntents refunded, once each however often asked with the same key.
+    var refunds: [String] { box.state.withLock { $0.refunds } }
     var url: URL { URL(string: "https://localhost:\(port)")! }
 
     /// The next requests answer `statuses`, one each, before any check.
@@ -73,12 +77,14 @@ final class TestStripeAPI: Sendable {
             privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(key.pemRepresentation.utf8), format: .pem)))
         let shared = Box()
         let router = Router()
-        router.post("v1/checkout/sessions") { request, _ -> Response in
-            var request = request
-            let body = String(buffer: try await request.collectBody(upTo: 1 << 20))
-            let (status, answer) = shared.answer(headers: request.headers, body: body)
-            return Response(
-                status: .init(code: status), headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: answer)))
+        for path in ["v1/checkout/sessions", "v1/refunds"] {
+            router.post(RouterPath(path)) { request, _ -> Response in
+                var request = request
+                let body = String(buffer: try await request.collectBody(upTo: 1 << 20))
+                let (status, answer) = shared.answer(path: path, headers: request.headers, body: body)
+                return Response(
+                    status: .init(code: status), headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: answer)))
+            }
         }
         var logger = Logger(label: "test-stripe")
         // Stopping by cancellation logs errors of its own; the tests check what the server took.
@@ -107,13 +113,13 @@ final class TestStripeAPI: Sendable {
     final class Box: Sendable {
         let state = Mutex(State())
 
-        func answer(headers: HTTPFields, body: String) -> (Int, String) {
+        func answer(path: String, headers: HTTPFields, body: String) -> (Int, String) {
             state.withLock { state in
                 var fields: [String: String] = [:]
                 for field in headers { fields[field.name.canonicalName] = field.value }
                 let form = TestStripeAPI.parse(body)
                 func finish(_ status: Int, _ answer: String, error: String? = nil) -> (Int, String) {
-                    state.received.append(Received(headers: fields, form: form ?? [:], status: status, error: error))
+                    state.received.append(Received(path: path, headers: fields, form: form ?? [:], status: status, error: error))
                     return (status, answer)
                 }
                 if !state.scripted.isEmpty {
@@ -136,6 +142,21 @@ final class TestStripeAPI: Sendable {
                             error: "idempotency")
                     }
                     return finish(earlier.status, earlier.answer)
+                }
+                if path == "v1/refunds" {
+                    // A refund: of a PaymentIntent, for a reason Stripe knows, nothing else.
+                    let allowed = ["payment_intent", "reason"]
+                    if let unknown = form.keys.sorted().first(where: { !allowed.contains($0) && !$0.hasPrefix("metadata[") }) {
+                        return finish(400, TestStripeAPI.error("invalid_request_error", "Received unknown parameter: \(unknown)"), error: unknown)
+                    }
+                    guard let intent = form["payment_intent"], intent.hasPrefix("pi_"),
+                        ["duplicate", "fraudulent", "requested_by_customer", nil].contains(form["reason"])
+                    else { return finish(400, TestStripeAPI.error("invalid_request_error", "Invalid refund"), error: "refund") }
+                    state.refunds.append(intent)
+                    let answer =
+                        "{\"id\":\"re_\(state.refunds.count)\",\"object\":\"refund\",\"status\":\"succeeded\",\"payment_intent\":\"\(intent)\"}"
+                    if let key = fields["idempotency-key"] { state.answered[key] = (body, 200, answer) }
+                    return finish(200, answer)
                 }
                 if let problem = TestStripeAPI.check(form) {
                     return finish(400, TestStripeAPI.error("invalid_request_error", problem), error: problem)

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import NIOCore
 import OrbitCore
 
@@ -57,10 +58,8 @@ extension OrbitAPI {
                 throw APIProblem.validation(field: nil, "\(error)")
             }
             let receipt = try await services.billing.applyStripe(event)
-            if receipt.outcome == .refused {
-                // Money was taken that the rules would not record: someone must refund it.
-                context.logger.warning(
-                    "stripe payment refused: refund it", metadata: ["event_id": "\(receipt.eventID)", "detail": "\(receipt.detail ?? "")"])
+            if let payment = receipt.refund {
+                try await giveBack(payment, receipt: receipt, logger: context.logger)
             }
             context.logger.info(
                 "stripe event", metadata: ["event_id": "\(receipt.eventID)", "type": "\(receipt.type)", "outcome": "\(receipt.outcome.rawValue)"])
@@ -99,6 +98,31 @@ extension OrbitAPI {
         }
         return try await services.billing.applyAppStore(
             notification, accepted: verifier.environments.contains(notification.environment ?? ""))
+    }
+
+    /// Refunds a payment the rules refused to record (a treasurer recorded one meanwhile), after
+    /// the event's transaction: nothing is paid twice. If Stripe cannot do it now the webhook
+    /// answers 503, Stripe delivers the event again, and its duplicate asks again (the same key:
+    /// one refund). Without a secret key the operator is told to refund it in the Dashboard.
+    func giveBack(_ payment: String, receipt: BillingReceipt, logger: Logger) async throws {
+        guard let provider = configuration.payments else {
+            logger.warning(
+                "stripe payment refused and not refunded (no secret key): refund it in the Dashboard",
+                metadata: ["event_id": "\(receipt.eventID)", "payment_intent": "\(payment)", "detail": "\(receipt.detail ?? "")"])
+            return
+        }
+        do {
+            try await provider.refund(payment: payment, idempotencyKey: "orbit-refund-\(payment)")
+            logger.notice(
+                "stripe payment refused and refunded", metadata: ["payment_intent": "\(payment)", "detail": "\(receipt.detail ?? "")"])
+        } catch {
+            logger.error("refunding a refused payment failed", metadata: ["payment_intent": "\(payment)", "error": "\(error)"])
+            var problem = APIProblem(
+                "unavailable", title: "Service unavailable", status: .serviceUnavailable,
+                detail: "The refused payment could not be refunded yet; deliver the event again.")
+            problem.retryAfter = 60
+            throw problem
+        }
     }
 
     /// What a checkout needs, or 501 naming what the operator has not set.

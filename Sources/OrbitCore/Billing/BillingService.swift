@@ -25,6 +25,9 @@ package struct BillingReceipt: Sendable, Codable, Equatable {
     package var community: CommunityID?
     /// Why it was refused.
     package var detail: String?
+    /// The provider payment to give back: a payment the rules refused to record (also when its
+    /// event comes again). Not part of the answer.
+    package var refund: String? = nil
 
     enum CodingKeys: String, CodingKey {
         case eventID = "event_id", type, outcome, community = "community_id", detail
@@ -134,7 +137,8 @@ package struct BillingService: Sendable {
         try await runner.asOperator { connection in
             let change = Self.change(of: event)
             let received = Received(
-                provider: .stripe, eventID: event.id, type: event.type, created: event.created, subscription: change?.subscription)
+                provider: .stripe, eventID: event.id, type: event.type, created: event.created, subscription: change?.subscription,
+                payment: event.object.paymentIntent)
             guard let record = try await Self.record(received, on: connection) else {
                 return try await Self.duplicate(received, on: connection)
             }
@@ -146,7 +150,9 @@ package struct BillingService: Sendable {
                     case .refused(let community, let reason): (.refused, community, reason)
                     case .unchanged(let community, let reason): (community == nil ? .ignored : .stale, community, reason)
                     }
-                return try await Self.finish(record, received, outcome, community: community, detail: detail, on: connection)
+                var receipt = try await Self.finish(record, received, outcome, community: community, detail: detail, on: connection)
+                if outcome == .refused { receipt.refund = received.payment }
+                return receipt
             }
             return try await Self.apply(change, received, record: record, on: connection)
         }
@@ -166,25 +172,37 @@ package struct BillingService: Sendable {
         /// The provider's time of it: what orders the events of one subscription.
         var created: Date
         var subscription: String?
+        /// The provider's payment the event is about (Stripe's PaymentIntent).
+        var payment: String? = nil
     }
 
     /// Records the event's receipt, once: nil when it was received before.
     static func record(_ event: Received, on connection: PostgresConnection) async throws -> UUID? {
         try await connection.query(
             """
-            INSERT INTO billing_events (provider, event_id, event_type, event_created, subscription_id, outcome)
-            VALUES (\(event.provider.rawValue), \(event.eventID), \(event.type), \(event.created), \(event.subscription), 'ignored')
+            INSERT INTO billing_events (provider, event_id, event_type, event_created, subscription_id, payment_id, outcome)
+            VALUES (\(event.provider.rawValue), \(event.eventID), \(event.type), \(event.created), \(event.subscription), \(event.payment),
+                'ignored')
             ON CONFLICT (provider, event_id) DO NOTHING RETURNING id
             """
         ).first?.decode("id", as: UUID.self)
     }
 
-    /// The answer to an event received before: `duplicate`, with the community it was for.
+    /// The answer to an event received before: `duplicate`, with the community it was for (and,
+    /// if it was a payment refused, that payment again, to give back: the refund may have failed).
     static func duplicate(_ event: Received, on connection: PostgresConnection) async throws -> BillingReceipt {
         let earlier = try await connection.query(
-            "SELECT community_id FROM billing_events WHERE provider = \(event.provider.rawValue) AND event_id = \(event.eventID)")
-        let community = try earlier.first?.decode("community_id", as: CommunityID?.self) ?? nil
-        return BillingReceipt(eventID: event.eventID, type: event.type, outcome: .duplicate, community: community, detail: nil)
+            """
+            SELECT community_id, outcome, payment_id FROM billing_events
+            WHERE provider = \(event.provider.rawValue) AND event_id = \(event.eventID)
+            """
+        ).first
+        let community = try earlier?.decode("community_id", as: CommunityID?.self) ?? nil
+        var receipt = BillingReceipt(eventID: event.eventID, type: event.type, outcome: .duplicate, community: community, detail: nil)
+        if try earlier?.decode("outcome", as: String.self) == BillingOutcome.refused.rawValue {
+            receipt.refund = try earlier?.decode("payment_id", as: String?.self) ?? nil
+        }
+        return receipt
     }
 
     /// Records what became of event `record`, and answers it.

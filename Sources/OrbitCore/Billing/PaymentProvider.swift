@@ -63,6 +63,9 @@ package struct CheckoutSession: Sendable, Codable, Equatable {
 /// holds no connection and no lock.
 package protocol PaymentProvider: Sendable {
     func createCheckoutSession(_ request: CheckoutRequest) async throws -> CheckoutSession
+    /// Gives back all of a payment (Stripe's PaymentIntent) taken for what the rules refused to
+    /// record: the same key asks once, however often it is sent.
+    func refund(payment: String, idempotencyKey: String) async throws
 }
 
 /// The provider refused the request or could not be reached: nothing was created.
