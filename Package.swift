@@ -146,7 +146,7 @@ let package = Package(
         // Shared test support: one server per test process, one cloned database per test.
         .target(
             name: "OrbitTestSupport",
-            dependencies: ["OrbitPostgres", "LocalPostgres", "OrbitMigrations", "OrbitScaleData"],
+            dependencies: ["OrbitPostgres", "OrbitCore", "LocalPostgres", "OrbitMigrations", "OrbitScaleData"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

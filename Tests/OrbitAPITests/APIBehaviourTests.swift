@@ -1,6 +1,7 @@
 import Foundation
 import OrbitAPI
 import OrbitCore
+import OrbitTestSupport
 import Testing
 
 @Suite("The HTTP API: flows, idempotency, problems, limits, health")

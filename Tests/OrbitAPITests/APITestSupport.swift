@@ -185,8 +185,8 @@ func withAPI<Result>(
     }
 }
 
-/// A community with an admin, a member and an outsider (who has a community of their own), all
-/// with access tokens.
+/// The shared cast's people (`Cast.people`, OrbitTestSupport; no former member) signed in: an
+/// access token for each, and the outsider's own community.
 struct APICast: Sendable {
     var admin: UserID
     var member: UserID
@@ -198,27 +198,11 @@ struct APICast: Sendable {
     var outsiderToken: String
 
     static func make(_ harness: APIHarness) async throws -> APICast {
-        let services = harness.services
-        let admin = try await services.users.create(email: "admin@example.com", displayName: "Ada Admin").id
-        let member = try await services.users.create(email: "member@example.com", displayName: "Max Member").id
-        let outsider = try await services.users.create(email: "outsider@example.com", displayName: "Olga Outsider").id
-        let community = try await services.communities.create(name: "Tigers U10", as: admin).id
-        _ = try await services.members.add(member, to: community, as: admin)
-        let other = try await services.communities.create(name: "Other club", as: outsider).id
+        let people = try await Cast.people(harness.services, former: false)
+        let other = try await harness.services.communities.create(name: "Other club", as: people.outsider).id
         return APICast(
-            admin: admin, member: member, outsider: outsider, community: community, otherCommunity: other,
-            adminToken: try await harness.token(for: admin), memberToken: try await harness.token(for: member),
-            outsiderToken: try await harness.token(for: outsider)
-        )
+            admin: people.admin, member: people.member, outsider: people.outsider, community: people.community, otherCommunity: other,
+            adminToken: try await harness.token(for: people.admin), memberToken: try await harness.token(for: people.member),
+            outsiderToken: try await harness.token(for: people.outsider))
     }
-}
-
-/// `text` (a decimal such as "12.50") in US dollars, as a person would type it.
-func dollars(_ text: String) throws -> Money {
-    try Money(parsing: text, currency: .usd)
-}
-
-/// A `YYYY-MM-DD` date.
-func day(_ text: String) throws -> CivilDate {
-    try CivilDate.parse(text, field: "date")
 }

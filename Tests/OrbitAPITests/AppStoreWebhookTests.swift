@@ -3,6 +3,7 @@ import Foundation
 import OrbitAPI
 import OrbitCore
 import OrbitPostgres
+import OrbitTestSupport
 import Testing
 import X509
 

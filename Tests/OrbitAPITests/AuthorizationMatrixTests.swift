@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import OrbitCore
+import OrbitTestSupport
 import Testing
 
 /// Every endpoint that touches a community, called by each kind of caller, with the status

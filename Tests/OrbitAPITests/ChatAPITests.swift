@@ -1,5 +1,6 @@
 import Foundation
 import OrbitCore
+import OrbitTestSupport
 import Testing
 
 @Suite("Chat over HTTP")

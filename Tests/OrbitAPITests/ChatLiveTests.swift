@@ -3,6 +3,7 @@ import HummingbirdWSClient
 import Logging
 import OrbitAPI
 import OrbitCore
+import OrbitTestSupport
 import ServiceLifecycle
 import Testing
 

@@ -3,6 +3,7 @@ import OrbitAPI
 import OrbitCore
 import OrbitPostgres
 import OrbitStripe
+import OrbitTestSupport
 import Testing
 
 /// The API with Stripe's client pointed at a local server that checks requests as Stripe does.

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import OrbitCore
+import OrbitTestSupport
 import Testing
 
 @Suite("Chores, points, rewards and a child's sign-in over HTTP")

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import OrbitCore
 import OrbitPostgres
+import OrbitTestSupport
 import Testing
 
 /// Offline writes survive any time offline (issue 38, item 3; docs/sync.md, "Offline writes"):

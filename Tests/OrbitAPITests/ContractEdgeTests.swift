@@ -1,6 +1,7 @@
 import Foundation
 import OrbitAPI
 import OrbitCore
+import OrbitTestSupport
 import Testing
 
 /// The edges schemathesis found where the server and openapi.yaml disagreed: each request here

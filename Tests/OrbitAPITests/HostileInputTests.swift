@@ -1,5 +1,6 @@
 import Foundation
 import OrbitCore
+import OrbitTestSupport
 import Testing
 
 /// Attacks through the API: another community's ids in bodies, and an injection

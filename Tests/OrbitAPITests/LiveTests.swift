@@ -4,6 +4,7 @@ import HummingbirdWSClient
 import Logging
 import OrbitCore
 import OrbitPostgres
+import OrbitTestSupport
 import ServiceLifecycle
 import Synchronization
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import OrbitAPI
 import OrbitCore
+import OrbitTestSupport
 import Testing
 
 @Suite("Money over HTTP: several payers, family shares")

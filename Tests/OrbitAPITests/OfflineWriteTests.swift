@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import OrbitCore
 import OrbitPostgres
+import OrbitTestSupport
 import Testing
 
 @testable import OrbitAPI

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import OrbitAPI
 import OrbitCore
+import OrbitTestSupport
 import ServiceLifecycle
 import Synchronization
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 import OrbitAPI
 import OrbitCore
 import OrbitPostgres
+import OrbitTestSupport
 import Testing
 
 /// `POST /webhooks/stripe` (docs/money.md, "Subscriptions"): signed as Stripe signs, the events

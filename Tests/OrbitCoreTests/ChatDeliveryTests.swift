@@ -1,6 +1,7 @@
 import Foundation
 import OrbitCore
 import OrbitPostgres
+import OrbitTestSupport
 import Testing
 
 @Suite("Chat: the change feed, pushes to who is away, presence")

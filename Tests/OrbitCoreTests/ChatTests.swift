@@ -1,6 +1,7 @@
 import Foundation
 import OrbitCore
 import OrbitPostgres
+import OrbitTestSupport
 import Testing
 
 @Suite("Chat: conversations, messages, receipts and who may reach them")

@@ -1,5 +1,6 @@
 import Foundation
 import OrbitPostgres
+import OrbitTestSupport
 import Testing
 
 @testable import OrbitCore
