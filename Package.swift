@@ -146,7 +146,13 @@ let package = Package(
         // Shared test support: one server per test process, one cloned database per test.
         .target(
             name: "OrbitTestSupport",
-            dependencies: ["OrbitPostgres", "OrbitCore", "LocalPostgres", "OrbitMigrations", "OrbitScaleData"],
+            dependencies: [
+                "OrbitPostgres", "OrbitCore", "LocalPostgres", "OrbitMigrations", "OrbitScaleData",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -1,13 +1,11 @@
-import Crypto
 import Foundation
 import Hummingbird
 import HummingbirdTLS
 import Logging
 import NIOCore
 import NIOSSL
-import SwiftASN1
+import OrbitTestSupport
 import Synchronization
-import X509
 
 /// A stand-in for Stripe's API (`POST /v1/checkout/sessions`, `POST /v1/refunds`), over TLS with a certificate made
 /// for the test, checking a request as Stripe does before it makes a session: the secret key as
@@ -62,19 +60,7 @@ final class TestStripeAPI: Sendable {
 
     /// Runs the server for `body`.
     static func with<Result: Sendable>(_ body: @Sendable (TestStripeAPI) async throws -> Result) async throws -> Result {
-        let key = P256.Signing.PrivateKey()
-        let name = try DistinguishedName { CommonName("localhost") }
-        let certificate = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey), notValidBefore: Date().addingTimeInterval(-3600),
-            notValidAfter: Date().addingTimeInterval(86_400), issuer: name, subject: name, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions { SubjectAlternativeNames([.dnsName("localhost")]) },
-            issuerPrivateKey: .init(key))
-        var serializer = DER.Serializer()
-        try serializer.serialize(certificate)
-        let der = serializer.serializedBytes
-        let tls = TLSConfiguration.makeServerConfiguration(
-            certificateChain: [.certificate(try NIOSSLCertificate(bytes: der, format: .der))],
-            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(key.pemRepresentation.utf8), format: .pem)))
+        let certificate = try LocalhostCertificate()
         let shared = Box()
         let router = Router()
         for path in ["v1/checkout/sessions", "v1/refunds"] {
@@ -91,7 +77,7 @@ final class TestStripeAPI: Sendable {
         logger.logLevel = .critical
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let app = Application(
-            router: router, server: try .tls(.http1(), tlsConfiguration: tls),
+            router: router, server: try .tls(.http1(), tlsConfiguration: certificate.serverTLS),
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { channel in continuation.yield(channel.localAddress?.port ?? 0) }, logger: logger)
         return try await withThrowingTaskGroup(of: Result?.self) { tasks in
@@ -101,8 +87,7 @@ final class TestStripeAPI: Sendable {
             }
             var iterator = ports.makeAsyncIterator()
             guard let port = await iterator.next() else { throw CancellationError() }
-            let server = TestStripeAPI(
-                port: port, certificatePEM: PEMDocument(type: "CERTIFICATE", derBytes: der).pemString, box: shared)
+            let server = TestStripeAPI(port: port, certificatePEM: certificate.pem, box: shared)
             let result = try await body(server)
             tasks.cancelAll()
             return result

@@ -5,6 +5,7 @@ import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
+import OrbitTestSupport
 import SwiftASN1
 import Synchronization
 import X509
@@ -89,21 +90,9 @@ final class TestAPNsServer: Sendable {
     }
 
     static func start(expecting expectations: Expectations) async throws -> TestAPNsServer {
-        let key = P256.Signing.PrivateKey()
-        let name = try DistinguishedName { CommonName("localhost") }
-        let certificate = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey), notValidBefore: Date().addingTimeInterval(-3600),
-            notValidAfter: Date().addingTimeInterval(86_400), issuer: name, subject: name, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions { SubjectAlternativeNames([.dnsName("localhost")]) },
-            issuerPrivateKey: .init(key))
-        var serializer = DER.Serializer()
-        try serializer.serialize(certificate)
-        let der = serializer.serializedBytes
-        let pem = PEMDocument(type: "CERTIFICATE", derBytes: der).pemString
-
-        var tls = TLSConfiguration.makeServerConfiguration(
-            certificateChain: [.certificate(try NIOSSLCertificate(bytes: der, format: .der))],
-            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(key.pemRepresentation.utf8), format: .pem)))
+        let certificate = try LocalhostCertificate()
+        let pem = certificate.pem
+        var tls = certificate.serverTLS
         tls.applicationProtocols = ["h2"]
         let context = try NIOSSLContext(configuration: tls)
         let shared = Shared(expectations)
