@@ -187,6 +187,19 @@ struct CheckoutTests {
             #expect(stripe.received.last?.form["line_items[0][price_data][unit_amount]"] == "1500")
             #expect(stripe.sessions == 2)
 
+            // Paid online, refunded in full: what is owed is the same as before, but the checkout is
+            // a new one (Stripe would answer the old, paid session for the old key).
+            let paidOnline = try DuesPaidOnlineTests.paid(
+                "evt_rest", dues: dues.id, user: cast.member, amount: 1500, intent: "pi_rest", created: harness.services.now())
+            #expect(try await DuesPaidOnlineTests.deliver(harness, paidOnline).string("outcome") == "applied")
+            let refunded = try DuesPaidOnlineTests.refunded(
+                "evt_rest_refund", intent: "pi_rest", amount: 1500, refunded: 1500, created: harness.services.now())
+            #expect(try await DuesPaidOnlineTests.deliver(harness, refunded).string("outcome") == "applied")
+            let again = try await harness.request(.post, path, token: cast.memberToken)
+            #expect(again.status == 200, "\(again.text)")
+            #expect(stripe.received.last?.form["line_items[0][price_data][unit_amount]"] == "1500")
+            #expect(stripe.sessions == 3)
+
             _ = try await harness.services.dues.recordPayment(to: dues.id, by: cast.member, amount: try dollars("15"), as: cast.admin)
             let paid = try await harness.request(.post, path, token: cast.memberToken)
             #expect(paid.status == 409, "\(paid.text)")
@@ -195,7 +208,7 @@ struct CheckoutTests {
             _ = try await harness.services.dues.deactivate(dues.id, as: cast.admin)
             let closed = try await harness.request(.post, path, token: cast.adminToken)
             #expect(closed.status == 409, "\(closed.text)")
-            #expect(stripe.sessions == 2)
+            #expect(stripe.sessions == 3)
         }
     }
 }

@@ -14,7 +14,7 @@ extension DuesService {
     {
         // On the primary: a replica a moment behind could miss the payment a treasurer just
         // recorded, and the member would pay again.
-        let (dues, owed) = try await runner.asUser(actor) { connection in
+        let (dues, owed, changes) = try await runner.asUser(actor) { connection in
             let (dues, role) = try await Self.duesAndRole(id, actor, on: connection)
             guard role != nil else { throw ServiceError.notFound("Community \(dues.communityID)") }
             guard dues.isActive else { throw ServiceError.conflict(field: "dues", reason: "are no longer collected") }
@@ -23,12 +23,17 @@ extension DuesService {
                     .first(where: { $0.userID == actor })
             else { throw ServiceError.conflict(field: "user", reason: "\(actor) does not owe these dues") }
             guard line.outstanding > 0 else { throw ServiceError.conflict(field: "dues", reason: "are paid: nothing is owed") }
-            return (dues, line.outstanding)
+            // How often the dues' money has moved (payments, refunds, edits: money's history):
+            // the same amount owed again after a refund is a new checkout, not the paid one.
+            let changes = try await connection.query(
+                "SELECT count(*)::bigint AS changes FROM money_activity WHERE entity_id = \(id)"
+            ).single().decode("changes", as: Int64.self)
+            return (dues, line.outstanding, changes)
         }
         let amount = Money(minorUnits: owed, currency: try Currency.parse(dues.currency))
-        // The same member and amount make the same key (the client adds the request's digest):
-        // a second tap or a retry gets the session the provider made the first time, open for
-        // its 24 hours, not a second one to pay.
+        // The same member, amount and history make the same key (the client adds the request's
+        // digest): a second tap or a retry gets the session the provider made the first time,
+        // open for its 24 hours, not a second one to pay.
         return try await provider.createCheckoutSession(
             CheckoutRequest(
                 mode: .payment(amount: amount, name: dues.name),
@@ -36,7 +41,7 @@ extension DuesService {
                 cancelURL: settings.returnURL("cancel", for: "dues", id: id.description),
                 clientReferenceID: id.description,
                 metadata: ["dues_id": id.description, "user_id": actor.description, "community_id": dues.communityID.description],
-                idempotencyKey: "orbit-dues-\(id)-\(actor)-\(owed)"))
+                idempotencyKey: "orbit-dues-\(id)-\(actor)-\(owed)-\(changes)"))
     }
 
     /// A payment the provider took for dues, as its event tells it.
