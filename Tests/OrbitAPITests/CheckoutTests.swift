@@ -165,8 +165,7 @@ struct CheckoutTests {
     func duesCheckout() async throws {
         try await withStripe { harness, stripe in
             let cast = try await APICast.make(harness)
-            let dues = try await harness.services.dues.create(
-                in: cast.community, name: "Season fee", amount: try dollars("25"), dueDate: try day("2030-01-01"), as: cast.admin)
+            let dues = try await DuesPaidOnlineTests.seasonFee(harness, cast)
             let path = "/dues/\(dues.id)/checkout"
             let first = try await harness.request(.post, path, token: cast.memberToken)
             #expect(first.status == 200, "\(first.text)")

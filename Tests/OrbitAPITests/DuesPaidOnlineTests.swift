@@ -14,6 +14,12 @@ struct DuesPaidOnlineTests {
         configuration.stripeWebhookSecrets = [StripeWebhookTests.secret]
     }
 
+    /// The dues most tests pay: "Season fee", 25.00 USD, set by the cast's admin.
+    static func seasonFee(_ harness: APIHarness, _ cast: APICast) async throws -> Dues {
+        try await harness.services.dues.create(
+            in: cast.community, name: "Season fee", amount: try dollars("25"), dueDate: try day("2030-01-01"), as: cast.admin)
+    }
+
     /// A paid Checkout Session in payment mode, as our checkout made it.
     static func paid(
         _ event: String, type: String = "checkout.session.completed", dues: DuesID, user: UserID, amount: Int, intent: String,
@@ -51,8 +57,7 @@ struct DuesPaidOnlineTests {
     func paidReplayedRefunded() async throws {
         try await withAPI(configure: Self.configured) { harness in
             let cast = try await APICast.make(harness)
-            let dues = try await harness.services.dues.create(
-                in: cast.community, name: "Season fee", amount: try dollars("25"), dueDate: try day("2030-01-01"), as: cast.admin)
+            let dues = try await DuesPaidOnlineTests.seasonFee(harness, cast)
             let now = harness.services.now()
             let event = try Self.paid("evt_pay", dues: dues.id, user: cast.member, amount: 2500, intent: "pi_1", created: now)
             let first = try await Self.deliver(harness, event)
@@ -113,8 +118,7 @@ struct DuesPaidOnlineTests {
     func refused() async throws {
         try await withAPI(configure: Self.configured) { harness in
             let cast = try await APICast.make(harness)
-            let dues = try await harness.services.dues.create(
-                in: cast.community, name: "Season fee", amount: try dollars("25"), dueDate: try day("2030-01-01"), as: cast.admin)
+            let dues = try await DuesPaidOnlineTests.seasonFee(harness, cast)
             _ = try await harness.services.dues.recordPayment(to: dues.id, by: cast.member, amount: try dollars("20"), as: cast.admin)
             let now = harness.services.now()
             let over = try await Self.deliver(
@@ -147,8 +151,7 @@ struct DuesPaidOnlineTests {
     func refusedIsRefunded() async throws {
         try await withStripe { harness, stripe in
             let cast = try await APICast.make(harness)
-            let dues = try await harness.services.dues.create(
-                in: cast.community, name: "Season fee", amount: try dollars("25"), dueDate: try day("2030-01-01"), as: cast.admin)
+            let dues = try await DuesPaidOnlineTests.seasonFee(harness, cast)
             _ = try await harness.services.dues.recordPayment(to: dues.id, by: cast.member, amount: try dollars("25"), as: cast.admin)
             let event = try Self.paid(
                 "evt_twice", dues: dues.id, user: cast.member, amount: 2500, intent: "pi_twice", created: harness.services.now())
@@ -178,8 +181,7 @@ struct DuesPaidOnlineTests {
     func refundFirst() async throws {
         try await withAPI(configure: Self.configured) { harness in
             let cast = try await APICast.make(harness)
-            let dues = try await harness.services.dues.create(
-                in: cast.community, name: "Season fee", amount: try dollars("25"), dueDate: try day("2030-01-01"), as: cast.admin)
+            let dues = try await DuesPaidOnlineTests.seasonFee(harness, cast)
             let now = harness.services.now()
             let early = try await Self.deliver(
                 harness, try Self.refunded("evt_r_first", intent: "pi_late", amount: 2500, refunded: 1000, created: now))
@@ -202,8 +204,7 @@ struct DuesPaidOnlineTests {
     func providerPaymentsAreTheServers() async throws {
         try await withAPI(configure: Self.configured) { harness in
             let cast = try await APICast.make(harness)
-            let dues = try await harness.services.dues.create(
-                in: cast.community, name: "Season fee", amount: try dollars("25"), dueDate: try day("2030-01-01"), as: cast.admin)
+            let dues = try await DuesPaidOnlineTests.seasonFee(harness, cast)
             let payment = try await harness.services.dues.recordPayment(to: dues.id, by: cast.member, amount: try dollars("5"), as: cast.admin)
             try await harness.database.withConnection { connection in
                 await #expect(throws: PostgresError.self) {

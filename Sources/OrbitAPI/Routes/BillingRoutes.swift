@@ -83,10 +83,8 @@ extension OrbitAPI {
         let notification: AppStoreNotification
         do {
             let payload = try await verifier.verify(body.signedPayload)
-            let data = (try? JSONSerialization.jsonObject(with: payload)) as? [String: Any]
-            let signedTransaction = (data?["data"] as? [String: Any])?["signedTransactionInfo"] as? String
             var transaction: Data?
-            if let signedTransaction { transaction = try await verifier.verify(signedTransaction) }
+            if let signed = AppStoreNotification.signedTransaction(in: payload) { transaction = try await verifier.verify(signed) }
             notification = try AppStoreNotification(payload: payload, transaction: transaction)
         } catch let failure as AppStoreSignature.Failure {
             throw APIProblem("invalid-signature", title: "Invalid signature", status: .badRequest, detail: failure.description)

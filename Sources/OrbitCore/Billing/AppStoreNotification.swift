@@ -38,6 +38,13 @@ package struct AppStoreNotification: Sendable, Equatable {
         }
     }
 
+    /// The transaction's JWS in a verified payload (`data.signedTransactionInfo`), to verify in
+    /// turn; nil when it has none.
+    package static func signedTransaction(in payload: Data) -> String? {
+        let root = (try? JSONSerialization.jsonObject(with: payload)) as? [String: Any]
+        return (root?["data"] as? [String: Any])?["signedTransactionInfo"] as? String
+    }
+
     /// The notification from its payload's JSON, and its transaction from the transaction JWS's
     /// payload (nil when the notification has none).
     package init(payload: Data, transaction: Data?) throws {
@@ -135,13 +142,7 @@ extension BillingService {
     /// subscription (its creator only; the same token every time). Refused while the
     /// subscription is active.
     package func appStoreToken(for id: CommunityID, as actor: UserID) async throws -> UUID {
-        let community = try await CommunityService(runner).get(id, as: actor)
-        guard community.createdBy == actor else {
-            throw ServiceError.forbidden(rule: "only the community's creator manages its subscription")
-        }
-        guard community.subscriptionStatus != .active else {
-            throw ServiceError.conflict(field: "subscription_status", reason: "is active: change or cancel it where it was bought")
-        }
+        try await requireSubscribable(id, by: actor)
         return try await runner.asOperator { connection in
             try await connection.query(
                 """

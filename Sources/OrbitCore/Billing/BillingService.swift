@@ -13,7 +13,7 @@ package enum BillingOutcome: String, Sendable, Codable {
     /// A type billing does not act on, or one that names nothing of ours: kept as a record.
     case ignored
     /// The rules refused what it asks (a dues payment beyond what is still owed): kept as a
-    /// record with why (`detail`); the money must go back to the payer.
+    /// record with why (`detail`); the webhook gives the money back (`BillingReceipt.refund`).
     case refused
 }
 
@@ -53,13 +53,7 @@ package struct BillingService: Sendable {
     package func subscriptionCheckout(
         for id: CommunityID, price: String, as actor: UserID, provider: any PaymentProvider, settings: CheckoutSettings
     ) async throws -> CheckoutSession {
-        let community = try await CommunityService(runner).get(id, as: actor)
-        guard community.createdBy == actor else {
-            throw ServiceError.forbidden(rule: "only the community's creator manages its subscription")
-        }
-        guard community.subscriptionStatus != .active else {
-            throw ServiceError.conflict(field: "subscription_status", reason: "is active: change or cancel it with the payment provider")
-        }
+        try await requireSubscribable(id, by: actor)
         let customer = try await runner.asOperator { connection in
             try await connection.query("SELECT stripe_customer_id FROM communities WHERE id = \(id)").first?
                 .decode("stripe_customer_id", as: String?.self) ?? nil
@@ -73,6 +67,19 @@ package struct BillingService: Sendable {
                 cancelURL: settings.returnURL("cancel", for: "community", id: id.description),
                 clientReferenceID: id.description, metadata: ["community_id": id.description, "user_id": actor.description],
                 customer: customer, idempotencyKey: "orbit-subscription-\(id)-\(price)"))
+    }
+
+    /// Community `id` may start a subscription by `actor`: they are its creator (002 gives the
+    /// subscription to the creator), and it has no active one (that is changed or cancelled
+    /// where it was bought).
+    func requireSubscribable(_ id: CommunityID, by actor: UserID) async throws {
+        let community = try await CommunityService(runner).get(id, as: actor)
+        guard community.createdBy == actor else {
+            throw ServiceError.forbidden(rule: "only the community's creator manages its subscription")
+        }
+        guard community.subscriptionStatus != .active else {
+            throw ServiceError.conflict(field: "subscription_status", reason: "is active: change or cancel it where it was bought")
+        }
     }
 
     /// What a Stripe event means for a subscription: its status and expiry, or nil when the
