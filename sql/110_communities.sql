@@ -81,8 +81,15 @@ $$;
 -- the soft delete (the service narrows that to the creator, per the permission matrix).
 CREATE POLICY communities_select ON communities FOR SELECT TO orbit_app
     USING (id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+-- What billing decides (the subscription and the provider's ids) is written only by the server,
+-- as orbit_admin, from a provider's verified event or an operator's command: a new community
+-- starts free, with no provider ids (issue 52: a member made one active until 2099 with a
+-- made-up Stripe customer, which the next checkout would have sent to Stripe). The rights below
+-- leave these columns out of orbit_app's INSERT and UPDATE too.
 CREATE POLICY communities_insert ON communities FOR INSERT TO orbit_app
-    WITH CHECK (created_by = (SELECT orbit.app_user_id()) AND deleted_at IS NULL);
+    WITH CHECK (created_by = (SELECT orbit.app_user_id()) AND deleted_at IS NULL
+                AND subscription_status = 'free' AND subscription_expires_at IS NULL
+                AND stripe_customer_id IS NULL AND stripe_subscription_id IS NULL);
 CREATE POLICY communities_update ON communities FOR UPDATE TO orbit_app
     USING (id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
     WITH CHECK (id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
@@ -106,9 +113,11 @@ CREATE POLICY members_update ON members FOR UPDATE TO orbit_app
 -- orbit's functions. (orbit_admin's EXECUTE is revoked too where the migrating role owns the
 -- function, not where orbit_admin owns it: sql/README.md.)
 REVOKE ALL ON communities, members FROM orbit_app, orbit_admin;
-GRANT SELECT, INSERT ON communities, members TO orbit_app;
-GRANT UPDATE (name, description, icon_url, settings, subscription_status, subscription_expires_at, deleted_at)
-    ON communities TO orbit_app;
+GRANT SELECT ON communities TO orbit_app;
+-- Not member_count (sql/040_counters.sql keeps it), nor the subscription's columns (billing's).
+GRANT INSERT (id, name, description, icon_url, created_by, settings) ON communities TO orbit_app;
+GRANT UPDATE (name, description, icon_url, settings, deleted_at) ON communities TO orbit_app;
+GRANT SELECT, INSERT ON members TO orbit_app;
 GRANT UPDATE (role, nickname, notification_prefs, joined_at, invited_by, left_at) ON members TO orbit_app;
 GRANT ALL ON communities, members TO orbit_admin;
 REVOKE ALL ON FUNCTION orbit.guard_member_role() FROM PUBLIC, orbit_app, orbit_admin;

@@ -2,18 +2,19 @@
 -- file owns the policies of calendar_feeds, the rights on it and `orbit.calendar_feed_owner`.
 
 -- Who a feed's token belongs to: the one question asked before there is a user (a phone's
--- calendar fetching the feed sends nothing but the address). Answers nothing for an unknown or
--- revoked token or a deleted account; the feed is then read as that user, under row-level
+-- calendar fetching the feed sends nothing but the address). The server asks with the token's
+-- SHA-256 digest (the table keeps only digests, migrations/0048). Answers nothing for an unknown
+-- or revoked token or a deleted account; the feed is then read as that user, under row-level
 -- security, so it holds what they may read and nothing more.
-CREATE OR REPLACE FUNCTION orbit.calendar_feed_owner(feed_token text)
+CREATE OR REPLACE FUNCTION orbit.calendar_feed_owner(feed_token_hash bytea)
 RETURNS uuid
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT f.user_id FROM public.calendar_feeds f JOIN public.users u ON u.id = f.user_id
-    WHERE f.token = feed_token AND u.deleted_at IS NULL
+    WHERE f.token_hash = feed_token_hash AND u.deleted_at IS NULL
 $$;
 
-ALTER FUNCTION orbit.calendar_feed_owner(text) OWNER TO orbit_admin;
+ALTER FUNCTION orbit.calendar_feed_owner(bytea) OWNER TO orbit_admin;
 
 -- Policies. This file owns every policy on calendar_feeds: it drops them all and recreates the
 -- ones below, so a policy removed here is removed from the database too.
@@ -39,6 +40,6 @@ CREATE POLICY calendar_feeds_own ON calendar_feeds FOR ALL TO orbit_app
 REVOKE ALL ON calendar_feeds FROM orbit_app, orbit_admin;
 GRANT SELECT, INSERT, UPDATE, DELETE ON calendar_feeds TO orbit_app;
 GRANT ALL ON calendar_feeds TO orbit_admin;
-REVOKE ALL ON FUNCTION orbit.calendar_feed_owner(text) FROM PUBLIC, orbit_app;
+REVOKE ALL ON FUNCTION orbit.calendar_feed_owner(bytea) FROM PUBLIC, orbit_app;
 -- Asked by the API for a feed's request, which has no user yet.
-GRANT EXECUTE ON FUNCTION orbit.calendar_feed_owner(text) TO orbit_app, orbit_admin;
+GRANT EXECUTE ON FUNCTION orbit.calendar_feed_owner(bytea) TO orbit_app, orbit_admin;

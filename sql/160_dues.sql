@@ -57,6 +57,24 @@ DROP TRIGGER IF EXISTS trigger_dues_payments_activity ON dues_payments;
 CREATE TRIGGER trigger_dues_payments_activity AFTER INSERT ON dues_payments
     FOR EACH ROW EXECUTE FUNCTION orbit.record_dues_activity();
 
+-- A payment the provider recorded is the provider's (issue 52): orbit_app is refused any change
+-- or removal of it, with an error. orbit_admin, the webhook's role, may.
+CREATE OR REPLACE FUNCTION orbit.keep_provider_payments() RETURNS trigger
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    IF current_user = 'orbit_app' AND OLD.provider_payment_id IS NOT NULL THEN
+        RAISE EXCEPTION 'a payment made through the payment provider is changed only by its events (a refund or a dispute)'
+            USING ERRCODE = 'insufficient_privilege', TABLE = 'dues_payments', COLUMN = 'provider_payment_id';
+    END IF;
+    RETURN CASE TG_OP WHEN 'DELETE' THEN OLD ELSE NEW END;
+END
+$$;
+
+DROP TRIGGER IF EXISTS trigger_dues_payments_provider ON dues_payments;
+CREATE TRIGGER trigger_dues_payments_provider BEFORE UPDATE OR DELETE ON dues_payments
+    FOR EACH ROW EXECUTE FUNCTION orbit.keep_provider_payments();
+
 -- Who owes which dues and how much (migrations/0030): every member active now or who left after
 -- the dues were created, one head each — or, for dues per attendee (rows in dues_attendees),
 -- those attendees only, amount × heads. One rule for the report, payments, edits and reminders.
@@ -98,9 +116,13 @@ CREATE POLICY dues_payments_select ON dues_payments FOR SELECT TO orbit_app
 CREATE POLICY dues_payments_insert ON dues_payments FOR INSERT TO orbit_app
     WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) AND recorded_by = (SELECT orbit.app_user_id())
                 AND provider_payment_id IS NULL);
+-- and only the provider's events change or remove it (a refund, a dispute): an admin could
+-- otherwise make a card payment cash, of 1 cent, by themselves (issue 52). The trigger
+-- orbit.keep_provider_payments above refuses that with an error; a USING clause here would only
+-- hide the row from the statement, and the admin would be told nothing happened.
 CREATE POLICY dues_payments_change ON dues_payments FOR UPDATE TO orbit_app
     USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
-    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) AND provider_payment_id IS NULL);
 CREATE POLICY dues_payments_delete ON dues_payments FOR DELETE TO orbit_app
     USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
 -- dues_attendees (dues per attendee): members read, admins write them with the dues.
@@ -122,4 +144,6 @@ GRANT SELECT ON dues_owed TO orbit_app;
 GRANT ALL ON dues, dues_payments, dues_attendees, dues_owed TO orbit_admin;
 REVOKE ALL ON FUNCTION orbit.dues_state(public.dues, uuid) FROM PUBLIC, orbit_app, orbit_admin;
 REVOKE ALL ON FUNCTION orbit.record_dues_activity() FROM PUBLIC, orbit_app;
+REVOKE ALL ON FUNCTION orbit.keep_provider_payments() FROM PUBLIC, orbit_app, orbit_admin;
+GRANT EXECUTE ON FUNCTION orbit.keep_provider_payments() TO orbit_admin;
 GRANT EXECUTE ON FUNCTION orbit.dues_state(public.dues, uuid), orbit.record_dues_activity() TO orbit_admin;

@@ -18,6 +18,12 @@ package struct APIConfiguration: Sendable {
     package var devAuth = false
     package var authRateLimit = RateLimiter.Limit(perMinute: 30, burst: 10)
     package var writeRateLimit = RateLimiter.Limit(perMinute: 600, burst: 120)
+    /// Per client address on `GET /calendar/{token}.ics` (a calendar app polls a feed a few times
+    /// an hour; guesses of tokens are what this stops).
+    package var calendarFeedRateLimit = RateLimiter.Limit(perMinute: 120, burst: 30)
+    /// Per client address on `POST /webhooks/*` (the providers send from few addresses, in
+    /// bursts; anyone else may post too, and each request costs a signature check).
+    package var webhookRateLimit = RateLimiter.Limit(perMinute: 600, burst: 100)
     /// Origins allowed cross-origin requests; none (CORS off) by default.
     package var corsOrigin: String?
     /// The API's address as the app reaches it (`https://api.example.com`): calendar feed links
@@ -121,8 +127,15 @@ package struct OrbitAPI: Sendable {
         addUserRoutes(to: app)
         addCommunityRoutes(to: app)
         addEventRoutes(to: app)
-        addCalendarFeedRoutes(open: router.group(), signedIn: app)
-        addBillingRoutes(open: router.group(), signedIn: app)
+        // The routes without a token: a limit per client address of their own each.
+        addCalendarFeedRoutes(
+            open: router.group().add(
+                middleware: RateLimitMiddleware(limiter: limiter, scope: .byIP("calendar"), limit: configuration.calendarFeedRateLimit)),
+            signedIn: app)
+        addBillingRoutes(
+            open: router.group().add(
+                middleware: RateLimitMiddleware(limiter: limiter, scope: .byIP("webhooks"), limit: configuration.webhookRateLimit)),
+            signedIn: app)
         addFeedRoutes(to: app)
         addMediaRoutes(to: app)
         addExpenseRoutes(to: app)

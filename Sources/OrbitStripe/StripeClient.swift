@@ -63,12 +63,17 @@ package final class StripeClient: PaymentProvider {
     }
 
     package func createCheckoutSession(_ request: CheckoutRequest) async throws -> CheckoutSession {
-        let json = try await post("v1/checkout/sessions", form: Self.form(request), key: request.idempotencyKey)
+        let json = try await post("v1/checkout/sessions", form: try Self.form(request), key: request.idempotencyKey)
         guard let id = json["id"] as? String, let url = json["url"] as? String else {
             throw PaymentProviderError(status: 200, message: "Stripe answered something that is not a Checkout Session")
         }
         let expires = (json["expires_at"] as? NSNumber).map { Date(timeIntervalSince1970: $0.doubleValue) }
         return CheckoutSession(id: id, url: url, expiresAt: expires)
+    }
+
+    /// Refuses what Stripe cannot charge exactly in its own units (`StripeUnits`).
+    package func requireChargeable(_ amount: Money) throws {
+        _ = try StripeUnits.amount(of: amount)
     }
 
     package func refund(payment: String, idempotencyKey: String) async throws {
@@ -122,7 +127,9 @@ package final class StripeClient: PaymentProvider {
     }
 
     /// The request as Stripe's form encoding: nested keys in brackets, each pair percent-encoded.
-    static func form(_ request: CheckoutRequest) -> String {
+    /// An amount goes out in Stripe's units, not ISO 4217's (`StripeUnits`): one Stripe cannot
+    /// charge exactly is refused here, before anything is sent.
+    static func form(_ request: CheckoutRequest) throws -> String {
         var fields: [(String, String)] = []
         switch request.mode {
         case .subscription(let price):
@@ -132,7 +139,7 @@ package final class StripeClient: PaymentProvider {
             fields += [
                 ("mode", "payment"),
                 ("line_items[0][price_data][currency]", amount.currency.code.lowercased()),
-                ("line_items[0][price_data][unit_amount]", String(amount.minorUnits)),
+                ("line_items[0][price_data][unit_amount]", String(try StripeUnits.amount(of: amount))),
                 ("line_items[0][price_data][product_data][name]", name),
                 ("line_items[0][quantity]", "1"),
             ]

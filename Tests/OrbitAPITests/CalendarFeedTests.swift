@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import LocalPostgres
+import OrbitAPI
 import OrbitCore
 import OrbitTestSupport
 import Testing
@@ -34,6 +35,11 @@ enum ICalendarPython {
 @Suite("Calendar feeds: what a phone's calendar subscribes to")
 struct CalendarFeedTests {
     /// The feed's path (and query) from its owner's link.
+    /// The server's public address in these tests (links are built from `--public-url` only).
+    static func configured(_ configuration: inout APIConfiguration) {
+        configuration.publicURL = "https://orbit.example.com/"
+    }
+
     static func path(of link: TestResponse) throws -> String {
         let https = try link.string("https_url")
         let url = try #require(URL(string: https))
@@ -44,7 +50,7 @@ struct CalendarFeedTests {
         "a real iCalendar library expands the feed to orbitctl event expand's instants: series across DST changes, moved and cancelled occurrences, three zones"
     )
     func expandedByARealLibrary() async throws {
-        try await withAPI { harness in
+        try await withAPI(configure: Self.configured) { harness in
             let services = harness.services
             let cast = try await APICast.make(harness)
             // Next year's autumn: New York's clocks go back on the first Sunday of November,
@@ -186,7 +192,7 @@ struct CalendarFeedTests {
         "zones whose rule is not the n-th weekday of a month (Jerusalem) and the southern hemisphere (Santiago): each VTIMEZONE matches the system zone hour by hour for nine years"
     )
     func irregularZones() async throws {
-        try await withAPI { harness in
+        try await withAPI(configure: Self.configured) { harness in
             let cast = try await APICast.make(harness)
             let start = Date().addingTimeInterval(86_400)
             for zone in ["Asia/Jerusalem", "America/Santiago"] {
@@ -207,7 +213,7 @@ struct CalendarFeedTests {
 
     @Test("the owner's link: webcal://, one community by choice, ETag and 304, a rotation or revocation is 404 at once, strangers get nothing")
     func linkAndCaching() async throws {
-        try await withAPI { harness in
+        try await withAPI(configure: Self.configured) { harness in
             let services = harness.services
             let cast = try await APICast.make(harness)
             let event = try await services.events.create(
@@ -219,11 +225,16 @@ struct CalendarFeedTests {
             let link = try await harness.request(.get, "/users/me/calendar", token: cast.memberToken)
             #expect(link.status == 200)
             let url = try link.string("url"), https = try link.string("https_url")
-            #expect(url.hasPrefix("webcal://localhost/calendar/") && url.hasSuffix(".ics"), "\(url)")
-            #expect(https == "http" + url.dropFirst("webcal".count))
+            #expect(url.hasPrefix("webcal://orbit.example.com/calendar/") && url.hasSuffix(".ics"), "\(url)")
+            #expect(https == "https" + url.dropFirst("webcal".count))
             #expect(try link.json["community_id"] is NSNull)
-            // Asked again: the same address.
-            #expect(try await harness.request(.get, "/users/me/calendar", token: cast.memberToken).string("url") == url)
+            // Asked again: the server no longer knows the address (it keeps the token's digest),
+            // only when it was made.
+            let asked = try await harness.request(.get, "/users/me/calendar", token: cast.memberToken)
+            #expect(asked.status == 200)
+            let askedJSON = try asked.json
+            #expect(askedJSON["url"] is NSNull && askedJSON["https_url"] is NSNull, "\(asked.text)")
+            #expect(try asked.string("created_at") == (try link.string("created_at")))
             let path = try Self.path(of: link)
 
             let first = try await harness.request(.get, path)
@@ -239,8 +250,9 @@ struct CalendarFeedTests {
 
             // One community by choice; one that is not the user's is 404, for the link and the feed.
             let one = try await harness.request(.get, "/users/me/calendar?community=\(cast.community)", token: cast.memberToken)
-            #expect(try one.string("url") == url + "?community=\(cast.community)")
-            #expect(try await harness.request(.get, try Self.path(of: one)).status == 200)
+            let oneJSON = try one.json
+            #expect(one.status == 200 && oneJSON["url"] is NSNull && oneJSON["community_id"] as? String == cast.community.description)
+            #expect(try await harness.request(.get, path + "?community=\(cast.community)").status == 200)
             #expect(try await harness.request(.get, "/users/me/calendar?community=\(cast.otherCommunity)", token: cast.memberToken).status == 404)
             #expect(try await harness.request(.get, path + "?community=\(cast.otherCommunity)").status == 404)
             #expect(try await harness.request(.get, "/users/me/calendar?community=nope", token: cast.memberToken).status == 400)
@@ -275,6 +287,49 @@ struct CalendarFeedTests {
             #expect(try await harness.request(.get, "/calendar/%27%3B--.ics").status == 404)
             #expect(try await harness.request(.get, "/users/me/calendar").status == 401)
             #expect(try await harness.request(.post, "/users/me/calendar/rotate").status == 401)
+        }
+    }
+
+    @Test("links come from --public-url: outside dev a request's Host header never makes one (501, and no address is made)")
+    func publicURLOnly() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let answer = try await harness.request(.get, "/users/me/calendar", token: cast.memberToken, headers: ["Host": "evil.example"])
+            #expect(answer.status == 501, "\(answer.text)")
+            #expect(answer.text.contains("--public-url"))
+            #expect(try await harness.request(.post, "/users/me/calendar/rotate", token: cast.memberToken).status == 501)
+            let feeds = try await harness.database.withConnection { connection in
+                try await connection.query("SELECT count(*) AS n FROM calendar_feeds").single().decode("n", as: Int64.self)
+            }
+            #expect(feeds == 0)
+        }
+        // `orbitctl dev` (dev auth, on localhost): the request's address.
+        try await withAPI(configure: { $0.devAuth = true }) { harness in
+            let cast = try await APICast.make(harness)
+            let answer = try await harness.request(.get, "/users/me/calendar", token: cast.memberToken)
+            #expect(try answer.string("https_url").hasPrefix("http://localhost/calendar/"), "\(answer.text)")
+        }
+    }
+
+    @Test("the token is kept as its SHA-256 digest: the database holds no address, and the shown one works")
+    func digestOnly() async throws {
+        try await withAPI(configure: Self.configured) { harness in
+            let cast = try await APICast.make(harness)
+            let link = try await harness.request(.get, "/users/me/calendar", token: cast.memberToken)
+            let path = try Self.path(of: link)
+            let token = String(path.dropFirst("/calendar/".count).dropLast(".ics".count))
+            let (digests, plain) = try await harness.database.withConnection { connection in
+                try await connection.query(
+                    """
+                    SELECT count(*) FILTER (WHERE token_hash = sha256(convert_to(\(token), 'UTF8'))) AS digests,
+                        count(*) FILTER (WHERE position(convert_to(\(token), 'UTF8') IN token_hash) > 0
+                                         OR to_jsonb(f)::text LIKE '%' || \(token) || '%') AS plain
+                    FROM calendar_feeds f
+                    """
+                ).single().decode((Int64, Int64).self)
+            }
+            #expect(digests == 1 && plain == 0)
+            #expect(try await harness.request(.get, path).status == 200)
         }
     }
 }

@@ -83,7 +83,7 @@ struct LowercaseIDTests {
     func everyListAndExport() async throws {
         let folder = FileManager.default.temporaryDirectory.appending(path: "orbit-ids-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
-        try await withAPI(storage: LocalDirectoryStorage(root: folder)) { harness in
+        try await withAPI(configure: { $0.publicURL = "https://orbit.example.com" }, storage: LocalDirectoryStorage(root: folder)) { harness in
             let (cast, ids) = try await Self.world(harness, storage: folder)
             let yaml = try String(contentsOfFile: OpenAPIContractTests.documentPath, encoding: .utf8)
             let gets = OpenAPIContractTests.documentedOperations(yaml).filter { $0.hasPrefix("GET ") }.map { String($0.dropFirst(4)) }

@@ -217,6 +217,15 @@ final class TestStripeAPI: Sendable {
             guard let amount = form["line_items[0][price_data][unit_amount]"].flatMap(Int.init), amount >= 0, amount <= 99_999_999 else {
                 return "Invalid unit_amount"
             }
+            // Stripe's own rules for its units (its "Supported currencies" page), independent of
+            // the server's table: whole krónur only (ISK is two-decimal in Stripe's API), and the
+            // last digit of a three-decimal currency's amount 0.
+            if currency == "isk", amount % 100 != 0 {
+                return "Invalid amount. Currency ISK has become effectively zero-decimal and charged amounts must be evenly divisible by 100."
+            }
+            if ["bhd", "jod", "kwd", "omr", "tnd"].contains(currency), amount % 10 != 0 {
+                return "Invalid amount: the last digit of a \(currency.uppercased()) amount must be 0."
+            }
             guard form["line_items[0][price_data][product_data][name]"]?.isEmpty == false else { return "Missing product name" }
             guard !form.keys.contains(where: { $0.hasPrefix("subscription_data") }) else {
                 return "You can not pass `subscription_data` in `payment` mode."

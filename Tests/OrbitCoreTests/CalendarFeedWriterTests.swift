@@ -89,6 +89,7 @@ struct CalendarFeedWriterTests {
         let row: [String: Any] = [
             "id": UUID().uuidString.lowercased(), "community_id": community.description, "created_by": UUID().uuidString.lowercased(),
             "title": "Night shift", "starts_at": iso.string(from: start), "all_day": false, "category": "other",
+            "ends_at": iso.string(from: start.addingTimeInterval(5400)),
             "recurrence_rule": "FREQ=WEEKLY;BYDAY=SU", "recurrence_timezone": "America/New_York", "location_lat": 0.00001,
             "location_lng": -71.5, "created_at": iso.string(from: start), "updated_at": iso.string(from: start),
         ]
@@ -100,6 +101,10 @@ struct CalendarFeedWriterTests {
             answers: [:], now: start
         ).write()
         #expect(text.contains("DTSTART;TZID=America/New_York:20260308T023000\r\n"), "\(text)")
+        // An hour and a half, as a length: a DTEND in local time (05:00) less a DTSTART the gap
+        // skips (02:30) would read two and a half hours (issue 52, item 7).
+        #expect(text.contains("DURATION:PT5400S\r\n"), "\(text)")
+        #expect(!text.contains("DTEND"), "\(text)")
         #expect(text.contains("GEO:0.000010;-71.500000\r\n"))
     }
 }

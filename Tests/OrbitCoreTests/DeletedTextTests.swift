@@ -95,4 +95,95 @@ struct DeletedTextTests {
             #expect(!(try await Self.visible(to: cast.admin, in: cast.community, services)).contains("call me"))
         }
     }
+
+    @Test("a deleted post, comment or message keeps no text in its row (issue 52, item 6)")
+    func rowsHoldNoText() async throws {
+        try await withServices { services, database in
+            let cast = try await Cast.make(services)
+            let post = try await services.feed.createPost(in: cast.community, PostDraft(content: "Gate code 1234"), as: cast.admin)
+            let comment = try await services.feed.addComment(to: post.id, content: "Mine is 5678", as: cast.member)
+            let other = try await services.feed.addComment(to: post.id, content: "Reply stays", as: cast.member)
+            let (conversation, _) = try await services.chat.start(in: cast.community, kind: .direct, with: [cast.member], as: cast.admin)
+            let (message, _) = try await services.chat.send(to: conversation.id, text: "Alarm 9012", as: cast.admin)
+            try await services.feed.deleteComment(comment.id, as: cast.member)
+            try await services.chat.delete(message.id, as: cast.admin)
+            try await services.feed.deletePost(post.id, as: cast.admin)
+            let kept = try await database.withConnection { connection in
+                try await connection.query(
+                    """
+                    SELECT (SELECT count(*) FROM posts WHERE deleted_at IS NOT NULL AND (content IS NOT NULL OR content_encrypted IS NOT NULL))
+                         + (SELECT count(*) FROM comments WHERE deleted_at IS NOT NULL AND (content IS NOT NULL OR content_encrypted IS NOT NULL))
+                         + (SELECT count(*) FROM messages WHERE deleted_at IS NOT NULL AND (text IS NOT NULL OR content_encrypted IS NOT NULL))
+                         AS kept,
+                        (SELECT count(*) FROM posts WHERE deleted_at IS NOT NULL) + (SELECT count(*) FROM comments WHERE deleted_at IS NOT NULL)
+                         + (SELECT count(*) FROM messages WHERE deleted_at IS NOT NULL) AS deleted,
+                        (SELECT content FROM comments WHERE id = \(other.id)) AS other
+                    """
+                ).single().decode((Int64, Int64, String?).self)
+            }
+            #expect(kept.0 == 0)
+            #expect(kept.1 == 3)
+            #expect(kept.2 == "Reply stays")
+        }
+    }
+
+    /// Waits until a statement of this test's database that begins with `prefix` waits for a lock.
+    static func waitForLock(_ database: TestDatabase, statement prefix: String) async throws -> Bool {
+        try await database.withConnection { watcher in
+            for _ in 0..<400 {
+                let waiting = try await watcher.query(
+                    """
+                    SELECT count(*) AS n FROM pg_stat_activity
+                    WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'
+                      AND starts_with(query, \(prefix))
+                    """
+                ).single().decode("n", as: Int64.self)
+                if waiting > 0 { return true }
+                try await Task.sleep(for: .milliseconds(25))
+            }
+            return false
+        }
+    }
+
+    @Test("an edit that races a deletion does not land: the update itself checks that the row is not deleted")
+    func editRacingDelete() async throws {
+        try await withServices { services, database in
+            let cast = try await Cast.make(services)
+            let post = try await services.feed.createPost(in: cast.community, PostDraft(content: "First words"), as: cast.admin)
+            let (conversation, _) = try await services.chat.start(in: cast.community, kind: .direct, with: [cast.member], as: cast.admin)
+            let (message, _) = try await services.chat.send(to: conversation.id, text: "First words", as: cast.admin)
+            // The deletion, the edit's UPDATE, the edit, and what it must answer.
+            let cases: [(String, String, @Sendable () async throws -> Void, ServiceError)] = [
+                (
+                    "UPDATE posts SET deleted_at = now(), content = NULL WHERE id = '\(post.id)'", "UPDATE posts SET content",
+                    { _ = try await services.feed.editPost(post.id, content: "Last words", as: cast.admin) }, .notFound("Post \(post.id)")
+                ),
+                (
+                    "UPDATE messages SET deleted_at = now(), text = NULL WHERE id = '\(message.id)'", "UPDATE messages AS m SET text",
+                    { _ = try await services.chat.edit(message.id, text: "Last words", as: cast.admin) },
+                    .conflict(field: "message", reason: "was deleted")
+                ),
+            ]
+            for (deletion, edit, body, expected) in cases {
+                try await database.withConnection { deleter in
+                    // The deletion holds the row, not committed yet, while the edit reads it live.
+                    try await deleter.query("BEGIN")
+                    try await deleter.query("\(unescaped: deletion)")
+                    let editing = Task { await serviceError { try await body() } }
+                    #expect(try await Self.waitForLock(database, statement: edit), "the edit did not wait for the deletion")
+                    try await deleter.query("COMMIT")
+                    let error = await editing.value
+                    #expect(error == expected, "\(String(describing: error))")
+                }
+            }
+            let kept = try await database.withConnection { connection in
+                try await connection.query(
+                    """
+                    SELECT (SELECT count(*) FROM posts WHERE content = 'Last words') + (SELECT count(*) FROM messages WHERE text = 'Last words') AS n
+                    """
+                ).single().decode("n", as: Int64.self)
+            }
+            #expect(kept == 0)
+        }
+    }
 }

@@ -20,8 +20,8 @@ struct LifecycleTests {
             let gone = try await services.communities.create(name: "Gone", as: cast.outsider)
             let resting = try await services.communities.create(name: "Resting", as: cast.outsider)
             try await database.withConnection { connection in
-                try await connection.query("UPDATE posts SET deleted_at = now() - interval '31 days' WHERE id = \(old.id)")
-                try await connection.query("UPDATE posts SET deleted_at = now() - interval '29 days' WHERE id = \(recent.id)")
+                try await connection.query("UPDATE posts SET deleted_at = now() - interval '31 days', content = NULL WHERE id = \(old.id)")
+                try await connection.query("UPDATE posts SET deleted_at = now() - interval '29 days', content = NULL WHERE id = \(recent.id)")
                 try await connection.query("UPDATE communities SET deleted_at = now() - interval '31 days' WHERE id = \(gone.id)")
                 try await connection.query("UPDATE communities SET deleted_at = now() - interval '29 days' WHERE id = \(resting.id)")
                 for (age, user) in [(91, cast.admin), (89, cast.member)] {

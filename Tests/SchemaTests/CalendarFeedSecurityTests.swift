@@ -18,7 +18,7 @@ struct CalendarFeedSecurityTests {
                 do {
                     try await connection.asApp(a) { connection in
                         try await connection.query(
-                            "INSERT INTO calendar_feeds (user_id, token) VALUES (\(b), \(String(repeating: "x", count: 43)))")
+                            "INSERT INTO calendar_feeds (user_id, token_hash) VALUES (\(b), sha256('x'))")
                     }
                     Issue.record("a wrote an address for b")
                 } catch let error as PostgresError {
@@ -26,28 +26,46 @@ struct CalendarFeedSecurityTests {
                 }
                 try await connection.asApp(a) { connection in
                     let changed = try await connection.query(
-                        "UPDATE calendar_feeds SET token = \(String(repeating: "y", count: 43)) WHERE user_id = \(b) RETURNING id")
+                        "UPDATE calendar_feeds SET token_hash = sha256('y') WHERE user_id = \(b) RETURNING id")
                     let removed = try await connection.query("DELETE FROM calendar_feeds WHERE user_id = \(b) RETURNING id")
                     #expect(Array(changed).isEmpty && Array(removed).isEmpty)
                     // Their own: rotated.
                     let own = try await connection.query(
-                        "UPDATE calendar_feeds SET token = \(String(repeating: "z", count: 43)) WHERE user_id = \(a) RETURNING id")
+                        "UPDATE calendar_feeds SET token_hash = sha256('z') WHERE user_id = \(a) RETURNING id")
                     #expect(Array(own).count == 1)
                 }
                 // No user at all: the token's owner, and nothing for an unknown token.
                 let owner = try await connection.asApp(nil) { connection in
-                    try await connection.query("SELECT orbit.calendar_feed_owner(\(tokenOfB)) AS owner").single().decode("owner", as: UUID?.self)
+                    try await connection.query("SELECT orbit.calendar_feed_owner(sha256(convert_to(\(tokenOfB), 'UTF8'))) AS owner").single().decode(
+                        "owner", as: UUID?.self)
                 }
                 #expect(owner == b)
                 let unknown = try await connection.asApp(nil) { connection in
-                    try await connection.query("SELECT orbit.calendar_feed_owner('nope') AS owner").single().decode("owner", as: UUID?.self)
+                    try await connection.query("SELECT orbit.calendar_feed_owner(sha256('nope')) AS owner").single().decode("owner", as: UUID?.self)
                 }
                 #expect(unknown == nil)
                 try await connection.query("UPDATE users SET deleted_at = now() WHERE id = \(b)")
                 let deleted = try await connection.asApp(nil) { connection in
-                    try await connection.query("SELECT orbit.calendar_feed_owner(\(tokenOfB)) AS owner").single().decode("owner", as: UUID?.self)
+                    try await connection.query("SELECT orbit.calendar_feed_owner(sha256(convert_to(\(tokenOfB), 'UTF8'))) AS owner").single().decode(
+                        "owner", as: UUID?.self)
                 }
                 #expect(deleted == nil)
+            }
+        }
+    }
+
+    @Test("the table keeps digests only: nobody who reads it (orbit_admin, a backup, a replica) holds a working address")
+    func digestsOnly() async throws {
+        try await withTestDatabase { database in
+            try await database.withConnection { connection in
+                let columns = try await connection.query(
+                    """
+                    SELECT attname::text AS name, format_type(atttypid, atttypmod) AS type FROM pg_attribute
+                    WHERE attrelid = 'calendar_feeds'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum
+                    """
+                ).map { try $0.decode((String, String).self) }
+                #expect(!columns.contains { $0.0 == "token" }, "\(columns)")
+                #expect(columns.contains { $0.0 == "token_hash" && $0.1 == "bytea" }, "\(columns)")
             }
         }
     }

@@ -87,11 +87,12 @@ struct CounterTests {
                 let reply = try await seed.comment(post, by: author, parent: first)
                 #expect(try await count() == 3)
 
-                try await connection.query("UPDATE comments SET deleted_at = now() WHERE id = \(second)")
+                // A deleted comment holds no text (migration 0047); a restore brings text back.
+                try await connection.query("UPDATE comments SET deleted_at = now(), content = NULL WHERE id = \(second)")
                 #expect(try await count() == 2)
-                try await connection.query("UPDATE comments SET deleted_at = NULL WHERE id = \(second)")
+                try await connection.query("UPDATE comments SET deleted_at = NULL, content = 'back' WHERE id = \(second)")
                 #expect(try await count() == 3)
-                try await connection.query("UPDATE comments SET deleted_at = now() WHERE id = \(second)")
+                try await connection.query("UPDATE comments SET deleted_at = now(), content = NULL WHERE id = \(second)")
                 try await connection.query("DELETE FROM comments WHERE id = \(second)")  // already soft-deleted
                 #expect(try await count() == 2)
                 try await connection.query("DELETE FROM comments WHERE id = \(first)")  // takes its reply along
@@ -99,7 +100,7 @@ struct CounterTests {
                 let replies: Int64 = try await connection.value("SELECT count(*) FROM comments WHERE id = \(reply)")
                 #expect(replies == 0)
                 try await connection.query(
-                    "INSERT INTO comments (post_id, author_id, content, deleted_at) VALUES (\(post), \(author), 'x', now())"
+                    "INSERT INTO comments (post_id, author_id, deleted_at) VALUES (\(post), \(author), now())"
                 )
                 #expect(try await count() == 0)
             }

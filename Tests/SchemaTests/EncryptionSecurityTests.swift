@@ -87,11 +87,31 @@ struct EncryptionSecurityTests {
                         "INSERT INTO posts (community_id, author_id, content_encrypted, encryption_version) VALUES (\(community), \(a), '\\xc1', 1) RETURNING id"
                     ).single().decode("id", as: UUID.self)
                 }
+                // Plaintext put in a live ciphertext post by "deleting" it in the same statement
+                // (issue 52: it passed): a deleted row holds no text.
                 #expect(
                     await Self.refusal(
                         connection, as: a,
                         "UPDATE posts SET deleted_at = now(), content = 'plain', content_encrypted = NULL, encryption_version = 0 WHERE id = \(own)")
+                        == "23514 posts_deleted_holds_no_text")
+                #expect(
+                    await Self.refusal(
+                        connection, as: a, "UPDATE posts SET deleted_at = now(), content_encrypted = NULL, encryption_version = 0 WHERE id = \(own)")
                         == nil)
+                // Plaintext stored into one's own deleted post, comment or message (it passed too).
+                #expect(
+                    await Self.refusal(connection, as: a, "UPDATE posts SET content = 'plain' WHERE id = \(own)")
+                        == "23514 posts_deleted_holds_no_text")
+                #expect(
+                    await Self.refusal(
+                        connection, as: a,
+                        "UPDATE messages SET deleted_at = now(), text = 'plain', content_encrypted = NULL, encryption_version = NULL WHERE id = \(message)"
+                    ) == "23514 messages_deleted_holds_no_text")
+                #expect(
+                    await Self.refusal(
+                        connection, as: a,
+                        "INSERT INTO comments (post_id, author_id, content_encrypted, encryption_version, deleted_at) VALUES (\(post), \(a), '\\xc1', 1, now())"
+                    ) == "23514 comments_deleted_holds_no_text")
                 #expect(
                     await Self.refusal(connection, as: a, "UPDATE posts SET deleted_at = NULL WHERE id = \(own)") == "23514 e2e_ciphertext_required")
                 // Once on, it stays on.

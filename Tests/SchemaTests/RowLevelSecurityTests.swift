@@ -138,7 +138,8 @@ struct World {
             )
             add("refresh_tokens", token, .only(person))
             let feedToken = String(repeating: person.rawValue, count: 43).prefix(43)
-            let feed = try await seed.id("INSERT INTO calendar_feeds (user_id, token) VALUES (\(id), \(String(feedToken))) RETURNING id")
+            let feed = try await seed.id(
+                "INSERT INTO calendar_feeds (user_id, token_hash) VALUES (\(id), sha256(convert_to(\(String(feedToken)), 'UTF8'))) RETURNING id")
             add("calendar_feeds", feed, .only(person))
             let hex = String(format: "%02x", Person.allCases.firstIndex(of: person) ?? 0)
             let device = try await seed.id(
@@ -463,11 +464,28 @@ struct RowLevelSecurityTests {
                         "SELECT relrowsecurity AND relforcerowsecurity AS forced FROM pg_class WHERE oid = \(table)::regclass"
                     ).single().decode("forced", as: Bool.self)
                     #expect(forced, "\(table) has forced row-level security")
-                    await #expect(throws: PostgresError.self, "a member reads \(table)") {
+                    // Every column, from the catalog: a right on one column is a right on the table's data.
+                    let columnRights = try await connection.query(
+                        """
+                        SELECT a.attname::text AS name, r.privilege
+                        FROM pg_attribute a CROSS JOIN unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'REFERENCES']) AS r(privilege)
+                        WHERE a.attrelid = \(table)::regclass AND a.attnum > 0 AND NOT a.attisdropped
+                          AND has_column_privilege('orbit_app', a.attrelid, a.attnum, r.privilege)
+                        """
+                    ).map { try $0.decode((String, String).self) }
+                    #expect(columnRights.isEmpty, "orbit_app has column rights on \(table): \(columnRights)")
+                    let columns = try await connection.query(
+                        "SELECT count(*)::int AS n FROM pg_attribute WHERE attrelid = \(table)::regclass AND attnum > 0 AND NOT attisdropped"
+                    ).single().decode("n", as: Int.self)
+                    #expect(columns > 0)
+                    // A read of every column is refused for want of the right (42501), not for a
+                    // column that does not exist.
+                    let refusal = await #expect(throws: PostgresError.self, "a member reads \(table)") {
                         try await connection.asApp(world.id(.a)) { connection in
-                            try await connection.query("SELECT id FROM \(unescaped: table)")
+                            try await connection.query("SELECT * FROM \(unescaped: table)")
                         }
                     }
+                    #expect(refusal?.isInsufficientPrivilege == true, "\(String(describing: refusal))")
                 }
             }
         }

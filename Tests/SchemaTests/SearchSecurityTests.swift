@@ -38,7 +38,7 @@ struct SearchSecurityTests {
                 let deletedPost = try await seed.post(world.communityA, by: world.id(.a), content: "zebra crossing")
                 let orphan = try await seed.comment(deletedPost, by: world.id(.a))
                 try await connection.query("UPDATE comments SET content = 'zebra too' WHERE id = \(orphan)")
-                try await connection.query("UPDATE posts SET deleted_at = now() WHERE id = \(deletedPost)")
+                try await connection.query("UPDATE posts SET deleted_at = now(), content = NULL WHERE id = \(deletedPost)")
                 let conversation = try await seed.id(
                     "SELECT id FROM conversations WHERE community_id = \(world.communityA) AND kind = 'community'")
                 let deletedMessage = try await seed.id(
@@ -46,7 +46,7 @@ struct SearchSecurityTests {
                     INSERT INTO messages (conversation_id, community_id, sender_id, text)
                     VALUES (\(conversation), \(world.communityA), \(world.id(.a)), 'zebra gone') RETURNING id
                     """)
-                try await connection.query("UPDATE messages SET deleted_at = now() WHERE id = \(deletedMessage)")
+                try await connection.query("UPDATE messages SET deleted_at = now(), text = NULL WHERE id = \(deletedMessage)")
                 // Ciphertext is taken where end-to-end encryption is on (A has key version 1).
                 try await connection.query(
                     "UPDATE communities SET settings = settings || '{\"endToEndEncryption\": true}'::jsonb WHERE id = \(world.communityA)")

@@ -49,10 +49,16 @@ package struct AppStoreSignature: Sendable {
         }
     }
 
+    /// The largest notification body read (Apple's are a few kilobytes).
+    package static let maximumBody = 64 << 10
+    /// The largest certificate of a chain (Apple's are about 1.5 kB).
+    static let maximumCertificate = 8 << 10
+
     /// The payload of `jws` once its chain and signature are verified.
     package func verify(_ jws: String) async throws -> Data {
         let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, jws.utf8.count <= 1 << 20 else { throw Failure.malformed("not three base64url parts") }
+        guard jws.utf8.count <= Self.maximumBody else { throw Failure.malformed("larger than \(Self.maximumBody) bytes") }
+        guard parts.count == 3 else { throw Failure.malformed("not three base64url parts") }
         guard let headerData = Self.base64URL(parts[0]), let payload = Self.base64URL(parts[1]), let signature = Self.base64URL(parts[2]) else {
             throw Failure.malformed("not base64url")
         }
@@ -60,8 +66,12 @@ package struct AppStoreSignature: Sendable {
             throw Failure.malformed("the header is not a JSON object")
         }
         guard header["alg"] as? String == "ES256" else { throw Failure.malformed("the algorithm is not ES256") }
-        guard let x5c = header["x5c"] as? [String], (2...4).contains(x5c.count) else {
-            throw Failure.malformed("no certificate chain (x5c)")
+        // Apple's chain is exactly leaf, intermediate and root, each small: anything else is
+        // refused before a certificate is parsed (what one anonymous request can make us do).
+        guard let x5c = header["x5c"] as? [String] else { throw Failure.malformed("no certificate chain (x5c)") }
+        guard x5c.count == 3, x5c.allSatisfy({ $0.utf8.count <= Self.maximumCertificate }) else {
+            throw Failure.malformed(
+                "the x5c chain must be three certificates (leaf, intermediate, root) of at most \(Self.maximumCertificate) bytes each")
         }
         var chain: [Certificate] = []
         for encoded in x5c {

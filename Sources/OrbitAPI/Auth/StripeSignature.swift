@@ -26,6 +26,19 @@ package enum StripeSignature {
         }
     }
 
+    /// What can be checked of `header` before the body is read: there is one, with a timestamp
+    /// within `tolerance` of `now` and a `v1`.
+    package static func precheck(header: String?, now: Date, tolerance: TimeInterval = tolerance) throws(Failure) {
+        guard let header, header.utf8.count <= 4096, header.contains("v1=") else { throw .malformed }
+        var timestamp: Int64?
+        for item in header.split(separator: ",") {
+            let pair = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            if pair.count == 2, pair[0] == "t" { timestamp = Int64(pair[1]) }
+        }
+        guard let timestamp else { throw .malformed }
+        guard abs(now.timeIntervalSince(Date(timeIntervalSince1970: TimeInterval(timestamp)))) <= tolerance else { throw .outsideTolerance }
+    }
+
     /// The signed time, once some `v1` of `header` is the HMAC of `payload` under one of
     /// `secrets`, within `tolerance` of `now`.
     @discardableResult

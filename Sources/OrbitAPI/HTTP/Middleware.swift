@@ -32,10 +32,16 @@ struct AuthenticationMiddleware: RouterMiddleware {
     }
 }
 
-/// Per-IP limits on sign-in (`auth`), per-user limits on writes (every method but GET/HEAD).
+/// Per-IP limits on sign-in (`auth`) and on the other routes without a token (`byIP`: the
+/// calendar feeds, the webhooks, each its own bucket), per-user limits on writes (every method
+/// but GET/HEAD).
 struct RateLimitMiddleware: RouterMiddleware {
     typealias Context = APIContext
-    enum Scope { case authByIP, writesByUser }
+    enum Scope {
+        case authByIP, writesByUser
+        /// Every request from one client address, counted under `name`.
+        case byIP(String)
+    }
     let limiter: RateLimiter
     let scope: Scope
     let limit: RateLimiter.Limit
@@ -45,6 +51,8 @@ struct RateLimitMiddleware: RouterMiddleware {
         switch scope {
         case .authByIP:
             key = "auth:" + (context.remoteAddress ?? "local")
+        case .byIP(let name):
+            key = name + ":" + (context.remoteAddress ?? "local")
         case .writesByUser:
             let writer = context.user.map { "write:\($0)" } ?? context.child.map { "write:child:\($0.child)" }
             key = request.method == .get || request.method == .head ? nil : writer

@@ -41,6 +41,13 @@ extension OrbitAPI {
             guard !configuration.stripeWebhookSecrets.isEmpty else {
                 throw APIProblem.notConfigured("a Stripe webhook secret (--stripe-webhook-secret-file or ORBIT_STRIPE_WEBHOOK_SECRET_FILE)")
             }
+            // The header first: a request without a signature Stripe could have made (none, or
+            // one outside its 5 minutes) is refused before a byte of its body is read.
+            do {
+                try StripeSignature.precheck(header: request.headers[Self.stripeSignature], now: services.now())
+            } catch {
+                throw APIProblem("invalid-signature", title: "Invalid signature", status: .badRequest, detail: "\(error)")
+            }
             var request = request
             // Stripe's events are a few kilobytes; a megabyte is far beyond any of them.
             let body = Array(buffer: try await request.collectBody(upTo: 1 << 20))
@@ -79,7 +86,17 @@ extension OrbitAPI {
             )
         }
         struct Body: Decodable { var signedPayload: String }
-        let body = try await request.decodeJSON(Body.self, context: context)
+        // Apple's notifications are a few kilobytes: a larger body is not read, let alone
+        // verified (the certificate work one anonymous request can cause is bounded here, by the
+        // chain's shape in AppStoreSignature, and by the per-address limit).
+        var request = request
+        let raw = try await request.collectBody(upTo: AppStoreSignature.maximumBody)
+        let body: Body
+        do {
+            body = try JSONDecoder().decode(Body.self, from: Data(buffer: raw))
+        } catch {
+            throw APIProblem.validation(field: "signedPayload", "The body is not {\"signedPayload\": \"…\"}.")
+        }
         let notification: AppStoreNotification
         do {
             let payload = try await verifier.verify(body.signedPayload)

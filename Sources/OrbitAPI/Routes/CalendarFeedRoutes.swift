@@ -28,20 +28,24 @@ extension OrbitAPI {
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
         }
 
-        // The owner's address (made the first time it is asked for), for all their communities or
-        // for one (`community`).
+        // The owner's address, made the first time it is asked for (for all their communities or
+        // for one, `community`): shown then, and after that only its date (the server keeps the
+        // token's digest, not the token).
         let me = signedIn.group("users/me/calendar")
         me.get { request, context in
             let user = try context.requireUser()
             let community: CommunityID? = try request.queryID("community")
             if let community { _ = try await services.communities.get(community, as: user) }
+            // Checked first: a token made without an address to show it in would be lost.
+            let base = try linkBase(request)
             let token = try await services.calendarFeeds.token(as: user)
-            return JSON(feedLink(token, community: community, request: request))
+            return JSON(feedLink(token, community: community, base: base))
         }
         // A new address: the old one is 404 from now on.
         me.post("rotate") { request, context in
+            let base = try linkBase(request)
             let token = try await services.calendarFeeds.rotate(as: try context.requireUser())
-            return JSON(feedLink(token, community: nil, request: request))
+            return JSON(feedLink(token, community: nil, base: base))
         }
         // No address at all until one is asked for again.
         me.delete { _, context in
@@ -50,9 +54,19 @@ extension OrbitAPI {
         }
     }
 
-    /// The link on this server: `--public-url`, else the address the request came to.
-    private func feedLink(_ token: CalendarFeedToken, community: CommunityID?, request: Request) -> CalendarFeedLink {
-        let base = configuration.publicURL ?? "http://" + (request.head.authority ?? "localhost")
-        return CalendarFeedLink(token: token.token, createdAt: token.createdAt, publicURL: base, community: community)
+    /// Where links point: `--public-url`. Only `orbitctl dev` (dev auth, on localhost) builds
+    /// them from the address the request came to: elsewhere a forged `Host` header would make
+    /// a link to somebody else's server, over plain http.
+    private func linkBase(_ request: Request) throws -> String {
+        if let url = configuration.publicURL { return url }
+        guard configuration.devAuth else {
+            throw APIProblem.notConfigured("the server's public address for calendar links (--public-url or ORBIT_PUBLIC_URL)")
+        }
+        return "http://" + (request.head.authority ?? "localhost")
+    }
+
+    private func feedLink(_ token: CalendarFeedToken, community: CommunityID?, base: String) -> CalendarFeedLink {
+        guard let secret = token.token else { return CalendarFeedLink(shownBefore: token.createdAt, community: community) }
+        return CalendarFeedLink(token: secret, createdAt: token.createdAt, publicURL: base, community: community)
     }
 }

@@ -91,6 +91,9 @@ package struct BillingService: Sendable {
         var status: SubscriptionStatus
         /// nil: the expiry stays as it is.
         var expiresAt: Date?
+        /// What the event says was paid (an invoice's `amount_paid`, a Checkout's
+        /// `amount_total`), in ISO 4217 minor units: for the audit log.
+        var paid: Money? = nil
     }
 
     /// The Stripe subscription statuses, as a community's: trialing counts as active, unpaid as
@@ -115,7 +118,7 @@ package struct BillingService: Sendable {
             else { return nil }
             return SubscriptionChange(
                 subscription: subscription, community: object.clientReferenceID.flatMap(CommunityID.init) ?? community,
-                customer: object.customer, status: .active, expiresAt: nil)
+                customer: object.customer, status: .active, expiresAt: nil, paid: paid(object.amount, object.currency))
         case "customer.subscription.created", "customer.subscription.updated":
             guard let subscription = object.id, let status = status(ofStripe: object.status) else { return nil }
             return SubscriptionChange(
@@ -128,13 +131,20 @@ package struct BillingService: Sendable {
         case "invoice.paid":
             guard let subscription = object.subscription else { return nil }
             return SubscriptionChange(
-                subscription: subscription, community: community, customer: object.customer, status: .active, expiresAt: object.periodEnd)
+                subscription: subscription, community: community, customer: object.customer, status: .active, expiresAt: object.periodEnd,
+                paid: paid(object.amountPaid, object.currency))
         case "invoice.payment_failed":
             guard let subscription = object.subscription else { return nil }
             return SubscriptionChange(subscription: subscription, community: community, customer: object.customer, status: .pastDue, expiresAt: nil)
         default:
             return nil
         }
+    }
+
+    /// A Stripe amount as money, in ISO 4217 minor units (`StripeUnits`); nil when there is none.
+    static func paid(_ amount: Int64?, _ currency: String?) -> Money? {
+        guard let amount, let currency else { return nil }
+        return StripeUnits.money(stripeAmount: amount, currency: currency)
     }
 
     /// Applies a verified Stripe event once: a second delivery of the same id is `duplicate`;
@@ -235,7 +245,9 @@ package struct BillingService: Sendable {
         }
         // The community first: two events of its subscriptions at once take turns, so that each
         // sums up the others' rows as written.
-        try await connection.query("SELECT FROM communities WHERE id = \(community) FOR UPDATE")
+        let before = try await connection.query(
+            "SELECT subscription_status::text AS status FROM communities WHERE id = \(community) FOR UPDATE"
+        ).single().decode("status", as: String.self)
         // One statement decides the order, also against a concurrent event of the same
         // subscription: the row is written only if this event is not older than its last.
         let written = try await connection.query(
@@ -272,6 +284,21 @@ package struct BillingService: Sendable {
                 WHERE id = \(community)
                 """)
         }
+        // The audit log says what the provider changed (docs/security.md): in the community's
+        // log, under its creator (the subscription is theirs), with the event that did it.
+        var metadata = [
+            "source": event.provider.rawValue, "event_id": event.eventID, "event_type": event.type, "subscription_id": change.subscription,
+            "from": before, "status": change.status.rawValue,
+        ]
+        if let expires = change.expiresAt { metadata["expires_at"] = ISO8601DateFormatter().string(from: expires) }
+        if let paid = change.paid { metadata["amount_paid"] = paid.description }
+        try await connection.query(
+            """
+            INSERT INTO audit_log (community_id, user_id, action, target_type, target_id, metadata)
+            SELECT c.id, c.created_by, 'subscription.changed', 'community', c.id,
+                jsonb_set(\(try PostgresJSON(encoding: metadata)), '{to}', to_jsonb(c.subscription_status::text))
+            FROM communities c WHERE c.id = \(community)
+            """)
         return try await finish(record, event, .applied, community: community, on: connection)
     }
 
@@ -289,12 +316,24 @@ package struct BillingService: Sendable {
                 let user = object.metadata["user_id"].flatMap(UserID.init), let intent = object.paymentIntent,
                 let amount = object.amount, let currency = object.currency
             else { return nil }
+            // Stripe's units, not ISO 4217's (ISK in hundredths, MGA in whole ariary).
+            guard let paid = StripeUnits.money(stripeAmount: amount, currency: currency) else {
+                return .refused(nil, reason: "Stripe's amount \(amount) \(currency) is not a whole amount OrbitCove can record")
+            }
             return try await DuesService.recordOnline(
-                .init(dues: dues, user: user, amount: amount, currency: currency, providerPaymentID: intent, paidAt: event.created),
+                .init(
+                    dues: dues, user: user, amount: paid.minorUnits, currency: paid.currency.code, providerPaymentID: intent,
+                    paidAt: event.created),
                 runner: runner, on: connection)
         case "charge.refunded":
-            guard let intent = object.paymentIntent, let amount = object.amount, let refunded = object.amountRefunded else { return nil }
-            return try await DuesService.refundOnline(providerPaymentID: intent, amount: amount, refunded: refunded, on: connection)
+            guard let intent = object.paymentIntent, let amount = object.amount, let refunded = object.amountRefunded,
+                let currency = object.currency
+            else { return nil }
+            guard let charged = StripeUnits.money(stripeAmount: amount, currency: currency),
+                let given = StripeUnits.money(stripeAmount: refunded, currency: currency)
+            else { return .unchanged(nil, reason: "Stripe's amounts \(amount) and \(refunded) \(currency) are not whole amounts") }
+            return try await DuesService.refundOnline(
+                providerPaymentID: intent, amount: charged.minorUnits, refunded: given.minorUnits, on: connection)
         default:
             return nil
         }

@@ -63,6 +63,10 @@ package struct CheckoutSession: Sendable, Codable, Equatable {
 /// holds no connection and no lock.
 package protocol PaymentProvider: Sendable {
     func createCheckoutSession(_ request: CheckoutRequest) async throws -> CheckoutSession
+    /// Refuses an amount the provider cannot charge exactly in its own units (Stripe's:
+    /// `StripeUnits`), before anything is asked of it.
+    /// - Throws: `ServiceError.conflict` naming the currency and the amount.
+    func requireChargeable(_ amount: Money) throws
     /// Gives back all of a payment (Stripe's PaymentIntent) taken for what the rules refused to
     /// record: the same key asks once, however often it is sent.
     func refund(payment: String, idempotencyKey: String) async throws

@@ -35,6 +35,8 @@ package struct StripeEvent: Sendable, Equatable {
         package var amount: Int64?
         /// How much of a charge has been refunded so far (`amount_refunded`).
         package var amountRefunded: Int64?
+        /// What an invoice took (`amount_paid`).
+        package var amountPaid: Int64?
         /// ISO 4217, upper case (Stripe writes it in lower case).
         package var currency: String?
 
@@ -42,7 +44,7 @@ package struct StripeEvent: Sendable, Equatable {
             id: String? = nil, kind: String? = nil, status: String? = nil, customer: String? = nil, subscription: String? = nil,
             clientReferenceID: String? = nil, mode: String? = nil, paymentStatus: String? = nil, metadata: [String: String] = [:],
             periodEnd: Date? = nil, endedAt: Date? = nil, paymentIntent: String? = nil, amount: Int64? = nil, amountRefunded: Int64? = nil,
-            currency: String? = nil
+            amountPaid: Int64? = nil, currency: String? = nil
         ) {
             self.id = id
             self.kind = kind
@@ -58,6 +60,7 @@ package struct StripeEvent: Sendable, Equatable {
             self.paymentIntent = paymentIntent
             self.amount = amount
             self.amountRefunded = amountRefunded
+            self.amountPaid = amountPaid
             self.currency = currency
         }
     }
@@ -119,7 +122,7 @@ package struct StripeEvent: Sendable, Equatable {
             paymentStatus: json["payment_status"] as? String, metadata: metadata, periodEnd: periodEnd,
             endedAt: seconds(json["ended_at"]), paymentIntent: reference(json["payment_intent"]),
             amount: integer(json["amount_total"]) ?? integer(json["amount"]), amountRefunded: integer(json["amount_refunded"]),
-            currency: (json["currency"] as? String)?.uppercased())
+            amountPaid: integer(json["amount_paid"]), currency: (json["currency"] as? String)?.uppercased())
     }
 
     /// A whole number of minor units, as Stripe writes amounts.

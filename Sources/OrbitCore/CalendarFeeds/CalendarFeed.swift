@@ -1,12 +1,14 @@
 package import Foundation
 
 /// A user's calendar feed address (docs/calendar-feeds.md): `webcal://HOST/calendar/TOKEN.ics`,
-/// for a phone's calendar to subscribe to. The token is its only credential.
+/// for a phone's calendar to subscribe to. The token is its only credential, and the server keeps
+/// only its digest: the address is shown when it is made or rotated, and never again (`url` and
+/// `https_url` are null then; a rotation makes a new one).
 package struct CalendarFeedLink: Sendable, Codable, Equatable {
-    /// The address to open on a phone: `webcal://…` (the calendar app subscribes).
-    package var url: String
+    /// The address to open on a phone: `webcal://…` (the calendar app subscribes); nil once shown.
+    package var url: String?
     /// The same feed over https (a desktop calendar's "subscribe by URL", or a download).
-    package var httpsURL: String
+    package var httpsURL: String?
     /// The one community the link shows; nil: all of the user's communities.
     package var communityID: CommunityID?
     /// When the token was made (a rotation makes a new one).
@@ -28,11 +30,26 @@ package struct CalendarFeedLink: Sendable, Codable, Equatable {
         communityID = community
         self.createdAt = createdAt
     }
+
+    /// A feed made before, whose address is no longer known to the server.
+    package init(shownBefore createdAt: Date, community: CommunityID? = nil) {
+        communityID = community
+        self.createdAt = createdAt
+    }
+
+    /// `url` and `https_url` are always written, null once shown.
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(url, forKey: .url)
+        try container.encode(httpsURL, forKey: .httpsURL)
+        try container.encode(communityID, forKey: .communityID)
+        try container.encode(createdAt, forKey: .createdAt)
+    }
 }
 
-/// A user's feed token and when it was made.
+/// A user's feed, and its token when it was just made (nil: made before, shown then).
 package struct CalendarFeedToken: Sendable, Equatable {
-    package var token: String
+    package var token: String?
     package var createdAt: Date
 }
 
@@ -182,7 +199,15 @@ struct CalendarFeedDocument {
             let start = LocalDateTime(date: day, hour: nominal.hour, minute: nominal.minute, second: nominal.second)
             writer.line("DTSTART", ["TZID": zone.identifier], ICalendarWriter.compact(start))
             if let end = series.endsAt {
-                time("DTEND", first.addingTimeInterval(end.timeIntervalSince(series.startsAt)), zone: zone, allDay: false, into: &writer)
+                let length = end.timeIntervalSince(series.startsAt)
+                if ICalendarWriter.wallClock(first, in: zone) != start {
+                    // DTSTART is a time the gap skips: a reader that subtracts it from a DTEND in
+                    // local time would stretch the event by the hour the clocks jumped, so its
+                    // length is given instead (§3.8.2.5; an exact duration, in seconds).
+                    writer.line("DURATION", "PT\(Int64(length.rounded()))S")
+                } else {
+                    time("DTEND", first.addingTimeInterval(length), zone: zone, allDay: false, into: &writer)
+                }
             }
         }
         writer.line("RRULE", rule.description)

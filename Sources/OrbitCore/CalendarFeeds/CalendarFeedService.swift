@@ -18,37 +18,41 @@ package struct CalendarFeedService: Sendable {
 
     // MARK: - The owner's address
 
-    /// The user's feed token, made the first time it is asked for.
+    /// The user's feed, made the first time it is asked for: its token then, and never again
+    /// (the table keeps the token's SHA-256 digest only, as for refresh tokens).
     package func token(as actor: UserID) async throws -> CalendarFeedToken {
-        try await runner.asUser(actor) { connection in
+        let token = SecretToken.random()
+        return try await runner.asUser(actor) { connection in
             let row = try await connection.query(
                 """
                 WITH made AS (
-                    INSERT INTO calendar_feeds (user_id, token) VALUES (\(actor), \(SecretToken.random()))
+                    INSERT INTO calendar_feeds (user_id, token_hash) VALUES (\(actor), sha256(convert_to(\(token), 'UTF8')))
                     ON CONFLICT (user_id) DO NOTHING
-                    RETURNING token, created_at
+                    RETURNING created_at
                 )
-                SELECT token, created_at FROM made
+                SELECT true AS made, created_at FROM made
                 UNION ALL
-                SELECT token, created_at FROM calendar_feeds WHERE user_id = \(actor)
+                SELECT false, created_at FROM calendar_feeds WHERE user_id = \(actor)
                 LIMIT 1
                 """
             ).single()
-            return CalendarFeedToken(token: try row.decode("token"), createdAt: try row.decode("created_at"))
+            let made = try row.decode("made", as: Bool.self)
+            return CalendarFeedToken(token: made ? token : nil, createdAt: try row.decode("created_at"))
         }
     }
 
     /// A new token for the user: the old address stops working at once.
     package func rotate(as actor: UserID) async throws -> CalendarFeedToken {
-        try await runner.asUser(actor) { connection in
+        let token = SecretToken.random()
+        return try await runner.asUser(actor) { connection in
             let row = try await connection.query(
                 """
-                INSERT INTO calendar_feeds (user_id, token) VALUES (\(actor), \(SecretToken.random()))
-                ON CONFLICT (user_id) DO UPDATE SET token = excluded.token, created_at = now()
-                RETURNING token, created_at
+                INSERT INTO calendar_feeds (user_id, token_hash) VALUES (\(actor), sha256(convert_to(\(token), 'UTF8')))
+                ON CONFLICT (user_id) DO UPDATE SET token_hash = excluded.token_hash, created_at = now()
+                RETURNING created_at
                 """
             ).single()
-            return CalendarFeedToken(token: try row.decode("token"), createdAt: try row.decode("created_at"))
+            return CalendarFeedToken(token: token, createdAt: try row.decode("created_at"))
         }
     }
 
@@ -67,7 +71,8 @@ package struct CalendarFeedService: Sendable {
     package func feed(_ token: String, community: CommunityID? = nil) async throws -> String {
         guard SecretToken.hasShape(token),
             let owner: UserID = try await runner.asNobody({ connection in
-                try await connection.query("SELECT orbit.calendar_feed_owner(\(token)) AS owner").single().decode("owner")
+                try await connection.query("SELECT orbit.calendar_feed_owner(sha256(convert_to(\(token), 'UTF8'))) AS owner").single()
+                    .decode("owner")
             })
         else { throw ServiceError.notFound("Calendar feed") }
         return try await feed(of: owner, community: community)

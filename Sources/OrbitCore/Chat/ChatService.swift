@@ -223,13 +223,17 @@ package struct ChatService: Sendable {
             guard runner.now().timeIntervalSince(current.createdAt) <= Self.editWindow else {
                 throw ServiceError.forbidden(rule: "a message can be edited for 15 minutes after it was sent")
             }
-            let row = try await connection.query(
-                """
-                UPDATE messages AS m SET text = \(text), content_encrypted = \(encrypted?.ciphertext), encryption_version = \(encrypted?.keyVersion)::int,
-                    edited_at = now()
-                WHERE m.id = \(message) RETURNING \(unescaped: ChatMessage.columns)
-                """
-            ).single()
+            // The UPDATE checks the deletion itself: one that committed after the read above
+            // leaves nothing to edit.
+            guard
+                let row = try await connection.query(
+                    """
+                    UPDATE messages AS m SET text = \(text), content_encrypted = \(encrypted?.ciphertext),
+                        encryption_version = \(encrypted?.keyVersion)::int, edited_at = now()
+                    WHERE m.id = \(message) AND m.deleted_at IS NULL RETURNING \(unescaped: ChatMessage.columns)
+                    """
+                ).first
+            else { throw ServiceError.conflict(field: "message", reason: "was deleted") }
             return try await Self.withStatus([try ChatMessage(row: row)], in: current.conversationID, reader: actor, on: connection)[0]
         }
     }

@@ -133,10 +133,11 @@ package struct CommunitySettings: Sendable, Codable, Equatable, OmitsNilMembers 
         return settings
     }
 
-    /// The time zones a community may have: UTC and the Area/Location names of the zone
-    /// database this toolchain ships (openapi.yaml's `TimeZoneName` lists the same; a test
-    /// keeps them equal). Aliases such as `US/Eastern` or bare `EST` are not accepted.
-    package static let timeZoneNames: Set<String> = Set(TimeZone.knownTimeZoneIdentifiers.filter { $0.contains("/") } + ["UTC"])
+    /// The time zones a community may have: UTC and the Area/Location names (zones and links)
+    /// of the system's tz database (`TimeZoneDatabase`); the name is kept as given. Bare
+    /// abbreviations such as `EST` are not accepted. openapi.yaml's `TimeZoneName` lists them as
+    /// tzdata had them when it was written (a test checks that each is accepted).
+    package static var timeZoneNames: Set<String> { TimeZoneDatabase.acceptedNames }
 
     /// Checks ranges: reminder hours 0–168, a time zone this system knows.
     package func validate() throws {

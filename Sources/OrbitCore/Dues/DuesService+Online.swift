@@ -31,6 +31,8 @@ extension DuesService {
             return (dues, line.outstanding, changes)
         }
         let amount = Money(minorUnits: owed, currency: try Currency.parse(dues.currency))
+        // In the provider's own units, exactly, or not at all (409 naming currency and amount).
+        try provider.requireChargeable(amount)
         // The same member, amount and history make the same key (the client adds the request's
         // digest): a second tap or a retry gets the session the provider made the first time,
         // open for its 24 hours, not a second one to pay.
@@ -148,7 +150,16 @@ extension DuesService {
             """,
         ])
         guard results[1].first != nil else { return .unchanged(community, reason: nil) }
+        // The audit log says what the provider changed, under the payer (docs/security.md).
+        let audit = try PostgresJSON(encoding: [
+            "source": "stripe", "payment_intent": providerPaymentID, "refunded": String(most), "remaining": String(remaining),
+        ])
         try await connection.pipeline([
+            """
+            INSERT INTO audit_log (community_id, user_id, action, target_type, target_id, metadata)
+            SELECT community_id, user_id, 'dues.refunded', 'dues_payment', id, \(audit) FROM dues_payments
+            WHERE provider_payment_id = \(providerPaymentID)
+            """,
             """
             INSERT INTO money_activity (id, community_id, actor_id, action, entity, entity_id, before)
             SELECT \(activity), d.community_id, NULL, 'refunded', 'dues', d.id, orbit.dues_state(d) FROM dues d WHERE d.id = \(dues)

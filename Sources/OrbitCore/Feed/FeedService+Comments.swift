@@ -71,15 +71,18 @@ extension FeedService {
             let (author, community) = try row.decode((UserID, CommunityID).self)
             guard author == actor else { throw ServiceError.forbidden(rule: "members can edit only their own comments") }
             let mentions = try await Self.mentionedMembers(in: content, community: community, on: connection)
-            return try Comment(
-                row: try await connection.query(
+            // The UPDATE checks the deletion itself: one that committed after the read above leaves
+            // nothing to edit.
+            guard
+                let edited = try await connection.query(
                     """
                     UPDATE comments AS c SET content = \(content), content_encrypted = \(encrypted?.ciphertext),
                         encryption_version = \(encrypted?.keyVersion ?? 0)::int, mentioned_user_ids = \(mentions.map(\.uuid))
-                    WHERE c.id = \(id) RETURNING \(unescaped: Comment.columns)
+                    WHERE c.id = \(id) AND c.deleted_at IS NULL RETURNING \(unescaped: Comment.columns)
                     """
-                ).single()
-            )
+                ).first
+            else { throw ServiceError.notFound("Comment \(id)") }
+            return try Comment(row: edited)
         }
     }
 
@@ -95,7 +98,12 @@ extension FeedService {
             if author != actor {
                 try await runner.requireAdmin(actor, of: community, rule: "members can delete only their own comments", on: connection)
             }
-            try await connection.query("UPDATE comments SET deleted_at = now() WHERE id = \(id)")
+            // Its text goes with it (migration 0047); its replies stay.
+            try await connection.query(
+                """
+                UPDATE comments SET deleted_at = now(), content = NULL, content_encrypted = NULL, encryption_version = 0
+                WHERE id = \(id) AND deleted_at IS NULL
+                """)
         }
     }
 

@@ -209,12 +209,15 @@ package struct FeedService: Sendable {
             let current = try await post(id, reader: actor, on: connection)
             try await requirePostEditor(current, actor, rule: "edit", on: connection)
             let mentions = try await Self.mentionedMembers(in: content, community: current.communityID, on: connection)
-            try await connection.query(
+            // The UPDATE checks the deletion itself: a delete that committed after the read above
+            // leaves nothing to edit (a deleted post holds no text).
+            let edited = try await connection.query(
                 """
                 UPDATE posts SET content = \(content), content_encrypted = \(encrypted?.ciphertext),
                     encryption_version = \(encrypted?.keyVersion ?? 0)::int, mentioned_user_ids = \(mentions.map(\.uuid))
-                WHERE id = \(id)
+                WHERE id = \(id) AND deleted_at IS NULL
                 """)
+            guard edited.affectedRows == 1 else { throw ServiceError.notFound("Post \(id)") }
             return try await post(id, reader: actor, on: connection)
         }
     }
@@ -235,7 +238,12 @@ package struct FeedService: Sendable {
         try await runner.asUser(actor) { connection in
             let current = try await post(id, reader: actor, on: connection)
             try await requirePostEditor(current, actor, rule: "delete", on: connection)
-            try await connection.query("UPDATE posts SET deleted_at = now() WHERE id = \(id)")
+            // Its text goes with it (migration 0047: a deleted post holds none).
+            try await connection.query(
+                """
+                UPDATE posts SET deleted_at = now(), content = NULL, content_encrypted = NULL, encryption_version = 0
+                WHERE id = \(id) AND deleted_at IS NULL
+                """)
         }
     }
 

@@ -19,19 +19,26 @@ struct CalendarCommand: AsyncParsableCommand {
             guard let url = URL(string: base), ["https", "http"].contains(url.scheme), url.host != nil, url.query == nil else {
                 throw ValidationError("--public-url must be an http(s) URL such as https://api.example.com.")
             }
-            return CalendarFeedLink(token: token.token, createdAt: token.createdAt, publicURL: base, community: community)
+            guard let secret = token.token else { return CalendarFeedLink(shownBefore: token.createdAt, community: community) }
+            return CalendarFeedLink(token: secret, createdAt: token.createdAt, publicURL: base, community: community)
         }
     }
 
     static func show(_ link: CalendarFeedLink, json: Bool) throws {
         if json { return try printJSON(link) }
-        print(link.url)
-        print("(over https: \(link.httpsURL))")
+        guard let url = link.url, let https = link.httpsURL else {
+            print("The feed address was made on \(link.createdAt.formatted(.iso8601)) and shown then; the server keeps only its digest.")
+            print("`orbitctl calendar rotate` makes a new address (the old one stops working).")
+            return
+        }
+        print(url)
+        print("(over https: \(https))")
     }
 
     struct URLCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "url", abstract: "Print the acting user's feed address (webcal://…), made the first time it is asked for.")
+            commandName: "url",
+            abstract: "Print the acting user's feed address (webcal://…), made and shown the first time it is asked for (then only its date).")
         @Option(help: "Only this community's events (default: all of the user's communities).") var community: CommunityID?
         @OptionGroup var links: LinkOptions
         @OptionGroup var acting: ActingOptions

@@ -45,6 +45,12 @@ struct APIOptions: ParsableArguments {
     @Option(help: "Sign-in requests per IP per minute (0: no limit).")
     var authRateLimit = 30
 
+    @Option(help: "Calendar feed requests (GET /calendar/{token}.ics) per IP per minute (0: no limit).")
+    var calendarRateLimit = 120
+
+    @Option(help: "Webhook deliveries (POST /webhooks/*) per IP per minute (0: no limit).")
+    var webhookRateLimit = 600
+
     @OptionGroup var apns: APNsOptions
 
     @OptionGroup var payments: PaymentOptions
@@ -59,13 +65,17 @@ struct APIOptions: ParsableArguments {
         configuration.devAuth = devAuth
         configuration.appleBundleID = appleBundleID
         configuration.corsOrigin = corsOrigin
-        // Only an address given: else calendar links take the one a request came to (a phone
-        // cannot reach a bind address such as 127.0.0.1).
+        // Only an address given: calendar links are built from it (outside `orbitctl dev`, where
+        // they take the address a request came to, the link routes answer 501 without it).
         configuration.publicURL = publicURL
         configuration.writeRateLimit =
             writeRateLimit == 0 ? .unlimited : .init(perMinute: Double(writeRateLimit), burst: Double(max(1, writeRateLimit / 5)))
         configuration.authRateLimit =
             authRateLimit == 0 ? .unlimited : .init(perMinute: Double(authRateLimit), burst: Double(max(1, authRateLimit / 3)))
+        configuration.calendarFeedRateLimit =
+            calendarRateLimit == 0 ? .unlimited : .init(perMinute: Double(calendarRateLimit), burst: Double(max(1, calendarRateLimit / 4)))
+        configuration.webhookRateLimit =
+            webhookRateLimit == 0 ? .unlimited : .init(perMinute: Double(webhookRateLimit), burst: Double(max(1, webhookRateLimit / 6)))
         return configuration
     }
 
@@ -93,7 +103,9 @@ struct APIOptions: ParsableArguments {
             }
         }
         if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections must be at least 1.") }
-        guard writeRateLimit >= 0, authRateLimit >= 0 else { throw ValidationError("Rate limits must be 0 (none) or positive.") }
+        guard writeRateLimit >= 0, authRateLimit >= 0, calendarRateLimit >= 0, webhookRateLimit >= 0 else {
+            throw ValidationError("Rate limits must be 0 (none) or positive.")
+        }
     }
 
     /// Raises the limit on open files as far as allowed, and derives the connection limit from it
