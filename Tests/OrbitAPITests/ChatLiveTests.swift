@@ -1,11 +1,12 @@
 import Foundation
 import HummingbirdWSClient
 import Logging
-import OrbitAPI
 import OrbitCore
 import OrbitTestSupport
 import ServiceLifecycle
 import Testing
+
+@testable import OrbitAPI
 
 @Suite("Chat on live sockets: messages, receipts, typing and presence, across servers")
 struct ChatLiveTests {
@@ -166,6 +167,9 @@ struct ChatLiveTests {
                 _ = try #require(await iterator.next())
                 // The first tick has handed out what was pending (its pushes are being sent); the next is an hour away.
                 try await waitUntil("the first tick's push is sent") { await pushes.sent.count == 1 }
+                // The wake comes from the listener's LISTEN, which a server just started has a
+                // moment later than its first tick.
+                try await waitUntil("the server reads the change log") { await api.live.isListening }
                 _ = try await harness.services.chat.send(to: direct.id, text: "Are you coming?", as: cast.admin)
                 try await waitUntil("the new message's push is sent") { await pushes.sent.count == 2 }
                 let push = try #require(await pushes.sent.last)

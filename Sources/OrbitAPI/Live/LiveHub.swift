@@ -32,6 +32,14 @@ actor LiveHub {
 
     private var sockets: [UUID: Socket] = [:]
 
+    /// The listener has its place in the change log: every commit from now on reaches the
+    /// sockets. Until then a socket gets no heartbeat, so a client that has had one knows that
+    /// nothing committed after it goes untold (a server just started reads the log a moment
+    /// after it accepts sockets).
+    private(set) var isListening = false
+
+    func startedListening() { isListening = true }
+
     /// The most messages a socket's outbox holds: a client that falls this far behind is
     /// closed (it reconnects and pulls), rather than the server holding its backlog.
     static let outboxLimit = 1024

@@ -78,6 +78,7 @@ struct LiveListener: Service {
             let clock = ContinuousClock()
             var nextRead = clock.now
             var interval = Self.pollInterval
+            var placed = false
             while !Task.isCancelled && !Task.isShuttingDownGracefully {
                 // Waits in whole milliseconds (rounded up: rounded down, the loop would spin
                 // through the last fraction of one).
@@ -92,6 +93,10 @@ struct LiveListener: Service {
                 guard clock.now >= nextRead else { continue }
                 let readAt = clock.now
                 let changed = try await Self.changed(since: &since, on: connection)
+                if !placed {
+                    await hub.startedListening()
+                    placed = true
+                }
                 interval = changed.communities.isEmpty && changed.owners.isEmpty ? min(interval * 2, Self.pollInterval) : Self.busyPollInterval
                 nextRead = readAt + interval
                 for community in changed.communities { try await deliver(community) }

@@ -50,8 +50,11 @@ extension OrbitAPI {
                         context.logger.debug("live: closing a socket that fell behind failed", metadata: ["error": "\(error)"])
                     }
                 }
-                // Heartbeats.
+                // Heartbeats, the first once the server reads the change log (`LiveHub.isListening`).
                 group.addTask {
+                    while await !hub.isListening {
+                        do { try await Task.sleep(for: .milliseconds(5)) } catch { return }
+                    }
                     while !Task.isCancelled {
                         do { try await Task.sleep(for: heartbeat) } catch { return }
                         do { try await outbound.write(.text(LiveMessage.heartbeat)) } catch { return }
