@@ -242,6 +242,26 @@ def _sum_splits(body):
 SEEN_CURSORS = set()
 
 
+def _one_key_per_member(case):
+    """POST /communities/{id}/keys records one wrapped key per member (docs/e2e.md): a client
+    wraps the community key once for each member, so a drawn list naming a member twice keeps
+    the first."""
+    body = case.body
+    if not (case.method.upper() == "POST" and case.path.endswith("/keys") and isinstance(body, dict)):
+        return
+    keys = body.get("keys")
+    if not isinstance(keys, list):
+        return
+    seen, kept = set(), []
+    for key in keys:
+        member = key.get("user_id") if isinstance(key, dict) else None
+        if member in seen:
+            continue
+        seen.add(member)
+        kept.append(key)
+    body["keys"] = kept
+
+
 def _order_event_times(body):
     if not isinstance(body, dict) or not isinstance(body.get("starts_at"), str) or not isinstance(body.get("ends_at"), str):
         return
@@ -277,6 +297,7 @@ def before_call(ctx, case, kwargs):
     _settlement_parties(case)
     _rate_currencies(case)
     _order_event_times(case.body)
+    _one_key_per_member(case)
     query = case.query
     if query and "cursor" in query and query["cursor"] not in SEEN_CURSORS:
         del query["cursor"]

@@ -169,6 +169,8 @@ func withAPI<Result>(
             configuration.appleBundleID = TestApple.bundleID
             configuration.writeRateLimit = .unlimited
             configuration.authRateLimit = .unlimited
+            configuration.calendarFeedRateLimit = .unlimited
+            configuration.webhookRateLimit = .unlimited
             configure(&configuration)
             let api = try OrbitAPI(
                 services: OrbitServices(pool: pool, storage: storage), configuration: configuration,

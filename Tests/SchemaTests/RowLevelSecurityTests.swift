@@ -69,7 +69,9 @@ struct World {
     /// Tables only the server reads and writes, as orbit_admin (billing: what the payment
     /// providers said): orbit_app has no right on them at all, so no user, admin or child reaches
     /// a row, whatever a policy might say.
-    static let serverOnly = ["billing_events", "billing_subscriptions", "billing_app_account_tokens", "billing_refunds"]
+    static let serverOnly = [
+        "billing_events", "billing_subscriptions", "billing_app_account_tokens", "billing_refunds", "billing_payments", "billing_disputes",
+    ]
 
     func id(_ person: Person) -> UUID { people[person]! }
 

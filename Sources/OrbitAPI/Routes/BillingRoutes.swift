@@ -38,15 +38,16 @@ extension OrbitAPI {
                     for: try context.id("community_id"), price: price, as: try context.requireUser(), provider: provider, settings: settings))
         }
         router.post("webhooks/stripe") { request, context in
-            guard !configuration.stripeWebhookSecrets.isEmpty else {
-                throw APIProblem.notConfigured("a Stripe webhook secret (--stripe-webhook-secret-file or ORBIT_STRIPE_WEBHOOK_SECRET_FILE)")
-            }
             // The header first: a request without a signature Stripe could have made (none, or
-            // one outside its 5 minutes) is refused before a byte of its body is read.
+            // one outside its 5 minutes) is refused before a byte of its body is read, and before
+            // anything is said of this server's settings.
             do {
                 try StripeSignature.precheck(header: request.headers[Self.stripeSignature], now: services.now())
             } catch {
                 throw APIProblem("invalid-signature", title: "Invalid signature", status: .badRequest, detail: "\(error)")
+            }
+            guard !configuration.stripeWebhookSecrets.isEmpty else {
+                throw APIProblem.notConfigured("a Stripe webhook secret (--stripe-webhook-secret-file or ORBIT_STRIPE_WEBHOOK_SECRET_FILE)")
             }
             var request = request
             // Stripe's events are a few kilobytes; a megabyte is far beyond any of them.

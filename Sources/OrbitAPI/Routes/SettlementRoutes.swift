@@ -29,6 +29,13 @@ extension OrbitAPI {
             let user = try context.requireUser()
             let community: CommunityID = try context.id("community_id")
             let currency = try await currency(body.currency, of: community, as: user)
+            // Without `currency` the settlement is in the community's own, which is state: a
+            // rate for a "conversion" into that same currency is refused as 409, as any rule that
+            // the request alone cannot show (docs/api.md); with `currency` given it is 400.
+            if body.currency == nil, body.rate != nil, body.settlesCurrency == currency.code {
+                throw ServiceError.conflict(
+                    field: "rate", reason: "goes with a settlement in another currency than the debt's, and the community's is \(currency.code)")
+            }
             return try await creating(
                 .transactions, request, context: context, stored: { try await services.expenses.expense(TransactionID($0), as: user) }
             ) {

@@ -334,6 +334,23 @@ package struct BillingService: Sendable {
             else { return .unchanged(nil, reason: "Stripe's amounts \(amount) and \(refunded) \(currency) are not whole amounts") }
             return try await DuesService.refundOnline(
                 providerPaymentID: intent, amount: charged.minorUnits, refunded: given.minorUnits, on: connection)
+        case "charge.dispute.created", "charge.dispute.updated", "charge.dispute.funds_withdrawn", "charge.dispute.funds_reinstated",
+            "charge.dispute.closed":
+            guard let dispute = object.id, let intent = object.paymentIntent, let amount = object.amount, let currency = object.currency
+            else { return nil }
+            guard let disputed = StripeUnits.money(stripeAmount: amount, currency: currency) else {
+                return .unchanged(nil, reason: "Stripe's amount \(amount) \(currency) is not a whole amount")
+            }
+            let fact: DuesService.DisputeFact
+            switch (event.type, object.status) {
+            case ("charge.dispute.funds_withdrawn", _): fact = .withdrawn
+            case ("charge.dispute.funds_reinstated", _), ("charge.dispute.closed", "won"), ("charge.dispute.closed", "warning_closed"): fact = .won
+            case ("charge.dispute.closed", "lost"): fact = .lost
+            case ("charge.dispute.closed", _): return .unchanged(nil, reason: "a dispute closed as \(object.status ?? "nothing")")
+            default: fact = .opened
+            }
+            return try await DuesService.disputeOnline(
+                .init(dispute: dispute, providerPaymentID: intent, amount: disputed.minorUnits, fact: fact), on: connection)
         default:
             return nil
         }

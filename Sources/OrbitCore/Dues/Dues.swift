@@ -53,19 +53,22 @@ package struct DuesPayment: Sendable, Codable, Equatable {
     /// The payment provider's id of a payment made online (Stripe's PaymentIntent, `pi_…`);
     /// nil for one a treasurer recorded.
     package var providerPaymentID: String?
+    /// A payment made online that the payer's bank disputes: `open` (it still counts),
+    /// `funds_withdrawn` or `lost` (taken off `amount_paid`, to 0 when all of it), `won` (back).
+    package var disputeStatus: String?
 
     enum CodingKeys: String, CodingKey {
         case id, duesID = "dues_id", userID = "user_id", amountPaid = "amount_paid", currency, paidAt = "paid_at", recordedBy = "recorded_by"
-        case paymentMethod = "payment_method", notes, providerPaymentID = "provider_payment_id"
+        case paymentMethod = "payment_method", notes, providerPaymentID = "provider_payment_id", disputeStatus = "dispute_status"
     }
 
-    static let columns = "id, dues_id, user_id, amount_paid, paid_at, recorded_by, payment_method, notes, provider_payment_id"
+    static let columns = "id, dues_id, user_id, amount_paid, paid_at, recorded_by, payment_method, notes, provider_payment_id, dispute_status"
 
     /// - Parameter currency: the dues' currency (payments are in it).
     init(row: PostgresRow, currency: String) throws {
         let amount: Int32
-        (id, duesID, userID, amount, paidAt, recordedBy, paymentMethod, notes, providerPaymentID) = try row.decode(
-            (DuesPaymentID, DuesID, UserID, Int32, Date, UserID, String?, String?, String?).self)
+        (id, duesID, userID, amount, paidAt, recordedBy, paymentMethod, notes, providerPaymentID, disputeStatus) = try row.decode(
+            (DuesPaymentID, DuesID, UserID, Int32, Date, UserID, String?, String?, String?, String?).self)
         amountPaid = Int64(amount)
         self.currency = currency
     }
@@ -85,8 +88,12 @@ package struct DuesStatus: Sendable, Codable, Equatable {
     package var status: State
     package var overdue: Bool
     package var currency: String
+    /// The member's payment under dispute, if any: `open`, `funds_withdrawn`, `lost` or `won`
+    /// (the most pressing of their payments').
+    package var disputeStatus: String? = nil
 
     enum CodingKeys: String, CodingKey {
         case userID = "user_id", amountDue = "amount_due", amountPaid = "amount_paid", outstanding, status, overdue, currency
+        case disputeStatus = "dispute_status"
     }
 }

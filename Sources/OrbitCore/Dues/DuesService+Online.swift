@@ -86,15 +86,12 @@ extension DuesService {
         guard dues.currency == paid.currency.code else {
             return .refused(dues.communityID, reason: "the payment is in \(paid.currency.code), the dues in \(dues.currency)")
         }
-        // A refund that came first: what is left of the payment is recorded.
-        let refunded =
-            try await connection.query(
-                "SELECT refunded FROM billing_refunds WHERE provider = 'stripe' AND payment_id = \(payment.providerPaymentID)"
-            ).first?.decode("refunded", as: Int64.self) ?? 0
-        guard refunded < paid.minorUnits else {
-            return .unchanged(dues.communityID, reason: "the payment was refunded in full before its event came")
+        // A refund or a dispute that came first: what is left of the payment is recorded.
+        let facts = try await Self.facts(of: payment.providerPaymentID, on: connection)
+        guard facts.refunded + facts.taken < paid.minorUnits else {
+            return .unchanged(dues.communityID, reason: "the payment was refunded in full (or taken by disputes) before its event came")
         }
-        let money = Money(minorUnits: paid.minorUnits - refunded, currency: paid.currency)
+        let money = Money(minorUnits: paid.minorUnits - facts.refunded - facts.taken, currency: paid.currency)
         let paymentID = DuesPaymentID.new(in: .duesPayments)
         let results = try await connection.pipeline([
             Self.paymentInsertion(
@@ -105,7 +102,18 @@ extension DuesService {
                 metadata: ["dues_id": payment.dues.description, "amount": String(payment.amount), "payment_intent": payment.providerPaymentID],
                 ifWritten: WrittenRow(.duesPayments, paymentID.uuid)),
         ])
-        if results[0].first != nil { return .recorded(dues.communityID) }
+        if results[0].first != nil {
+            // The charge as recorded (what a dispute that is won puts back), and a dispute's mark.
+            try await connection.pipeline([
+                """
+                INSERT INTO billing_payments (provider, payment_id, dues_payment_id, dues_id, user_id, amount)
+                VALUES ('stripe', \(payment.providerPaymentID), \(paymentID), \(payment.dues), \(payment.user), \(paid.minorUnits))
+                ON CONFLICT (provider, payment_id) DO NOTHING
+                """,
+                "UPDATE dues_payments SET dispute_status = \(facts.status) WHERE id = \(paymentID) AND \(facts.status)::text IS NOT NULL",
+            ])
+            return .recorded(dues.communityID)
+        }
         let earlier = try await connection.query(
             "SELECT FROM dues_payments WHERE provider_payment_id = \(payment.providerPaymentID)")
         if earlier.first != nil { return .alreadyRecorded(dues.communityID) }
@@ -117,10 +125,11 @@ extension DuesService {
             reason: "the payment of \(money) is more than the \(Money(minorUnits: line.outstanding, currency: money.currency)) still owed")
     }
 
-    /// Reverses the payment `providerPaymentID` down to `amount − refunded` (Stripe's charge:
-    /// what it was for, and how much of it is refunded so far, so that refunds arriving twice or
-    /// out of order end the same): the payment shrinks, or goes when all of it is refunded.
-    /// Money's history records it ('refunded', no actor: the provider), before and after.
+    /// Records that `refunded` of the charge `providerPaymentID` (of `amount`) is refunded so far
+    /// (Stripe's `amount_refunded`: refunds arriving twice or out of order end the same, the
+    /// most is kept), then brings the payment to what its facts leave of it (`reconcile`): it
+    /// shrinks, or goes when all of it is refunded. Money's history records it ('refunded', no
+    /// actor: the provider), before and after; the audit log too (`dues.refunded`).
     static func refundOnline(providerPaymentID: String, amount: Int64, refunded: Int64, on connection: PostgresConnection) async throws
         -> OnlineOutcome
     {
@@ -134,42 +143,107 @@ extension DuesService {
             RETURNING refunded
             """
         ).single().decode("refunded", as: Int64.self)
-        guard
-            let found = try await connection.query(
-                "SELECT dues_id, community_id FROM dues_payments WHERE provider_payment_id = \(providerPaymentID)"
-            ).first
-        else { return .unchanged(nil, reason: "no payment of \(providerPaymentID) is recorded; the refund is kept for it") }
-        let (dues, community) = try found.decode((DuesID, CommunityID).self)
-        // The dues first, then the payment: the order recordPayment and recordOnline lock in.
-        let activity = UUID()
-        let remaining = max(amount - most, 0)
-        let results = try await connection.pipeline([
-            "SELECT id FROM dues WHERE id = \(dues) FOR UPDATE",
-            """
-            SELECT amount_paid FROM dues_payments WHERE provider_payment_id = \(providerPaymentID) AND amount_paid > \(remaining) FOR UPDATE
-            """,
-        ])
-        guard results[1].first != nil else { return .unchanged(community, reason: nil) }
-        // The audit log says what the provider changed, under the payer (docs/security.md).
+        guard let change = try await reconcile(providerPaymentID, action: .refunded, on: connection) else {
+            return .unchanged(nil, reason: "no payment of \(providerPaymentID) is recorded; the refund is kept for it")
+        }
+        guard change.changed else { return .unchanged(change.community, reason: nil) }
         let audit = try PostgresJSON(encoding: [
-            "source": "stripe", "payment_intent": providerPaymentID, "refunded": String(most), "remaining": String(remaining),
+            "source": "stripe", "payment_intent": providerPaymentID, "refunded": String(most), "remaining": String(change.after),
         ])
-        try await connection.pipeline([
+        try await connection.query(
             """
             INSERT INTO audit_log (community_id, user_id, action, target_type, target_id, metadata)
-            SELECT community_id, user_id, 'dues.refunded', 'dues_payment', id, \(audit) FROM dues_payments
+            VALUES (\(change.community), \(change.user), 'dues.refunded', 'dues_payment', \(change.paymentID), \(audit))
+            """)
+        return .recorded(change.community)
+    }
+
+    /// What the provider says of a payment besides its charge: how much is refunded, how much
+    /// disputes took and kept, and the mark its disputes give it.
+    struct PaymentFacts {
+        var refunded: Int64
+        var taken: Int64
+        /// `open`, `funds_withdrawn`, `lost` or `won`; nil without a dispute.
+        var status: String?
+    }
+
+    static func facts(of providerPaymentID: String, on connection: PostgresConnection) async throws -> PaymentFacts {
+        let row = try await connection.query(
+            """
+            SELECT coalesce((SELECT refunded FROM billing_refunds WHERE provider = 'stripe' AND payment_id = \(providerPaymentID)), 0)::bigint
+                    AS refunded,
+                coalesce(sum(amount) FILTER (WHERE lost OR withdrawn AND NOT won), 0)::bigint AS taken,
+                CASE WHEN bool_or(lost) THEN 'lost' WHEN bool_or(withdrawn AND NOT won) THEN 'funds_withdrawn'
+                     WHEN bool_or(NOT won) THEN 'open' WHEN count(*) > 0 THEN 'won' END AS status
+            FROM billing_disputes WHERE provider = 'stripe' AND payment_id = \(providerPaymentID)
+            """
+        ).single()
+        return PaymentFacts(refunded: try row.decode("refunded"), taken: try row.decode("taken"), status: try row.decode("status"))
+    }
+
+    /// What reconciling a payment did.
+    struct Reconciled {
+        var community: CommunityID
+        var dues: DuesID
+        var user: UserID
+        var paymentID: DuesPaymentID
+        var before: Int64
+        var after: Int64
+        var changed: Bool
+    }
+
+    /// Brings the dues payment of `providerPaymentID` to what its facts leave of it: the charge as
+    /// recorded (`billing_payments`), less what is refunded, less what disputes took and kept,
+    /// with its disputes' mark. A refund that leaves nothing removes it; a dispute that takes all
+    /// of it leaves it at 0, marked (the treasurer sees what became of it). Money's history records
+    /// a change as `action` (no actor: the provider), the dues' state before and after. Nil: the
+    /// payment is not recorded (yet, or it was refused: its event will count these facts), or no
+    /// longer (refunded in full).
+    /// Called under the payment's lock (`lock(payment:)`).
+    static func reconcile(_ providerPaymentID: String, action: MoneyActivity.Action, on connection: PostgresConnection) async throws
+        -> Reconciled?
+    {
+        guard
+            let recorded = try await connection.query(
+                """
+                SELECT b.dues_id, b.user_id, b.dues_payment_id, b.amount, d.community_id
+                FROM billing_payments b JOIN dues d ON d.id = b.dues_id
+                WHERE b.provider = 'stripe' AND b.payment_id = \(providerPaymentID)
+                """
+            ).first
+        else { return nil }
+        let (dues, user, paymentID, charge, community) = try recorded.decode((DuesID, UserID, DuesPaymentID, Int64, CommunityID).self)
+        let facts = try await facts(of: providerPaymentID, on: connection)
+        // The dues first, then the payment: the order recordPayment and recordOnline lock in.
+        let results = try await connection.pipeline([
+            "SELECT id FROM dues WHERE id = \(dues) FOR UPDATE",
+            "SELECT amount_paid, dispute_status FROM dues_payments WHERE provider_payment_id = \(providerPaymentID) FOR UPDATE",
+        ])
+        // Refunded in full before: nothing is recorded any more, nothing comes back.
+        guard let current = results[1].first else { return nil }
+        let (amount, status) = try current.decode((Int32, String?).self)
+        let target = max(charge - facts.refunded - facts.taken, 0)
+        guard Int64(amount) != target || status != facts.status else {
+            return Reconciled(
+                community: community, dues: dues, user: user, paymentID: paymentID, before: Int64(amount), after: target, changed: false)
+        }
+        let change: PostgresQuery =
+            target == 0 && facts.taken == 0
+            ? "DELETE FROM dues_payments WHERE provider_payment_id = \(providerPaymentID)"
+            : """
+            UPDATE dues_payments SET amount_paid = \(Int32(clamping: target)), dispute_status = \(facts.status)
             WHERE provider_payment_id = \(providerPaymentID)
-            """,
+            """
+        let activity = UUID()
+        try await connection.pipeline([
             """
             INSERT INTO money_activity (id, community_id, actor_id, action, entity, entity_id, before)
-            SELECT \(activity), d.community_id, NULL, 'refunded', 'dues', d.id, orbit.dues_state(d) FROM dues d WHERE d.id = \(dues)
+            SELECT \(activity), d.community_id, NULL, \(action.rawValue), 'dues', d.id, orbit.dues_state(d) FROM dues d WHERE d.id = \(dues)
             """,
-            remaining == 0
-                ? "DELETE FROM dues_payments WHERE provider_payment_id = \(providerPaymentID)"
-                : "UPDATE dues_payments SET amount_paid = \(Int32(remaining)) WHERE provider_payment_id = \(providerPaymentID)",
+            change,
             "UPDATE money_activity m SET after = orbit.dues_state(d) FROM dues d WHERE m.id = \(activity) AND d.id = m.entity_id",
         ])
-        return .recorded(community)
+        return Reconciled(community: community, dues: dues, user: user, paymentID: paymentID, before: Int64(amount), after: target, changed: true)
     }
 
     /// One provider payment's events take turns (its record and its refunds), whatever dues

@@ -240,7 +240,10 @@ package struct DuesService: Sendable {
     static func reportQuery(_ id: DuesID) -> PostgresQuery {
         """
         SELECT o.user_id, o.amount_due,
-            coalesce((SELECT sum(p.amount_paid) FROM dues_payments p WHERE p.dues_id = \(id) AND p.user_id = o.user_id), 0)::bigint AS paid
+            coalesce((SELECT sum(p.amount_paid) FROM dues_payments p WHERE p.dues_id = \(id) AND p.user_id = o.user_id), 0)::bigint AS paid,
+            (SELECT p.dispute_status FROM dues_payments p
+             WHERE p.dues_id = \(id) AND p.user_id = o.user_id AND p.dispute_status IS NOT NULL
+             ORDER BY array_position(ARRAY['open', 'funds_withdrawn', 'lost', 'won'], p.dispute_status) LIMIT 1) AS dispute_status
         FROM dues_owed o JOIN members m ON m.community_id = o.community_id AND m.user_id = o.user_id
         WHERE o.dues_id = \(id)
         ORDER BY m.joined_at, m.user_id
@@ -251,12 +254,12 @@ package struct DuesService: Sendable {
     static func statuses(_ rows: PostgresRows, of dues: Dues, today: CivilDate) throws -> [DuesStatus] {
         let overdue = dues.dueDate < today
         return try rows.map { row in
-            let (user, due, paid) = try row.decode((UserID, Int64, Int64).self)
+            let (user, due, paid, dispute) = try row.decode((UserID, Int64, Int64, String?).self)
             let outstanding = max(due - paid, 0)
             let status: DuesStatus.State = outstanding == 0 ? .paid : paid > 0 ? .partial : .unpaid
             return DuesStatus(
                 userID: user, amountDue: due, amountPaid: paid, outstanding: outstanding, status: status,
-                overdue: outstanding > 0 && overdue, currency: dues.currency
+                overdue: outstanding > 0 && overdue, currency: dues.currency, disputeStatus: dispute
             )
         }
     }

@@ -14,6 +14,9 @@ package enum NotificationType: String, DatabaseEnum {
     /// approval, approved; a reward redeemed; a child's sign-in locked after five wrong PINs.
     case choreAssigned = "chore_assigned", choreDue = "chore_due", choreCompleted = "chore_completed", choreApproved = "chore_approved"
     case rewardRedeemed = "reward_redeemed", childLockedOut = "child_locked_out"
+    /// A dues payment made online is disputed with the payer's bank, taken back, or won (to the
+    /// dues' treasurer; docs/money.md, "Disputes").
+    case paymentDisputed = "payment_disputed"
 }
 
 /// A notification (spec: Notifications); `data` is the deep link (JSON object text).
