@@ -37,7 +37,8 @@ fi
 # The calendar feed tests read feeds with Python's icalendar and recurring_ical_events (from PyPI,
 # pinned), in a virtual environment of their own: .build/ical-python. Without it those tests fail
 # saying how to make it.
-if ! .build/ical-python/bin/python3 -c 'import icalendar, recurring_ical_events' >/dev/null 2>&1; then
+if ! .build/ical-python/bin/python3 scripts/ical-expand.py --check-versions >/dev/null 2>&1; then
+  rm -rf .build/ical-python
   echo "Installing icalendar and recurring_ical_events into .build/ical-python (for the calendar feed tests) …" >&2
   if ! python3 -m venv .build/ical-python >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv >&2 || true

@@ -7,6 +7,7 @@ cancellations (recurring_ical_events), and each VTIMEZONE is turned into a time 
 and compared with the system's zone of that name, hour by hour.
 
     python3 scripts/ical-expand.py FEED.ics FROM TO [ZONE_YEARS]
+    python3 scripts/ical-expand.py --check-versions    (exits 1 unless the pinned versions)
         FROM, TO: UTC instants (2026-10-01T00:00:00Z); ZONE_YEARS: how many years after TO the
         VTIMEZONEs are checked (default 1). Prints JSON:
         {"occurrences": [{"uid", "start", "end", "recurrence_id", "summary", "rsvp", "url"}…],
@@ -57,7 +58,31 @@ def check_timezones(calendar, start, end, years_after=1):
     return results
 
 
+def check_pinned():
+    """Stops, naming the difference, unless the libraries are the pinned versions: another
+    version reads feeds differently, and the tests would judge ours by it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    wrong = []
+    for name, pinned in PINNED.items():
+        try:
+            installed = version(name)
+        except PackageNotFoundError:
+            try:
+                installed = version(name.replace("_", "-"))
+            except PackageNotFoundError:
+                installed = None
+        if installed != pinned:
+            wrong.append(f"{name} {installed or 'missing'} (pinned {pinned})")
+    if wrong:
+        sys.exit("ical-expand.py: not the pinned libraries: " + ", ".join(wrong)
+                 + "; remove .build/ical-python and run scripts/ensure-deps.sh")
+
+
 def main():
+    check_pinned()
+    if sys.argv[1:] == ["--check-versions"]:
+        return
     path, start, end = sys.argv[1], parse_instant(sys.argv[2]), parse_instant(sys.argv[3])
     years_after = int(sys.argv[4]) if len(sys.argv) > 4 else 1
     with open(path, "rb") as feed:

@@ -20,8 +20,8 @@ package struct StripeConfiguration: Sendable {
     package var apiVersion = "2025-03-31.basil"
     /// How long one request may take, connecting included.
     package var requestTimeout: Duration = .seconds(30)
-    /// Tries of a request that got no answer, 429, 409 (the same key still in flight) or 5xx: the
-    /// same Idempotency-Key makes a retry safe.
+    /// Tries of a request that got no answer, 429, 409 (the same key still in flight) or 5xx
+    /// (`StripeClient.post` says which key each retry uses).
     package var attempts = 3
 
     package init(secretKey: String) throws {
@@ -63,7 +63,14 @@ package final class StripeClient: PaymentProvider {
     }
 
     package func createCheckoutSession(_ request: CheckoutRequest) async throws -> CheckoutSession {
-        let json = try await post("v1/checkout/sessions", form: try Self.form(request), key: request.idempotencyKey)
+        let json: [String: Any]
+        do {
+            json = try await post("v1/checkout/sessions", form: try Self.form(request), key: request.idempotencyKey)
+        } catch let error as PaymentProviderError where ["amount_too_small", "amount_too_large"].contains(error.code) {
+            // Stripe's least and most per charge (the least depends on the account's settlement
+            // currency, so only Stripe can say): the payer's answer, not a failure of Stripe's.
+            throw ServiceError.conflict(field: "amount", reason: "Stripe cannot charge this amount: \(error.stripeMessage)")
+        }
         guard let id = json["id"] as? String, let url = json["url"] as? String else {
             throw PaymentProviderError(status: 200, message: "Stripe answered something that is not a Checkout Session")
         }
@@ -76,24 +83,44 @@ package final class StripeClient: PaymentProvider {
         _ = try StripeUnits.amount(of: amount)
     }
 
+    /// Gives back all of `payment`. A payment Stripe has already refunded in full counts as
+    /// given back (`charge_already_refunded`): the first refund's answer was lost, or its key
+    /// expired before the event came again; asking once more can then never succeed.
     package func refund(payment: String, idempotencyKey: String) async throws {
         let form = [("payment_intent", payment), ("reason", "duplicate")]
-        let json = try await post("v1/refunds", form: Self.encode(form), key: idempotencyKey)
+        let json: [String: Any]
+        do {
+            json = try await post("v1/refunds", form: Self.encode(form), key: idempotencyKey)
+        } catch let error as PaymentProviderError where error.code == "charge_already_refunded" {
+            logger.notice("stripe payment already refunded", metadata: ["payment_intent": "\(payment)"])
+            return
+        }
         guard json["object"] as? String == "refund" else {
             throw PaymentProviderError(status: 200, message: "Stripe answered something that is not a refund")
         }
     }
 
     /// POSTs `form` to Stripe's `path` and answers its JSON: 409 (the same key in flight), 429,
-    /// 5xx and no answer are tried again with the same key; any other refusal is thrown at once.
+    /// 5xx and no answer are tried again; any other refusal is thrown at once.
+    ///
+    /// Which key a retry uses: Stripe keeps the first answer to a key for 24 hours, a 5xx
+    /// included, and replays it (its "Idempotent requests"); it keeps none for a 409 or a 429
+    /// (refused before the endpoint ran). So a retry after no answer, a 409 or a 429 sends the
+    /// same key (one session, one refund however often it is sent), and a retry after a 5xx a new
+    /// one: the same key would only get the stored 5xx again, until the key expired. A new key is
+    /// safe there: a session that the failed request may have made reached no one (it expires
+    /// unpaid), and a second refund of a payment is refused (`charge_already_refunded`).
     private func post(_ path: String, form body: String, key: String) async throws -> [String: Any] {
         // The caller's key names the intent; the body's digest makes any change of what is sent
         // (a new customer, a renamed dues) a new key: Stripe refuses a key reused with other
         // parameters, and would answer an old session for the same ones.
         let digest = SHA256.hash(data: Data(body.utf8)).prefix(12).map { String(format: "%02x", $0) }.joined()
-        let idempotencyKey = "\(key)-\(digest)"
+        var idempotencyKey = "\(key)-\(digest)"
         var failure = PaymentProviderError(status: nil, message: "Stripe was not asked")
         for attempt in 1...max(1, configuration.attempts) {
+            if let status = failure.status, status >= 500 {
+                idempotencyKey = "\(key)-\(digest)-\(UUID().uuidString.lowercased().prefix(8))"
+            }
             if attempt > 1 { try await Task.sleep(for: .milliseconds(250 << (attempt - 2))) }
             var http = HTTPClientRequest(url: configuration.apiURL.appendingPathComponent(path).absoluteString)
             http.method = .POST
@@ -117,7 +144,7 @@ package final class StripeClient: PaymentProvider {
             if status == 200, let json { return json }
             let error = json?["error"] as? [String: Any]
             let message = (error?["message"] as? String) ?? "an answer that is not JSON"
-            failure = PaymentProviderError(status: status, message: "Stripe answered \(status): \(message)")
+            failure = PaymentProviderError(status: status, message: "Stripe answered \(status): \(message)", code: error?["code"] as? String)
             logger.warning(
                 "stripe refused",
                 metadata: ["path": "\(path)", "attempt": "\(attempt)", "status": "\(status)", "type": "\(error?["type"] as? String ?? "")"])
@@ -161,5 +188,13 @@ package final class StripeClient: PaymentProvider {
 
     private static func encode(_ text: String) -> String {
         text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+    }
+}
+
+extension PaymentProviderError {
+    /// Stripe's own words, without "Stripe answered 400: ".
+    fileprivate var stripeMessage: String {
+        guard let range = message.range(of: ": ") else { return message }
+        return String(message[range.upperBound...])
     }
 }

@@ -135,16 +135,20 @@ struct CheckoutTests {
         }
     }
 
-    @Test("Stripe's failures: 5xx retried with the same key, a refusal is a 502 and makes nothing")
+    @Test(
+        "Stripe's failures: a 429 retried with the same key, a 5xx (which Stripe keeps for its key) with a new one; a refusal is a 502 and makes nothing"
+    )
     func providerFailures() async throws {
         try await withStripe { harness, stripe in
             let cast = try await APICast.make(harness)
             let path = "/communities/\(cast.community)/subscription/checkout"
-            stripe.script([500, 503])
+            stripe.script([429, 500])
             let retried = try await harness.request(.post, path, token: cast.adminToken)
             #expect(retried.status == 200, "\(retried.text)")
-            #expect(stripe.received.count == 3)
-            #expect(Set(stripe.received.compactMap { $0.headers["idempotency-key"] }).count == 1)
+            #expect(stripe.received.map(\.status) == [429, 500, 200])
+            let keys = stripe.received.compactMap { $0.headers["idempotency-key"] }
+            #expect(keys.count == 3 && keys[0] == keys[1] && keys[1] != keys[2], "\(keys)")
+            #expect(stripe.sessions == 1)
 
             stripe.script([500, 500, 500])
             let failed = try await harness.request(.post, "/communities/\(cast.otherCommunity)/subscription/checkout", token: cast.outsiderToken)
@@ -161,7 +165,9 @@ struct CheckoutTests {
         }
     }
 
-    @Test("a member's dues checkout is for what they still owe, named for the dues and the member")
+    @Test(
+        "a member's dues checkout is for what they still owe, named for the dues and the member; a remainder below Stripe's least charge is a 409"
+    )
     func duesCheckout() async throws {
         try await withStripe { harness, stripe in
             let cast = try await APICast.make(harness)
@@ -199,7 +205,15 @@ struct CheckoutTests {
             #expect(stripe.received.last?.form["line_items[0][price_data][unit_amount]"] == "1500")
             #expect(stripe.sessions == 3)
 
-            _ = try await harness.services.dues.recordPayment(to: dues.id, by: cast.member, amount: try dollars("15"), as: cast.admin)
+            // A remainder below Stripe's least charge (USD 0.50): a 409 in Stripe's words, not a 502.
+            _ = try await harness.services.dues.recordPayment(to: dues.id, by: cast.member, amount: try dollars("14.80"), as: cast.admin)
+            let small = try await harness.request(.post, path, token: cast.memberToken)
+            #expect(small.status == 409, "\(small.text)")
+            #expect(try small.string("detail").contains("Stripe cannot charge this amount: Amount must be at least 50"), "\(small.text)")
+            #expect(stripe.received.last?.error == "amount_too_small")
+            #expect(stripe.sessions == 3)
+
+            _ = try await harness.services.dues.recordPayment(to: dues.id, by: cast.member, amount: try dollars("0.20"), as: cast.admin)
             let paid = try await harness.request(.post, path, token: cast.memberToken)
             #expect(paid.status == 409, "\(paid.text)")
             let outsider = try await harness.request(.post, path, token: cast.outsiderToken)

@@ -14,7 +14,11 @@ import Synchronization
 /// currency, amount and name for a payment), the limits of metadata and
 /// `client_reference_id`, and idempotency as Stripe keeps it: the same `Idempotency-Key` with
 /// the same body answers the first session again; with another body it is refused (400
-/// `idempotency_error`). The next answers can be scripted (a 500 before the checks).
+/// `idempotency_error`). The next answers can be scripted: a 5xx is the endpoint failing, and
+/// is kept for its key and replayed as Stripe does (a 429 is not). A PaymentIntent is refunded
+/// once; a second refund is refused (`charge_already_refunded`). A payment below the
+/// currency's least charge (as for an account that settles in that currency) is refused
+/// (`amount_too_small`). Differences from Stripe: docs/testing.md, "The local services".
 final class TestStripeAPI: Sendable {
     static let secretKey = "sk_test_orbitcove0123456789"
     static let price = "price_test_community"
@@ -47,9 +51,15 @@ final class TestStripeAPI: Sendable {
     var refunds: [String] { box.state.withLock { $0.refunds } }
     var url: URL { URL(string: "https://localhost:\(port)")! }
 
-    /// The next requests answer `statuses`, one each, before any check.
+    /// The next requests with a new key answer `statuses`, one each, before the parameters'
+    /// checks; a 5xx is kept for its key, as Stripe keeps it.
     func script(_ statuses: [Int]) {
         box.state.withLock { $0.scripted += statuses }
+    }
+
+    /// Forgets every key's answer, as Stripe does 24 hours after a key's first use.
+    func forgetKeys() {
+        box.state.withLock { $0.answered = [:] }
     }
 
     private init(port: Int, certificatePEM: String, box: Box) {
@@ -107,10 +117,6 @@ final class TestStripeAPI: Sendable {
                     state.received.append(Received(path: path, headers: fields, form: form ?? [:], status: status, error: error))
                     return (status, answer)
                 }
-                if !state.scripted.isEmpty {
-                    let status = state.scripted.removeFirst()
-                    return finish(status, TestStripeAPI.error("api_error", "Scripted \(status)."), error: "scripted")
-                }
                 guard fields["authorization"] == "Bearer \(TestStripeAPI.secretKey)" else {
                     return finish(401, TestStripeAPI.error("invalid_request_error", "Invalid API Key provided."), error: "key")
                 }
@@ -126,7 +132,15 @@ final class TestStripeAPI: Sendable {
                                 "Keys for idempotent requests can only be used with the same parameters they were first used with."),
                             error: "idempotency")
                     }
-                    return finish(earlier.status, earlier.answer)
+                    return finish(earlier.status, earlier.answer, error: earlier.status == 200 ? nil : "replayed")
+                }
+                if !state.scripted.isEmpty {
+                    let status = state.scripted.removeFirst()
+                    let answer = TestStripeAPI.error(status == 429 ? "rate_limit_error" : "api_error", "Scripted \(status).")
+                    // Stripe keeps the answer of an endpoint that ran and failed; a rate limit
+                    // refuses before it runs.
+                    if status >= 500, let key = fields["idempotency-key"] { state.answered[key] = (body, status, answer) }
+                    return finish(status, answer, error: "scripted")
                 }
                 if path == "v1/refunds" {
                     // A refund: of a PaymentIntent, for a reason Stripe knows, nothing else.
@@ -137,6 +151,14 @@ final class TestStripeAPI: Sendable {
                     guard let intent = form["payment_intent"], intent.hasPrefix("pi_"),
                         ["duplicate", "fraudulent", "requested_by_customer", nil].contains(form["reason"])
                     else { return finish(400, TestStripeAPI.error("invalid_request_error", "Invalid refund"), error: "refund") }
+                    guard !state.refunds.contains(intent) else {
+                        return finish(
+                            400,
+                            TestStripeAPI.error(
+                                "invalid_request_error", "Charge ch_\(intent.dropFirst(3)) has already been refunded.",
+                                code: "charge_already_refunded"),
+                            error: "charge_already_refunded")
+                    }
                     state.refunds.append(intent)
                     let answer =
                         "{\"id\":\"re_\(state.refunds.count)\",\"object\":\"refund\",\"status\":\"succeeded\",\"payment_intent\":\"\(intent)\"}"
@@ -145,6 +167,9 @@ final class TestStripeAPI: Sendable {
                 }
                 if let problem = TestStripeAPI.check(form) {
                     return finish(400, TestStripeAPI.error("invalid_request_error", problem), error: problem)
+                }
+                if let (code, problem) = TestStripeAPI.outOfBounds(form) {
+                    return finish(400, TestStripeAPI.error("invalid_request_error", problem, code: code), error: code)
                 }
                 state.sessions += 1
                 let id = "cs_test_\(state.sessions)"
@@ -160,8 +185,10 @@ final class TestStripeAPI: Sendable {
         }
     }
 
-    static func error(_ type: String, _ message: String) -> String {
-        let json: [String: Any] = ["error": ["type": type, "message": message]]
+    static func error(_ type: String, _ message: String, code: String? = nil) -> String {
+        var error: [String: Any] = ["type": type, "message": message]
+        if let code { error["code"] = code }
+        let json: [String: Any] = ["error": error]
         return String(decoding: (try? JSONSerialization.data(withJSONObject: json)) ?? Data(), as: UTF8.self)
     }
 
@@ -179,6 +206,26 @@ final class TestStripeAPI: Sendable {
             form[key] = value
         }
         return form
+    }
+
+    /// The least Stripe charges, in its units, for an account that settles in the currency (its
+    /// "Minimum and maximum charge amounts"; for another settlement currency Stripe converts
+    /// first, which the local Stripe does not).
+    static let minimum: [String: Int] = [
+        "usd": 50, "eur": 50, "gbp": 30, "cad": 50, "aud": 50, "chf": 50, "nzd": 50, "sgd": 50, "jpy": 50, "dkk": 250, "nok": 300,
+        "sek": 300, "czk": 1500, "huf": 17500, "pln": 200, "hkd": 400, "mxn": 1000,
+    ]
+
+    /// A payment's amount below the currency's least charge or above Stripe's most: its code
+    /// and message.
+    static func outOfBounds(_ form: [String: String]) -> (String, String)? {
+        guard form["mode"] == "payment", let currency = form["line_items[0][price_data][currency]"],
+            let amount = form["line_items[0][price_data][unit_amount]"].flatMap(Int.init)
+        else { return nil }
+        if let least = minimum[currency], amount < least {
+            return ("amount_too_small", "Amount must be at least \(least) in \(currency)'s smallest unit")
+        }
+        return nil
     }
 
     /// Stripe's checks of a Checkout Session's parameters; nil when it would make one.

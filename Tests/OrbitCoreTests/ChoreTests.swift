@@ -531,7 +531,7 @@ struct ChoreTests {
         }
     }
 
-    @Test("a device unused for 30 days signs in no more; a parent pairs it again")
+    @Test("a device unused for 30 days signs in no more; a parent pairs it again and the new pairing signs in; one used within 30 days does")
     func idleDevicesExpire() async throws {
         try await withServices { services, database in
             let family = try await Family.make(services)
@@ -545,6 +545,15 @@ struct ChoreTests {
             }
             #expect(try await parents.signInChild(deviceToken: device, pin: "4321") == .deviceExpired)
             #expect(try await parents.devices(of: family.mia, in: family.home, as: family.mum).map(\.status) == [.expired])
+            // The parent pairs it again: the new pairing signs in, the expired one still does not.
+            let again = try await parents.startPairing(for: family.mia, in: family.home, as: family.mum)
+            let repaired = try await parents.finishPairing(code: again.pairingCode).deviceToken
+            guard case .signedIn = try await parents.signInChild(deviceToken: repaired, pin: "4321") else {
+                Issue.record("a device paired again did not sign in")
+                return
+            }
+            #expect(try await parents.signInChild(deviceToken: device, pin: "4321") == .deviceExpired)
+            // Used within 30 days: still signs in.
             try await database.withConnection { connection in
                 try await connection.query("UPDATE child_devices SET last_used_at = now() - interval '29 days 23 hours'")
             }

@@ -19,9 +19,12 @@ struct TeamKey {
     var expectations: TestAPNsServer.Expectations { .init(keyID: keyID, teamID: teamID, publicKey: key.publicKey) }
 
     /// A sender that trusts the test server's certificate and sends both environments to it.
-    func sender(for server: TestAPNsServer, now: @escaping @Sendable () -> Date = Date.init) async throws -> APNsSender {
+    func sender(
+        for server: TestAPNsServer, requestTimeout: Duration? = nil, now: @escaping @Sendable () -> Date = Date.init
+    ) async throws -> APNsSender {
         var configuration = try APNsConfiguration(
             keyPEM: key.pemRepresentation, keyID: keyID, teamID: teamID, environments: [.production, .sandbox])
+        if let requestTimeout { configuration.requestTimeout = requestTimeout }
         configuration.hosts = [.production: server.url, .sandbox: server.url]
         configuration.trustRootsPEM = [server.certificatePEM]
         return try await APNsSender(configuration: configuration, now: now)
@@ -199,8 +202,10 @@ struct APNsTests {
                 notification: AppNotification.sample, deviceID: DeviceID.random(), token: token("ab"), environment: .production,
                 bundleID: "app.orbitcove.ios", badge: 1, attempt: 1)
             for (number, failure) in [TestAPNsServer.Scripted.uncleanTLSClose, .brokenTLS].enumerated() {
-                // A sender of its own: a connection of its own, which the failure then breaks.
-                let fresh = try await team.sender(for: server)
+                // A sender of its own: a connection of its own, which the failure then breaks. Its
+                // timeout is long past what a TLS failure takes and short of the 30 s default, so
+                // a fault that was not injected shows as a timeout, not as a pass.
+                let fresh = try await team.sender(for: server, requestTimeout: .seconds(10))
                 server.script(push.token, [failure])
                 let outcome = await fresh.send(push)
                 try await fresh.shutdown()
@@ -208,7 +213,10 @@ struct APNsTests {
                     Issue.record("a TLS error after the request was written must not be retried (\(failure)): \(outcome)")
                     return
                 }
+                #expect(server.faultsInjected == number + 1, "the fault \(failure) was not injected")
                 #expect(reason.hasPrefix("no answer from APNs after the request was written"), "\(failure): \(reason)")
+                // The error is the fault's (the connection ended under the request), not a timeout's.
+                #expect(reason.hasSuffix("HTTPClientError.remoteConnectionClosed"), "\(failure): \(reason)")
                 #expect(server.received.count == number + 1)
             }
             // Through delivery: recorded as failed after one attempt, and never sent again.

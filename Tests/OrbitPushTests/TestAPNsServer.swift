@@ -57,6 +57,8 @@ final class TestAPNsServer: Sendable {
             var received: [Received] = []
             var scripts: [String: [Scripted]] = [:]
             var now: Date?
+            /// The TLS faults written to the socket (`brokenTLS`, `uncleanTLSClose`).
+            var faultsInjected = 0
         }
         let state = Mutex(State())
         let expectations: Expectations
@@ -69,6 +71,8 @@ final class TestAPNsServer: Sendable {
     private let shared: Shared
 
     var received: [Received] { shared.state.withLock { $0.received } }
+    /// The TLS faults that were injected: a test of one checks it was.
+    var faultsInjected: Int { shared.state.withLock { $0.faultsInjected } }
     /// The pushes APNs would have delivered.
     var delivered: [Received] { received.filter { $0.status == 200 } }
     var url: URL { URL(string: "https://localhost:\(port)")! }
@@ -150,13 +154,20 @@ private final class APNsStreamHandler: ChannelInboundHandler {
             if status == 0 { return }
             if status < 0 {
                 // The stream's connection is its parent channel; `UnderTLS` sits below its TLS.
-                if let connection = context.channel.parent, let under = try? connection.pipeline.syncOperations.context(handlerType: UnderTLS.self) {
-                    if status == -1 {
-                        under.writeAndFlush(
-                            NIOAny(ByteBuffer(bytes: [0x17, 0x03, 0x03, 0x00, 0x10] + [UInt8](repeating: 0xA5, count: 16))), promise: nil)
-                    } else {
-                        under.close(promise: nil)
-                    }
+                // A fault that cannot be injected is not passed over: the stream is reset (the
+                // sender then fails at once, with another error) and nothing is counted.
+                guard let connection = context.channel.parent, let under = try? connection.pipeline.syncOperations.context(handlerType: UnderTLS.self)
+                else {
+                    context.close(promise: nil)
+                    return
+                }
+                // Counted before it happens: the client may see it before this thread goes on.
+                shared.state.withLock { $0.faultsInjected += 1 }
+                if status == -1 {
+                    under.writeAndFlush(
+                        NIOAny(ByteBuffer(bytes: [0x17, 0x03, 0x03, 0x00, 0x10] + [UInt8](repeating: 0xA5, count: 16))), promise: nil)
+                } else {
+                    under.close(promise: nil)
                 }
                 return
             }

@@ -151,10 +151,17 @@ struct EncryptionSecurityTests {
                             )
                         }
                     }
+                    // The re-key's backend: the post must wait for it, in this test's database
+                    // (parallel tests share the cluster; another's lock wait is not this one's).
+                    let holder = try await rekey.query("SELECT pg_backend_pid() AS pid").single().decode("pid", as: Int32.self)
                     var waited = false
                     for _ in 0..<200 {
                         let waiting = try await setup.query(
-                            "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO posts%'"
+                            """
+                            SELECT count(*) AS n FROM pg_stat_activity
+                            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO posts%'
+                              AND \(holder) = ANY(pg_blocking_pids(pid))
+                            """
                         ).single().decode("n", as: Int64.self)
                         if waiting > 0 {
                             waited = true

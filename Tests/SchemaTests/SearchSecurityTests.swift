@@ -153,7 +153,15 @@ struct SearchSecurityTests {
             // written already): an observable state, not a pause.
             let deadline = ContinuousClock.now + .seconds(30)
             while !written.done.load(ordering: .sequentiallyConsistent), ContinuousClock.now < deadline {
-                let waiting = try await changing.query("SELECT FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+                // In this test's database, and waiting for this connection: parallel tests share
+                // the cluster, and another's advisory wait is not this one's.
+                let waiting = try await changing.query(
+                    """
+                    SELECT FROM pg_locks l
+                    WHERE l.locktype = 'advisory' AND NOT l.granted
+                      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                      AND pg_backend_pid() = ANY(pg_blocking_pids(l.pid))
+                    """)
                 if !waiting.isEmpty { break }
                 try await Task.sleep(for: .milliseconds(1))
             }

@@ -77,10 +77,13 @@ package struct PaymentProviderError: Error, Sendable, CustomStringConvertible {
     /// The provider's HTTP status, nil when no answer came.
     package var status: Int?
     package var message: String
+    /// The provider's code for a refusal (Stripe's `error.code`, such as `amount_too_small`).
+    package var code: String?
 
-    package init(status: Int?, message: String) {
+    package init(status: Int?, message: String, code: String? = nil) {
         self.status = status
         self.message = message
+        self.code = code
     }
 
     package var description: String { message }

@@ -71,8 +71,16 @@ package struct StripeUnits: Sendable, Equatable {
             amount = money.minorUnits / scale
         }
         guard amount % units.step == 0 else { throw inexact(money, units) }
+        // Stripe's amounts have at most eight digits (its "Minimum and maximum charge amounts").
+        guard amount <= maximum else {
+            let most = StripeUnits.money(stripeAmount: maximum / units.step * units.step, currency: money.currency.code) ?? money
+            throw ServiceError.conflict(field: "amount", reason: "\(money) is more than Stripe charges at once (at most \(most))")
+        }
         return amount
     }
+
+    /// The largest amount Stripe charges, in its units.
+    package static let maximum: Int64 = 99_999_999
 
     /// The money a Stripe amount in `currency` (Stripe's lower-case code or ISO's) stands for;
     /// nil when the currency is unknown, or the amount is not a whole number of ISO minor units

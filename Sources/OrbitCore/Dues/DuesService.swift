@@ -108,7 +108,7 @@ package struct DuesService: Sendable {
                 WHERE community_id = \(community)
                   AND (\(try after?.int32(0))::int IS NULL
                        OR (due_date, created_at, id) < (date '2000-01-01' + \(try after?.int32(0))::int,
-                           timestamptz 'epoch' + \(try after?.integer(1)) * interval '1 microsecond', \(try after?.uuid(2))))
+                           timestamptz 'epoch' + \(try after?.microseconds(1)) * interval '1 microsecond', \(try after?.uuid(2))))
                 ORDER BY due_date DESC, created_at DESC, id DESC LIMIT \(limit + 1)
                 """
             )

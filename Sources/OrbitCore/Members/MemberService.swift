@@ -28,7 +28,7 @@ package struct MemberService: Sendable {
                 WHERE m.community_id = \(community) AND (\(includeFormer) OR m.left_at IS NULL)
                   AND (\(after?.key[0])::text IS NULL
                        OR (m.left_at IS NOT NULL, m.role, m.joined_at, m.id) > (\(after?.key[0] == "1"), \(after?.key[1])::member_role,
-                           timestamptz 'epoch' + \(try after?.integer(2)) * interval '1 microsecond', \(try after?.uuid(3))))
+                           timestamptz 'epoch' + \(try after?.microseconds(2)) * interval '1 microsecond', \(try after?.uuid(3))))
                 ORDER BY m.left_at IS NOT NULL, m.role, m.joined_at, m.id
                 LIMIT \(limit + 1)
                 """

@@ -35,7 +35,7 @@ enum Paging {
         """
         (\(try cursor?.integer(0))::bigint IS NULL
          OR (\(unescaped: time), \(unescaped: id)) \(unescaped: newestFirst ? "<" : ">")
-            (timestamptz 'epoch' + \(try cursor?.integer(0)) * interval '1 microsecond', \(try cursor?.uuid(1))))
+            (timestamptz 'epoch' + \(try cursor?.microseconds(0)) * interval '1 microsecond', \(try cursor?.uuid(1))))
         """
     }
 

@@ -66,6 +66,17 @@ package struct PageCursor: Sendable, Equatable {
         return value
     }
 
+    /// A key part as a time in microseconds since 1970, or a refusal: a time outside the years
+    /// 1900 to 9999 is no row's (the server never issues one), and past PostgreSQL's range it
+    /// would come back as the database's "interval out of range" instead of naming the cursor.
+    package func microseconds(_ index: Int) throws -> Int64 {
+        let value = try integer(index)
+        guard (-2_208_988_800_000_000...253_402_300_799_999_999).contains(value) else {
+            throw ServiceError.invalidInput(field: "cursor", reason: "is not a cursor from this list")
+        }
+        return value
+    }
+
     /// A key part as a 32-bit number (a day number), or a refusal: a part past its range is no
     /// cursor of ours (the checksum only guards against typos, not against someone writing one).
     package func int32(_ index: Int) throws -> Int32 {
