@@ -9,6 +9,18 @@ import re
 import sys
 
 text = open(sys.argv[1], encoding="utf-8", errors="replace").read()
+
+
+def failures_section(text):
+    """Each failing operation's block, cut short, to be printed last: CI keeps the output's tail."""
+    section = text.split("FAILURES ====", 1)[1] if "FAILURES ====" in text else ""
+    section = re.split(r"(ERRORS|SUMMARY|WARNINGS) ====", section, maxsplit=1)[0]
+    out = []
+    for block in re.split(r"\n(?=_{3,} .+ _{3,}\n)", section):
+        lines = [line for line in block.strip(" =\n").splitlines() if line.strip()]
+        out += lines[:30] + (["    …"] if len(lines) > 30 else [])
+    return "\n".join(out)
+
 summary = [line for line in text.splitlines() if re.match(r"^=+ .* in [0-9.]+s =+$", line)]
 if not summary:
     print("schemathesis: no summary line in the report", file=sys.stderr)
@@ -17,6 +29,8 @@ last = summary[-1]
 failures = int((re.search(r"(\d+) failures?", last) or [None, "0"])[1])
 errors = int((re.search(r"(\d+) errors?", last) or [None, "0"])[1])
 if failures:
+    print("schemathesis: the failures again (replay with the seed above):", file=sys.stderr)
+    print(failures_section(text), file=sys.stderr)
     print(f"schemathesis: {failures} failure(s)", file=sys.stderr)
     sys.exit(1)
 if errors:

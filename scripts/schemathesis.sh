@@ -31,6 +31,11 @@ status=0
     --max-examples "${ORBIT_SCHEMATHESIS_EXAMPLES:-100}" --workers 2 --seed "$seed" "$@" | tee results/schemathesis.txt || status=$?
 # Any failure fails; an error only if it is not schemathesis's own (scripts/schemathesis-verdict.py).
 if [ "$status" -ne 0 ]; then
-    python3 scripts/schemathesis-verdict.py results/schemathesis.txt
+    if ! python3 scripts/schemathesis-verdict.py results/schemathesis.txt; then
+        # A 5xx is the server's to explain: its errors, last, where CI's tail shows them.
+        echo "schemathesis: the server's errors and warnings:" >&2
+        grep -E " (error|warning|critical) " "$work/dev.log" | tail -n 20 >&2 || true
+        exit 1
+    fi
 fi
 echo "schemathesis: passed (seed $seed)"

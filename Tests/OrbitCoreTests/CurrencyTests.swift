@@ -129,6 +129,16 @@ struct CurrencyTests {
                 in: cast.community, from: cast.member, to: cast.admin, amount: Money(minorUnits: 1000, currency: try currency("CHF")),
                 settles: usd, as: cast.member)
             #expect(looked.totalAmount == 1130 && looked.conversion?.rate == "1.13")
+            // The day's rate makes 1 JPY less than a cent: the request is valid, the state refuses
+            // it (409), where the same rate given in the request is a 400 above.
+            _ = try await services.rates.setRate(in: cast.community, from: try currency("JPY"), to: usd, rate: try .parse("0.004"), as: cast.admin)
+            let stored = await serviceError {
+                try await services.settlements.recordSettlement(
+                    in: cast.community, from: cast.member, to: cast.admin, amount: Money(minorUnits: 1, currency: try currency("JPY")),
+                    settles: usd, as: cast.member)
+            }
+            #expect(stored?.code == .conflict && stored?.field == "amount", "\(String(describing: stored))")
+            #expect(nothing?.code == .invalidInput)
         }
     }
 

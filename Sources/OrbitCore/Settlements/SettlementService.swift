@@ -57,15 +57,14 @@ extension SettlementService {
                     ).single().decode("amount", as: Int64.self)
                 } catch let error as PostgresError where error.sqlState == "22003" {
                     // orbit.convert refuses a result past the largest amount (the rate is past its bound for this amount).
-                    throw ServiceError.invalidInput(
-                        field: "rate",
-                        reason:
-                            "converts \(paid) to more than the largest amount of \(target) (\(Money(minorUnits: Money.maximumMinorUnits, currency: target)))"
-                    )
+                    let reason =
+                        "converts \(paid) to more than the largest amount of \(target) (\(Money(minorUnits: Money.maximumMinorUnits, currency: target)))"
+                    throw Self.refusal(field: "rate", reason, rateWasGiven: given != nil)
                 }
                 guard converted > 0 else {
-                    throw ServiceError.invalidInput(
-                        field: "amount", reason: "converts at \(rate) to less than the smallest amount of \(target) (\(paid) is too little)")
+                    throw Self.refusal(
+                        field: "amount", "converts at \(rate) to less than the smallest amount of \(target) (\(paid) is too little)",
+                        rateWasGiven: given != nil)
                 }
                 let total = Money(minorUnits: converted, currency: target)
                 entry.total = total
@@ -256,4 +255,13 @@ extension SettlementService {
         return clock.now - start
     }
 
+}
+
+extension SettlementService {
+    /// A conversion that cannot be recorded: with the rate in the request, the request is wrong
+    /// (400); with the community's rate of the day, the request is valid and the state refuses it
+    /// (409, docs/api.md).
+    fileprivate static func refusal(field: String, _ reason: String, rateWasGiven: Bool) -> ServiceError {
+        rateWasGiven ? .invalidInput(field: field, reason: reason) : .conflict(field: field, reason: reason)
+    }
 }
