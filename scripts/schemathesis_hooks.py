@@ -21,7 +21,8 @@ Every other hook below does what a client does for a rule openapi.yaml writes in
 - A settlement (recordSettlement) is between two people, carries a rate only to convert into
   another currency, and converts to an amount that exists: a valid case naming one person twice
   gets the other demo member, one with a rate but the same currency twice drops the rate, and
-  one whose amount and rate would convert past the bounds gets an amount (or a rate) that cannot.
+  one whose amount converts at its rate to less than 1 minor unit or more than the largest gets
+  the nearest amount that converts (or, if none does, no rate); every other case goes as drawn.
 - An exchange rate (setExchangeRate) is between two currencies: a valid case with the same code
   twice gets another quote.
 - An event ends no earlier than it starts (in words in the document, too): a valid case whose
@@ -35,6 +36,7 @@ Every other hook below does what a client does for a rule openapi.yaml writes in
 """
 import json
 import random
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Context, Decimal, localcontext
 from datetime import datetime
 import re
 import uuid
@@ -174,24 +176,53 @@ def _settlement_parties(case):
         body["to_user_id"] = DEMO_MEMBERS[1] if body["from_user_id"] == DEMO_MEMBERS[0] else DEMO_MEMBERS[0]
     if "rate" in body and body.get("settles_currency") == body.get("currency", "USD"):
         del body["rate"]
-    # The amount converted at the rate is 1 to 2147483647 minor units of the debt's currency; the
-    # currencies' decimals differ by at most 4 places, so a client keeps amount × rate within
-    # [10^4, 2147483647 / 10^4] and is safe whatever the two currencies.
+    # The amount converted at the rate is 1 to 2147483647 minor units of the debt's currency: a
+    # client converts as the server does (orbit.convert: amount × rate × 10^(decimals of the debt's
+    # currency − decimals of the paid one), rounded half away from zero) and, when the result does
+    # not exist, asks for an amount that converts: the least that makes 1 minor unit, or the most
+    # that stays within the largest. Every amount that converts (5000 at 0.9) goes as drawn.
     amount = _as_int(body.get("amount"))
     try:
-        rate = float(body.get("rate"))
-    except (TypeError, ValueError):
+        rate = Decimal(str(body.get("rate")))
+    except (ArithmeticError, ValueError):
         return
-    if amount is None or amount < 1 or rate <= 0:
+    if amount is None or amount < 1 or not rate.is_finite() or rate <= 0:
         return
-    if amount * rate * 10**4 > LARGEST:
-        body["amount"] = max(1, int(LARGEST / (rate * 10**4)))
-        if body["amount"] * rate * 10**4 > LARGEST:
+    with localcontext(Context(prec=80)):  # exact: 10 digits of amount times 24 of rate and 4 of scale
+        _convert_within_bounds(body, amount, rate)
+
+
+def _convert_within_bounds(body, amount, rate):
+    scale = Decimal(10) ** (_decimals(body.get("settles_currency")) - _decimals(body.get("currency", "USD")))
+    per_unit = rate * scale
+    if _converted(amount, per_unit) < 1:
+        least = int((Decimal("0.5") / per_unit).to_integral_value(rounding=ROUND_CEILING))
+        if least <= LARGEST and 1 <= _converted(least, per_unit) <= LARGEST:
+            body["amount"] = least
+        else:
             del body["rate"]
-    elif amount * rate < 10**4:
-        body["rate"] = "1"
-        if amount < 10**4:
-            body["amount"] = 10**4
+    elif _converted(amount, per_unit) > LARGEST:
+        most = int((Decimal(LARGEST) / per_unit).to_integral_value(rounding=ROUND_FLOOR))
+        if most >= 1 and 1 <= _converted(most, per_unit) <= LARGEST:
+            body["amount"] = most
+        else:
+            del body["rate"]
+
+
+# Decimals of ISO 4217 currencies other than 2, as orbit.currency_exponent (migrations/0026) has them.
+DECIMALS = {
+    **dict.fromkeys(["BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "UYI", "VND", "VUV", "XAF", "XOF", "XPF"], 0),
+    **dict.fromkeys(["BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND"], 3),
+    **dict.fromkeys(["CLF", "UYW"], 4),
+}
+
+
+def _decimals(code):
+    return DECIMALS.get(code, 2) if isinstance(code, str) else 2
+
+
+def _converted(amount, per_unit):
+    return int((amount * per_unit).to_integral_value(rounding=ROUND_HALF_UP))
 
 
 def _rate_currencies(case):

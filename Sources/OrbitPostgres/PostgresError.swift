@@ -23,8 +23,12 @@ public struct PostgresError: Error, Sendable {
         public static let poolTimeout = Code("poolTimeout")
         /// The pool was shut down.
         public static let poolClosed = Code("poolClosed")
-        /// The server answered with something this client did not expect (for example COPY).
+        /// The server answered with something this client did not expect (for example COPY, or
+        /// more than one row for `single()`).
         public static let unexpectedResponse = Code("unexpectedResponse")
+        /// `single()` found no row: what the statement looked for is not there (or, in a
+        /// transaction that saw it a statement before, is no longer there).
+        public static let noRow = Code("noRow")
         /// COMMIT found the transaction already failed, so the server rolled it back.
         public static let transactionRolledBack = Code("transactionRolledBack")
         /// The API was used in a way it does not allow (for example a nested pipeline).

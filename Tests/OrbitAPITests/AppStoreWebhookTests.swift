@@ -124,6 +124,81 @@ struct AppStoreWebhookTests {
         }
     }
 
+    @Test("--app-store-environment sandbox takes only Sandbox notifications, both takes both; another name is refused")
+    func environmentSettings() async throws {
+        let store = try TestAppStore.make()
+        #expect(AppStoreSignature.environments(named: "production") == ["Production"])
+        #expect(AppStoreSignature.environments(named: "Sandbox") == nil && AppStoreSignature.environments(named: "all") == nil)
+        for (name, taken) in [("sandbox", ["Sandbox"]), ("both", ["Production", "Sandbox"])] {
+            let environments = try #require(AppStoreSignature.environments(named: name))
+            #expect(environments == Set(taken))
+            let verifier = AppStoreSignature(roots: [store.root.certificate], bundleID: TestAppStore.bundleID, environments: environments)
+            try await withAPI(configure: { $0.appStore = verifier }) { harness in
+                let cast = try await APICast.make(harness)
+                let token = try await Self.token(harness, cast)
+                let month = Date().addingTimeInterval(30 * 86_400)
+                for (index, environment) in ["Production", "Sandbox"].enumerated() {
+                    let notification = try store.notification(
+                        "\(name)-\(environment)", "SUBSCRIBED", signed: Date().addingTimeInterval(Double(index)),
+                        originalTransaction: "500000\(index)", community: token, expires: month, environment: environment)
+                    let answer = try await Self.deliver(harness, notification)
+                    #expect(answer.status == 200, "\(answer.text)")
+                    if taken.contains(environment) {
+                        #expect(try answer.string("outcome") == "applied", "\(name): \(environment): \(answer.text)")
+                    } else {
+                        #expect(try answer.string("outcome") == "ignored", "\(name): \(environment): \(answer.text)")
+                        #expect(try answer.string("detail").contains(environment))
+                    }
+                }
+                // Sandbox alone: the production purchase changed nothing, the sandbox one made it active.
+                #expect(try await Self.state(harness, cast.community).status == "active")
+            }
+        }
+    }
+
+    @Test("a renewal extension's summary (no transaction, `summary` for `data`) is recorded once and changes nothing")
+    func summaryNotifications() async throws {
+        let store = try TestAppStore.make()
+        try await withAPI(configure: { $0.appStore = store.verifier }) { harness in
+            let cast = try await APICast.make(harness)
+            let token = try await Self.token(harness, cast)
+            let month = Date().addingTimeInterval(30 * 86_400)
+            let subscribed = try store.notification(
+                "x-1", "SUBSCRIBED", signed: Date(), originalTransaction: "6000001", community: token, expires: month)
+            #expect(try await Self.deliver(harness, subscribed).string("outcome") == "applied")
+            let before = try await Self.state(harness, cast.community)
+
+            func summary(_ id: String, bundleID: String = TestAppStore.bundleID, environment: String = "Production") throws -> String {
+                try store.sign([
+                    "notificationType": "RENEWAL_EXTENSION", "subtype": "SUMMARY", "notificationUUID": id, "version": "2.0",
+                    "signedDate": Int(Date().timeIntervalSince1970 * 1000),
+                    "summary": [
+                        "requestIdentifier": UUID().uuidString.lowercased(), "environment": environment, "appAppleId": 1_234_567_890,
+                        "bundleId": bundleID, "productId": "app.orbitcove.community.monthly", "storefrontCountryCodes": ["USA", "MEX"],
+                        "failedCount": 0, "succeededCount": 3,
+                    ] as [String: Any],
+                ])
+            }
+            let answer = try await Self.deliver(harness, try summary("x-2"))
+            #expect(answer.status == 200, "\(answer.text)")
+            #expect(try answer.string("outcome") == "ignored", "\(answer.text)")
+            #expect(try await Self.deliver(harness, try summary("x-2")).string("outcome") == "duplicate")
+            let after = try await Self.state(harness, cast.community)
+            #expect(after.status == before.status && after.expires == before.expires)
+            // The summary's own bundle and environment are checked as a notification's are.
+            let otherApp = try await Self.deliver(harness, try summary("x-3", bundleID: "com.example.other"))
+            #expect(otherApp.status == 400 && otherApp.text.contains("com.example.other"), "\(otherApp.text)")
+            let sandbox = try await Self.deliver(harness, try summary("x-4", environment: "Sandbox"))
+            #expect(try sandbox.string("outcome") == "ignored" && sandbox.string("detail").contains("Sandbox"), "\(sandbox.text)")
+            let received = try await harness.database.withConnection { connection in
+                try await connection.query(
+                    "SELECT count(*)::int AS n FROM billing_events WHERE provider = 'app_store' AND event_type = 'RENEWAL_EXTENSION.SUMMARY'"
+                ).single().decode("n", as: Int.self)
+            }
+            #expect(received == 2, "x-2 once, and x-4; the other app's is refused before it is recorded")
+        }
+    }
+
     @Test("a community's status is the best of its subscriptions: an App Store one ending leaves a running Stripe one active")
     func bestOfSubscriptions() async throws {
         let store = try TestAppStore.make()

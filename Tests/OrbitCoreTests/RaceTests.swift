@@ -70,6 +70,35 @@ struct RaceTests {
         }
     }
 
+    @Test("an event removed between an edit's checks and its write: the edit runs again and answers 404, never a 500")
+    func eventRemovedDuringAnEdit() async throws {
+        try await withServices { services, database in
+            let admin = try await services.users.create(email: "admin@example.com", displayName: "Admin").id
+            let community = try await services.communities.create(name: "Club", as: admin).id
+            let event = try await services.events.create(
+                in: community, EventDraft(title: "Game", startsAt: Date().addingTimeInterval(86_400)), as: admin
+            ).id
+            // Another transaction holds the event's row: the edit's checks read it (a read does not
+            // wait), its UPDATE waits; the row is then removed (as purging a deleted community does).
+            let holder = try await database.connect()
+            try await holder.executeScript("BEGIN")
+            try await holder.query("SELECT id FROM events WHERE id = \(event) FOR UPDATE")
+            let edit = Task { try await services.events.update(event, EventDraft(title: "Renamed"), as: admin) }
+            try await database.withConnection { observer in
+                while try await observer.query(
+                    "SELECT FROM pg_stat_activity WHERE datname = current_database() AND \(holder.backendPID) = ANY(pg_blocking_pids(pid))"
+                ).count == 0 {
+                    await Task.yield()
+                }
+            }
+            try await holder.query("DELETE FROM events WHERE id = \(event)")
+            try await holder.executeScript("COMMIT")
+            await holder.close()
+            let error = await #expect(throws: ServiceError.self) { try await edit.value }
+            #expect(error?.code == .notFound, "\(String(describing: error))")
+        }
+    }
+
     @Test("ten RSVPs of one person at once leave one answer")
     func tenRSVPsOfOnePersonAtOnce() async throws {
         try await withServices { services, database in

@@ -53,6 +53,15 @@ struct RetryTests {
                 }
             }
             #expect(attempts == 1)
+            // A row that is never there (a bug, not a race): four attempts, then the error itself (500).
+            attempts = 0
+            let missing = await #expect(throws: PostgresError.self) {
+                try await services.runner.asUser(user) { connection in
+                    attempts += 1
+                    _ = try await connection.query("SELECT 1 AS one WHERE false").single()
+                }
+            }
+            #expect(missing?.code == .noRow && attempts == 4, "\(String(describing: missing)), \(attempts)")
         }
     }
 }

@@ -27,6 +27,17 @@ package struct AppStoreSignature: Sendable {
         self.environments = environments
     }
 
+    /// The environments `--app-store-environment` names: `production` (the default), `sandbox` or
+    /// `both`; nil for any other name.
+    package static func environments(named name: String) -> Set<String>? {
+        switch name {
+        case "production": ["Production"]
+        case "sandbox": ["Sandbox"]
+        case "both": ["Production", "Sandbox"]
+        default: nil
+        }
+    }
+
     /// A root certificate from its file: DER (Apple distributes `AppleRootCA-G3.cer` so) or PEM.
     package static func root(fromFile bytes: [UInt8]) throws -> Certificate {
         if let text = String(validating: bytes, as: UTF8.self), text.contains("-----BEGIN CERTIFICATE-----") {

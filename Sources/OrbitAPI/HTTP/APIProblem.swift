@@ -200,14 +200,23 @@ struct ProblemMiddleware: RouterMiddleware {
         let elapsed = ContinuousClock.now - started
         let route = context.endpointPath ?? "unmatched"
         metrics.record(method: request.method.rawValue, route: route, status: response.status.code, duration: elapsed)
-        if context.logger.logLevel <= .info {
+        // Every request at info; a 5xx also when only warnings are logged, so that an operator
+        // (and scripts/schemathesis.sh, which prints the server's warnings when a check fails)
+        // learns which route failed, whatever the level. Not a 501: a provider this server is
+        // not configured for is its settings' answer, not a failure.
+        let failed = response.status.code >= 500 && response.status != .notImplemented
+        if context.logger.logLevel <= .info || failed {
             let microseconds = elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000
             var metadata: Logger.Metadata = [
                 "method": .string(request.method.rawValue), "route": .string(route), "status": .stringConvertible(response.status.code),
                 "duration_ms": .string("\(microseconds / 1000).\(String(microseconds % 1000 + 1000).dropFirst())"),
             ]
             if let user = context.notes.user { metadata["user_id"] = .string(user.description) }
-            context.logger.info("request", metadata: metadata)
+            if failed {
+                context.logger.warning("request failed", metadata: metadata)
+            } else {
+                context.logger.info("request", metadata: metadata)
+            }
         }
         return response
     }

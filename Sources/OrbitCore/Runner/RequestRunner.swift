@@ -178,9 +178,14 @@ package struct RequestRunner: Sendable {
 
     /// A serialization failure or a deadlock (40001, 40P01), or a prepared statement that was
     /// not on the server connection behind a transaction-mode pooler (26000, 42P05: the client
-    /// has switched to unnamed statements by then, so the retry goes through).
+    /// has switched to unnamed statements by then, so the retry goes through). Also a row that
+    /// one statement found and the next did not (`noRow`): at READ COMMITTED each statement sees
+    /// the commits made before it, so a row deleted, or a community left or deleted, between a
+    /// service's checks and its write leaves the write's `single()` without a row. The run again
+    /// starts with the checks, which now see that change and answer it (404, 403); a `noRow`
+    /// that persists through every attempt is a bug, and reaches the API as a 500.
     static func isRetryable(_ error: PostgresError) -> Bool {
-        error.isSerializationFailure || error.isDeadlock || error.sqlState == "26000" || error.sqlState == "42P05"
+        error.isSerializationFailure || error.isDeadlock || error.sqlState == "26000" || error.sqlState == "42P05" || error.code == .noRow
     }
 
     /// Turns the database's refusals into domain errors; the database is the last word on the

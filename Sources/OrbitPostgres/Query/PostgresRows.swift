@@ -45,8 +45,9 @@ public final class PostgresRows: @unchecked Sendable {
         }
     }
 
-    /// The only row, or an error naming what was found instead.
+    /// The only row, or an error naming what was found instead (`noRow` for none).
     public func single() throws -> PostgresRow {
+        guard count != 0 else { throw PostgresError(code: .noRow, message: "expected exactly one row, got 0") }
         guard count == 1 else {
             throw PostgresError(code: .unexpectedResponse, message: "expected exactly one row, got \(count)")
         }

@@ -122,12 +122,9 @@ struct PaymentOptions: ParsableArguments {
         } catch {
             throw CommandFailure("cannot read Apple's root certificate from \(root): \(error)")
         }
-        let environments: Set<String>
-        switch Self.setting(appStoreEnvironment, "ORBIT_APP_STORE_ENVIRONMENT") ?? "production" {
-        case "production": environments = ["Production"]
-        case "sandbox": environments = ["Sandbox"]
-        case "both": environments = ["Production", "Sandbox"]
-        case let other: throw CommandFailure("--app-store-environment is production, sandbox or both, not \(other).")
+        let name = Self.setting(appStoreEnvironment, "ORBIT_APP_STORE_ENVIRONMENT") ?? "production"
+        guard let environments = AppStoreSignature.environments(named: name) else {
+            throw CommandFailure("--app-store-environment is production, sandbox or both, not \(name).")
         }
         logger.info(
             "App Store notifications are verified",
