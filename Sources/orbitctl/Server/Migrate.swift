@@ -150,6 +150,10 @@ extension Migrate {
                 --
                 -- Applied once, in its own transaction, after \(catalog.migrations.last?.fileName ?? "nothing").
                 -- Say why each change is needed (which spec rule, which defect).
+                -- A live database must not wait on it for long (docs/operations.md, "Migrations on a
+                -- large, live database"; scripts/migration-lint.sh checks it).
+                SET LOCAL lock_timeout = '5s';
+                SET LOCAL statement_timeout = '5min';
 
                 """
             guard FileManager.default.createFile(atPath: path, contents: Data(template.utf8), attributes: nil) else {
