@@ -15,26 +15,14 @@ package struct CivilDate: Hashable, Comparable, Sendable, CustomStringConvertibl
         self.day = day
     }
 
-    /// Days since 1970-01-01 (Howard Hinnant's days_from_civil).
+    /// Days since 1970-01-01 (OrbitPostgres's `daysSince1970`, Howard Hinnant's days_from_civil).
     package var dayNumber: Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
+        Int(daysSince1970(year: Int64(year), month: Int64(month), day: Int64(day)))
     }
 
     package init(dayNumber: Int) {
-        let z = dayNumber + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        day = dayOfYear - (153 * mp + 2) / 5 + 1
-        month = mp < 10 ? mp + 3 : mp - 9
-        year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let (year, month, day) = civilDate(fromDaysSince1970: Int64(dayNumber))
+        self.init(year: Int(year), month: Int(month), day: Int(day))
     }
 
     /// 0 = Monday … 6 = Sunday (1970-01-01 was a Thursday).

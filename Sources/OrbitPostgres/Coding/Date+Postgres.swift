@@ -124,7 +124,9 @@ func floorDivision(_ value: Int64, _ divisor: Int64) -> (quotient: Int64, remain
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
-func daysSince1970(year: Int64, month: Int64, day: Int64) -> Int64 {
+/// The one civil-date routine of the package: PostgreSQL's dates here, `CivilDate` in OrbitCore.
+@inlinable
+package func daysSince1970(year: Int64, month: Int64, day: Int64) -> Int64 {
     let y = month <= 2 ? year - 1 : year
     let era = (y >= 0 ? y : y - 399) / 400
     let yearOfEra = y - era * 400
@@ -134,7 +136,8 @@ func daysSince1970(year: Int64, month: Int64, day: Int64) -> Int64 {
 }
 
 /// The proleptic Gregorian date of a day count since 1970-01-01 (`civil_from_days`).
-func civilDate(fromDaysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+@inlinable
+package func civilDate(fromDaysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
     let z = days + 719_468
     let era = (z >= 0 ? z : z - 146_096) / 146_097
     let dayOfEra = z - era * 146_097
