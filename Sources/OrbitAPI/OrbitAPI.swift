@@ -169,8 +169,8 @@ package struct OrbitAPI: Sendable {
         let gate = configuration.connectionLimit.map(ConnectionGate.init)
         let server = HTTPServerBuilder { responder in
             GatedChildChannel(
-                inner: HTTP1WebSocketUpgradeChannel(responder: responder, configuration: .init()) { request, _, _ in
-                    await liveUpgrade(request)
+                inner: HTTP1WebSocketUpgradeChannel(responder: responder, configuration: .init()) { request, channel, _ in
+                    await liveUpgrade(request, channel: channel)
                 },
                 gate: gate)
         }

@@ -15,9 +15,15 @@ import Testing
 final class Received: Sendable {
     private let texts = Mutex<[String]>([])
     private let closed = Mutex<Bool>(false)
+    private let code = Mutex<String?>(nil)
 
     func append(_ text: String) { texts.withLock { $0.append(text) } }
-    func close() { closed.withLock { $0 = true } }
+    func close(code closeCode: String? = nil) {
+        closed.withLock { $0 = true }
+        code.withLock { $0 = closeCode }
+    }
+    /// The close frame's code, when the server sent one (`"unknown(1013)"`, `"normalClosure"`).
+    var closeCode: String? { code.withLock { $0 } }
     var all: [String] { texts.withLock { $0 } }
     var isClosed: Bool { closed.withLock { $0 } }
     var changes: [String] { all.filter { $0.contains(#""type":"changes""#) } }
@@ -28,6 +34,12 @@ final class Received: Sendable {
 struct LiveTests {
     /// The real server with `heartbeat`, on a free port, until `body` returns.
     func withServer(_ harness: APIHarness, heartbeat: Duration, _ body: @Sendable (Int) async throws -> Void) async throws {
+        try await withServer(harness, heartbeat: heartbeat) { port, _ in try await body(port) }
+    }
+
+    /// The real server with `heartbeat`, on a free port, until `body` returns; `body` gets its
+    /// port and the server itself (its hub).
+    func withServer(_ harness: APIHarness, heartbeat: Duration, _ body: @Sendable (Int, OrbitAPI) async throws -> Void) async throws {
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         var configuration = harness.api.configuration
         configuration.port = 0
@@ -42,7 +54,7 @@ struct LiveTests {
             tasks.addTask { try await group.run() }
             var iterator = ports.makeAsyncIterator()
             let port = try #require(await iterator.next())
-            try await body(port)
+            try await body(port, api)
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
         }
@@ -53,14 +65,14 @@ struct LiveTests {
     static func listen(port: Int, token: String, into received: Received) async throws {
         var logger = Logger(label: "ws-client")
         logger.logLevel = .warning
-        try await WebSocketClient.connect(
+        let closing = try await WebSocketClient.connect(
             url: "ws://127.0.0.1:\(port)/live", configuration: .init(additionalHeaders: [.authorization: "Bearer \(token)"]), logger: logger
         ) { inbound, _, _ in
             for try await message in inbound.messages(maxSize: 1 << 16) {
                 if case .text(let text) = message { received.append(text) }
             }
         }
-        received.close()
+        received.close(code: closing.map { "\($0.closeCode)" })
     }
 
     /// Two servers of `harness` (heartbeats 200 ms apart), and the member's and the outsider's
@@ -162,17 +174,89 @@ struct LiveTests {
         }
     }
 
-    @Test("the hub queues each socket's messages in its outbox, in order; an outbox a client let overflow ends (the socket closes)")
+    @Test(
+        "the hub queues each socket's messages in its outbox, in order; an outbox a client let overflow ends, and the socket is told once that it fell behind"
+    )
     func outboxes() async throws {
         let hub = LiveHub()
         let reader = UserID.random()
-        let (_, slow) = await hub.add(.user(reader))
+        let slow = await hub.add(.user(reader))
         for index in 0...LiveHub.outboxLimit { await hub.send("m\(index)", to: [reader]) }
-        var iterator = slow.makeAsyncIterator()
+        var told = slow.fellBehind.makeAsyncIterator()
+        #expect(await told.next() != nil, "the socket is told it fell behind")
+        #expect(await told.next() == nil, "once")
+        var iterator = slow.outbox.makeAsyncIterator()
         var received: [String] = []
         while received.count <= LiveHub.outboxLimit, let message = await iterator.next() { received.append(message) }
         #expect(received == (0..<LiveHub.outboxLimit).map { "m\($0)" }, "the first \(LiveHub.outboxLimit) in order, then the end")
         await hub.send("later", to: [reader])
+    }
+
+    @Test("a real client that stops reading is cut off once its outbox overflows (the connection ends) and does not hold up another socket")
+    func clientThatStopsReading() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            try await withServer(harness, heartbeat: .milliseconds(200)) { port, api in
+                let hub = api.live
+                // The member's client upgrades, then never reads again (a 4 KiB receive buffer).
+                let upgrade =
+                    "GET /live HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                    + "Authorization: Bearer \(cast.memberToken)\r\n\r\n"
+                let stalled = try await offPool { try RawConnection(port: port, receiveBuffer: 4096) }
+                let answer = try await offPool {
+                    stalled.send(upgrade)
+                    return stalled.readResponse()
+                }
+                #expect(answer.hasPrefix("HTTP/1.1 101"), "\(answer)")
+                // The outsider's client reads everything.
+                let outsider = Received()
+                try await withThrowingTaskGroup(of: Void.self) { sockets in
+                    sockets.addTask { try await Self.listen(port: port, token: cast.outsiderToken, into: outsider) }
+                    try await waitUntil("both sockets are open") { await hub.count == 2 && outsider.heartbeats > 0 }
+                    // Far more than the kernel's buffers and the outbox hold, with a tick for the
+                    // outsider every hundred.
+                    let large = String(repeating: "x", count: 8000)
+                    let messages = 6000
+                    for index in 0..<messages {
+                        await hub.send(large, to: [cast.member])
+                        if index % 100 == 0 { await hub.send("tick \(index)", to: [cast.outsider]) }
+                    }
+                    let ticks = stride(from: 0, to: messages, by: 100).map { "tick \($0)" }
+                    try await waitUntil("the outsider has every tick") { outsider.all.filter { $0.hasPrefix("tick") }.count == ticks.count }
+                    #expect(outsider.all.filter { $0.hasPrefix("tick") } == ticks, "in order, while the member's client read nothing")
+                    try await waitUntil("the server let go of the socket that stopped reading") { await hub.count == 1 }
+                    #expect(!outsider.isClosed, "the outsider's socket stays open")
+                    // What the member's client then reads ends: the server dropped the connection
+                    // and the backlog with it.
+                    let (bytes, ended) = try await offPool { stalled.readUntilEnded() }
+                    #expect(ended, "the connection ended")
+                    #expect(bytes < messages * large.utf8.count, "the backlog was not kept: \(bytes) bytes read")
+                    sockets.cancelAll()
+                }
+            }
+        }
+    }
+
+    @Test("a client that reads, but fell more than the outbox behind in a burst, is closed with 1013 after what was queued")
+    func burstOverflowClosesWith1013() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            try await withServer(harness, heartbeat: .milliseconds(200)) { port, api in
+                let member = Received()
+                try await withThrowingTaskGroup(of: Void.self) { sockets in
+                    sockets.addTask { try await Self.listen(port: port, token: cast.memberToken, into: member) }
+                    try await waitUntil("the socket is open") { member.heartbeats > 0 }
+                    // Queued in one turn of the hub: the socket's task cannot keep up.
+                    await api.live.sendAll((0..<(4 * LiveHub.outboxLimit)).map { "m\($0)" }, to: [cast.member])
+                    try await waitUntil("the socket is closed") { member.isClosed }
+                    #expect(member.closeCode == "unknown(1013)", "\(member.closeCode ?? "no close frame")")
+                    let queued = member.all.filter { $0.hasPrefix("m") }
+                    #expect(queued.count < 4 * LiveHub.outboxLimit && queued == (0..<queued.count).map { "m\($0)" }, "a prefix, in order")
+                    sockets.cancelAll()
+                }
+            }
+        }
     }
 
     @Test("a socket is closed when its access token expires; a socket without a valid token is refused")
@@ -191,5 +275,12 @@ struct LiveTests {
                 await #expect(throws: (any Error).self) { try await Self.listen(port: port, token: "not-a-token", into: refused) }
             }
         }
+    }
+}
+
+extension LiveHub {
+    /// Sends each of `messages`, in one turn of the hub.
+    func sendAll(_ messages: [String], to users: Set<UserID>) {
+        for message in messages { send(message, to: users) }
     }
 }

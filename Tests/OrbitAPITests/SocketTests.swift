@@ -42,9 +42,14 @@ final class RawConnection: @unchecked Sendable {
     private let socket: Int32
     private let closed = Mutex(false)
 
-    init(port: Int) throws {
+    /// `receiveBuffer`, when given, caps the kernel's receive buffer (set before connecting, so
+    /// the window the server sees is small): a client that stops reading stalls the server soon.
+    init(port: Int, receiveBuffer: Int32? = nil) throws {
         socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw POSIXError(.EIO) }
+        if var size = receiveBuffer {
+            setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -81,6 +86,22 @@ final class RawConnection: @unchecked Sendable {
             data += buffer[0..<count]
         }
         return String(decoding: data, as: UTF8.self)
+    }
+
+    /// What arrives until the server ends the connection (`ended`), or until nothing has come
+    /// for 30 s (not ended).
+    func readUntilEnded() -> (bytes: Int, ended: Bool) {
+        var total = 0
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = recv(socket, &buffer, buffer.count, 0)
+            if count > 0 {
+                total += count
+                continue
+            }
+            // 0: the server's FIN; an error other than the receive timeout: a reset.
+            return (total, count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+        }
     }
 
     /// One response (its head, and a body of its `Content-Length`), leaving the connection open;

@@ -25,6 +25,9 @@ actor LiveHub {
         /// sockets is 10,000 enqueues, not 10,000 awaited writes one after another (where one
         /// slow client held up everyone after it).
         var outbox: AsyncStream<String>.Continuation
+        /// Told once when the outbox overflows: the socket is then closed at once, not after
+        /// writing what is queued (a client that stopped reading would never take it).
+        var fellBehind: AsyncStream<Void>.Continuation
 
         var user: UserID? { if case .user(let user) = principal { user } else { nil } }
         var device: ChildDeviceID? { if case .child(let session) = principal { session.device } else { nil } }
@@ -44,22 +47,40 @@ actor LiveHub {
     /// closed (it reconnects and pulls), rather than the server holding its backlog.
     static let outboxLimit = 1024
 
-    /// Registers a socket; its task writes what comes out of the returned stream.
-    func add(_ principal: Principal) -> (UUID, AsyncStream<String>) {
+    /// How long a socket that fell behind is given to take its close frame (1013) before its
+    /// connection is dropped: a client that stopped reading takes nothing.
+    static let closeWait: Duration = .seconds(1)
+
+    /// A registered socket: its task writes what comes out of `outbox`, and closes the socket
+    /// when `fellBehind` yields.
+    struct Registration: Sendable {
+        var id: UUID
+        var outbox: AsyncStream<String>
+        var fellBehind: AsyncStream<Void>
+    }
+
+    /// Registers a socket.
+    func add(_ principal: Principal) -> Registration {
         let id = UUID()
         let (stream, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingOldest(Self.outboxLimit))
-        sockets[id] = Socket(principal: principal, outbox: continuation)
-        return (id, stream)
+        let (behind, behindContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        sockets[id] = Socket(principal: principal, outbox: continuation, fellBehind: behindContinuation)
+        return Registration(id: id, outbox: stream, fellBehind: behind)
     }
 
     func remove(_ id: UUID) {
         sockets[id]?.outbox.finish()
+        sockets[id]?.fellBehind.finish()
         sockets[id] = nil
     }
 
-    /// Queues `message` on `socket`'s outbox; a full outbox ends it (the socket is then closed).
+    /// Queues `message` on `socket`'s outbox; a full outbox ends it, and the socket is told it
+    /// fell behind (it is then closed).
     private func enqueue(_ message: String, on socket: Socket) {
-        if case .dropped = socket.outbox.yield(message) { socket.outbox.finish() }
+        guard case .dropped = socket.outbox.yield(message) else { return }
+        socket.outbox.finish()
+        socket.fellBehind.yield()
+        socket.fellBehind.finish()
     }
 
     var connectedUsers: Set<UserID> { Set(sockets.values.compactMap(\.user)) }

@@ -11,7 +11,9 @@ import ServiceLifecycle
 extension OrbitAPI {
     /// The WebSocket upgrade of `GET /live`: an access token (`Authorization: Bearer …`) is
     /// required; anything else falls through to the router (401, or 426 for a plain GET).
-    func liveUpgrade(_ request: HTTPRequest) async -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
+    func liveUpgrade(
+        _ request: HTTPRequest, channel: any Channel
+    ) async -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
         guard request.path?.split(separator: "?").first == "/live",
             let authorization = request.headerFields[.authorization], authorization.lowercased().hasPrefix("bearer "),
             let (principal, expires) = await tokens.verifyPrincipalWithExpiry(String(authorization.dropFirst("bearer ".count)))
@@ -21,56 +23,59 @@ extension OrbitAPI {
         let chat = services.chat
         let marks = deliveredMarks
         return .upgrade([:]) { inbound, outbound, context in
-            let (id, outbox) = await hub.add(principal)
+            let socket = await hub.add(principal)
             // A user's socket is their presence (chat); a child's device has none.
             let user: UserID? = if case .user(let user) = principal { user } else { nil }
             if let user {
                 do {
-                    try await chat.socketOpened(id, of: user, on: hub.serverID)
+                    try await chat.socketOpened(socket.id, of: user, on: hub.serverID)
                 } catch {
                     context.logger.warning("live: the socket could not be recorded (presence)", metadata: ["error": "\(error)"])
                 }
             }
-            await withTaskGroup(of: Void.self) { group in
-                // What the hub queues for this socket, in order; an outbox that overflowed (the
-                // client fell `LiveHub.outboxLimit` messages behind) ends, and so does the socket.
+            let fellBehind = await withTaskGroup(of: Bool.self) { group in
+                // What the hub queues for this socket, in order.
                 group.addTask {
-                    for await message in outbox {
+                    for await message in socket.outbox {
                         do {
                             try await outbound.write(.text(message))
                         } catch {
                             context.logger.debug("live: a message could not be sent", metadata: ["error": "\(error)"])
-                            return
+                            return false
                         }
                     }
-                    guard !Task.isCancelled else { return }
-                    do {
-                        try await outbound.close(.unknown(1013), reason: "too far behind: reconnect and pull")
-                    } catch {
-                        context.logger.debug("live: closing a socket that fell behind failed", metadata: ["error": "\(error)"])
-                    }
+                    return false
+                }
+                // An outbox that overflowed (the client fell `LiveHub.outboxLimit` messages
+                // behind) ends the socket at once: the write above may wait forever on a client
+                // that stopped reading.
+                group.addTask {
+                    for await _ in socket.fellBehind { return true }
+                    return false
                 }
                 // Heartbeats, the first once the server reads the change log (`LiveHub.isListening`).
                 group.addTask {
                     while await !hub.isListening {
-                        do { try await Task.sleep(for: .milliseconds(5)) } catch { return }
+                        do { try await Task.sleep(for: .milliseconds(5)) } catch { return false }
                     }
                     while !Task.isCancelled {
-                        do { try await Task.sleep(for: heartbeat) } catch { return }
-                        do { try await outbound.write(.text(LiveMessage.heartbeat)) } catch { return }
+                        do { try await Task.sleep(for: heartbeat) } catch { return false }
+                        do { try await outbound.write(.text(LiveMessage.heartbeat)) } catch { return false }
                     }
+                    return false
                 }
                 // The token's end is the socket's.
                 group.addTask {
                     let remaining = expires.timeIntervalSinceNow
                     if remaining > 0 {
-                        do { try await Task.sleep(for: .milliseconds(Int64(remaining * 1000))) } catch { return }
+                        do { try await Task.sleep(for: .milliseconds(Int64(remaining * 1000))) } catch { return false }
                     }
                     do {
                         try await outbound.close(.policyViolation, reason: "access token expired")
                     } catch {
                         context.logger.debug("live: closing an expired socket failed", metadata: ["error": "\(error)"])
                     }
+                    return false
                 }
                 // Until the client closes: typing indicators; anything else is ignored.
                 group.addTask {
@@ -96,17 +101,47 @@ extension OrbitAPI {
                     } catch {
                         context.logger.debug("live: the socket ended", metadata: ["error": "\(error)"])
                     }
+                    return false
                 }
-                await group.next()
+                let fellBehind = await group.next() ?? false
                 group.cancelAll()
+                return fellBehind
             }
-            await hub.remove(id)
+            await hub.remove(socket.id)
+            if fellBehind { await Self.closeFallenBehind(outbound, channel: channel, logger: context.logger) }
             guard user != nil else { return }
             do {
-                try await chat.socketClosed(id)
+                try await chat.socketClosed(socket.id)
             } catch {
                 context.logger.warning("live: the socket's end could not be recorded (presence)", metadata: ["error": "\(error)"])
             }
         }
+    }
+
+    /// Closes a socket whose client fell behind with 1013 (reconnect and pull); a client that
+    /// has not taken the close frame within `LiveHub.closeWait` (it stopped reading) loses the
+    /// connection instead.
+    static func closeFallenBehind(_ outbound: WebSocketOutboundWriter, channel: any Channel, logger: Logger) async {
+        let closed = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                do {
+                    try await outbound.close(.unknown(1013), reason: "too far behind: reconnect and pull")
+                    return true
+                } catch {
+                    logger.debug("live: closing a socket that fell behind failed", metadata: ["error": "\(error)"])
+                    return false
+                }
+            }
+            group.addTask {
+                do { try await Task.sleep(for: LiveHub.closeWait) } catch { return true }
+                return false
+            }
+            let closed = await group.next() ?? false
+            group.cancelAll()
+            return closed
+        }
+        guard !closed else { return }
+        logger.debug("live: a socket that fell behind did not take its close frame; dropping the connection")
+        channel.close(mode: .all, promise: nil)
     }
 }
