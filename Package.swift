@@ -81,6 +81,18 @@ let package = Package(
             dependencies: ["OrbitCore", "OrbitPostgres"],
             swiftSettings: swiftSettings
         ),
+        // What runs beside the requests on `orbitctl serve`: the change listener, the live hub and
+        // its sockets' outboxes, the push wake and the scheduled jobs. No HTTP.
+        .target(
+            name: "OrbitRuntime",
+            dependencies: [
+                "OrbitCore",
+                "OrbitPostgres",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The HTTP API (`orbitctl serve`): Hummingbird routes over the same service layer, JWT
         // auth with rotating refresh tokens, problem+json errors, idempotency, rate limits, metrics.
         .target(
@@ -88,6 +100,7 @@ let package = Package(
             dependencies: [
                 "OrbitCore",
                 "OrbitPostgres",
+                "OrbitRuntime",
                 "OrbitMigrations",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -162,6 +175,7 @@ let package = Package(
                 "OrbitCore",
                 "OrbitScaleData",
                 "OrbitAPI",
+                "OrbitRuntime",
                 "OrbitPush",
                 "OrbitStripe",
                 .product(name: "X509", package: "swift-certificates"),
@@ -229,7 +243,8 @@ let package = Package(
         .testTarget(
             name: "OrbitAPITests",
             dependencies: [
-                "OrbitAPI", "orbitctl", "OrbitCore", "OrbitPostgres", "OrbitTestSupport", "OrbitScaleData", "LocalPostgres", "OrbitStripe",
+                "OrbitAPI", "OrbitRuntime", "orbitctl", "OrbitCore", "OrbitPostgres", "OrbitTestSupport", "OrbitScaleData", "LocalPostgres",
+                "OrbitStripe",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -6,6 +6,7 @@ package import Logging
 import NIOCore
 package import OrbitCore
 import OrbitPostgres
+package import OrbitRuntime
 package import ServiceLifecycle
 
 /// How `orbitctl serve` runs the API.
@@ -181,7 +182,11 @@ package struct OrbitAPI: Sendable {
                 address: .hostname(configuration.host, port: configuration.port), serverName: nil,
                 availableConnectionsDelegate: gate?.acceptance),
             services: [PoolService(pool: services.pool, replicas: services.runner.replicas)] + extraServices
-                + [LiveListener(hub: live, services: services, pushSignal: pushSignal, logger: logger)],
+                + [
+                    LiveListener(
+                        hub: live, services: services, pushSignal: pushSignal, logger: logger,
+                        encode: { String(decoding: try ResponseJSONEncoder.encode($0), as: UTF8.self) })
+                ],
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )
@@ -198,19 +203,5 @@ package struct BenchmarkPageRoute: Sendable {
     package init(path: String, page: FeedPage) {
         self.path = path
         self.page = page
-    }
-}
-
-/// Closes the connection pool at shutdown. It is the first service, so the service group
-/// shuts it down last, after the HTTP server has finished its requests.
-struct PoolService: Service {
-    let pool: ConnectionPool
-    let replicas: ReadReplicas?
-
-    func run() async throws {
-        // Cancellation means the group is going down too: close the pools either way.
-        try? await gracefulShutdown()
-        await pool.close()
-        await replicas?.close()
     }
 }

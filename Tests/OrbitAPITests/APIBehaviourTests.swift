@@ -1,6 +1,7 @@
 import Foundation
 import OrbitAPI
 import OrbitCore
+import OrbitRuntime
 import OrbitTestSupport
 import Testing
 

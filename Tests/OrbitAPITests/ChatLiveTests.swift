@@ -2,6 +2,7 @@ import Foundation
 import HummingbirdWSClient
 import Logging
 import OrbitCore
+import OrbitRuntime
 import OrbitTestSupport
 import ServiceLifecycle
 import Testing

@@ -4,6 +4,7 @@ import HummingbirdWSClient
 import Logging
 import OrbitCore
 import OrbitPostgres
+import OrbitRuntime
 import OrbitTestSupport
 import ServiceLifecycle
 import Synchronization
@@ -106,7 +107,7 @@ struct LiveTests {
             try await PostgresConnection.withConnection(configuration) { listener in
                 try await listener.query("SET ROLE orbit_admin")
                 var since: String?
-                #expect(try await LiveListener.changed(since: &since, on: listener).communities == [])
+                #expect(try await ChangeLog.changed(since: &since, on: listener).communities == [])
                 try await PostgresConnection.withConnection(configuration) { held in
                     // A post in the first community, its transaction left open across a read ...
                     try await held.query("BEGIN")
@@ -116,14 +117,14 @@ struct LiveTests {
                         try await connection.query(
                             "INSERT INTO posts (community_id, author_id, content) VALUES (\(cast.otherCommunity), \(cast.outsider), 'at once')")
                     }
-                    #expect(try await LiveListener.changed(since: &since, on: listener).communities == [cast.otherCommunity])
+                    #expect(try await ChangeLog.changed(since: &since, on: listener).communities == [cast.otherCommunity])
                     // Committed after the read that saw it in flight: the next read has it (its
                     // transaction id is below that read's end: only the read's list of
                     // transactions in flight finds it).
                     try await held.query("COMMIT")
                 }
-                #expect(try await LiveListener.changed(since: &since, on: listener).communities == [cast.community])
-                #expect(try await LiveListener.changed(since: &since, on: listener).communities == [])
+                #expect(try await ChangeLog.changed(since: &since, on: listener).communities == [cast.community])
+                #expect(try await ChangeLog.changed(since: &since, on: listener).communities == [])
             }
         }
     }

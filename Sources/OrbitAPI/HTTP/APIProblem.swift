@@ -186,7 +186,7 @@ struct ProblemMiddleware: RouterMiddleware {
             do {
                 response = try failed.response(requestID: context.requestID)
             } catch {
-                context.logger.error("the current version did not encode", metadata: ["error": .string(Self.describeForLog(error))])
+                context.logger.error("the current version did not encode", metadata: ["error": .string(ErrorLog.describe(error))])
                 response = APIProblem.internalError.response(requestID: context.requestID)
             }
         } catch {
@@ -252,16 +252,9 @@ struct ProblemMiddleware: RouterMiddleware {
                 return APIProblem("http", title: error.status.reasonPhrase, status: error.status, detail: error.status.reasonPhrase + ".")
             }
         default:
-            context.logger.error("unhandled error", metadata: ["error": .string(Self.describeForLog(error))])
+            context.logger.error("unhandled error", metadata: ["error": .string(ErrorLog.describe(error))])
             return .internalError
         }
-    }
-
-    /// What goes into the log for an unexpected error: the server's first line for database
-    /// errors (never bound values), the type name otherwise.
-    static func describeForLog(_ error: any Error) -> String {
-        if let error = error as? PostgresError { return "PostgresError \(error.sqlState ?? "") \(error.message)" }
-        return String(describing: type(of: error))
     }
 }
 

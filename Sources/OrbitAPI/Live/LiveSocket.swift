@@ -6,6 +6,7 @@ import Logging
 import NIOCore
 import OrbitCore
 import OrbitPostgres
+import OrbitRuntime
 import ServiceLifecycle
 
 extension OrbitAPI {
@@ -34,7 +35,9 @@ extension OrbitAPI {
                 }
             }
             let fellBehind = await withTaskGroup(of: Bool.self) { group in
-                // What the hub queues for this socket, in order.
+                // What the hub queues for this socket, in order. The outbox ends only when it
+                // overflowed (the hub lets go of it after this group), so a writer that got to
+                // its end before the task below was told fell behind too.
                 group.addTask {
                     for await message in socket.outbox {
                         do {
@@ -44,7 +47,7 @@ extension OrbitAPI {
                             return false
                         }
                     }
-                    return false
+                    return !Task.isCancelled
                 }
                 // An outbox that overflowed (the client fell `LiveHub.outboxLimit` messages
                 // behind) ends the socket at once: the write above may wait forever on a client

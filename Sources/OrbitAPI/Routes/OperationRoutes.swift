@@ -31,7 +31,7 @@ extension OrbitAPI {
                 }
                 return try APIJSON.response(Health(status: "ok", database: "ok", migrations: "current"), status: .ok)
             } catch {
-                context.logger.warning("readiness check failed", metadata: ["error": .string(ProblemMiddleware.describeForLog(error))])
+                context.logger.warning("readiness check failed", metadata: ["error": .string(ErrorLog.describe(error))])
                 return try APIJSON.response(Health(status: "unavailable", database: "unreachable"), status: .serviceUnavailable)
             }
         }

@@ -5,6 +5,7 @@ import OrbitAPI
 import OrbitCore
 import OrbitPostgres
 import OrbitPush
+import OrbitRuntime
 import OrbitStripe
 import ServiceLifecycle
 

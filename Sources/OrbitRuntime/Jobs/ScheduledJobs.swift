@@ -35,7 +35,7 @@ package struct ScheduledJobs: Service {
                                 let report = try await services.notifications.deliverPending(using: pushes)
                                 logger.debug("delivery woken", metadata: ["outcome": .string("\(report)")])
                             } catch {
-                                logger.error("delivery failed", metadata: ["error": .string(ProblemMiddleware.describeForLog(error))])
+                                logger.error("delivery failed", metadata: ["error": .string(ErrorLog.describe(error))])
                             }
                         }
                     }
@@ -62,7 +62,7 @@ package struct ScheduledJobs: Service {
                 let outcome = try await job.runOnce(services)
                 logger.debug("job done", metadata: ["job": .string(job.name), "outcome": .string(outcome)])
             } catch {
-                logger.error("job failed", metadata: ["job": .string(job.name), "error": .string(ProblemMiddleware.describeForLog(error))])
+                logger.error("job failed", metadata: ["job": .string(job.name), "error": .string(ErrorLog.describe(error))])
             }
         }
     }

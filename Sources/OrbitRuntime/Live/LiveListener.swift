@@ -1,14 +1,9 @@
 import Foundation
-import HTTPTypes
-import Hummingbird
-import HummingbirdWebSocket
-import Logging
-import NIOCore
-import OrbitCore
-import OrbitPostgres
-import ServiceLifecycle
+package import Logging
+package import OrbitCore
+package import ServiceLifecycle
 
-/// On a connection of its own: reads the change log every `pollInterval` for the communities
+/// On a connection of its own: reads the change log (`ChangeLog`) every `pollInterval` for the communities
 /// changed by the transactions committed since its last read, and hands each to the sockets of
 /// its active members; LISTENs to `orbit_chat` and hands each chat event to the sockets of the
 /// conversation's participants (and wakes push delivery for a new message). Reconnects (after a
@@ -20,11 +15,24 @@ import ServiceLifecycle
 /// behind one another, and an expense cost 15% more for it alone (issue 38,
 /// docs/benchmarks.md). One indexed read per server every 10 ms (every 2 ms while commits keep
 /// coming) costs the writers nothing.
-struct LiveListener: Service {
+package struct LiveListener: Service {
     let hub: LiveHub
     let services: OrbitServices
     let pushSignal: PushSignal
     let logger: Logger
+    /// A chat message as its sockets get it: the API's JSON (the same as its responses).
+    let encode: @Sendable (ChatLiveMessage) throws -> String
+
+    package init(
+        hub: LiveHub, services: OrbitServices, pushSignal: PushSignal, logger: Logger,
+        encode: @escaping @Sendable (ChatLiveMessage) throws -> String
+    ) {
+        self.hub = hub
+        self.services = services
+        self.pushSignal = pushSignal
+        self.logger = logger
+        self.encode = encode
+    }
 
     /// How often the change log is read while nothing changes: the most a commit waits, beyond
     /// its delivery, to reach the sockets.
@@ -35,7 +43,7 @@ struct LiveListener: Service {
     /// live benchmark's p50 was 10 ms more than with NOTIFY; with 2 ms, 6 ms more.)
     static let busyPollInterval: Duration = .milliseconds(2)
 
-    func run() async throws {
+    package func run() async throws {
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await refreshPresence() }
@@ -70,11 +78,8 @@ struct LiveListener: Service {
     }
 
     private func listen(from since: inout String?) async throws {
-        let connection = try await PostgresConnection.connect(services.pool.configuration, logger: logger)
+        let log = try await ChangeLogReader.open(services.pool.configuration, logger: logger)
         do {
-            // The log is read as the operator (every community's changes).
-            try await connection.query("SET ROLE orbit_admin")
-            try await connection.query("LISTEN \(unescaped: ChatEvent.channel)")
             let clock = ContinuousClock()
             var nextRead = clock.now
             var interval = Self.pollInterval
@@ -83,58 +88,24 @@ struct LiveListener: Service {
                 // Waits in whole milliseconds (rounded up: rounded down, the loop would spin
                 // through the last fraction of one).
                 let remaining = nextRead - clock.now
-                let notes = try await connection.notifications(waitingUpTo: remaining > .zero ? remaining + .milliseconds(1) : .zero)
-                var chat: [ChatEvent] = []
-                var seen: Set<ChatEvent> = []
-                for note in notes where note.channel == ChatEvent.channel {
-                    for event in ChatEvent.events(payload: note.payload) where seen.insert(event).inserted { chat.append(event) }
-                }
-                try await fanOut(chat)
+                try await fanOut(try await log.chatEvents(waitingUpTo: remaining > .zero ? remaining + .milliseconds(1) : .zero))
                 guard clock.now >= nextRead else { continue }
                 let readAt = clock.now
-                let changed = try await Self.changed(since: &since, on: connection)
+                let changed = try await log.changed(since: &since)
                 if !placed {
                     await hub.startedListening()
                     placed = true
                 }
-                interval = changed.communities.isEmpty && changed.owners.isEmpty ? min(interval * 2, Self.pollInterval) : Self.busyPollInterval
+                interval = changed.isEmpty ? min(interval * 2, Self.pollInterval) : Self.busyPollInterval
                 nextRead = readAt + interval
                 for community in changed.communities { try await deliver(community) }
                 if !changed.owners.isEmpty { await hub.send(LiveMessage.ownChanges, to: Set(changed.owners)) }
             }
         } catch {
-            await connection.close()
+            await log.close()
             throw error
         }
-        await connection.close()
-    }
-
-    /// What the transactions visible now and not in `since` changed (chat aside): the
-    /// communities, and the users whose own feed changed. `since` becomes now; the first read
-    /// only starts the position. By transaction id, as the feed (docs/sync.md): those at or past
-    /// `since`'s end, and those in flight in it.
-    static func changed(since: inout String?, on connection: PostgresConnection) async throws -> (
-        communities: [CommunityID], owners: [UserID]
-    ) {
-        guard let from = since else {
-            since = try await connection.query("SELECT pg_current_snapshot()::text AS now").single().decode("now")
-            return ([], [])
-        }
-        let row = try await connection.query(
-            """
-            WITH changed AS (
-                SELECT c.community_id, c.user_id FROM changes c
-                WHERE (c.xid >= pg_snapshot_xmax(\(from)::pg_snapshot) OR c.xid = ANY(ARRAY(SELECT pg_snapshot_xip(\(from)::pg_snapshot))))
-                  AND pg_visible_in_snapshot(c.xid, pg_current_snapshot()) AND c.conversation_id IS NULL)
-            SELECT pg_current_snapshot()::text AS now,
-                ARRAY(SELECT DISTINCT community_id FROM changed WHERE community_id IS NOT NULL) AS communities,
-                ARRAY(SELECT DISTINCT user_id FROM changed WHERE community_id IS NULL) AS owners
-            """
-        ).single()
-        since = try row.decode("now", as: String.self)
-        return (
-            try row.decode("communities", as: [UUID].self).map(CommunityID.init), try row.decode("owners", as: [UUID].self).map(UserID.init)
-        )
+        await log.close()
     }
 
     /// Tells the connected active members of `community` that it changed, and the children
@@ -167,7 +138,7 @@ struct LiveListener: Service {
         let connected = await hub.connectedUsers
         guard !connected.isEmpty else { return }
         for (recipients, message) in try await services.chat.liveMessages(for: events, among: Array(connected)) {
-            await hub.send(String(decoding: try ResponseJSONEncoder.encode(message), as: UTF8.self), to: recipients)
+            await hub.send(try encode(message), to: recipients)
         }
     }
 }

@@ -1,12 +1,6 @@
 import Foundation
-import HTTPTypes
-import Hummingbird
-import HummingbirdWebSocket
-import Logging
-import NIOCore
-import OrbitCore
-import OrbitPostgres
-import ServiceLifecycle
+package import Logging
+package import OrbitCore
 
 /// The delivered marks this server's sockets send (a lighter receipt than `PUT
 /// /chats/{id}/delivered`: no request, no transaction of its own, no answer), written a batch at
@@ -16,7 +10,7 @@ import ServiceLifecycle
 /// hundred, and the sender's socket hears of them as a few `receipts` messages. (A fixed 2 ms
 /// window before each write cost every batch those 2 ms: delivered to all 55.6 ms p50 against
 /// 49.9 without it, medians of four runs each, docs/benchmarks.md.)
-actor DeliveredMarks {
+package actor DeliveredMarks {
     /// Marks held at most while a batch is written (beyond them new marks are dropped: a mark
     /// is a watermark, and the next one carries it).
     static let capacity = 10_000
@@ -26,12 +20,12 @@ actor DeliveredMarks {
     private var pending: [DeliveredMark] = []
     private var writing = false
 
-    init(chat: ChatService, logger: Logger) {
+    package init(chat: ChatService, logger: Logger) {
         self.chat = chat
         self.logger = logger
     }
 
-    func add(_ mark: DeliveredMark) {
+    package func add(_ mark: DeliveredMark) {
         guard pending.count < Self.capacity else {
             logger.warning("live: delivered marks are arriving faster than they are written; one was dropped")
             return

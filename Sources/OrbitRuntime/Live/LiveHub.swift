@@ -1,12 +1,5 @@
-import Foundation
-import HTTPTypes
-import Hummingbird
-import HummingbirdWebSocket
-import Logging
-import NIOCore
-import OrbitCore
-import OrbitPostgres
-import ServiceLifecycle
+package import Foundation
+package import OrbitCore
 
 /// `GET /live` (issue 20, item 3, docs/sync.md; chat: docs/chat.md): a WebSocket per app, told
 /// which of the user's communities changed so it pulls the change feed, and given chat's
@@ -14,9 +7,11 @@ import ServiceLifecycle
 /// and LISTENs to `orbit_chat` (sent by the change log's trigger at commit), so a commit made
 /// through any server reaches sockets on every server. Each socket is a row of `live_connections` while it is open:
 /// the user's presence, and no chat push while they can see the message live.
-actor LiveHub {
+package actor LiveHub {
     /// This server, in `live_connections`.
-    nonisolated let serverID = UUID()
+    package nonisolated let serverID = UUID()
+
+    package init() {}
 
     struct Socket {
         /// A user's socket, or a signed-in child's device's.
@@ -39,28 +34,28 @@ actor LiveHub {
     /// sockets. Until then a socket gets no heartbeat, so a client that has had one knows that
     /// nothing committed after it goes untold (a server just started reads the log a moment
     /// after it accepts sockets).
-    private(set) var isListening = false
+    package private(set) var isListening = false
 
-    func startedListening() { isListening = true }
+    package func startedListening() { isListening = true }
 
     /// The most messages a socket's outbox holds: a client that falls this far behind is
     /// closed (it reconnects and pulls), rather than the server holding its backlog.
-    static let outboxLimit = 1024
+    package static let outboxLimit = 1024
 
     /// How long a socket that fell behind is given to take its close frame (1013) before its
     /// connection is dropped: a client that stopped reading takes nothing.
-    static let closeWait: Duration = .seconds(1)
+    package static let closeWait: Duration = .seconds(1)
 
     /// A registered socket: its task writes what comes out of `outbox`, and closes the socket
     /// when `fellBehind` yields.
-    struct Registration: Sendable {
-        var id: UUID
-        var outbox: AsyncStream<String>
-        var fellBehind: AsyncStream<Void>
+    package struct Registration: Sendable {
+        package var id: UUID
+        package var outbox: AsyncStream<String>
+        package var fellBehind: AsyncStream<Void>
     }
 
     /// Registers a socket.
-    func add(_ principal: Principal) -> Registration {
+    package func add(_ principal: Principal) -> Registration {
         let id = UUID()
         let (stream, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingOldest(Self.outboxLimit))
         let (behind, behindContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -68,7 +63,7 @@ actor LiveHub {
         return Registration(id: id, outbox: stream, fellBehind: behind)
     }
 
-    func remove(_ id: UUID) {
+    package func remove(_ id: UUID) {
         sockets[id]?.outbox.finish()
         sockets[id]?.fellBehind.finish()
         sockets[id] = nil
@@ -83,12 +78,12 @@ actor LiveHub {
         socket.fellBehind.finish()
     }
 
-    var connectedUsers: Set<UserID> { Set(sockets.values.compactMap(\.user)) }
-    var connectedDevices: Set<ChildDeviceID> { Set(sockets.values.compactMap(\.device)) }
-    var count: Int { sockets.count }
+    package var connectedUsers: Set<UserID> { Set(sockets.values.compactMap(\.user)) }
+    package var connectedDevices: Set<ChildDeviceID> { Set(sockets.values.compactMap(\.device)) }
+    package var count: Int { sockets.count }
 
     /// Sends `message` to the sockets of `users`.
-    func send(_ message: String, to users: Set<UserID>) {
+    package func send(_ message: String, to users: Set<UserID>) {
         for socket in sockets.values {
             guard let user = socket.user, users.contains(user) else { continue }
             enqueue(message, on: socket)
@@ -96,7 +91,7 @@ actor LiveHub {
     }
 
     /// Sends `message` to the sockets of the children signed in on `devices`.
-    func send(_ message: String, toDevices devices: Set<ChildDeviceID>) {
+    package func send(_ message: String, toDevices devices: Set<ChildDeviceID>) {
         for socket in sockets.values {
             guard let device = socket.device, devices.contains(device) else { continue }
             enqueue(message, on: socket)
@@ -105,19 +100,19 @@ actor LiveHub {
 }
 
 /// The messages of `GET /live`.
-enum LiveMessage {
-    static func changes(_ community: CommunityID) -> String {
+package enum LiveMessage {
+    package static func changes(_ community: CommunityID) -> String {
         #"{"type":"changes","community_id":"\#(community)"}"#
     }
 
     /// The user's own feed changed (`GET /users/me/changes`): their account, devices, family or
     /// notifications of no community.
-    static let ownChanges = #"{"type":"own_changes"}"#
+    package static let ownChanges = #"{"type":"own_changes"}"#
 
-    static let heartbeat = #"{"type":"heartbeat"}"#
+    package static let heartbeat = #"{"type":"heartbeat"}"#
 
     /// The conversation of a client's `{"type": "typing", "conversation_id": "…"}`.
-    static func typing(in text: String) -> ConversationID? {
+    package static func typing(in text: String) -> ConversationID? {
         struct Typing: Decodable {
             var type: String
             var conversation_id: String
@@ -128,7 +123,7 @@ enum LiveMessage {
 
     /// The conversation and message of a client's `{"type": "delivered", "conversation_id":
     /// "…", "message_id": "…"}`.
-    static func delivered(in text: String) -> (ConversationID, MessageID)? {
+    package static func delivered(in text: String) -> (ConversationID, MessageID)? {
         struct Delivered: Decodable {
             var type: String
             var conversation_id: String
