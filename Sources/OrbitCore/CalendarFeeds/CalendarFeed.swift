@@ -165,7 +165,7 @@ struct CalendarFeedDocument {
 
     /// A series: its first occurrence, its rule, and the occurrences cancelled (`EXDATE`).
     private func writeSeries(_ series: Event, zone: TimeZone, first: Date, cancelled: [Event], into writer: inout ICalendarWriter) throws {
-        var rule = try EventService.parseRule(series.recurrenceRule ?? "")
+        var rule = try RecurrenceRule.parsed(series.recurrenceRule ?? "")
         // UNTIL has DTSTART's type (§3.3.10): a UTC time for a time of day, a date for a day.
         switch (rule.until, series.allDay) {
         case (.date(let day)?, false):

@@ -115,7 +115,7 @@ package struct ChatService: Sendable {
         to conversation: ConversationID, text: String?, encrypted: EncryptedContent? = nil, clientMessageID: String? = nil, as actor: UserID
     ) async throws -> (message: ChatMessage, created: Bool) {
         let text = try text.map { try Validate.text($0, field: "text", limit: 4000, multiline: true) }
-        try FeedService.requireOneForm(text, encrypted, field: "text", required: true)
+        try EncryptedContent.requireOneForm(text, encrypted, field: "text", required: true)
         let clientMessageID = try clientMessageID.map(Self.validClientID)
         return try await runner.asUser(actor) { connection in
             _ = try await Self.access(conversation, on: connection)
@@ -215,7 +215,7 @@ package struct ChatService: Sendable {
     /// Edits one's own message within 15 minutes of sending it (new text, or new ciphertext).
     package func edit(_ message: MessageID, text: String?, encrypted: EncryptedContent? = nil, as actor: UserID) async throws -> ChatMessage {
         let text = try text.map { try Validate.text($0, field: "text", limit: 4000, multiline: true) }
-        try FeedService.requireOneForm(text, encrypted, field: "text", required: true)
+        try EncryptedContent.requireOneForm(text, encrypted, field: "text", required: true)
         return try await runner.asUser(actor) { connection in
             let current = try await Self.message(message, on: connection)
             guard current.senderID == actor else { throw ServiceError.forbidden(rule: "only the sender edits a message") }

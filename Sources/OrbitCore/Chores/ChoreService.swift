@@ -63,7 +63,7 @@ package struct ChoreService: Sendable {
             throw ServiceError.invalidInput(field: "completion_window_days", reason: "must be from 0 (today only) to 31")
         }
         if let rule = new.recurrenceRule {
-            _ = try EventService.parseRule(rule)
+            _ = try RecurrenceRule.parsed(rule)
             guard new.dueAt != nil else {
                 throw ServiceError.invalidInput(field: "due_at", reason: "is required with a recurrence rule (the first occurrence)")
             }
@@ -306,7 +306,7 @@ package struct ChoreService: Sendable {
     /// the period before the window asked for, not from its first occurrence.
     static func series(of chore: Chore) throws -> RecurringSeries? {
         guard let text = chore.recurrenceRule, let start = chore.dueAt else { return nil }
-        var rule = try EventService.parseRule(text)
+        var rule = try RecurrenceRule.parsed(text)
         if rule.count != nil, let end = chore.recurrenceEndsAt {
             rule.count = nil
             rule.until = .instant(end)
@@ -322,7 +322,7 @@ package struct ChoreService: Sendable {
     /// The last occurrence of a rule that ends (COUNT or UNTIL); nil for an endless one.
     static func lastOccurrence(rule text: String?, start: Date?, zone identifier: String?) throws -> Date? {
         guard let text, let start else { return nil }
-        let rule = try EventService.parseRule(text)
+        let rule = try RecurrenceRule.parsed(text)
         guard rule.count != nil || rule.until != nil else { return nil }
         let zone = identifier.flatMap(TimeZone.init(identifier:)) ?? TimeZone(secondsFromGMT: 0) ?? .current
         // COUNT is at most 10,000; an UNTIL of a daily rule is some thousands of days at most.

@@ -40,3 +40,17 @@ package struct EncryptedContent: Sendable, Equatable {
         }
     }
 }
+
+extension EncryptedContent {
+    /// A client's content is text or ciphertext, not both (`required`: one of them): posts,
+    /// comments and chat messages alike. `field` names the text's field in the refusal.
+    static func requireOneForm(_ content: String?, _ encrypted: EncryptedContent?, field: String = "content", required: Bool = false) throws {
+        if content != nil && encrypted != nil {
+            throw ServiceError.invalidInput(
+                field: field, reason: "must be left out when content_encrypted is sent (ciphertext or plaintext, not both)")
+        }
+        if required && content == nil && encrypted == nil {
+            throw ServiceError.invalidInput(field: field, reason: "is required (or content_encrypted with encryption_version)")
+        }
+    }
+}

@@ -84,21 +84,13 @@ extension EventService {
     /// The occurrences of a series in [from, to).
     static func occurrences(of series: Event, from: Date?, to: Date?, limit: Int) throws -> [Date] {
         guard let text = series.recurrenceRule else { return [] }
-        let rule = try parseRule(text)
+        let rule = try RecurrenceRule.parsed(text)
         let zone = series.recurrenceTimezone.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC")!
         let wall = Int(series.startsAt.timeIntervalSince1970.rounded(.down)) + zone.secondsFromGMT(for: series.startsAt)
         let recurring = RecurringSeries(rule: rule, start: LocalDateTime(secondsAsIfUTC: wall), timeZone: zone)
         let found = recurring.occurrences(from: from, to: to, limit: limit)
         guard let to else { return found }
         return found.filter { $0 < to }
-    }
-
-    static func parseRule(_ text: String) throws -> RecurrenceRule {
-        do {
-            return try RecurrenceRule(parsing: text)
-        } catch let error as RecurrenceError {
-            throw ServiceError.invalidInput(field: "recurrence_rule.\(error.part)", reason: error.reason)
-        }
     }
 
     /// The instance row of `occurrence` of `series`, created if needed.

@@ -29,7 +29,7 @@ package struct EventService: Sendable {
             throw ServiceError.invalidInput(field: draft.title == nil ? "title" : "starts_at", reason: "is required")
         }
         try draft.validate()
-        let rule = try draft.recurrenceRule.map(Self.parseRule)
+        let rule = try draft.recurrenceRule.map(RecurrenceRule.parsed)
         let title = try Validate.text(rawTitle, field: "title", limit: 200)
         let id = EventID.new(in: .events)
         let notification = try NotificationService.notifyMembersStatement(
@@ -115,7 +115,7 @@ package struct EventService: Sendable {
     /// occurrences keep what they were.
     package func update(_ id: EventID, occurrence: Date? = nil, _ draft: EventDraft, as actor: UserID) async throws -> Event {
         try draft.validate()
-        let rule = try draft.recurrenceRule.map(Self.parseRule)
+        let rule = try draft.recurrenceRule.map(RecurrenceRule.parsed)
         return try await runner.asUser(actor) { connection in
             let original = try await Self.event(id, on: connection)
             try await requireEditor(of: original, actor, on: connection)
@@ -132,7 +132,7 @@ package struct EventService: Sendable {
             }
             // Split: the old series ends before `next`; a new one starts there with the change,
             // created by whoever changed it (row-level security lets one create only one's own).
-            var remaining = try Self.parseRule(original.recurrenceRule ?? "")
+            var remaining = try RecurrenceRule.parsed(original.recurrenceRule ?? "")
             if let count = remaining.count {
                 let past = try Self.occurrences(of: original, from: nil, to: next, limit: count).count
                 remaining.count = max(count - past, 1)
@@ -181,7 +181,7 @@ package struct EventService: Sendable {
     /// Ends a series just before `occurrence`: UNTIL one second earlier (COUNT dropped), and its
     /// instances from there on are removed with it.
     private func endSeries(_ series: Event, before occurrence: Date, on connection: PostgresConnection) async throws {
-        var rule = try Self.parseRule(series.recurrenceRule ?? "")
+        var rule = try RecurrenceRule.parsed(series.recurrenceRule ?? "")
         rule.count = nil
         rule.until = .instant(occurrence.addingTimeInterval(-1))
         try await connection.query("UPDATE events SET recurrence_rule = \(rule.description) WHERE id = \(series.id)")

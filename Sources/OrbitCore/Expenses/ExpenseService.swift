@@ -136,7 +136,7 @@ package struct ExpenseService: Sendable {
             FROM t LEFT JOIN s ON true LEFT JOIN family_members f ON f.id = s.family_member_id
             ORDER BY s.user_id, s.family_member_id NULLS FIRST
             """,
-            Self.recordCreation(of: id, by: actor),
+            MoneyHistory.recordCreation(of: id, by: actor),
         ])
         let rows = results[0]
         guard let first = rows.first else { return nil }
@@ -252,7 +252,7 @@ package struct ExpenseService: Sendable {
     ) async throws -> Expense {
         let activity = UUID()
         var statements: [PostgresQuery] = [
-            Self.recordBefore(activity, .edited, transaction: current.id, by: actor),
+            MoneyHistory.recordBefore(activity, .edited, transaction: current.id, by: actor),
             """
             UPDATE transactions SET total_amount = \(Int32(total.minorUnits)), description = coalesce(\(description), description),
                 category = coalesce(\(category)::expense_category, category), paid_by = coalesce(\(paying?.paidBy), paid_by),
@@ -306,7 +306,7 @@ package struct ExpenseService: Sendable {
                 """
             )
         }
-        statements.append(Self.recordAfter(activity))
+        statements.append(MoneyHistory.recordAfter(activity))
         statements.append(
             "SELECT \(unescaped: Self.splitColumns) FROM \(unescaped: Self.splitSource) WHERE s.transaction_id = \(current.id) ORDER BY \(unescaped: Self.splitOrder)"
         )
@@ -345,7 +345,7 @@ package struct ExpenseService: Sendable {
         try await runner.asUser(actor) { connection in
             let activity = UUID()
             let results = try await connection.pipeline([
-                Self.recordBefore(activity, .deleted, transaction: id, by: actor),
+                MoneyHistory.recordBefore(activity, .deleted, transaction: id, by: actor),
                 """
                 UPDATE transactions t SET deleted_at = now()
                 WHERE t.id = \(id) AND t.deleted_at IS NULL
@@ -353,7 +353,7 @@ package struct ExpenseService: Sendable {
                       SELECT FROM members m WHERE m.community_id = t.community_id AND m.user_id = \(actor) AND m.left_at IS NULL
                         AND (m.role = 'admin' OR t.created_by = \(actor)))
                 """,
-                Self.recordAfter(activity),
+                MoneyHistory.recordAfter(activity),
             ])
             guard results[1].affectedRows == 1 else {
                 // Nothing was deleted: the checks the statement holds say why.

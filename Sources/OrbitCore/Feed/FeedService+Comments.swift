@@ -9,7 +9,7 @@ extension FeedService {
         to post: PostID, content: String?, encrypted: EncryptedContent? = nil, parent: CommentID? = nil, as actor: UserID
     ) async throws -> Comment {
         let content = try content.map { try Validate.text($0, field: "content", limit: 5000, multiline: true) }
-        try Self.requireOneForm(content, encrypted, required: true)
+        try EncryptedContent.requireOneForm(content, encrypted, required: true)
         return try await runner.asUser(actor) { connection in
             // Mentions are read first, with the post's community (one round trip, only when the
             // text has an "@"); someone who cannot see the post reads no one.
@@ -61,7 +61,7 @@ extension FeedService {
     /// Edits one's own comment (new text, or new ciphertext).
     package func editComment(_ id: CommentID, content: String?, encrypted: EncryptedContent? = nil, as actor: UserID) async throws -> Comment {
         let content = try content.map { try Validate.text($0, field: "content", limit: 5000, multiline: true) }
-        try Self.requireOneForm(content, encrypted, required: true)
+        try EncryptedContent.requireOneForm(content, encrypted, required: true)
         return try await runner.asUser(actor) { connection in
             guard
                 let row = try await connection.query(

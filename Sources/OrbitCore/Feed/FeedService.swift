@@ -16,7 +16,7 @@ package struct FeedService: Sendable {
     /// never announcements.
     package func createPost(in community: CommunityID, _ draft: PostDraft, as actor: UserID) async throws -> FeedPost {
         let content = try draft.content.map { try Validate.text($0, field: "content", limit: 10_000, multiline: true) }
-        try Self.requireOneForm(content, draft.encrypted)
+        try EncryptedContent.requireOneForm(content, draft.encrypted)
         let media = try draft.mediaURLs.map { try Validate.url($0, field: "media_urls") ?? "" }
         let poll = try draft.poll.map { try $0.validated(now: runner.now()) }
         switch draft.type {
@@ -204,7 +204,7 @@ package struct FeedService: Sendable {
     /// Changes a post's text (and its mentions), or puts new ciphertext in its place.
     package func editPost(_ id: PostID, content: String?, encrypted: EncryptedContent? = nil, as actor: UserID) async throws -> FeedPost {
         let content = try content.map { try Validate.text($0, field: "content", limit: 10_000, multiline: true) }
-        try Self.requireOneForm(content, encrypted, required: true)
+        try EncryptedContent.requireOneForm(content, encrypted, required: true)
         return try await runner.asUser(actor) { connection in
             let current = try await post(id, reader: actor, on: connection)
             try await requirePostEditor(current, actor, rule: "edit", on: connection)
@@ -219,17 +219,6 @@ package struct FeedService: Sendable {
                 """)
             guard edited.affectedRows == 1 else { throw ServiceError.notFound("Post \(id)") }
             return try await post(id, reader: actor, on: connection)
-        }
-    }
-
-    /// Text or ciphertext, not both (`required`: one of them).
-    static func requireOneForm(_ content: String?, _ encrypted: EncryptedContent?, field: String = "content", required: Bool = false) throws {
-        if content != nil && encrypted != nil {
-            throw ServiceError.invalidInput(
-                field: field, reason: "must be left out when content_encrypted is sent (ciphertext or plaintext, not both)")
-        }
-        if required && content == nil && encrypted == nil {
-            throw ServiceError.invalidInput(field: field, reason: "is required (or content_encrypted with encryption_version)")
         }
     }
 

@@ -96,7 +96,7 @@ extension SettlementService {
             // expense as it is now. The reads find the transaction through the split.
             let activity = UUID()
             let results = try await connection.pipeline([
-                ExpenseService.recordBefore(activity, .settled, transaction: nil, split: id, by: actor),
+                MoneyHistory.recordBefore(activity, .settled, transaction: nil, split: id, by: actor),
                 """
                 UPDATE splits s SET is_settled = true, settled_at = coalesce(s.settled_at, now()), settled_via = \(via)
                 FROM transactions t
@@ -105,7 +105,7 @@ extension SettlementService {
                       SELECT FROM members m WHERE m.community_id = t.community_id AND m.user_id = \(actor) AND m.left_at IS NULL
                         AND (m.role = 'admin' OR s.user_id = \(actor) OR t.paid_by = \(actor)))
                 """,
-                ExpenseService.recordAfter(activity),
+                MoneyHistory.recordAfter(activity),
                 """
                 SELECT \(unescaped: Expense.columns) FROM transactions
                 WHERE id = (SELECT transaction_id FROM splits WHERE id = \(id)) AND deleted_at IS NULL
