@@ -35,9 +35,17 @@ struct AuthorizationMatrixTests {
                 let dues = try await services.dues.create(
                     in: community, name: "Season", amount: try dollars("50.00"), dueDate: try day("2027-01-31"), as: admin
                 ).id
+                let chore = try await services.chores.create(
+                    .init(title: "Dishes", points: 10, requiresApproval: true, assignees: members.map(\.uuid)), in: community, as: admin
+                ).id
+                let reward = try await services.chores.createReward(
+                    in: community, title: "Ice cream", description: nil, cost: 5, stock: nil, as: admin
+                ).id
+                // Every community has its conversation, with every member in it.
+                let chat = try #require(try await services.chat.list(in: community, as: admin).items.first { $0.kind == .community }).id
                 return [
                     "{c}": community.description, "{e}": event.description, "{p}": post.description, "{x}": expense.description,
-                    "{d}": dues.description,
+                    "{d}": dues.description, "{h}": chore.description, "{r}": reward.description, "{v}": chat.description,
                 ]
             }
             let mine = try await resources(in: cast.community, admin: cast.admin, members: [cast.admin, cast.member])
@@ -86,6 +94,41 @@ struct AuthorizationMatrixTests {
                     method: .post, path: "/dues/{d}/payments", body: ["user_id": cast.member.description, "amount": 5000],
                     expected: [401, 401, 404, 404, 403, 201]
                 ),
+                // Money's rates, export and recurring charges, the change feed, the keys and search: members.
+                Case(method: .get, path: "/communities/{c}/exchange-rates", expected: [401, 401, 404, 404, 200, 200]),
+                Case(method: .get, path: "/communities/{c}/export", expected: [401, 401, 404, 404, 200, 200]),
+                Case(method: .get, path: "/communities/{c}/recurring-charges", expected: [401, 401, 404, 404, 200, 200]),
+                // Someone not in the community is told to drop it (docs/sync.md): one `delete` of
+                // the community, whatever its id, so its existence is not disclosed.
+                Case(method: .get, path: "/communities/{c}/changes", expected: [401, 401, 200, 200, 200, 200]),
+                Case(method: .get, path: "/communities/{c}/keys", expected: [401, 401, 404, 404, 200, 200]),
+                Case(method: .get, path: "/communities/{c}/search?q=practice", expected: [401, 401, 404, 404, 200, 200]),
+                // Chores, points and rewards: members read; admins set chores and rewards.
+                Case(method: .get, path: "/communities/{c}/chores", expected: [401, 401, 404, 404, 200, 200]),
+                Case(
+                    method: .post, path: "/communities/{c}/chores", body: ["title": "Laundry", "points": 5, "assignees": [cast.member.description]],
+                    expected: [401, 401, 404, 404, 403, 201]),
+                Case(method: .get, path: "/chores/{h}", expected: [401, 401, 404, 404, 200, 200]),
+                // The member marks the occurrence done; the admin, an assignee too, then finds it done.
+                Case(method: .post, path: "/chores/{h}/completions", body: [:], expected: [401, 401, 404, 404, 201, 409]),
+                Case(method: .get, path: "/communities/{c}/chore-completions", expected: [401, 401, 404, 404, 200, 200]),
+                Case(method: .get, path: "/communities/{c}/rewards", expected: [401, 401, 404, 404, 200, 200]),
+                Case(
+                    method: .post, path: "/communities/{c}/rewards", body: ["title": "Movie night", "points_cost": 50],
+                    expected: [401, 401, 404, 404, 403, 201]),
+                Case(method: .get, path: "/communities/{c}/reward-redemptions", expected: [401, 401, 404, 404, 200, 200]),
+                Case(method: .get, path: "/communities/{c}/points", expected: [401, 401, 404, 404, 200, 200]),
+                Case(
+                    method: .post, path: "/communities/{c}/points/adjustments",
+                    body: ["holder_id": cast.member.description, "delta": 5, "reason": "Helping"], expected: [401, 401, 404, 404, 403, 200]),
+                // Chat: the participants of a conversation (here, the community's: every member).
+                Case(
+                    method: .post, path: "/communities/{c}/chats",
+                    body: ["kind": "group", "user_ids": [cast.admin.description, cast.member.description], "title": "Kit"],
+                    expected: [401, 401, 404, 404, 201, 201]),
+                Case(method: .get, path: "/chats/{v}", expected: [401, 401, 404, 404, 200, 200]),
+                Case(method: .get, path: "/chats/{v}/messages", expected: [401, 401, 404, 404, 200, 200]),
+                Case(method: .post, path: "/chats/{v}/messages", body: ["text": "Hi"], expected: [401, 401, 404, 404, 201, 201]),
                 Case(method: .delete, path: "/posts/{p}", expected: [401, 401, 404, 404, 403, 204]),
                 Case(method: .delete, path: "/expenses/{x}", expected: [401, 401, 404, 404, 403, 204]),
                 Case(method: .delete, path: "/communities/{c}", expected: [401, 401, 404, 404, 403, 204]),
