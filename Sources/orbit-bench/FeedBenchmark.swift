@@ -67,19 +67,8 @@ struct FeedBenchmark: AsyncParsableCommand {
         try await pool.withTransaction(TransactionOptions(localSettings: ["role": "orbit_app", "app.current_user_id": reader.description])) {
             connection in
             print("\nPlan of page 500, as orbit_app:")
-            let plan = try await connection.query(
-                """
-                EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-                SELECT p.id, p.reaction_counts, p.comment_count,
-                    (SELECT r.type::text FROM reactions r WHERE r.post_id = p.id AND r.user_id = \(reader)) AS my_reaction,
-                    ARRAY(SELECT v.option_index FROM poll_votes v WHERE v.post_id = p.id AND v.user_id = \(reader) ORDER BY v.option_index) AS my_votes
-                FROM posts p
-                WHERE p.community_id = \(community) AND p.deleted_at IS NULL
-                  AND (p.is_pinned, p.created_at, p.id) < (\(after.pinned), timestamptz 'epoch' + \(after.createdMicroseconds) * interval '1 microsecond', \(after.id))
-                ORDER BY p.is_pinned DESC, p.created_at DESC, p.id DESC
-                LIMIT 21
-                """
-            )
+            let page = FeedService.pageQuery(of: community, limit: 20, after: after, reader: reader)
+            let plan = try await connection.query("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) \(page)")
             for row in plan { print("  " + String(try row.decode(0, as: String.self).prefix(200))) }
         }
         await pool.close()

@@ -1,5 +1,5 @@
 import Foundation
-import OrbitPostgres
+package import OrbitPostgres
 
 /// A community's feed (spec: Posts, Comments, Reactions, Poll Votes): posts with pinning and
 /// announcements, reactions, polls, threaded comments, and the notifications they cause.
@@ -147,30 +147,7 @@ package struct FeedService: Sendable {
     /// previous page's `next_cursor` for the next; new posts never shift later pages.
     package func page(of community: CommunityID, limit: Int = 20, cursor: String? = nil, as actor: UserID) async throws -> FeedPage {
         try Validate.limit(limit, in: 1...100)
-        let after = try cursor.map(FeedCursor.init(decoding:))
-        let page: PostgresQuery
-        if let after {
-            page = """
-                SELECT \(unescaped: Self.feedColumns),
-                    (SELECT r.type::text FROM reactions r WHERE r.post_id = p.id AND r.user_id = \(actor)) AS my_reaction,
-                    ARRAY(SELECT v.option_index FROM poll_votes v WHERE v.post_id = p.id AND v.user_id = \(actor) ORDER BY v.option_index) AS my_votes
-                FROM posts p
-                WHERE p.community_id = \(community) AND p.deleted_at IS NULL
-                  AND (p.is_pinned, p.created_at, p.id) < (\(after.pinned), timestamptz 'epoch' + \(after.createdMicroseconds) * interval '1 microsecond', \(after.id))
-                ORDER BY p.is_pinned DESC, p.created_at DESC, p.id DESC
-                LIMIT \(limit + 1)
-                """
-        } else {
-            page = """
-                SELECT \(unescaped: Self.feedColumns),
-                    (SELECT r.type::text FROM reactions r WHERE r.post_id = p.id AND r.user_id = \(actor)) AS my_reaction,
-                    ARRAY(SELECT v.option_index FROM poll_votes v WHERE v.post_id = p.id AND v.user_id = \(actor) ORDER BY v.option_index) AS my_votes
-                FROM posts p
-                WHERE p.community_id = \(community) AND p.deleted_at IS NULL
-                ORDER BY p.is_pinned DESC, p.created_at DESC, p.id DESC
-                LIMIT \(limit + 1)
-                """
-        }
+        let page = Self.pageQuery(of: community, limit: limit, after: try cursor.map(FeedCursor.init(decoding:)), reader: actor)
         return try await runner.asUserReading(actor) { connection in
             let rows = try await runner.queryAsMember(actor, of: community, on: connection, page)
             var items: [FeedPost] = []
@@ -187,6 +164,34 @@ package struct FeedService: Sendable {
                 items.append(try FeedPost(row: row))
             }
             return FeedPage(items: items, nextCursor: next)
+        }
+    }
+
+    /// The statement of a feed page (`page(of:)`), read as `reader` under row-level security:
+    /// `limit + 1` posts after `after`, pinned first, newest first. `orbit-bench feed` shows its
+    /// plan.
+    package static func pageQuery(of community: CommunityID, limit: Int, after: FeedCursor?, reader: UserID) -> PostgresQuery {
+        if let after {
+            return """
+                SELECT \(unescaped: Self.feedColumns),
+                    (SELECT r.type::text FROM reactions r WHERE r.post_id = p.id AND r.user_id = \(reader)) AS my_reaction,
+                    ARRAY(SELECT v.option_index FROM poll_votes v WHERE v.post_id = p.id AND v.user_id = \(reader) ORDER BY v.option_index) AS my_votes
+                FROM posts p
+                WHERE p.community_id = \(community) AND p.deleted_at IS NULL
+                  AND (p.is_pinned, p.created_at, p.id) < (\(after.pinned), timestamptz 'epoch' + \(after.createdMicroseconds) * interval '1 microsecond', \(after.id))
+                ORDER BY p.is_pinned DESC, p.created_at DESC, p.id DESC
+                LIMIT \(limit + 1)
+                """
+        } else {
+            return """
+                SELECT \(unescaped: Self.feedColumns),
+                    (SELECT r.type::text FROM reactions r WHERE r.post_id = p.id AND r.user_id = \(reader)) AS my_reaction,
+                    ARRAY(SELECT v.option_index FROM poll_votes v WHERE v.post_id = p.id AND v.user_id = \(reader) ORDER BY v.option_index) AS my_votes
+                FROM posts p
+                WHERE p.community_id = \(community) AND p.deleted_at IS NULL
+                ORDER BY p.is_pinned DESC, p.created_at DESC, p.id DESC
+                LIMIT \(limit + 1)
+                """
         }
     }
 
