@@ -72,3 +72,21 @@ struct DomainTests {
         #expect(Set(Domain.allCases.map(\.rawValue)).isDisjoint(with: Domain.mechanisms.keys))
     }
 }
+
+@Suite("The docs describe the product as it is")
+struct DocsTests {
+    @Test("no page of the docs tells the history of an issue (\"issue 38\", \"item 4\")")
+    func noIssueHistory() throws {
+        let pages =
+            try FileManager.default.contentsOfDirectory(atPath: DomainTests.root.appendingPathComponent("docs").path)
+            .filter { $0.hasSuffix(".md") }.map { "docs/\($0)" } + ["README.md", "sql/README.md"]
+        var found: [String] = []
+        for page in pages {
+            for (number, line) in try DomainTests.text(page).split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+            where line.range(of: #"\b(issues?|items?) [0-9]"#, options: [.regularExpression, .caseInsensitive]) != nil {
+                found.append("\(page):\(number + 1): \(line.prefix(120))")
+            }
+        }
+        #expect(found == [])
+    }
+}
