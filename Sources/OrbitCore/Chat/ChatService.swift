@@ -381,19 +381,22 @@ package struct ChatService: Sendable {
     /// `chat_message` notification each, in the sending transaction, which push delivery hands
     /// out (every server's live listener wakes delivery when a message is stored).
     static func queuePushes(for message: ChatMessage, on connection: PostgresConnection) async throws {
+        // Muting is chat's own (orbit.chat_push_recipients), not a community preference.
         try await connection.query(
-            """
-            INSERT INTO notifications (user_id, community_id, type, title, body, data)
-            SELECT r.user_id, c.community_id, 'chat_message'::notification_type,
-                left(coalesce(u.display_name, 'Someone') || CASE WHEN c.kind = 'direct' THEN '' ELSE ' in ' || coalesce(c.title, o.name) END, 200),
-                \(message.text ?? ""),
-                jsonb_build_object('conversation_id', c.id::text, 'message_id', \(message.id.description)::text, 'position', \(String(message.position))::text)
-            FROM conversations c
-            JOIN communities o ON o.id = c.community_id
-            JOIN users u ON u.id = \(message.senderID)
-            CROSS JOIN LATERAL orbit.chat_push_recipients(c.id) AS r(user_id)
-            WHERE c.id = \(message.conversationID)
-            """)
+            NotificationService.enqueue(
+                .chatMessage,
+                """
+                SELECT r.user_id, c.community_id,
+                    left(coalesce(u.display_name, 'Someone') || CASE WHEN c.kind = 'direct' THEN '' ELSE ' in ' || coalesce(c.title, o.name) END, 200),
+                    \(message.text ?? "")::text,
+                    jsonb_build_object('conversation_id', c.id::text, 'message_id', \(message.id.description)::text, 'position', \(String(message.position))::text),
+                    NULL::text
+                FROM conversations c
+                JOIN communities o ON o.id = c.community_id
+                JOIN users u ON u.id = \(message.senderID)
+                CROSS JOIN LATERAL orbit.chat_push_recipients(c.id) AS r(user_id)
+                WHERE c.id = \(message.conversationID)
+                """, honoringPreferences: false))
     }
 
     static func validClientID(_ value: String) throws -> String {

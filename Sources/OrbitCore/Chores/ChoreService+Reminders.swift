@@ -50,23 +50,22 @@ extension ChoreService {
             }
             guard !ids.isEmpty else { return 0 }
             return try await connection.query(
-                """
-                INSERT INTO notifications (user_id, community_id, type, title, body, data, dedupe_key)
-                SELECT m.user_id, c.community_id, 'chore_due', left('Due soon: ' || c.title, 200),
-                    coalesce(f.name || ': ', '') || c.points || ' points, due ' || to_char(d.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-                    jsonb_build_object('chore_id', c.id::text, 'occurrence_at', to_char(d.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')),
-                    'chore_due:' || c.id::text || ':' || floor(extract(epoch FROM d.at))::bigint::text || ':' || a.holder_id::text
-                FROM unnest(\(ids), \(occurrences)) AS d(chore_id, at)
-                JOIN chores c ON c.id = d.chore_id
-                JOIN chore_assignees a ON a.chore_id = c.id
-                LEFT JOIN family_members f ON f.id = a.family_member_id
-                JOIN members m ON m.community_id = c.community_id AND m.left_at IS NULL AND m.user_id = coalesce(a.user_id, f.user_id)
-                WHERE (m.notification_prefs -> 'chore_due') IS DISTINCT FROM 'false'::jsonb
-                  AND NOT EXISTS (
-                      SELECT FROM chore_completions x WHERE x.chore_id = c.id AND x.occurrence_at = d.at AND x.status <> 'rejected'
-                  )
-                ON CONFLICT (user_id, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
-                """
+                NotificationService.enqueue(
+                    .choreDue,
+                    """
+                    SELECT m.user_id, c.community_id, left('Due soon: ' || c.title, 200),
+                        coalesce(f.name || ': ', '') || c.points || ' points, due ' || to_char(d.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+                        jsonb_build_object('chore_id', c.id::text, 'occurrence_at', to_char(d.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')),
+                        'chore_due:' || c.id::text || ':' || floor(extract(epoch FROM d.at))::bigint::text || ':' || a.holder_id::text
+                    FROM unnest(\(ids), \(occurrences)) AS d(chore_id, at)
+                    JOIN chores c ON c.id = d.chore_id
+                    JOIN chore_assignees a ON a.chore_id = c.id
+                    LEFT JOIN family_members f ON f.id = a.family_member_id
+                    JOIN members m ON m.community_id = c.community_id AND m.left_at IS NULL AND m.user_id = coalesce(a.user_id, f.user_id)
+                    WHERE NOT EXISTS (
+                          SELECT FROM chore_completions x WHERE x.chore_id = c.id AND x.occurrence_at = d.at AND x.status <> 'rejected'
+                      )
+                    """, deduplicated: true)
             ).affectedRows ?? 0
         }
     }

@@ -106,15 +106,15 @@ extension DuesService {
             "dues_id": change.dues.description, "dues_payment_id": change.paymentID.description, "dispute_id": dispute.dispute,
         ])
         try await connection.query(
-            """
-            INSERT INTO notifications (user_id, community_id, type, title, body, data)
-            SELECT m.user_id, d.community_id, 'payment_disputed', \(title), \(body), \(data)
-            FROM dues d JOIN members m ON m.community_id = d.community_id AND m.left_at IS NULL AND m.role = 'admin'
-            WHERE d.id = \(change.dues)
-              AND (m.user_id = d.created_by OR NOT EXISTS (
-                    SELECT FROM members t WHERE t.community_id = d.community_id AND t.user_id = d.created_by AND t.left_at IS NULL
-                      AND t.role = 'admin'))
-              AND (m.notification_prefs -> 'payment_disputed') IS DISTINCT FROM 'false'::jsonb
-            """)
+            NotificationService.enqueue(
+                .paymentDisputed,
+                """
+                SELECT m.user_id, d.community_id, \(title)::text, \(body)::text, \(data)::jsonb, NULL::text
+                FROM dues d JOIN members m ON m.community_id = d.community_id AND m.left_at IS NULL AND m.role = 'admin'
+                WHERE d.id = \(change.dues)
+                  AND (m.user_id = d.created_by OR NOT EXISTS (
+                        SELECT FROM members t WHERE t.community_id = d.community_id AND t.user_id = d.created_by AND t.left_at IS NULL
+                          AND t.role = 'admin'))
+                """))
     }
 }

@@ -32,25 +32,24 @@ extension NotificationService {
     private func oneOffEventReminders(now: Date) async throws -> Int {
         try await runner.asOperator { connection in
             try await connection.query(
-                """
-                INSERT INTO notifications (user_id, community_id, type, title, body, data, dedupe_key)
-                SELECT m.user_id, e.community_id, 'event_reminder', left(e.title, 200), 'Starts at ' || s.iso,
-                    jsonb_build_object('event_id', e.id::text, 'starts_at', s.iso),
-                    'event_reminder:' || coalesce(e.recurrence_parent_id, e.id)::text || ':'
-                        || floor(extract(epoch FROM coalesce(e.original_starts_at, e.starts_at)))::bigint::text
-                FROM events e
-                JOIN communities c ON c.id = e.community_id AND c.deleted_at IS NULL
-                CROSS JOIN LATERAL (SELECT to_char(e.starts_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS iso) s
-                JOIN members m ON m.community_id = e.community_id AND m.left_at IS NULL
-                WHERE e.deleted_at IS NULL AND e.recurrence_rule IS NULL
-                  AND e.starts_at >= \(now) AND e.starts_at < \(now) + interval '168 hours'
-                  AND e.starts_at < \(now) + make_interval(hours => coalesce((c.settings ->> 'defaultReminderHours')::int, 24))
-                  AND (m.notification_prefs -> 'event_reminder') IS DISTINCT FROM 'false'::jsonb
-                  AND NOT EXISTS (
-                      SELECT FROM rsvps r WHERE r.event_id = e.id AND r.user_id = m.user_id AND r.family_member_id IS NULL AND r.status = 'no'
-                  )
-                ON CONFLICT (user_id, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
-                """
+                Self.enqueue(
+                    .eventReminder,
+                    """
+                    SELECT m.user_id, e.community_id, left(e.title, 200), 'Starts at ' || s.iso,
+                        jsonb_build_object('event_id', e.id::text, 'starts_at', s.iso),
+                        'event_reminder:' || coalesce(e.recurrence_parent_id, e.id)::text || ':'
+                            || floor(extract(epoch FROM coalesce(e.original_starts_at, e.starts_at)))::bigint::text
+                    FROM events e
+                    JOIN communities c ON c.id = e.community_id AND c.deleted_at IS NULL
+                    CROSS JOIN LATERAL (SELECT to_char(e.starts_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS iso) s
+                    JOIN members m ON m.community_id = e.community_id AND m.left_at IS NULL
+                    WHERE e.deleted_at IS NULL AND e.recurrence_rule IS NULL
+                      AND e.starts_at >= \(now) AND e.starts_at < \(now) + interval '168 hours'
+                      AND e.starts_at < \(now) + make_interval(hours => coalesce((c.settings ->> 'defaultReminderHours')::int, 24))
+                      AND NOT EXISTS (
+                          SELECT FROM rsvps r WHERE r.event_id = e.id AND r.user_id = m.user_id AND r.family_member_id IS NULL AND r.status = 'no'
+                      )
+                    """, deduplicated: true)
             ).affectedRows ?? 0
         }
     }
@@ -102,18 +101,17 @@ extension NotificationService {
             let batch = due[start..<min(start + Self.reminderBatch, due.count)]
             created += try await runner.asOperator { connection in
                 try await connection.query(
-                    """
-                    INSERT INTO notifications (user_id, community_id, type, title, body, data, dedupe_key)
-                    SELECT m.user_id, o.community_id, 'event_reminder', left(o.title, 200), 'Starts at ' || o.iso,
-                        jsonb_build_object('event_id', o.series_id::text, 'starts_at', o.iso),
-                        'event_reminder:' || o.series_id::text || ':' || o.epoch::text
-                    FROM unnest(\(batch.map(\.series.uuid)), \(batch.map(\.community.uuid)), \(batch.map(\.title))::text[],
-                            \(batch.map { Self.iso($0.start) })::text[], \(batch.map { Int64($0.start.timeIntervalSince1970.rounded(.down)) }))
-                        AS o(series_id, community_id, title, iso, epoch)
-                    JOIN members m ON m.community_id = o.community_id AND m.left_at IS NULL
-                    WHERE (m.notification_prefs -> 'event_reminder') IS DISTINCT FROM 'false'::jsonb
-                    ON CONFLICT (user_id, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
-                    """
+                    Self.enqueue(
+                        .eventReminder,
+                        """
+                        SELECT m.user_id, o.community_id, left(o.title, 200), 'Starts at ' || o.iso,
+                            jsonb_build_object('event_id', o.series_id::text, 'starts_at', o.iso),
+                            'event_reminder:' || o.series_id::text || ':' || o.epoch::text
+                        FROM unnest(\(batch.map(\.series.uuid)), \(batch.map(\.community.uuid)), \(batch.map(\.title))::text[],
+                                \(batch.map { Self.iso($0.start) })::text[], \(batch.map { Int64($0.start.timeIntervalSince1970.rounded(.down)) }))
+                            AS o(series_id, community_id, title, iso, epoch)
+                        JOIN members m ON m.community_id = o.community_id AND m.left_at IS NULL
+                        """, deduplicated: true)
                 ).affectedRows ?? 0
             }
         }
@@ -163,13 +161,15 @@ extension NotificationService {
                 keys.append("payment_reminder:\(dues)")
             }
             guard !users.isEmpty else { return 0 }
+            // Sent whatever the member's notification_prefs say (as it always was).
             return try await connection.query(
-                """
-                INSERT INTO notifications (user_id, community_id, type, title, body, data, dedupe_key)
-                SELECT r.user_id, r.community_id, 'payment_request', left(r.title, 200), r.body, r.data::jsonb, r.dedupe_key
-                FROM unnest(\(users), \(communities), \(titles)::text[], \(bodies)::text[], \(data)::text[], \(keys)::text[]) AS r(user_id, community_id, title, body, data, dedupe_key)
-                ON CONFLICT (user_id, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING
-                """
+                Self.enqueue(
+                    .paymentRequest,
+                    """
+                    SELECT r.user_id, r.community_id, left(r.title, 200), r.body, r.data::jsonb, r.dedupe_key
+                    FROM unnest(\(users), \(communities), \(titles)::text[], \(bodies)::text[], \(data)::text[], \(keys)::text[])
+                        AS r(user_id, community_id, title, body, data, dedupe_key)
+                    """, honoringPreferences: false, deduplicated: true)
             ).affectedRows ?? 0
         }
     }
