@@ -24,7 +24,7 @@ private func holderID(_ text: String?, option: String) throws -> UUID? {
     return id
 }
 
-private func describe(_ holder: Holder) -> String {
+private func describeHolder(_ holder: Holder) -> String {
     switch holder {
     case .user(let id): "user \(id)"
     case .familyMember(let id): "family member \(id)"
@@ -35,10 +35,10 @@ private func describe(_ holder: Holder) -> String {
 struct ChoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chore", abstract: "Chores: set by admins (parents), done by members and their family members for points.",
-        subcommands: [Create.self, List.self, Complete.self, Review<Approve>.self, Review<Reject>.self, Completions.self]
+        subcommands: [Create.self, List.self, Complete.self, Decide<Approve>.self, Decide<Reject>.self, Completions.self]
     )
 
-    struct Create: AsyncParsableCommand {
+    struct Create: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Set a chore (admins).")
         @Option(help: "Community id.") var community: CommunityID
         @Option(help: "What to do (at most 200 characters).") var title: String
@@ -56,33 +56,33 @@ struct ChoreCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Chore {
             let assignees = try holderIDs(assign, option: "--assign")
-            let chore = try await acting.run { services, actor in
-                try await services.chores.create(
-                    .init(
-                        title: title, description: description, points: points, difficulty: difficulty, category: category, dueAt: due?.date,
-                        recurrenceRule: rrule, requiresApproval: !noApproval, completionWindowDays: windowDays, assignees: assignees),
-                    in: community, as: actor)
-            }
-            if output.json { return try printJSON(chore) }
+            return try await services.chores.create(
+                .init(
+                    title: title, description: description, points: points, difficulty: difficulty, category: category, dueAt: due?.date,
+                    recurrenceRule: rrule, requiresApproval: !noApproval, completionWindowDays: windowDays, assignees: assignees),
+                in: community, as: actor)
+        }
+
+        func tell(_ chore: Chore) {
             print("Set chore \(chore.id) (\(chore.title), \(chore.points) points) for \(chore.assignees.count) people.")
         }
     }
 
-    struct List: AsyncParsableCommand {
+    struct List: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "The community's chores, or one person's, with the occurrence now due.")
         @Option(help: "Community id.") var community: CommunityID
         @Option(name: .customLong("for"), help: "Only this person's: a user id or a family member id.") var holder: String?
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> [Chore] {
             let holder = try holderID(holder, option: "--for")
-            let chores = try await acting.run { services, actor in
-                try await services.chores.list(in: community, for: holder, as: .user(actor))
-            }
-            if output.json { return try printJSON(chores) }
+            return try await services.chores.list(in: community, for: holder, as: .user(actor))
+        }
+
+        func tell(_ chores: [Chore]) {
             printTable(
                 ["ID", "TITLE", "POINTS", "NEXT", "DONE", "ASSIGNEES"],
                 chores.map {
@@ -94,7 +94,7 @@ struct ChoreCommand: AsyncParsableCommand {
         }
     }
 
-    struct Complete: AsyncParsableCommand {
+    struct Complete: ActingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Mark a chore done: by an assignee, recorded by them, their parent, or an admin for a family member.")
         @Argument(help: "Chore id.") var chore: ChoreID
@@ -104,66 +104,60 @@ struct ChoreCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> ChoreCompletion {
             let holder = try holderID(by, option: "--by")
-            let completion = try await acting.run { services, actor in
-                try await services.chores.complete(
-                    chore, occurrence: occurrence?.date, by: holder, note: note, as: .user(actor))
-            }
-            if output.json { return try printJSON(completion) }
-            print("Completion \(completion.id) by \(describe(completion.holder)): \(completion.status.rawValue), \(completion.points) points.")
+            return try await services.chores.complete(
+                chore, occurrence: occurrence?.date, by: holder, note: note, as: .user(actor))
+        }
+
+        func tell(_ completion: ChoreCompletion) {
+            print("Completion \(completion.id) by \(describeHolder(completion.holder)): \(completion.status.rawValue), \(completion.points) points.")
         }
     }
 
-    /// What `Review` decides: `chore approve` or `chore reject`.
-    protocol Verdict {
-        static var approve: Bool { get }
-        static var name: String { get }
-        static var abstract: String { get }
-    }
-    enum Approve: Verdict {
-        static let approve = true
+    /// `chore approve`: its points are credited.
+    enum Approve: Decision {
         static let name = "approve"
         static let abstract = "Approve a completion: its points are credited (admins)."
-    }
-    enum Reject: Verdict {
-        static let approve = false
-        static let name = "reject"
-        static let abstract = "Reject a completion: no points; the occurrence may be done again (admins)."
-    }
-
-    /// `chore approve` and `chore reject`: one command, the verdict its parameter.
-    struct Review<Choice: Verdict>: AsyncParsableCommand {
-        static var configuration: CommandConfiguration { CommandConfiguration(commandName: Choice.name, abstract: Choice.abstract) }
-        @Argument(help: "Completion id.") var completion: ChoreCompletionID
-        @OptionGroup var acting: ActingOptions
-        @OptionGroup var output: JSONOption
-
-        func run() async throws {
-            let reviewed = try await acting.run { services, actor in
-                try await services.chores.review(completion, approve: Choice.approve, as: actor)
-            }
-            if output.json { return try printJSON(reviewed) }
-            print(Choice.approve ? "Approved \(reviewed.id): \(reviewed.points) points to \(describe(reviewed.holder))." : "Rejected \(reviewed.id).")
+        static let subject = (name: "completion", help: "Completion id.")
+        static func decide(_ id: ChoreCompletionID, _ services: OrbitServices, as actor: UserID) async throws -> ChoreCompletion {
+            return try await services.chores.review(id, approve: true, as: actor)
+        }
+        static func describe(_ reviewed: ChoreCompletion) -> String {
+            "Approved \(reviewed.id): \(reviewed.points) points to \(describeHolder(reviewed.holder))."
         }
     }
 
-    struct Completions: AsyncParsableCommand {
+    /// `chore reject`: no points; the occurrence may be done again.
+    enum Reject: Decision {
+        static let name = "reject"
+        static let abstract = "Reject a completion: no points; the occurrence may be done again (admins)."
+        static let subject = (name: "completion", help: "Completion id.")
+        static func decide(_ id: ChoreCompletionID, _ services: OrbitServices, as actor: UserID) async throws -> ChoreCompletion {
+            return try await services.chores.review(id, approve: false, as: actor)
+        }
+        static func describe(_ reviewed: ChoreCompletion) -> String { "Rejected \(reviewed.id)." }
+    }
+
+    struct Completions: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Completions of the community's chores, newest first.")
         @Option(help: "Community id.") var community: CommunityID
         @Flag(help: "Only those waiting for approval.") var pending = false
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let completions = try await acting.run { services, actor in
-                try await services.chores.completions(in: community, pendingOnly: pending, as: .user(actor))
-            }
-            if output.json { return try printJSON(completions) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> [ChoreCompletion] {
+            return try await services.chores.completions(in: community, pendingOnly: pending, as: .user(actor))
+        }
+
+        func tell(_ completions: [ChoreCompletion]) {
             printTable(
                 ["ID", "CHORE", "BY", "STATUS", "POINTS", "OCCURRENCE"],
                 completions.map {
-                    [$0.id.description, $0.choreID.description, describe($0.holder), $0.status.rawValue, String($0.points), show($0.occurrenceAt)]
+                    [
+                        $0.id.description, $0.choreID.description, describeHolder($0.holder), $0.status.rawValue, String($0.points),
+                        show($0.occurrenceAt),
+                    ]
                 })
         }
     }
@@ -173,10 +167,10 @@ struct ChoreCommand: AsyncParsableCommand {
 struct RewardCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reward", abstract: "Rewards: set by admins, redeemed with points; a cancellation refunds.",
-        subcommands: [Create.self, List.self, Redeem.self, Resolve<Fulfil>.self, Resolve<Cancel>.self, Redemptions.self]
+        subcommands: [Create.self, List.self, Redeem.self, Decide<Fulfil>.self, Decide<Cancel>.self, Redemptions.self]
     )
 
-    struct Create: AsyncParsableCommand {
+    struct Create: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Add a reward (admins).")
         @Option(help: "Community id.") var community: CommunityID
         @Option(help: "What it is (at most 200 characters).") var title: String
@@ -186,98 +180,89 @@ struct RewardCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let reward = try await acting.run { services, actor in
-                try await services.chores.createReward(
-                    in: community, title: title, description: description, cost: cost, stock: stock,
-                    as: actor)
-            }
-            if output.json { return try printJSON(reward) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Reward {
+            return try await services.chores.createReward(
+                in: community, title: title, description: description, cost: cost, stock: stock,
+                as: actor)
+        }
+
+        func tell(_ reward: Reward) {
             print("Added reward \(reward.id) (\(reward.title), \(reward.pointsCost) points).")
         }
     }
 
-    struct List: AsyncParsableCommand {
+    struct List: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "The community's rewards.")
         @Option(help: "Community id.") var community: CommunityID
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let rewards = try await acting.run { services, actor in
-                try await services.chores.rewards(in: community, as: .user(actor))
-            }
-            if output.json { return try printJSON(rewards) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> [Reward] {
+            return try await services.chores.rewards(in: community, as: .user(actor))
+        }
+
+        func tell(_ rewards: [Reward]) {
             printTable(
                 ["ID", "TITLE", "COST", "STOCK", "AVAILABLE"],
                 rewards.map { [$0.id.description, $0.title, String($0.pointsCost), $0.stock.map(String.init) ?? "-", $0.available ? "yes" : "no"] })
         }
     }
 
-    struct Redeem: AsyncParsableCommand {
+    struct Redeem: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Redeem a reward: its cost is debited at once.")
         @Argument(help: "Reward id.") var reward: RewardID
         @Option(help: "For whom: a user id or a family member id (default: the acting user).") var by: String?
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> RewardRedemption {
             let holder = try holderID(by, option: "--by")
-            let redemption = try await acting.run { services, actor in
-                try await services.chores.redeem(reward, by: holder, as: .user(actor))
-            }
-            if output.json { return try printJSON(redemption) }
-            print("Redemption \(redemption.id) for \(describe(redemption.holder)): \(redemption.pointsCost) points.")
+            return try await services.chores.redeem(reward, by: holder, as: .user(actor))
+        }
+
+        func tell(_ redemption: RewardRedemption) {
+            print("Redemption \(redemption.id) for \(describeHolder(redemption.holder)): \(redemption.pointsCost) points.")
         }
     }
 
-    /// What `Resolve` does to a redemption: `reward fulfil` or `reward cancel`.
-    protocol Resolution {
-        static var fulfil: Bool { get }
-        static var name: String { get }
-        static var abstract: String { get }
-    }
-    enum Fulfil: Resolution {
-        static let fulfil = true
+    /// `reward fulfil`.
+    enum Fulfil: Decision {
         static let name = "fulfil"
         static let abstract = "Mark a redemption fulfilled (admins)."
+        static let subject = (name: "redemption", help: "Redemption id.")
+        static func decide(_ id: RedemptionID, _ services: OrbitServices, as actor: UserID) async throws -> RewardRedemption {
+            return try await services.chores.resolveRedemption(id, fulfil: true, as: actor)
+        }
+        static func describe(_ resolved: RewardRedemption) -> String { "Fulfilled \(resolved.id)." }
     }
-    enum Cancel: Resolution {
-        static let fulfil = false
+
+    /// `reward cancel`: its points are refunded.
+    enum Cancel: Decision {
         static let name = "cancel"
         static let abstract = "Cancel a redemption: its points are refunded (admins)."
-    }
-
-    /// `reward fulfil` and `reward cancel`: one command, the resolution its parameter.
-    struct Resolve<Choice: Resolution>: AsyncParsableCommand {
-        static var configuration: CommandConfiguration { CommandConfiguration(commandName: Choice.name, abstract: Choice.abstract) }
-        @Argument(help: "Redemption id.") var redemption: RedemptionID
-        @OptionGroup var acting: ActingOptions
-        @OptionGroup var output: JSONOption
-
-        func run() async throws {
-            let resolved = try await acting.run { services, actor in
-                try await services.chores.resolveRedemption(redemption, fulfil: Choice.fulfil, as: actor)
-            }
-            if output.json { return try printJSON(resolved) }
-            print(Choice.fulfil ? "Fulfilled \(resolved.id)." : "Cancelled \(resolved.id): \(resolved.pointsCost) points refunded.")
+        static let subject = (name: "redemption", help: "Redemption id.")
+        static func decide(_ id: RedemptionID, _ services: OrbitServices, as actor: UserID) async throws -> RewardRedemption {
+            return try await services.chores.resolveRedemption(id, fulfil: false, as: actor)
         }
+        static func describe(_ resolved: RewardRedemption) -> String { "Cancelled \(resolved.id): \(resolved.pointsCost) points refunded." }
     }
 
-    struct Redemptions: AsyncParsableCommand {
+    struct Redemptions: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Redemptions in the community, newest first.")
         @Option(help: "Community id.") var community: CommunityID
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let redemptions = try await acting.run { services, actor in
-                try await services.chores.redemptions(in: community, as: .user(actor))
-            }
-            if output.json { return try printJSON(redemptions) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> [RewardRedemption] {
+            return try await services.chores.redemptions(in: community, as: .user(actor))
+        }
+
+        func tell(_ redemptions: [RewardRedemption]) {
             printTable(
                 ["ID", "REWARD", "FOR", "COST", "STATUS"],
-                redemptions.map { [$0.id.description, $0.rewardID.description, describe($0.holder), String($0.pointsCost), $0.status.rawValue] })
+                redemptions.map {
+                    [$0.id.description, $0.rewardID.description, describeHolder($0.holder), String($0.pointsCost), $0.status.rawValue]
+                })
         }
     }
 }
@@ -289,24 +274,24 @@ struct PointsCommand: AsyncParsableCommand {
         subcommands: [Show.self, Adjust.self]
     )
 
-    struct Show: AsyncParsableCommand {
+    struct Show: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "A person's points in a community.")
         @Option(help: "Community id.") var community: CommunityID
         @Option(name: .customLong("for"), help: "Whose: a user id or a family member id (default: the acting user).") var holder: String?
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> PointsAccount {
             let holder = try holderID(holder, option: "--for")
-            let account = try await acting.run { services, actor in
-                try await services.chores.points(in: community, for: holder, as: .user(actor))
-            }
-            if output.json { return try printJSON(account) }
+            return try await services.chores.points(in: community, for: holder, as: .user(actor))
+        }
+
+        func tell(_ account: PointsAccount) {
             print("Balance \(account.balance) points; earned \(account.lifetimeEarned) in all.")
         }
     }
 
-    struct Adjust: AsyncParsableCommand {
+    struct Adjust: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Give (+N) or take (-N) points, with a reason (admins).")
         @Option(help: "Community id.") var community: CommunityID
         @Option(name: .customLong("for"), help: "Whose: a user id or a family member id.") var holder: String
@@ -315,13 +300,13 @@ struct PointsCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> PointsAccount {
             guard let holder = UUID(uuidString: holder) else { throw ValidationError("--for takes a user id or a family member id.") }
-            let account = try await acting.run { services, actor in
-                try await services.chores.adjust(
-                    in: community, for: holder, delta: delta, reason: reason, as: actor)
-            }
-            if output.json { return try printJSON(account) }
+            return try await services.chores.adjust(
+                in: community, for: holder, delta: delta, reason: reason, as: actor)
+        }
+
+        func tell(_ account: PointsAccount) {
             print("Balance now \(account.balance) points.")
         }
     }

@@ -35,6 +35,53 @@ struct ReadingOptions: ParsableArguments {
     }
 }
 
+/// A command that acts as a user (`--as`) and tells what it did: `act` does the work, `tell`
+/// prints its outcome for people, and the shared `run()` resolves the user, acts, and prints
+/// JSON instead with `--json`.
+protocol ActingCommand: AsyncParsableCommand {
+    associatedtype Outcome: Encodable
+    var acting: ActingOptions { get }
+    var output: JSONOption { get }
+    func act(_ services: OrbitServices, as actor: UserID) async throws -> Outcome
+    func tell(_ outcome: Outcome)
+}
+
+extension ActingCommand {
+    func run() async throws {
+        let outcome = try await acting.run { services, actor in try await act(services, as: actor) }
+        if output.json { return try printJSON(outcome) }
+        tell(outcome)
+    }
+}
+
+/// A decision on something waiting for one (`chore approve|reject`, `reward fulfil|cancel`):
+/// one command, `Decide`, with the decision as its parameter.
+protocol Decision {
+    associatedtype ID: ExpressibleByArgument
+    associatedtype Outcome: Encodable
+    /// The command's name.
+    static var name: String { get }
+    static var abstract: String { get }
+    /// What the argument is (`completion`, `redemption`) and its help.
+    static var subject: (name: String, help: String) { get }
+    static func decide(_ id: ID, _ services: OrbitServices, as actor: UserID) async throws -> Outcome
+    /// What was decided, for people.
+    static func describe(_ outcome: Outcome) -> String
+}
+
+struct Decide<Choice: Decision>: ActingCommand {
+    static var configuration: CommandConfiguration { CommandConfiguration(commandName: Choice.name, abstract: Choice.abstract) }
+    @Argument(help: ArgumentHelp(Choice.subject.help, valueName: Choice.subject.name)) var id: Choice.ID
+    @OptionGroup var acting: ActingOptions
+    @OptionGroup var output: JSONOption
+
+    func act(_ services: OrbitServices, as actor: UserID) async throws -> Choice.Outcome {
+        try await Choice.decide(id, services, as: actor)
+    }
+
+    func tell(_ outcome: Choice.Outcome) { print(Choice.describe(outcome)) }
+}
+
 struct JSONOption: ParsableArguments {
     @Flag(help: "Print JSON (snake_case keys, ids as strings, amounts in minor units).")
     var json = false
