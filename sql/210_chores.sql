@@ -641,35 +641,56 @@ CREATE POLICY chores_insert ON chores FOR INSERT TO orbit_app
 CREATE POLICY chores_update ON chores FOR UPDATE TO orbit_app
     USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
     WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
-CREATE POLICY chore_assignees_select ON chore_assignees FOR SELECT TO orbit_app
-    USING (
-        community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
-        OR (family_member_id = (SELECT orbit.app_child_id()) AND community_id = ANY ((SELECT orbit.child_community_ids())::uuid[]))
-    );
+-- What a holder's rows are read by, one policy for each table that holds them: the community's
+-- members, and the signed-in child their own.
+DO $do$
+DECLARE
+    tablename text;
+BEGIN
+    FOREACH tablename IN ARRAY ARRAY['chore_assignees', 'chore_completions', 'reward_redemptions', 'points_ledger', 'points_accounts']
+    LOOP
+        EXECUTE format($policy$
+            CREATE POLICY %1$I ON %2$I FOR SELECT TO orbit_app
+            USING (
+                community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
+                OR (family_member_id = (SELECT orbit.app_child_id()) AND community_id = ANY ((SELECT orbit.child_community_ids())::uuid[]))
+            )$policy$, tablename || '_select', tablename);
+    END LOOP;
+END
+$do$;
 CREATE POLICY chore_assignees_insert ON chore_assignees FOR INSERT TO orbit_app
     WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
 CREATE POLICY chore_assignees_delete ON chore_assignees FOR DELETE TO orbit_app
     USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
-CREATE POLICY chore_completions_select ON chore_completions FOR SELECT TO orbit_app
-    USING (
-        community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
-        OR (family_member_id = (SELECT orbit.app_child_id()) AND community_id = ANY ((SELECT orbit.child_community_ids())::uuid[]))
-    );
-CREATE POLICY chore_completions_insert ON chore_completions FOR INSERT TO orbit_app
-    WITH CHECK (
-        (
-            community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND recorded_by = (SELECT orbit.app_user_id())
-            AND (
-                user_id = (SELECT orbit.app_user_id())
-                OR family_member_id = ANY ((SELECT orbit.parent_family_member_ids())::uuid[])
-                OR (family_member_id IS NOT NULL AND community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
-            )
-        )
-        OR (
-            recorded_by IS NULL AND family_member_id = (SELECT orbit.app_child_id())
-            AND community_id = ANY ((SELECT orbit.child_community_ids())::uuid[])
-        )
-    );
+-- A completion and a redemption are recorded alike, one policy for both: by their holder (the
+-- user, or the child on their device), by the child's parent, or by an admin for a family member;
+-- `recorded_by` / `requested_by` names the user who did it (NULL: the child on their device).
+DO $do$
+DECLARE
+    target record;
+BEGIN
+    FOR target IN
+        SELECT * FROM (VALUES ('chore_completions', 'recorded_by'), ('reward_redemptions', 'requested_by')) AS t(tablename, recorder)
+    LOOP
+        EXECUTE format($policy$
+            CREATE POLICY %1$I ON %2$I FOR INSERT TO orbit_app
+            WITH CHECK (
+                (
+                    community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND %3$I = (SELECT orbit.app_user_id())
+                    AND (
+                        user_id = (SELECT orbit.app_user_id())
+                        OR family_member_id = ANY ((SELECT orbit.parent_family_member_ids())::uuid[])
+                        OR (family_member_id IS NOT NULL AND community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
+                    )
+                )
+                OR (
+                    %3$I IS NULL AND family_member_id = (SELECT orbit.app_child_id())
+                    AND community_id = ANY ((SELECT orbit.child_community_ids())::uuid[])
+                )
+            )$policy$, target.tablename || '_insert', target.tablename, target.recorder);
+    END LOOP;
+END
+$do$;
 CREATE POLICY chore_completions_update ON chore_completions FOR UPDATE TO orbit_app
     USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
     WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
@@ -683,43 +704,13 @@ CREATE POLICY rewards_insert ON rewards FOR INSERT TO orbit_app
 CREATE POLICY rewards_update ON rewards FOR UPDATE TO orbit_app
     USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
     WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
-CREATE POLICY reward_redemptions_select ON reward_redemptions FOR SELECT TO orbit_app
-    USING (
-        community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
-        OR (family_member_id = (SELECT orbit.app_child_id()) AND community_id = ANY ((SELECT orbit.child_community_ids())::uuid[]))
-    );
-CREATE POLICY reward_redemptions_insert ON reward_redemptions FOR INSERT TO orbit_app
-    WITH CHECK (
-        (
-            community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND requested_by = (SELECT orbit.app_user_id())
-            AND (
-                user_id = (SELECT orbit.app_user_id())
-                OR family_member_id = ANY ((SELECT orbit.parent_family_member_ids())::uuid[])
-                OR (family_member_id IS NOT NULL AND community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
-            )
-        )
-        OR (
-            requested_by IS NULL AND family_member_id = (SELECT orbit.app_child_id())
-            AND community_id = ANY ((SELECT orbit.child_community_ids())::uuid[])
-        )
-    );
 CREATE POLICY reward_redemptions_update ON reward_redemptions FOR UPDATE TO orbit_app
     USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
     WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
-CREATE POLICY points_ledger_select ON points_ledger FOR SELECT TO orbit_app
-    USING (
-        community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
-        OR (family_member_id = (SELECT orbit.app_child_id()) AND community_id = ANY ((SELECT orbit.child_community_ids())::uuid[]))
-    );
 CREATE POLICY points_ledger_insert ON points_ledger FOR INSERT TO orbit_app
     WITH CHECK (
         kind = 'adjustment' AND community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
         AND created_by = (SELECT orbit.app_user_id())
-    );
-CREATE POLICY points_accounts_select ON points_accounts FOR SELECT TO orbit_app
-    USING (
-        community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
-        OR (family_member_id = (SELECT orbit.app_child_id()) AND community_id = ANY ((SELECT orbit.child_community_ids())::uuid[]))
     );
 
 -- child_credentials and child_devices: no policy for orbit_app, and no rights; only the
