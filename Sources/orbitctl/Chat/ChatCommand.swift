@@ -39,7 +39,7 @@ struct ChatCommand: AsyncParsableCommand {
         }
     }
 
-    struct List: AsyncParsableCommand {
+    struct List: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "One's conversations, newest activity first, with unread counts.")
         @Option(help: "Only this community's.") var community: CommunityID?
         @Option(help: "Conversations per page (1 to 200).") var limit = 50
@@ -47,11 +47,11 @@ struct ChatCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let page = try await acting.run { services, actor in
-                try await services.chat.list(in: community, limit: limit, cursor: cursor, as: actor)
-            }
-            if output.json { return try printJSON(page) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Page<Conversation> {
+            try await services.chat.list(in: community, limit: limit, cursor: cursor, as: actor)
+        }
+
+        func tell(_ page: Page<Conversation>) {
             printTable(
                 ["ID", "KIND", "TITLE", "UNREAD", "LAST MESSAGE"],
                 page.items.map {
@@ -83,7 +83,7 @@ struct ChatCommand: AsyncParsableCommand {
         }
     }
 
-    struct History: AsyncParsableCommand {
+    struct History: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Messages, newest first; one's own with their status.")
         @Argument(help: "Conversation id.") var conversation: ConversationID
         @Option(help: "Messages per page (1 to 200).") var limit = 50
@@ -91,11 +91,11 @@ struct ChatCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let page = try await acting.run { services, actor in
-                try await services.chat.history(of: conversation, limit: limit, cursor: cursor, as: actor)
-            }
-            if output.json { return try printJSON(page) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Page<ChatMessage> {
+            try await services.chat.history(of: conversation, limit: limit, cursor: cursor, as: actor)
+        }
+
+        func tell(_ page: Page<ChatMessage>) {
             printTable(
                 ["#", "ID", "SENDER", "STATUS", "TEXT"],
                 page.items.map {
@@ -123,7 +123,7 @@ struct ChatCommand: AsyncParsableCommand {
     }
 
     /// `chat read` and `chat delivered`: one command, the watermark its parameter.
-    struct Mark<Choice: WatermarkChoice>: AsyncParsableCommand {
+    struct Mark<Choice: WatermarkChoice>: ActingCommand {
         static var configuration: CommandConfiguration {
             CommandConfiguration(commandName: Choice.name, abstract: "Mark the conversation \(Choice.name) up to a message.")
         }
@@ -132,11 +132,11 @@ struct ChatCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let updated = try await acting.run { services, actor in
-                try await services.chat.mark(Choice.watermark, upTo: upTo, in: conversation, as: actor)
-            }
-            if output.json { return try printJSON(updated) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Conversation {
+            try await services.chat.mark(Choice.watermark, upTo: upTo, in: conversation, as: actor)
+        }
+
+        func tell(_ updated: Conversation) {
             switch Choice.watermark {
             case .read: print("Read up to \(upTo); \(updated.unreadCount) unread.")
             case .delivered: print("Delivered up to \(upTo).")
@@ -144,7 +144,7 @@ struct ChatCommand: AsyncParsableCommand {
         }
     }
 
-    struct Edit: AsyncParsableCommand {
+    struct Edit: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Edit one's message (within 15 minutes).")
         @Argument(help: "Message id.") var message: MessageID
         @Option(help: "The new text.") var text: String?
@@ -152,11 +152,11 @@ struct ChatCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let edited = try await acting.run { services, actor in
-                try await services.chat.edit(message, text: text, encrypted: try encrypted.content, as: actor)
-            }
-            if output.json { return try printJSON(edited) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> ChatMessage {
+            try await services.chat.edit(message, text: text, encrypted: try encrypted.content, as: actor)
+        }
+
+        func tell(_ edited: ChatMessage) {
             print("Edited \(edited.id).")
         }
     }
@@ -187,18 +187,18 @@ struct ChatCommand: AsyncParsableCommand {
         }
     }
 
-    struct Mute: AsyncParsableCommand {
+    struct Mute: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Mute a conversation until a time (no pushes meanwhile); without --until, unmute.")
         @Argument(help: "Conversation id.") var conversation: ConversationID
         @Option(help: "Until when (RFC 3339).") var until: Timestamp?
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let updated = try await acting.run { services, actor in
-                try await services.chat.mute(conversation, until: until?.date, as: actor)
-            }
-            if output.json { return try printJSON(updated) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Conversation {
+            try await services.chat.mute(conversation, until: until?.date, as: actor)
+        }
+
+        func tell(_ updated: Conversation) {
             print(updated.mutedUntil.map { "Muted until \(show($0))." } ?? "Unmuted.")
         }
     }

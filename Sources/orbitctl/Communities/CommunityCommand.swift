@@ -13,7 +13,7 @@ struct CommunityCommand: AsyncParsableCommand {
         ]
     )
 
-    struct Create: AsyncParsableCommand {
+    struct Create: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Create a community; the acting user becomes its first admin.")
         @Option(help: "Name (at most 100 characters).") var name: String
         @Option(help: "Description.") var description: String?
@@ -22,14 +22,14 @@ struct CommunityCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Community {
             let parsed = try settings.map(CommunitySettings.parse(json:)) ?? CommunitySettings()
-            let community = try await acting.run { services, actor in
-                try await services.communities.create(
-                    name: name, description: description, iconURL: iconURL, settings: parsed, as: actor
-                )
-            }
-            if output.json { return try printJSON(community) }
+            return try await services.communities.create(
+                name: name, description: description, iconURL: iconURL, settings: parsed, as: actor
+            )
+        }
+
+        func tell(_ community: Community) {
             print("Created community \(community.id) (\(community.name)).")
         }
     }
@@ -82,7 +82,7 @@ struct CommunityCommand: AsyncParsableCommand {
         }
     }
 
-    struct Update: AsyncParsableCommand {
+    struct Update: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Change name, description, icon or settings (admins).")
         @Argument(help: "Community id.") var community: CommunityID
         @Option(help: "New name.") var name: String?
@@ -98,15 +98,15 @@ struct CommunityCommand: AsyncParsableCommand {
             }
         }
 
-        func run() async throws {
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Community {
             let parsed = try settings.map(CommunitySettings.parse(json:))
-            let updated = try await acting.run { services, actor in
-                try await services.communities.update(
-                    community, name: name, description: description, iconURL: iconURL, settings: parsed,
-                    as: actor
-                )
-            }
-            if output.json { return try printJSON(updated) }
+            return try await services.communities.update(
+                community, name: name, description: description, iconURL: iconURL, settings: parsed,
+                as: actor
+            )
+        }
+
+        func tell(_ updated: Community) {
             print("Updated community \(updated.id) (\(updated.name)).")
         }
     }
@@ -126,17 +126,17 @@ struct CommunityCommand: AsyncParsableCommand {
         }
     }
 
-    struct Restore: AsyncParsableCommand {
+    struct Restore: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Restore a community deleted less than 30 days ago (operator).")
         @Argument(help: "Community id.") var community: CommunityID
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let restored = try await acting.run { services, actor in
-                try await services.communities.restoreAsOperator(community, as: actor)
-            }
-            if output.json { return try printJSON(restored) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Community {
+            try await services.communities.restoreAsOperator(community, as: actor)
+        }
+
+        func tell(_ restored: Community) {
             print("Restored community \(restored.id) (\(restored.name)).")
         }
     }
@@ -165,7 +165,7 @@ struct CommunityCommand: AsyncParsableCommand {
         }
     }
 
-    struct AddMember: AsyncParsableCommand {
+    struct AddMember: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Add a user to a community (admins).")
         @Argument(help: "Community id.") var community: CommunityID
         @Option(help: "The user to add (id or email).") var user: String
@@ -173,11 +173,11 @@ struct CommunityCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let member = try await acting.run { services, actor in
-                return try await services.members.add(try await services.users.resolve(user), to: community, role: role, as: actor)
-            }
-            if output.json { return try printJSON(member) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Member {
+            return try await services.members.add(try await services.users.resolve(user), to: community, role: role, as: actor)
+        }
+
+        func tell(_ member: Member) {
             print("Added \(member.displayName ?? member.userID.description) to community \(community) as \(member.role.rawValue).")
         }
     }
@@ -200,7 +200,7 @@ struct CommunityCommand: AsyncParsableCommand {
         }
     }
 
-    struct SetRole: AsyncParsableCommand {
+    struct SetRole: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Change a member's role (admins). The last admin cannot be demoted.")
         @Argument(help: "Community id.") var community: CommunityID
         @Option(help: "The member (id or email).") var user: String
@@ -208,11 +208,11 @@ struct CommunityCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let member = try await acting.run { services, actor in
-                return try await services.members.setRole(role, of: try await services.users.resolve(user), in: community, as: actor)
-            }
-            if output.json { return try printJSON(member) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Member {
+            return try await services.members.setRole(role, of: try await services.users.resolve(user), in: community, as: actor)
+        }
+
+        func tell(_ member: Member) {
             print("\(member.displayName ?? member.userID.description) is now \(member.role.rawValue) of community \(community).")
         }
     }
@@ -232,7 +232,7 @@ struct CommunityCommand: AsyncParsableCommand {
         }
     }
 
-    struct Subscription: AsyncParsableCommand {
+    struct Subscription: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Set the subscription status (the community's creator).")
         @Argument(help: "Community id.") var community: CommunityID
         @Option(help: "free, active, past_due or canceled.") var status: SubscriptionStatus
@@ -240,31 +240,31 @@ struct CommunityCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let updated = try await acting.run { services, actor in
-                try await services.communities.setSubscription(
-                    community, status: status, expiresAt: expiresAt?.date, as: actor)
-            }
-            if output.json { return try printJSON(updated) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Community {
+            try await services.communities.setSubscription(
+                community, status: status, expiresAt: expiresAt?.date, as: actor)
+        }
+
+        func tell(_ updated: Community) {
             print(
                 "Community \(updated.id) subscription: \(updated.subscriptionStatus)\(updated.subscriptionExpiresAt.map { " until \(show($0))" } ?? "")."
             )
         }
     }
 
-    struct Audit: AsyncParsableCommand {
+    struct Audit: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "A community's audit log, newest first (admins).")
         @Argument(help: "Community id.") var community: CommunityID
         @OptionGroup var page: PageOptions
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let entries = try await acting.run { services, actor in
-                try await services.communities.auditLog(
-                    community, limit: page.limit, cursor: page.cursor, as: actor)
-            }
-            if output.json { return try printJSON(entries) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Page<AuditEntry> {
+            try await services.communities.auditLog(
+                community, limit: page.limit, cursor: page.cursor, as: actor)
+        }
+
+        func tell(_ entries: Page<AuditEntry>) {
             printPage(entries, ["WHEN", "ACTION", "BY", "TARGET", "DETAILS"]) {
                 [
                     show($0.createdAt), $0.action, $0.userID.description,

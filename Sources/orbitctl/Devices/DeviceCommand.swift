@@ -8,7 +8,7 @@ struct DeviceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "device", abstract: "A user's APNs device tokens (where their pushes go).", subcommands: [Register.self, List.self, Remove.self])
 
-    struct Register: AsyncParsableCommand {
+    struct Register: ActingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Register (or refresh) a device token for the acting user; a token another user had moves to them.")
         @Argument(help: "The APNs device token, in hex.") var token: String
@@ -18,26 +18,26 @@ struct DeviceCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let device = try await acting.run { services, actor in
-                try await services.devices.register(
-                    token: token, environment: environment, bundleID: bundleID, locale: locale, as: actor)
-            }
-            if output.json { return try printJSON(device) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Device {
+            try await services.devices.register(
+                token: token, environment: environment, bundleID: bundleID, locale: locale, as: actor)
+        }
+
+        func tell(_ device: Device) {
             print("Registered device \(device.token) (\(device.environment)).")
         }
     }
 
-    struct List: AsyncParsableCommand {
+    struct List: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "The acting user's devices, newest first.")
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let devices = try await acting.run { services, actor in
-                try await services.devices.list(as: actor)
-            }
-            if output.json { return try printJSON(devices) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> [Device] {
+            try await services.devices.list(as: actor)
+        }
+
+        func tell(_ devices: [Device]) {
             printTable(
                 ["TOKEN", "ENVIRONMENT", "BUNDLE", "LOCALE", "UPDATED"],
                 devices.map { [$0.token, $0.environment.rawValue, $0.bundleID, $0.locale ?? "", show($0.updatedAt)] })

@@ -38,18 +38,18 @@ struct EventCommand: AsyncParsableCommand {
         }
     }
 
-    struct Create: AsyncParsableCommand {
+    struct Create: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Create an event or a recurring series (admins; members if the community allows).")
         @Option(help: "Community id.") var community: CommunityID
         @OptionGroup var fields: Fields
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let event = try await acting.run { services, actor in
-                try await services.events.create(in: community, fields.draft, as: actor)
-            }
-            if output.json { return try printJSON(event) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Event {
+            try await services.events.create(in: community, fields.draft, as: actor)
+        }
+
+        func tell(_ event: Event) {
             print("Created event \(event.id) (\(event.title), \(show(event.startsAt))\(event.recurrenceRule.map { ", repeats \($0)" } ?? "")).")
         }
     }
@@ -99,7 +99,7 @@ struct EventCommand: AsyncParsableCommand {
         }
     }
 
-    struct Update: AsyncParsableCommand {
+    struct Update: ActingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Change an event; with --occurrence, one occurrence of a series (it leaves the series).",
             discussion: "Changing a series that has begun changes its future occurrences only."
@@ -110,11 +110,11 @@ struct EventCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let updated = try await acting.run { services, actor in
-                try await services.events.update(event, occurrence: occurrence?.date, fields.draft, as: actor)
-            }
-            if output.json { return try printJSON(updated) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Event {
+            try await services.events.update(event, occurrence: occurrence?.date, fields.draft, as: actor)
+        }
+
+        func tell(_ updated: Event) {
             print("Updated event \(updated.id) (\(updated.title)).")
         }
     }
@@ -144,7 +144,7 @@ struct EventCommand: AsyncParsableCommand {
         }
     }
 
-    struct RSVPCommand: AsyncParsableCommand {
+    struct RSVPCommand: ActingCommand {
         static let configuration = CommandConfiguration(commandName: "rsvp", abstract: "Answer an event for oneself or one's family member.")
         @Argument(help: "Event id.") var event: EventID
         @Option(help: "For a recurring event: the occurrence's original start (RFC 3339).") var occurrence: Timestamp?
@@ -155,19 +155,19 @@ struct EventCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let answer = try await acting.run { services, actor in
-                try await services.events.rsvp(
-                    event, occurrence: occurrence?.date, status: status, familyMember: familyMember, plusOnes: plusOnes, note: note,
-                    as: actor
-                )
-            }
-            if output.json { return try printJSON(answer) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> RSVP {
+            try await services.events.rsvp(
+                event, occurrence: occurrence?.date, status: status, familyMember: familyMember, plusOnes: plusOnes, note: note,
+                as: actor
+            )
+        }
+
+        func tell(_ answer: RSVP) {
             print("Answered \(answer.status) to event \(answer.eventID)\(answer.plusOnes > 0 ? " with \(answer.plusOnes) guest(s)" : "").")
         }
     }
 
-    struct AttendanceCommand: AsyncParsableCommand {
+    struct AttendanceCommand: ActingCommand {
         static let configuration = CommandConfiguration(
             commandName: "attendance", abstract: "Who is coming: answers with plus-ones, and who has not answered.")
         @Argument(help: "Event id.") var event: EventID
@@ -175,11 +175,11 @@ struct EventCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let attendance = try await acting.run { services, actor in
-                try await services.events.attendance(event, occurrence: occurrence?.date, as: actor)
-            }
-            if output.json { return try printJSON(attendance) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Attendance {
+            try await services.events.attendance(event, occurrence: occurrence?.date, as: actor)
+        }
+
+        func tell(_ attendance: Attendance) {
             printTable(
                 ["ANSWER", "RESPONSES", "PEOPLE"],
                 [("yes", attendance.yes), ("maybe", attendance.maybe), ("no", attendance.no)].map {

@@ -26,7 +26,7 @@ struct FamilyCommand: AsyncParsableCommand {
         }
     }
 
-    struct Pair: AsyncParsableCommand {
+    struct Pair: ActingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Pair a device for a child: prints a one-time code for POST /auth/child (valid 15 minutes).",
             discussion: "The child's own parent only. The device's token reaches --community alone; a device unused for 30 days must be paired again."
@@ -36,11 +36,11 @@ struct FamilyCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let pairing = try await acting.run { services, actor in
-                try await services.family.startPairing(for: member, in: community, as: actor)
-            }
-            if output.json { return try printJSON(pairing) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> ChildPairing {
+            try await services.family.startPairing(for: member, in: community, as: actor)
+        }
+
+        func tell(_ pairing: ChildPairing) {
             print("Pairing code \(pairing.pairingCode) (until \(show(pairing.expiresAt))).")
         }
     }
@@ -98,50 +98,49 @@ struct FamilyCommand: AsyncParsableCommand {
         }
     }
 
-    struct Add: AsyncParsableCommand {
+    struct Add: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Add a family member to the acting user.")
         @Option(help: "Name (at most 100 characters).") var name: String
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let member = try await acting.run { services, actor in
-                try await services.family.add(name: name, as: actor)
-            }
-            if output.json { return try printJSON(member) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> FamilyMember {
+            try await services.family.add(name: name, as: actor)
+        }
+
+        func tell(_ member: FamilyMember) {
             print("Added family member \(member.id) (\(member.name)).")
         }
     }
 
-    struct List: AsyncParsableCommand {
+    struct List: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "List family members of the acting user, or of --user.")
         @Option(help: "Whose family members (id or email; default: the acting user's).") var user: String?
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let members = try await acting.run { services, actor in
-                let actor = actor
-                let owner = try await user.asyncMap { try await services.users.resolve($0) }
-                return try await services.family.list(of: owner, as: actor)
-            }
-            if output.json { return try printJSON(members) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> [FamilyMember] {
+            let owner = try await user.asyncMap { try await services.users.resolve($0) }
+            return try await services.family.list(of: owner, as: actor)
+        }
+
+        func tell(_ members: [FamilyMember]) {
             printTable(["ID", "NAME", "USER", "CREATED"], members.map { [$0.id.description, $0.name, $0.userID.description, show($0.createdAt)] })
         }
     }
 
-    struct Rename: AsyncParsableCommand {
+    struct Rename: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Rename one of the acting user's family members.")
         @Argument(help: "Family member id.") var familyMember: FamilyMemberID
         @Option(help: "New name.") var name: String
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let member = try await acting.run { services, actor in
-                try await services.family.rename(familyMember, to: name, as: actor)
-            }
-            if output.json { return try printJSON(member) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> FamilyMember {
+            try await services.family.rename(familyMember, to: name, as: actor)
+        }
+
+        func tell(_ member: FamilyMember) {
             print("Renamed family member \(member.id) to \(member.name).")
         }
     }

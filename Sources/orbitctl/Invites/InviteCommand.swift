@@ -10,7 +10,7 @@ struct InviteCommand: AsyncParsableCommand {
         subcommands: [Create.self, List.self, Revoke.self, Redeem.self]
     )
 
-    struct Create: AsyncParsableCommand {
+    struct Create: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Create an invite code (admins).")
         @Option(help: "Community id.") var community: CommunityID
         @Option(help: "How many people may use it (default: unlimited).") var maxUses: Int?
@@ -18,32 +18,32 @@ struct InviteCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let invite = try await acting.run { services, actor in
-                try await services.invites.create(
-                    to: community, maxUses: maxUses, expiresAt: expiresAt?.date, as: actor
-                )
-            }
-            if output.json { return try printJSON(invite) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Invite {
+            try await services.invites.create(
+                to: community, maxUses: maxUses, expiresAt: expiresAt?.date, as: actor
+            )
+        }
+
+        func tell(_ invite: Invite) {
             print(
                 "Invite code \(invite.code) for community \(community)"
                     + (invite.usesRemaining.map { ", \($0) use(s)" } ?? "") + (invite.expiresAt.map { ", expires \(show($0))" } ?? "") + ".")
         }
     }
 
-    struct List: AsyncParsableCommand {
+    struct List: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "List a community's invites (admins).")
         @Option(help: "Community id.") var community: CommunityID
         @OptionGroup var page: PageOptions
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let invites = try await acting.run { services, actor in
-                try await services.invites.list(
-                    of: community, limit: page.limit, cursor: page.cursor, as: actor)
-            }
-            if output.json { return try printJSON(invites) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Page<Invite> {
+            try await services.invites.list(
+                of: community, limit: page.limit, cursor: page.cursor, as: actor)
+        }
+
+        func tell(_ invites: Page<Invite>) {
             printPage(invites, ["ID", "CODE", "USES LEFT", "EXPIRES", "CREATED"]) {
                 [$0.id.description, $0.code, $0.usesRemaining.map(String.init) ?? "unlimited", show($0.expiresAt), show($0.createdAt)]
             }
@@ -65,17 +65,17 @@ struct InviteCommand: AsyncParsableCommand {
         }
     }
 
-    struct Redeem: AsyncParsableCommand {
+    struct Redeem: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Join a community with an invite code (any case).")
         @Argument(help: "The 6-character code.") var code: String
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let redemption = try await acting.run { services, actor in
-                try await services.invites.redeem(try InviteCode.parse(code), as: actor)
-            }
-            if output.json { return try printJSON(redemption) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Redemption {
+            try await services.invites.redeem(try InviteCode.parse(code), as: actor)
+        }
+
+        func tell(_ redemption: Redemption) {
             print("\(redemption.rejoined ? "Rejoined" : "Joined") community \(redemption.communityID).")
         }
     }

@@ -32,7 +32,7 @@ struct RatesCommand: AsyncParsableCommand {
         }
     }
 
-    struct SetRate: AsyncParsableCommand {
+    struct SetRate: ActingCommand {
         static let configuration = CommandConfiguration(
             commandName: "set",
             abstract: "Set the community's rate for a day (admins): 1 FROM = RATE TO; replaces that day's. It comes before the ECB's.")
@@ -44,29 +44,29 @@ struct RatesCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> ExchangeRate {
             let day = try date.map { try CivilDate.parse($0, field: "date") }
-            let rate = try await acting.run { services, actor in
-                try await services.rates.setRate(
-                    in: community, from: from, to: to, rate: try DecimalRate.parse(self.rate), on: day, as: actor)
-            }
-            if output.json { return try printJSON(rate) }
+            return try await services.rates.setRate(
+                in: community, from: from, to: to, rate: try DecimalRate.parse(self.rate), on: day, as: actor)
+        }
+
+        func tell(_ rate: ExchangeRate) {
             print("1 \(rate.base) = \(rate.rate) \(rate.quote) on \(rate.rateOn).")
         }
     }
 
-    struct List: AsyncParsableCommand {
+    struct List: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "The community's rates and the reference rates, latest day first (members).")
         @Option(help: "Community id.") var community: CommunityID
         @Option(help: "At most this many (1 to 1000).") var limit = 100
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let rates = try await acting.run { services, actor in
-                try await services.rates.rates(in: community, limit: limit, as: actor)
-            }
-            if output.json { return try printJSON(rates) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> [ExchangeRate] {
+            try await services.rates.rates(in: community, limit: limit, as: actor)
+        }
+
+        func tell(_ rates: [ExchangeRate]) {
             printTable(
                 ["DAY", "FROM", "TO", "RATE", "SOURCE"],
                 rates.map { [$0.rateOn.description, $0.base, $0.quote, $0.rate, $0.source.rawValue] })

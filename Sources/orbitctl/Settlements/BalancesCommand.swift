@@ -10,17 +10,17 @@ struct BalancesCommand: AsyncParsableCommand {
         subcommands: [Show.self, Refresh.self]
     )
 
-    struct Show: AsyncParsableCommand {
+    struct Show: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Balances per member and currency (positive = is owed).")
         @Option(help: "Community id.") var community: CommunityID
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let balances = try await acting.run { services, actor in
-                try await services.settlements.balances(in: community, as: actor)
-            }
-            if output.json { return try printJSON(balances) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> [Balance] {
+            try await services.settlements.balances(in: community, as: actor)
+        }
+
+        func tell(_ balances: [Balance]) {
             printTable(
                 ["USER", "BALANCE"],
                 balances.map { [$0.userID.description, Money(minorUnits: $0.balance, currency: Currency($0.currency) ?? .usd).description] }

@@ -10,7 +10,7 @@ struct SettleCommand: AsyncParsableCommand {
         subcommands: [Record.self, Suggest.self]
     )
 
-    struct Record: AsyncParsableCommand {
+    struct Record: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Record that one member paid another.")
         @Option(help: "Community id.") var community: CommunityID
         @Option(help: "Who paid (id or email).") var from: String
@@ -26,15 +26,15 @@ struct SettleCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Expense {
             let money = try Money(parsing: amount, currency: currency)
-            let settlement = try await acting.run { services, actor in
-                try await services.settlements.recordSettlement(
-                    in: community, from: try await services.users.resolve(from), to: try await services.users.resolve(to), amount: money,
-                    settles: settles, rate: try rate.map { try DecimalRate.parse($0) }, method: method, as: actor
-                )
-            }
-            if output.json { return try printJSON(settlement) }
+            return try await services.settlements.recordSettlement(
+                in: community, from: try await services.users.resolve(from), to: try await services.users.resolve(to), amount: money,
+                settles: settles, rate: try rate.map { try DecimalRate.parse($0) }, method: method, as: actor
+            )
+        }
+
+        func tell(_ settlement: Expense) {
             if let conversion = settlement.conversion {
                 let paid = Money(minorUnits: conversion.paidAmount, currency: Currency(conversion.paidCurrency) ?? .usd)
                 let settled = Money(minorUnits: settlement.totalAmount, currency: Currency(settlement.currency) ?? .usd)
@@ -45,7 +45,7 @@ struct SettleCommand: AsyncParsableCommand {
         }
     }
 
-    struct Suggest: AsyncParsableCommand {
+    struct Suggest: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "The fewest payments that clear the community's balances.")
         @Option(help: "Community id.") var community: CommunityID
         @Option(
@@ -54,12 +54,12 @@ struct SettleCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let payments = try await acting.run { services, actor in
-                if let currency { return try await services.settlements.settleUpSuggestions(in: community, currency: currency, as: actor) }
-                return try await services.settlements.settleUpSuggestions(in: community, as: actor)
-            }
-            if output.json { return try printJSON(payments) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> [SettleUp.Payment] {
+            if let currency { return try await services.settlements.settleUpSuggestions(in: community, currency: currency, as: actor) }
+            return try await services.settlements.settleUpSuggestions(in: community, as: actor)
+        }
+
+        func tell(_ payments: [SettleUp.Payment]) {
             printTable(
                 ["FROM", "TO", "AMOUNT"],
                 payments.map {

@@ -7,7 +7,7 @@ struct SyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sync", abstract: "A community's change feed, as the app syncs it (docs/sync.md).", subcommands: [Pull.self])
 
-    struct Pull: AsyncParsableCommand {
+    struct Pull: ActingCommand {
         static let configuration = CommandConfiguration(
             abstract:
                 "One page of a community's changes, or of the user's own (--own): without --cursor the current state first, then every change after it."
@@ -24,15 +24,15 @@ struct SyncCommand: AsyncParsableCommand {
             guard (community == nil) == own else { throw ValidationError("Give either --community or --own.") }
         }
 
-        func run() async throws {
-            let page = try await acting.run { services, actor in
-                let user = actor
-                if let community {
-                    return try await services.sync.changes(of: community, cursor: cursor, limit: limit, as: user).taggingUpserts()
-                }
-                return try await services.sync.ownChanges(cursor: cursor, limit: limit, as: user).taggingUpserts()
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> ChangePage {
+            let user = actor
+            if let community {
+                return try await services.sync.changes(of: community, cursor: cursor, limit: limit, as: user).taggingUpserts()
             }
-            if output.json { return try printJSON(page) }
+            return try await services.sync.ownChanges(cursor: cursor, limit: limit, as: user).taggingUpserts()
+        }
+
+        func tell(_ page: ChangePage) {
             printTable(["ENTITY", "ID", "OP"], page.changes.map { [$0.entity.rawValue, "\(Identifier<SyncEntity>($0.id))", $0.op.rawValue] })
             print("\(page.hasMore ? "More now" : "Up to date"): --cursor \(page.nextCursor)")
         }
