@@ -125,8 +125,8 @@ package enum Domain: String, CaseIterable, Sendable {
         switch self {
         case .users:
             [
-                .tests: "users are every test's cast; their rules are in AuthTests, AppOperationsTests and LifecycleTests",
-                .authorizationMatrix: "a user's own routes (/users/me) touch no community; AuthTests covers them",
+                .tests: "users are every test's cast; their rules are in SessionTests, AppOperationsTests and LifecycleTests",
+                .authorizationMatrix: "a user's own routes (/users/me) touch no community; SessionTests covers them",
             ]
         case .family:
             [
@@ -136,12 +136,11 @@ package enum Domain: String, CaseIterable, Sendable {
                 .authorizationMatrix: "a user's own family touches no community; ChoreAPITests covers the child's sign-in",
             ]
         case .communities:
-            [.tests: "communities are every test's cast; their rules are in MembershipTests, CommunityClockTests and PermissionTests"]
+            [.tests: "communities are every test's cast; their rules are in MemberTests, CommunityClockTests and PermissionTests"]
         case .members:
             [
                 .routes: "members are served by CommunityRoutes (/communities/{id}/members)",
                 .sql: "its SQL is in sql/110_communities.sql: a member is a row of its community",
-                .tests: "its rules are in MembershipTests and PermissionTests",
             ]
         case .invites:
             [.routes: "invites are served by CommunityRoutes (/communities/{id}/invites, /invites/redeem)"]
@@ -152,15 +151,10 @@ package enum Domain: String, CaseIterable, Sendable {
         case .settlements:
             [
                 .sql: "a settlement is a transaction (sql/150_expenses.sql); balances and settle-up are sql/155_balances.sql",
-                .tests: "its rules are in FinanceTests, MoneyPropertyTests and CurrencyTests",
+                .tests: "its rules are in FinanceTests, MoneyPropertyTests and RateTests",
             ]
-        case .rates:
-            [.tests: "its rules are in CurrencyTests"]
         case .export:
-            [
-                .sql: "an export reads the money tables; it has no SQL of its own",
-                .tests: "its rules are in MoneyExportTests",
-            ]
+            [.sql: "an export reads the money tables; it has no SQL of its own"]
         case .dues:
             [.tests: "its rules are in FinanceTests, DuesPaidOnlineTests, DisputeTests and CheckoutTests"]
         case .billing:
@@ -176,8 +170,6 @@ package enum Domain: String, CaseIterable, Sendable {
                 .sql: "its SQL is in sql/190_notifications.sql: a device is where notifications go",
                 .authorizationMatrix: "a user's own devices touch no community; DeviceTests and DeviceAPITests cover them",
             ]
-        case .encryption:
-            [.tests: "its rules are in EndToEndEncryptionTests and EncryptionSecurityTests"]
         case .sync:
             [.sql: "the change log is sql/800_changes.sql and sql/810_client_ids.sql, shared by every domain"]
         case .sessions:
@@ -185,20 +177,19 @@ package enum Domain: String, CaseIterable, Sendable {
                 .routes: "sessions are served by the auth routes (OrbitAPI/Auth/AuthRoutes.swift)",
                 .commands: "a session is an app's sign-in; an operator has none to manage",
                 .sql: "its tables' rules are in sql/100_users.sql",
-                .tests: "its rules are in AuthTests and DeviceTests",
-                .authorizationMatrix: "signing in touches no community; AuthTests covers it",
+                .authorizationMatrix: "signing in touches no community; SessionTests covers it",
             ]
         case .idempotency:
             [
                 .routes: "it is a middleware of every write, not a resource",
                 .commands: "keys expire by themselves (a scheduled job)",
-                .sql: "its table has no rules beyond its migration",
+                .sql: "its table's rights are in sql/100_users.sql, beside the users whose keys they are",
                 .tests: "its rules are in APIBehaviourTests, ClientIDTests and ContractEdgeTests",
                 .authorizationMatrix: "it is no resource of a community",
             ]
         case .lifecycle:
             [
-                .routes: "account deletion is served by UserRoutes (DELETE /users/me)",
+                .routes: "account deletion is served by UserRoutes (POST and DELETE /users/me/deletion)",
                 .sql: "its tables and rules are in migrations/0012_account_deletion.sql; it has no functions in sql/",
                 .authorizationMatrix: "deleting one's account touches no community's routes; LifecycleTests covers it",
             ]
@@ -206,11 +197,10 @@ package enum Domain: String, CaseIterable, Sendable {
             [
                 .routes: "jobs run on a schedule beside the requests (OrbitRuntime), not as routes",
                 .sql: "each job's SQL is in its domain's file",
-                .tests: "JobsTests (orbitctl jobs) and APIBehaviourTests run them",
                 .docs: "docs/operations.md describes them: they have no API",
                 .authorizationMatrix: "jobs run as the operator, outside any request",
             ]
-        case .events, .feed, .media, .recurringCharges, .chat, .chores, .search:
+        case .events, .feed, .media, .rates, .recurringCharges, .chat, .chores, .search, .encryption:
             [:]
         }
     }

@@ -5,7 +5,7 @@ import OrbitTestSupport
 import Testing
 
 @Suite("Membership: last admin, rejoin, delete and restore, audit atomicity")
-struct MembershipTests {
+struct MemberTests {
     @Test("the creator is the first admin and member_count comes from the database")
     func creation() async throws {
         try await withServices { services, _ in

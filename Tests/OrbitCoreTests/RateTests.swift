@@ -7,7 +7,7 @@ import Testing
 /// Currencies (issue 24, item 5): rates entered by admins or imported from the ECB's CSV,
 /// settlements converted at a recorded rate with one rounding rule, settle-up in one currency.
 @Suite("Currencies: rates, converted settlements, settle-up in one currency")
-struct CurrencyTests {
+struct RateTests {
     static let daily = """
         Date, USD, JPY, BGN, CYP, GBP, 
         22 November 2024, 1.0412, 161.05, 1.9558, N/A, 0.83188, 

@@ -5,7 +5,7 @@ import OrbitTestSupport
 import Testing
 
 @Suite("Money export: RFC 4180 CSV and JSON")
-struct MoneyExportTests {
+struct ExportTests {
     @Test("transactions with payers and splits, settlements, dues and payments; quoting, CRLF, decimals with currency; a date range")
     func export() async throws {
         try await withServices { services, _ in

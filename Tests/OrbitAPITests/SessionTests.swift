@@ -4,7 +4,7 @@ import OrbitCore
 import Testing
 
 @Suite("Sign-in, tokens and sessions")
-struct AuthTests {
+struct SessionTests {
     @Test("Sign in with Apple creates the account once, then signs the same user in")
     func signInWithAppleCreatesTheAccount() async throws {
         try await withAPI { harness in

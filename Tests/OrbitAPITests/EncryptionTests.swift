@@ -43,7 +43,7 @@ struct E2EClient {
 }
 
 @Suite("End-to-end encryption: ciphertext in, the same bytes out, never indexed; re-keying")
-struct EndToEndEncryptionTests {
+struct EncryptionTests {
     /// The cast's community with encryption on and key version 1 recorded by the admin for every
     /// member; the members' clients and the key.
     static func encryptedCommunity(_ harness: APIHarness, _ cast: APICast, extra: [(UserID, String)] = []) async throws

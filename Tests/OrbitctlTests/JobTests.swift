@@ -7,7 +7,7 @@ import Testing
 /// The scheduled jobs run by several servers at once: here, several `orbitctl jobs run`
 /// processes started together against one database.
 @Suite("Scheduled jobs on several servers at once")
-struct JobsTests {
+struct JobTests {
     static let processes = 4
 
     /// Starts `processes` runs of `orbitctl jobs run <arguments>` at the same moment.
