@@ -119,6 +119,13 @@ struct APIHarness: Sendable {
         return TestResponse(status: response.status.code, headers: response.headers, body: Data(buffer: await collector.buffer))
     }
 
+    /// POSTs `json` to `path` as the holder of `token`, expects 201, and returns the new id.
+    func create(_ path: String, _ json: [String: Any], token: String) async throws -> String {
+        let response = try await request(.post, path, token: token, json: json)
+        #expect(response.status == 201, "\(path): \(response.text)")
+        return try response.string("id")
+    }
+
     /// One request whose body is `body` as it is, streamed (no Content-Length).
     func request(
         _ method: HTTPRequest.Method, _ path: String, token: String?, streaming body: RequestBody, headers: [String: String] = [:]

@@ -54,9 +54,7 @@ struct ClientIDTests {
             let kid = try await harness.services.family.add(name: "Kit", as: cast.member).id
             let community = "/communities/\(cast.community)"
             func create(_ path: String, _ json: [String: Any]) async throws -> String {
-                let response = try await harness.request(.post, path, token: cast.adminToken, json: json)
-                #expect(response.status == 201, "\(path): \(response.text)")
-                return try response.string("id")
+                try await harness.create(path, json, token: cast.adminToken)
             }
             let post = try await create("\(community)/posts", ["content": "Kit day"])
             let chore = try await create(

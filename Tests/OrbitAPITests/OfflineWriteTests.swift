@@ -25,9 +25,7 @@ struct OfflineWriteTests {
             let cast = try await APICast.make(harness)
             let community = "/communities/\(cast.community)"
             func create(_ path: String, _ json: [String: Any]) async throws -> String {
-                let response = try await harness.request(.post, path, token: cast.adminToken, json: json)
-                #expect(response.status == 201, "\(path): \(response.text)")
-                return try response.string("id")
+                try await harness.create(path, json, token: cast.adminToken)
             }
             let event = try await create("\(community)/events", ["title": "Game", "starts_at": "2030-05-01T10:00:00Z"])
             let post = try await create("\(community)/posts", ["content": "Kit day", "poll": ["question": "Size?", "options": ["S", "M"]]])
