@@ -59,7 +59,12 @@ struct FeedTests {
             }
             var seen: [FeedPost] = []
             var cursor: String?
+            var pages = 0
             repeat {
+                // 30 posts at 7 a page: 5 pages. A cursor that does not move on fails here
+                // instead of walking forever.
+                pages += 1
+                try #require(pages <= 10, "the cursor does not move on")
                 let page = try await services.feed.page(of: cast.community, limit: 7, cursor: cursor, as: cast.member)
                 seen += page.items
                 cursor = page.nextCursor

@@ -171,28 +171,24 @@ package struct FeedService: Sendable {
     /// `limit + 1` posts after `after`, pinned first, newest first. `orbit-bench feed` shows its
     /// plan.
     package static func pageQuery(of community: CommunityID, limit: Int, after: FeedCursor?, reader: UserID) -> PostgresQuery {
-        if let after {
-            return """
-                SELECT \(unescaped: Self.feedColumns),
-                    (SELECT r.type::text FROM reactions r WHERE r.post_id = p.id AND r.user_id = \(reader)) AS my_reaction,
-                    ARRAY(SELECT v.option_index FROM poll_votes v WHERE v.post_id = p.id AND v.user_id = \(reader) ORDER BY v.option_index) AS my_votes
-                FROM posts p
-                WHERE p.community_id = \(community) AND p.deleted_at IS NULL
-                  AND (p.is_pinned, p.created_at, p.id) < (\(after.pinned), timestamptz 'epoch' + \(after.createdMicroseconds) * interval '1 microsecond', \(after.id))
-                ORDER BY p.is_pinned DESC, p.created_at DESC, p.id DESC
-                LIMIT \(limit + 1)
+        // Without a cursor the first page: no keyset condition at all (the planner reads the
+        // index from its start).
+        let past: PostgresQuery =
+            after.map {
                 """
-        } else {
-            return """
-                SELECT \(unescaped: Self.feedColumns),
-                    (SELECT r.type::text FROM reactions r WHERE r.post_id = p.id AND r.user_id = \(reader)) AS my_reaction,
-                    ARRAY(SELECT v.option_index FROM poll_votes v WHERE v.post_id = p.id AND v.user_id = \(reader) ORDER BY v.option_index) AS my_votes
-                FROM posts p
-                WHERE p.community_id = \(community) AND p.deleted_at IS NULL
-                ORDER BY p.is_pinned DESC, p.created_at DESC, p.id DESC
-                LIMIT \(limit + 1)
+                AND (p.is_pinned, p.created_at, p.id) < (\($0.pinned), timestamptz 'epoch' + \($0.createdMicroseconds) * interval '1 microsecond', \($0.id))
                 """
-        }
+            } ?? ""
+        return """
+            SELECT \(unescaped: Self.feedColumns),
+                (SELECT r.type::text FROM reactions r WHERE r.post_id = p.id AND r.user_id = \(reader)) AS my_reaction,
+                ARRAY(SELECT v.option_index FROM poll_votes v WHERE v.post_id = p.id AND v.user_id = \(reader) ORDER BY v.option_index) AS my_votes
+            FROM posts p
+            WHERE p.community_id = \(community) AND p.deleted_at IS NULL
+              \(past)
+            ORDER BY p.is_pinned DESC, p.created_at DESC, p.id DESC
+            LIMIT \(limit + 1)
+            """
     }
 
     /// Posts of one's own can be edited and deleted for 24 hours (`editable_until`); admins
