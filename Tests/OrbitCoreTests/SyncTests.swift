@@ -20,6 +20,9 @@ struct Follower {
     let restartsAllowed: Bool
     /// How often a 410 made it start over.
     private(set) var restarts = 0
+    /// How long a follower that may start over keeps doing so. Five seconds were too short on
+    /// CI, where the soak holds transactions open longer; this bounds a hang, it times nothing.
+    static let restartWindow: Duration = .seconds(120)
 
     init(_ user: UserID, of community: CommunityID?, restartsAllowed: Bool = false) {
         self.user = user
@@ -35,12 +38,13 @@ struct Follower {
     }
 
     /// Pulls until the feed says there is no more now, `limit` changes a page. Told its cursor is
-    /// gone (after compaction, when `restartsAllowed`), it starts over as an app does — a few
-    /// times: while a transaction older than the compacted changes runs anywhere in the cluster
-    /// (another test's), even a new cursor is judged as possibly lacking them. Otherwise the 410
-    /// is thrown.
+    /// gone (after compaction, when `restartsAllowed`), it starts over as an app does, for up to
+    /// `restartWindow`: while a transaction older than the compacted changes runs anywhere in the
+    /// cluster (another test's, such as the sync soak's held-open ones), even a new cursor is
+    /// judged as possibly lacking them, and that lasts as long as the other transaction does.
+    /// Otherwise the 410 is thrown.
     mutating func pull(_ services: OrbitServices, limit: Int = 7) async throws {
-        var startsOver = 0
+        let startedOverUntil = ContinuousClock.now + Self.restartWindow
         var more = true
         while more {
             let page: ChangePage
@@ -50,8 +54,7 @@ struct Follower {
                 } else {
                     page = try await services.sync.ownChanges(cursor: cursor, limit: limit, as: user)
                 }
-            } catch let error as ServiceError where error.code == .gone && restartsAllowed && startsOver < 50 {
-                startsOver += 1
+            } catch let error as ServiceError where error.code == .gone && restartsAllowed && ContinuousClock.now < startedOverUntil {
                 restarts += 1
                 copy = [:]
                 cursor = nil
