@@ -85,21 +85,24 @@ package struct ChatService: Sendable {
         }
     }
 
+    /// The order of conversations: newest activity first.
+    static let conversationOrder = Paging.Keyset.timeAndID("conversations", time: "coalesce(c.last_message_at, c.created_at)", id: "c.id")
+
     /// The actor's conversations, newest activity first (optionally of one community).
     package func list(in community: CommunityID? = nil, limit: Int = 50, cursor: String? = nil, as actor: UserID) async throws -> Page<Conversation> {
         try Validate.limit(limit, in: 1...200)
-        let after = try PageCursor.decode(cursor, list: "conversations", parts: 2)
+        let after = try Self.conversationOrder.decode(cursor)
         return try await runner.asUser(actor) { connection in
             let rows = try await connection.query(
                 """
-                SELECT \(unescaped: Conversation.columns)
+                SELECT \(unescaped: Conversation.columns), \(unescaped: Self.conversationOrder.columns)
                 FROM conversations c JOIN conversation_participants p ON p.conversation_id = c.id AND p.user_id = \(actor) AND p.left_at IS NULL
                 WHERE (\(community)::uuid IS NULL OR c.community_id = \(community))
-                  AND \(try Paging.after(after, time: "coalesce(c.last_message_at, c.created_at)", id: "c.id"))
-                ORDER BY coalesce(c.last_message_at, c.created_at) DESC, c.id DESC LIMIT \(limit + 1)
+                  AND \(try Self.conversationOrder.after(after))
+                ORDER BY \(unescaped: Self.conversationOrder.order) LIMIT \(limit + 1)
                 """
             )
-            return try Paging.page(rows, limit: limit, list: "conversations", item: Conversation.init(row:), key: Paging.timeAndID)
+            return try Self.conversationOrder.page(rows, limit: limit, item: Conversation.init(row:))
         }
     }
 

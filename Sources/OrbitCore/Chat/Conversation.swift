@@ -70,8 +70,7 @@ package struct Conversation: Sendable, Codable, Equatable {
         (SELECT min(x.read_position) FROM conversation_participants x WHERE x.conversation_id = c.id AND x.left_at IS NULL AND x.user_id <> p.user_id
         ) AS others_read_position,
         (SELECT min(x.delivered_position) FROM conversation_participants x
-         WHERE x.conversation_id = c.id AND x.left_at IS NULL AND x.user_id <> p.user_id) AS others_delivered_position,
-        \(Paging.micros("coalesce(c.last_message_at, c.created_at)")) AS cursor_us
+         WHERE x.conversation_id = c.id AND x.left_at IS NULL AND x.user_id <> p.user_id) AS others_delivered_position
         """
 
     init(row: PostgresRow) throws {

@@ -214,23 +214,24 @@ package struct CommunityService: Sendable {
         }
     }
 
+    /// The order of audit-log: newest first.
+    static let auditOrder = Paging.Keyset.timeAndID("audit-log")
+
     /// A community's audit log, newest first (admins), `limit` at a time after `cursor`.
     package func auditLog(_ id: CommunityID, limit: Int = 50, cursor: String? = nil, as actor: UserID) async throws -> Page<AuditEntry> {
         try Validate.limit(limit, in: 1...500)
-        let after = try PageCursor.decode(cursor, list: "audit-log", parts: 2)
+        let after = try Self.auditOrder.decode(cursor)
         return try await runner.asUser(actor) { connection in
             try await runner.requireAdmin(actor, of: id, rule: "only admins can read the audit log", on: connection)
             let rows = try await connection.query(
                 """
-                SELECT \(unescaped: AuditEntry.columns), \(unescaped: Paging.micros("created_at")) AS cursor_us FROM audit_log
+                SELECT \(unescaped: AuditEntry.columns), \(unescaped: Self.auditOrder.columns) FROM audit_log
                 WHERE community_id = \(id)
-                  AND \(try Paging.after(after))
-                ORDER BY created_at DESC, id DESC LIMIT \(limit + 1)
+                  AND \(try Self.auditOrder.after(after))
+                ORDER BY \(unescaped: Self.auditOrder.order) LIMIT \(limit + 1)
                 """
             )
-            return try Paging.page(
-                rows, limit: limit, list: "audit-log", item: AuditEntry.init(row:),
-                key: Paging.timeAndID)
+            return try Self.auditOrder.page(rows, limit: limit, item: AuditEntry.init(row:))
         }
     }
 }

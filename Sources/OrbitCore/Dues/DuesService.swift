@@ -95,32 +95,28 @@ package struct DuesService: Sendable {
         ]
     }
 
+    /// The order of dues: latest due date first, then newest.
+    static let duesOrder = Paging.Keyset("dues", [.day("due_date"), .time("created_at"), .id("id")])
+
+    /// The order of a dues' payments: newest first.
+    static let paymentOrder = Paging.Keyset.timeAndID("dues-payments", time: "paid_at")
+
     /// A community's dues, latest due date first.
     package func list(in community: CommunityID, limit: Int = 50, cursor: String? = nil, as actor: UserID) async throws -> Page<Dues> {
         try Validate.limit(limit, in: 1...200)
-        let after = try PageCursor.decode(cursor, list: "dues", parts: 3)
+        let after = try Self.duesOrder.decode(cursor)
         return try await runner.asUserReading(actor) { connection in
             let rows = try await runner.queryAsMember(
                 actor, of: community, on: connection,
                 """
-                SELECT \(unescaped: Dues.columns), (due_date - date '2000-01-01') AS cursor_day, \(unescaped: Paging.micros("created_at")) AS cursor_us
+                SELECT \(unescaped: Dues.columns), \(unescaped: Self.duesOrder.columns)
                 FROM dues
                 WHERE community_id = \(community)
-                  AND (\(try after?.int32(0))::int IS NULL
-                       OR (due_date, created_at, id) < (date '2000-01-01' + \(try after?.int32(0))::int,
-                           timestamptz 'epoch' + \(try after?.microseconds(1)) * interval '1 microsecond', \(try after?.uuid(2))))
-                ORDER BY due_date DESC, created_at DESC, id DESC LIMIT \(limit + 1)
+                  AND \(try Self.duesOrder.after(after))
+                ORDER BY \(unescaped: Self.duesOrder.order) LIMIT \(limit + 1)
                 """
             )
-            return try Paging.page(
-                rows, limit: limit, list: "dues", item: Dues.init(row:),
-                key: { row in
-                    [
-                        String(try row.decode("cursor_day", as: Int32.self)), String(try row.decode("cursor_us", as: Int64.self)),
-                        try row.decode("id", as: UUID.self).uuidString,
-                    ]
-                }
-            )
+            return try Self.duesOrder.page(rows, limit: limit, item: Dues.init(row:))
         }
     }
 
@@ -365,21 +361,19 @@ package struct DuesService: Sendable {
     /// The individual payments of dues, newest first, for members of its community.
     package func payments(of id: DuesID, limit: Int = 50, cursor: String? = nil, as actor: UserID) async throws -> Page<DuesPayment> {
         try Validate.limit(limit, in: 1...200)
-        let after = try PageCursor.decode(cursor, list: "dues-payments", parts: 2)
+        let after = try Self.paymentOrder.decode(cursor)
         return try await runner.asUserReading(actor) { connection in
             let dues = try await Self.dues(id, on: connection)
             try await runner.requireMember(actor, of: dues.communityID, on: connection)
             let rows = try await connection.query(
                 """
-                SELECT \(unescaped: DuesPayment.columns), \(unescaped: Paging.micros("paid_at")) AS cursor_us FROM dues_payments
+                SELECT \(unescaped: DuesPayment.columns), \(unescaped: Self.paymentOrder.columns) FROM dues_payments
                 WHERE dues_id = \(id)
-                  AND \(try Paging.after(after, time: "paid_at"))
-                ORDER BY paid_at DESC, id DESC LIMIT \(limit + 1)
+                  AND \(try Self.paymentOrder.after(after))
+                ORDER BY \(unescaped: Self.paymentOrder.order) LIMIT \(limit + 1)
                 """
             )
-            return try Paging.page(
-                rows, limit: limit, list: "dues-payments", item: { try DuesPayment(row: $0, currency: dues.currency) },
-                key: Paging.timeAndID)
+            return try Self.paymentOrder.page(rows, limit: limit, item: { try DuesPayment(row: $0, currency: dues.currency) })
         }
     }
 

@@ -104,6 +104,9 @@ extension EventService {
         }
     }
 
+    /// The order of answers: the order they came in.
+    static let rsvpOrder = Paging.Keyset.timeAndID("rsvps", time: "r.responded_at", id: "r.id", newestFirst: false)
+
     /// Who answered an event (or one occurrence of a series): each answer with the member's
     /// name, the family member's name when it is theirs, plus-ones and note, in the order they
     /// answered.
@@ -111,7 +114,7 @@ extension EventService {
         -> Page<RSVPEntry>
     {
         try Validate.limit(limit, in: 1...500)
-        let after = try PageCursor.decode(cursor, list: "rsvps", parts: 2)
+        let after = try Self.rsvpOrder.decode(cursor)
         return try await runner.asUserReading(actor) { connection in
             let event = try await Self.event(id, on: connection)
             try await runner.requireMember(actor, of: event.communityID, on: connection)
@@ -119,16 +122,14 @@ extension EventService {
             let rows = try await connection.query(
                 """
                 SELECT r.id, r.event_id, r.user_id, r.family_member_id, r.status::text AS status, r.plus_ones, r.note, r.responded_at, r.updated_at,
-                    u.display_name, f.name AS family_member_name, \(unescaped: Paging.micros("r.responded_at")) AS cursor_us
+                    u.display_name, f.name AS family_member_name, \(unescaped: Self.rsvpOrder.columns)
                 FROM rsvps r JOIN users u ON u.id = r.user_id LEFT JOIN family_members f ON f.id = r.family_member_id
                 WHERE r.event_id = \(row.id)
-                  AND \(try Paging.after(after, time: "r.responded_at", id: "r.id", newestFirst: false))
-                ORDER BY r.responded_at, r.id LIMIT \(limit + 1)
+                  AND \(try Self.rsvpOrder.after(after))
+                ORDER BY \(unescaped: Self.rsvpOrder.order) LIMIT \(limit + 1)
                 """
             )
-            return try Paging.page(
-                rows, limit: limit, list: "rsvps", item: RSVPEntry.init(row:),
-                key: Paging.timeAndID)
+            return try Self.rsvpOrder.page(rows, limit: limit, item: RSVPEntry.init(row:))
         }
     }
 

@@ -7,25 +7,28 @@ import OrbitPostgres
 /// every member of the community; and dues created, changed or paid, recorded by trigger
 /// (`orbit.record_dues_activity`, sql/160_dues.sql).
 extension ExpenseService {
+    /// The order of money-activity: newest first.
+    static let historyOrder = Paging.Keyset.timeAndID("money-activity")
+
     /// A community's money history, newest first: all of it, or one transaction's or dues'.
     package func history(
         in community: CommunityID, transaction: TransactionID? = nil, dues: DuesID? = nil, limit: Int = 50, cursor: String? = nil,
         as actor: UserID
     ) async throws -> Page<MoneyActivity> {
         try Validate.limit(limit, in: 1...500)
-        let after = try PageCursor.decode(cursor, list: "money-activity", parts: 2)
+        let after = try Self.historyOrder.decode(cursor)
         let entity = transaction?.uuid ?? dues?.uuid
         return try await runner.asUserReading(actor) { connection in
             let rows = try await runner.queryAsMember(
                 actor, of: community, on: connection,
                 """
-                SELECT \(unescaped: MoneyActivity.columns), \(unescaped: Paging.micros("created_at")) AS cursor_us FROM money_activity
+                SELECT \(unescaped: MoneyActivity.columns), \(unescaped: Self.historyOrder.columns) FROM money_activity
                 WHERE community_id = \(community) AND (\(entity)::uuid IS NULL OR entity_id = \(entity))
-                  AND \(try Paging.after(after))
-                ORDER BY created_at DESC, id DESC LIMIT \(limit + 1)
+                  AND \(try Self.historyOrder.after(after))
+                ORDER BY \(unescaped: Self.historyOrder.order) LIMIT \(limit + 1)
                 """
             )
-            return try Paging.page(rows, limit: limit, list: "money-activity", item: MoneyActivity.init(row:), key: Paging.timeAndID)
+            return try Self.historyOrder.page(rows, limit: limit, item: MoneyActivity.init(row:))
         }
     }
 }

@@ -367,12 +367,15 @@ package struct ExpenseService: Sendable {
         try await runner.asUser(actor) { try await expense(id, on: $0) }
     }
 
+    /// The order of expenses: newest first.
+    static let expenseOrder = Paging.Keyset.timeAndID("expenses")
+
     /// A community's expenses and settlements, newest first.
     package func expenses(
         in community: CommunityID, filter: ExpenseFilter = ExpenseFilter(), limit: Int = 50, cursor: String? = nil, as actor: UserID
     ) async throws -> Page<Expense> {
         try Validate.limit(limit, in: 1...500)
-        let after = try PageCursor.decode(cursor, list: "expenses", parts: 2)
+        let after = try Self.expenseOrder.decode(cursor)
         // `to` before `from` is an empty range: nothing is dated in it (not an error, so that
         // any two valid dates make a valid request, as openapi.yaml says).
         if let from = filter.from, let to = filter.to, to < from { return Page(items: [], nextCursor: nil) }
@@ -380,7 +383,7 @@ package struct ExpenseService: Sendable {
             let rows = try await runner.queryAsMember(
                 actor, of: community, on: connection,
                 """
-                SELECT \(unescaped: Expense.columns), \(unescaped: Paging.micros("created_at")) AS cursor_us FROM transactions t
+                SELECT \(unescaped: Expense.columns), \(unescaped: Self.expenseOrder.columns) FROM transactions t
                 WHERE community_id = \(community) AND deleted_at IS NULL
                   AND (\(filter.member)::uuid IS NULL OR paid_by = \(filter.member)
                        OR EXISTS (SELECT FROM splits s WHERE s.transaction_id = t.id AND s.user_id = \(filter.member))
@@ -388,20 +391,16 @@ package struct ExpenseService: Sendable {
                   AND (\(filter.category)::expense_category IS NULL OR category = \(filter.category)::expense_category)
                   AND (\(filter.from)::date IS NULL OR transaction_date >= \(filter.from))
                   AND (\(filter.to)::date IS NULL OR transaction_date <= \(filter.to))
-                  AND \(try Paging.after(after))
-                ORDER BY created_at DESC, id DESC LIMIT \(limit + 1)
+                  AND \(try Self.expenseOrder.after(after))
+                ORDER BY \(unescaped: Self.expenseOrder.order) LIMIT \(limit + 1)
                 """
             )
             let shown = Array(rows.prefix(limit))
             let details = try await details(of: try shown.map { try $0.decode("id", as: TransactionID.self) }, on: connection)
-            return try Paging.page(
-                rows, limit: limit, list: "expenses",
-                item: { row in
-                    let id = try row.decode("id", as: TransactionID.self)
-                    return try Expense(row: row, payers: details.payers[id] ?? [], splits: details.splits[id] ?? [])
-                },
-                key: Paging.timeAndID
-            )
+            return try Self.expenseOrder.page(rows, limit: limit) { row in
+                let id = try row.decode("id", as: TransactionID.self)
+                return try Expense(row: row, payers: details.payers[id] ?? [], splits: details.splits[id] ?? [])
+            }
         }
     }
 

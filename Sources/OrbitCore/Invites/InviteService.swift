@@ -48,23 +48,24 @@ package struct InviteService: Sendable {
         }
     }
 
+    /// The order of invites: newest first.
+    static let inviteOrder = Paging.Keyset.timeAndID("invites")
+
     /// A community's invites, newest first (admins).
     package func list(of community: CommunityID, limit: Int = 50, cursor: String? = nil, as actor: UserID) async throws -> Page<Invite> {
         try Validate.limit(limit, in: 1...200)
-        let after = try PageCursor.decode(cursor, list: "invites", parts: 2)
+        let after = try Self.inviteOrder.decode(cursor)
         return try await runner.asUser(actor) { connection in
             try await runner.requireAdmin(actor, of: community, rule: "only admins can see invites", on: connection)
             let rows = try await connection.query(
                 """
-                SELECT \(unescaped: Invite.columns), \(unescaped: Paging.micros("created_at")) AS cursor_us FROM invites
+                SELECT \(unescaped: Invite.columns), \(unescaped: Self.inviteOrder.columns) FROM invites
                 WHERE community_id = \(community)
-                  AND \(try Paging.after(after))
-                ORDER BY created_at DESC, id DESC LIMIT \(limit + 1)
+                  AND \(try Self.inviteOrder.after(after))
+                ORDER BY \(unescaped: Self.inviteOrder.order) LIMIT \(limit + 1)
                 """
             )
-            return try Paging.page(
-                rows, limit: limit, list: "invites", item: Invite.init(row:),
-                key: Paging.timeAndID)
+            return try Self.inviteOrder.page(rows, limit: limit, item: Invite.init(row:))
         }
     }
 

@@ -153,24 +153,25 @@ package struct MediaService: Sendable {
         return thumbnail
     }
 
+    /// The order of media: newest first.
+    static let mediaOrder = Paging.Keyset.timeAndID("media")
+
     /// A community's media, newest first.
     package func list(of community: CommunityID, limit: Int = 50, cursor: String? = nil, as actor: UserID) async throws -> Page<Media> {
         try Validate.limit(limit, in: 1...200)
         let storage = runner.storage
-        let after = try PageCursor.decode(cursor, list: "media", parts: 2)
+        let after = try Self.mediaOrder.decode(cursor)
         return try await runner.asUserReading(actor) { connection in
             let rows = try await runner.queryAsMember(
                 actor, of: community, on: connection,
                 """
-                SELECT \(unescaped: Media.columns), \(unescaped: Paging.micros("created_at")) AS cursor_us FROM media
+                SELECT \(unescaped: Media.columns), \(unescaped: Self.mediaOrder.columns) FROM media
                 WHERE community_id = \(community)
-                  AND \(try Paging.after(after))
-                ORDER BY created_at DESC, id DESC LIMIT \(limit + 1)
+                  AND \(try Self.mediaOrder.after(after))
+                ORDER BY \(unescaped: Self.mediaOrder.order) LIMIT \(limit + 1)
                 """
             )
-            return try Paging.page(
-                rows, limit: limit, list: "media", item: { try Media(row: $0).linked(by: storage) },
-                key: Paging.timeAndID)
+            return try Self.mediaOrder.page(rows, limit: limit, item: { try Media(row: $0).linked(by: storage) })
         }
     }
 

@@ -10,6 +10,11 @@ package struct MemberService: Sendable {
         self.runner = runner
     }
 
+    /// The order of members: those still in first, then by role (admins first), then by who
+    /// joined first.
+    static let memberOrder = Paging.Keyset(
+        "members", [.flag("m.left_at IS NOT NULL"), .label("m.role", type: "member_role"), .time("m.joined_at"), .id("m.id")], newestFirst: false)
+
     /// Members of a community, active ones first, then by role and join date (the acting user
     /// must be a member), `limit` at a time after `cursor`.
     /// - Parameter includeFormer: also list people who left. Their profile is no longer shared
@@ -18,30 +23,20 @@ package struct MemberService: Sendable {
         async throws -> Page<Member>
     {
         try Validate.limit(limit, in: 1...500)
-        let after = try PageCursor.decode(cursor, list: "members", parts: 4)
+        let after = try Self.memberOrder.decode(cursor)
         return try await runner.asUserReading(actor) { connection in
             let rows = try await runner.queryAsMember(
                 actor, of: community, on: connection,
                 """
-                SELECT \(unescaped: Member.columns), (m.left_at IS NOT NULL) AS cursor_former, \(unescaped: Paging.micros("m.joined_at")) AS cursor_us
+                SELECT \(unescaped: Member.columns), \(unescaped: Self.memberOrder.columns)
                 FROM members m LEFT JOIN users u ON u.id = m.user_id
                 WHERE m.community_id = \(community) AND (\(includeFormer) OR m.left_at IS NULL)
-                  AND (\(after?.key[0])::text IS NULL
-                       OR (m.left_at IS NOT NULL, m.role, m.joined_at, m.id) > (\(after?.key[0] == "1"), \(after?.key[1])::member_role,
-                           timestamptz 'epoch' + \(try after?.microseconds(2)) * interval '1 microsecond', \(try after?.uuid(3))))
-                ORDER BY m.left_at IS NOT NULL, m.role, m.joined_at, m.id
+                  AND \(try Self.memberOrder.after(after))
+                ORDER BY \(unescaped: Self.memberOrder.order)
                 LIMIT \(limit + 1)
                 """
             )
-            return try Paging.page(
-                rows, limit: limit, list: "members", item: Member.init(row:),
-                key: { row in
-                    [
-                        try row.decode("cursor_former", as: Bool.self) ? "1" : "0", try row.decode("role", as: String.self),
-                        String(try row.decode("cursor_us", as: Int64.self)), try row.decode("id", as: UUID.self).uuidString,
-                    ]
-                }
-            )
+            return try Self.memberOrder.page(rows, limit: limit, item: Member.init(row:))
         }
     }
 

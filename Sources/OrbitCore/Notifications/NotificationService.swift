@@ -75,24 +75,25 @@ package struct NotificationService: Sendable {
 
     // MARK: - Reading
 
+    /// The order of notifications: newest first.
+    static let notificationOrder = Paging.Keyset.timeAndID("notifications")
+
     /// The acting user's notifications, newest first, `limit` at a time after `cursor`.
     package func list(limit: Int = 50, cursor: String? = nil, unreadOnly: Bool = false, as actor: UserID) async throws
         -> Page<AppNotification>
     {
         try Validate.limit(limit, in: 1...200)
-        let after = try PageCursor.decode(cursor, list: "notifications", parts: 2)
+        let after = try Self.notificationOrder.decode(cursor)
         return try await runner.asUser(actor) { connection in
             let rows = try await connection.query(
                 """
-                SELECT \(unescaped: AppNotification.columns), \(unescaped: Paging.micros("created_at")) AS cursor_us FROM notifications
+                SELECT \(unescaped: AppNotification.columns), \(unescaped: Self.notificationOrder.columns) FROM notifications
                 WHERE user_id = \(actor) AND (NOT \(unreadOnly) OR read_at IS NULL)
-                  AND \(try Paging.after(after))
-                ORDER BY created_at DESC, id DESC LIMIT \(limit + 1)
+                  AND \(try Self.notificationOrder.after(after))
+                ORDER BY \(unescaped: Self.notificationOrder.order) LIMIT \(limit + 1)
                 """
             )
-            return try Paging.page(
-                rows, limit: limit, list: "notifications", item: AppNotification.init(row:),
-                key: Paging.timeAndID)
+            return try Self.notificationOrder.page(rows, limit: limit, item: AppNotification.init(row:))
         }
     }
 

@@ -114,21 +114,24 @@ package struct RecurringChargeService: Sendable {
         }
     }
 
+    /// The order of recurring-charges: newest first.
+    static let chargeOrder = Paging.Keyset.timeAndID("recurring-charges")
+
     /// A community's recurring charges, newest first.
     package func list(in community: CommunityID, limit: Int = 50, cursor: String? = nil, as actor: UserID) async throws -> Page<RecurringCharge> {
         try Validate.limit(limit, in: 1...200)
-        let after = try PageCursor.decode(cursor, list: "recurring-charges", parts: 2)
+        let after = try Self.chargeOrder.decode(cursor)
         return try await runner.asUserReading(actor) { connection in
             let rows = try await runner.queryAsMember(
                 actor, of: community, on: connection,
                 """
-                SELECT \(unescaped: RecurringCharge.columns), \(unescaped: Paging.micros("created_at")) AS cursor_us FROM recurring_charges
+                SELECT \(unescaped: RecurringCharge.columns), \(unescaped: Self.chargeOrder.columns) FROM recurring_charges
                 WHERE community_id = \(community)
-                  AND \(try Paging.after(after))
-                ORDER BY created_at DESC, id DESC LIMIT \(limit + 1)
+                  AND \(try Self.chargeOrder.after(after))
+                ORDER BY \(unescaped: Self.chargeOrder.order) LIMIT \(limit + 1)
                 """
             )
-            return try Paging.page(rows, limit: limit, list: "recurring-charges", item: RecurringCharge.init(row:), key: Paging.timeAndID)
+            return try Self.chargeOrder.page(rows, limit: limit, item: RecurringCharge.init(row:))
         }
     }
 
