@@ -95,15 +95,13 @@ package struct CommunityService: Sendable {
             guard
                 let current = try await connection.query(
                     """
-                    SELECT \(unescaped: Community.columns),
-                        (SELECT m.role::text FROM members m WHERE m.community_id = communities.id AND m.user_id = \(actor) AND m.left_at IS NULL)
-                            AS actor_role
+                    SELECT \(unescaped: Community.columns), \(RequestRunner.roleColumn(of: actor, community: "communities.id"))
                     FROM communities WHERE id = \(id)
                     """
                 ).first,
-                let role = try current.decode("actor_role", as: String?.self)
+                let role = try RequestRunner.role(in: current)
             else { throw ServiceError.notFound("Community \(id)") }
-            guard role == MemberRole.admin.rawValue else { throw ServiceError.forbidden(rule: "only admins can edit community settings") }
+            guard role == .admin else { throw ServiceError.forbidden(rule: "only admins can edit community settings") }
             let stored = try Community(row: current).settings
             let merged = settings.map { stored.merging($0) } ?? stored
             var changed: [String] = []

@@ -191,14 +191,12 @@ package struct DuesService: Sendable {
         guard
             let row = try await connection.query(
                 """
-                SELECT \(unescaped: Dues.columns),
-                    (SELECT m.role::text FROM members m WHERE m.community_id = dues.community_id AND m.user_id = \(actor) AND m.left_at IS NULL)
-                        AS actor_role
+                SELECT \(unescaped: Dues.columns), \(RequestRunner.roleColumn(of: actor, community: "dues.community_id"))
                 FROM dues WHERE id = \(id)
                 """
             ).first
         else { throw ServiceError.notFound("Dues \(id)") }
-        return (try Dues(row: row), try row.decode("actor_role", as: String?.self).flatMap(MemberRole.init(rawValue:)))
+        return (try Dues(row: row), try RequestRunner.role(in: row))
     }
 
     /// Each member who owes the dues: due, paid, outstanding, status and whether it is overdue.
@@ -208,9 +206,7 @@ package struct DuesService: Sendable {
         try await runner.asUserReadingOrOperator(actor) { connection in
             let results = try await connection.pipeline([
                 """
-                SELECT \(unescaped: Dues.columns),
-                    (SELECT m.role::text FROM members m WHERE m.community_id = dues.community_id AND m.user_id = \(actor) AND m.left_at IS NULL)
-                        AS actor_role,
+                SELECT \(unescaped: Dues.columns), \(RequestRunner.roleColumn(of: actor, community: "dues.community_id")),
                     (SELECT c.settings ->> 'timezone' FROM communities c WHERE c.id = dues.community_id) AS timezone
                 FROM dues WHERE id = \(id)
                 """,
@@ -218,7 +214,7 @@ package struct DuesService: Sendable {
             ])
             guard let row = results[0].first else { throw ServiceError.notFound("Dues \(id)") }
             let dues = try Dues(row: row)
-            if actor != nil, try row.decode("actor_role", as: String?.self) == nil {
+            if actor != nil, try RequestRunner.role(in: row) == nil {
                 throw ServiceError.notFound("Community \(dues.communityID)")
             }
             let zone = CommunitySettings(timezone: try row.decode("timezone", as: String?.self)).timeZone

@@ -89,14 +89,12 @@ package struct EventService: Sendable {
         guard
             let row = try await connection.query(
                 """
-                SELECT \(unescaped: Event.columns),
-                    (SELECT m.role::text FROM members m WHERE m.community_id = events.community_id AND m.user_id = \(actor) AND m.left_at IS NULL)
-                        AS actor_role
+                SELECT \(unescaped: Event.columns), \(RequestRunner.roleColumn(of: actor, community: "events.community_id"))
                 FROM events WHERE id = \(id) AND deleted_at IS NULL
                 """
             ).first
         else { throw ServiceError.notFound("Event \(id)") }
-        return (try Event(row: row), try row.decode("actor_role", as: String?.self).flatMap(MemberRole.init(rawValue:)))
+        return (try Event(row: row), try RequestRunner.role(in: row))
     }
 
     /// Members change their own events; admins any event (spec, "Permission Matrix").

@@ -21,6 +21,21 @@ extension RequestRunner {
         return MemberRole(rawValue: try row.decode("role", as: String.self))
     }
 
+    /// A select-list column `actor_role`: `user`'s active role in the community of the row a
+    /// statement reads (null: not a member), so that one statement reads a row and the right to
+    /// it. `community` is the row's community column (trusted SQL).
+    static func roleColumn(of user: UserID?, community: String) -> PostgresQuery {
+        """
+        (SELECT m.role::text FROM members m WHERE m.community_id = \(unescaped: community) AND m.user_id = \(user) AND m.left_at IS NULL)
+            AS actor_role
+        """
+    }
+
+    /// The role in `roleColumn`'s column.
+    static func role(in row: PostgresRow) throws -> MemberRole? {
+        try row.decode("actor_role", as: String?.self).flatMap(MemberRole.init(rawValue:))
+    }
+
     /// `requireMember`, then `query`, in one round trip: the two statements go as one pipeline
     /// (with the transaction's BEGIN when they are its first). For reads whose rows row-level
     /// security already limits to members: a non-member's query finds nothing, and the check
