@@ -131,7 +131,6 @@ package enum Domain: String, CaseIterable, Sendable {
         case .family:
             [
                 .routes: "a user's family is served by UserRoutes (/users/me/family) and a child's sign-in by ChoreRoutes",
-                .sql: "its SQL is in sql/210_chores.sql, beside the chores that are its reason to exist",
                 .tests: "its rules are in PayersAndFamilyTests and ChoreTests",
                 .authorizationMatrix: "a user's own family touches no community; ChoreAPITests covers the child's sign-in",
             ]

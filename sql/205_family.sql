@@ -1,0 +1,346 @@
+-- The family (sql/README.md): family members, the signed-in child, PINs and paired devices.
+-- This file owns the child principal (who asks: a parent's child on a paired device), the
+-- person behind a holder of points (the user, or a family member's parent: their name and
+-- their notifications), the child sign-in functions, the policies of family_members,
+-- child_credentials and child_devices, and the rights on them and on its functions. Chores,
+-- points and rewards (sql/210_chores.sql) build on it; what a child's device syncs is
+-- sql/800_changes.sql's.
+--
+-- Who asks: a user (orbit.app_user_id()) or a child, a family member signed in on a paired
+-- device (`app.current_family_member_id`, set instead of the user).
+
+CREATE OR REPLACE FUNCTION orbit.app_child_id() RETURNS uuid
+LANGUAGE sql STABLE PARALLEL SAFE
+AS $$ SELECT nullif(current_setting('app.current_family_member_id', true), '')::uuid $$;
+
+-- The paired device the signed-in child's token was issued on (`app.current_child_device_id`).
+CREATE OR REPLACE FUNCTION orbit.app_child_device_id() RETURNS uuid
+LANGUAGE sql STABLE PARALLEL SAFE
+AS $$ SELECT nullif(current_setting('app.current_child_device_id', true), '')::uuid $$;
+
+-- The community the signed-in child reaches: the one their device was paired for, while the
+-- device is the child's and not revoked, the child's parent is an active member of it and it is
+-- not deleted. One community or none: a child paired in the household never reaches the club.
+CREATE OR REPLACE FUNCTION orbit.child_community_ids() RETURNS uuid[]
+LANGUAGE plpgsql STABLE SECURITY DEFINER PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN (
+        SELECT coalesce(array_agg(d.community_id), '{}')
+        FROM public.child_devices d
+        JOIN public.family_members f ON f.id = d.family_member_id
+        JOIN public.members m ON m.user_id = f.user_id AND m.community_id = d.community_id AND m.left_at IS NULL
+        JOIN public.communities c ON c.id = d.community_id AND c.deleted_at IS NULL
+        WHERE d.id = orbit.app_child_device_id() AND d.family_member_id = orbit.app_child_id()
+          AND d.revoked_at IS NULL AND d.token_hash IS NOT NULL
+    );
+END
+$$;
+
+-- The family members the current user is the parent of.
+CREATE OR REPLACE FUNCTION orbit.parent_family_member_ids() RETURNS uuid[]
+LANGUAGE plpgsql STABLE SECURITY DEFINER PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN (SELECT coalesce(array_agg(f.id), '{}') FROM public.family_members f WHERE f.user_id = orbit.app_user_id());
+END
+$$;
+ALTER FUNCTION orbit.child_community_ids() OWNER TO orbit_admin;
+ALTER FUNCTION orbit.parent_family_member_ids() OWNER TO orbit_admin;
+
+-- Notifies the person behind a holder — the user, or a family member's parent — and, with
+-- `admins`, the community's admins (once each); every one an active member, unless they switched
+-- that kind off for the community (members.notification_prefs). Chores call it for their holders,
+-- and the child sign-in for a locked-out child's parent; it keeps the name chores gave it.
+CREATE OR REPLACE FUNCTION orbit.chore_notify(
+    community uuid, holder_user uuid, holder_child uuid, admins boolean, kind text, title text, body text, data jsonb
+) RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    INSERT INTO public.notifications (user_id, community_id, type, title, body, data)
+    SELECT m.user_id, community, kind::public.notification_type, left(title, 200), body, data
+    FROM public.members m
+    WHERE m.community_id = community AND m.left_at IS NULL
+      AND (m.notification_prefs -> kind) IS DISTINCT FROM 'false'::jsonb
+      AND ((admins AND m.role = 'admin')
+           OR m.user_id = coalesce(holder_user, (SELECT f.user_id FROM public.family_members f WHERE f.id = holder_child)));
+END
+$$;
+ALTER FUNCTION orbit.chore_notify(uuid, uuid, uuid, boolean, text, text, text, jsonb) OWNER TO orbit_admin;
+
+-- The name of a holder, for notifications.
+CREATE OR REPLACE FUNCTION orbit.holder_name(holder_user uuid, holder_child uuid) RETURNS text
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT coalesce((SELECT u.display_name FROM public.users u WHERE u.id = holder_user),
+                    (SELECT f.name FROM public.family_members f WHERE f.id = holder_child), 'Someone')
+$$;
+ALTER FUNCTION orbit.holder_name(uuid, uuid) OWNER TO orbit_admin;
+
+-- Children's sign-in. Only these functions touch
+-- child_credentials and child_devices. A child belongs to their guardian, the user whose family
+-- member they are: no community role reaches another family's child.
+
+-- How long a paired device may go without signing its child in before it must be paired again.
+CREATE OR REPLACE FUNCTION orbit.child_device_idle_limit() RETURNS interval
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT interval '30 days' $$;
+
+-- How long the n-th lockout in a row lasts (n ≥ 1): 15 minutes, 1 hour, then 24 hours.
+CREATE OR REPLACE FUNCTION orbit.child_lockout_duration(n integer) RETURNS interval
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$ SELECT CASE WHEN n <= 1 THEN interval '15 minutes' WHEN n = 2 THEN interval '1 hour' ELSE interval '24 hours' END $$;
+
+-- True when the current user may manage `child`'s sign-in from `community`: they are the
+-- child's guardian (family_members.user_id) and an active member of the community, which is not
+-- deleted. An admin of the community is not enough: the child is not theirs.
+CREATE OR REPLACE FUNCTION orbit.can_manage_child(child uuid, community uuid) RETURNS boolean
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT EXISTS (
+        SELECT FROM public.family_members f
+        JOIN public.members parent ON parent.user_id = f.user_id AND parent.community_id = community AND parent.left_at IS NULL
+        JOIN public.communities c ON c.id = community AND c.deleted_at IS NULL
+        WHERE f.id = child AND f.user_id = orbit.app_user_id()
+    )
+$$;
+ALTER FUNCTION orbit.can_manage_child(uuid, uuid) OWNER TO orbit_admin;
+
+-- Sets (or replaces) a child's PIN: 4–6 digits, kept as a bcrypt hash; clears a lockout and
+-- the count of lockouts in a row. The child's guardian only.
+CREATE OR REPLACE FUNCTION orbit.set_child_pin(child uuid, community uuid, pin text) RETURNS void
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF NOT orbit.can_manage_child(child, community) THEN
+        RAISE EXCEPTION 'only the child''s parent sets a PIN' USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF pin IS NULL OR pin !~ '^[0-9]{4,6}$' THEN
+        RAISE EXCEPTION 'a PIN is 4 to 6 digits' USING ERRCODE = 'check_violation', CONSTRAINT = 'child_credentials_pin';
+    END IF;
+    INSERT INTO public.child_credentials AS c (family_member_id, pin_hash)
+    VALUES (child, orbit_private.crypt(pin, orbit_private.gen_salt('bf', 10)))
+    ON CONFLICT (family_member_id) DO UPDATE
+        SET pin_hash = EXCLUDED.pin_hash, failed_attempts = 0, lockouts_in_row = 0, locked_until = NULL, updated_at = now();
+END
+$$;
+ALTER FUNCTION orbit.set_child_pin(uuid, uuid, text) OWNER TO orbit_admin;
+
+-- Starts pairing a device for a child in `community` (the one community its token will reach):
+-- stores the pairing code's hash, valid until `expires`. The child's guardian only.
+CREATE OR REPLACE FUNCTION orbit.start_child_pairing(child uuid, community uuid, code_hash bytea, expires timestamptz) RETURNS uuid
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    device uuid;
+BEGIN
+    IF NOT orbit.can_manage_child(child, community) THEN
+        RAISE EXCEPTION 'only the child''s parent pairs a device' USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    INSERT INTO public.child_devices (family_member_id, community_id, pairing_code_hash, pairing_expires_at, created_by)
+    VALUES (child, community, code_hash, expires, orbit.app_user_id())
+    RETURNING id INTO device;
+    RETURN device;
+END
+$$;
+ALTER FUNCTION orbit.start_child_pairing(uuid, uuid, bytea, timestamptz) OWNER TO orbit_admin;
+
+-- Uses a pairing code, once: the device gets its token (its hash is stored). The child, or
+-- NULL for an unknown, used, expired or revoked code.
+CREATE OR REPLACE FUNCTION orbit.finish_child_pairing(code_hash bytea, device_token_hash bytea) RETURNS uuid
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    UPDATE public.child_devices SET pairing_code_hash = NULL, token_hash = device_token_hash, paired_at = now()
+    WHERE pairing_code_hash = code_hash AND pairing_expires_at > now() AND revoked_at IS NULL
+    RETURNING family_member_id
+$$;
+ALTER FUNCTION orbit.finish_child_pairing(bytea, bytea) OWNER TO orbit_admin;
+
+-- The devices paired (or being paired) for `child` in `community`, newest first, with their
+-- state: 'pending' (a pairing code not used yet), 'paired', 'expired' (a code not used in time,
+-- or a device unused for orbit.child_device_idle_limit()) or 'revoked'. The guardian only.
+CREATE OR REPLACE FUNCTION orbit.child_devices_of(child uuid, community uuid)
+RETURNS TABLE (
+    id uuid, family_member_id uuid, community_id uuid, status text, created_by uuid, created_at timestamptz,
+    paired_at timestamptz, last_used_at timestamptz, expires_at timestamptz, revoked_at timestamptz, revoked_by uuid
+)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF NOT orbit.can_manage_child(child, community) THEN
+        RAISE EXCEPTION 'only the child''s parent sees the child''s devices' USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    RETURN QUERY
+    SELECT d.id, d.family_member_id, d.community_id,
+           CASE WHEN d.revoked_at IS NOT NULL THEN 'revoked'
+                WHEN d.token_hash IS NULL AND d.pairing_expires_at > now() THEN 'pending'
+                WHEN d.token_hash IS NULL THEN 'expired'
+                WHEN coalesce(d.last_used_at, d.paired_at) + orbit.child_device_idle_limit() <= now() THEN 'expired'
+                ELSE 'paired' END,
+           d.created_by, d.created_at, d.paired_at, d.last_used_at,
+           CASE WHEN d.token_hash IS NULL THEN d.pairing_expires_at
+                ELSE coalesce(d.last_used_at, d.paired_at) + orbit.child_device_idle_limit() END,
+           d.revoked_at, d.revoked_by
+    FROM public.child_devices d
+    WHERE d.family_member_id = child AND d.community_id = community
+    ORDER BY d.created_at DESC, d.id;
+END
+$$;
+ALTER FUNCTION orbit.child_devices_of(uuid, uuid) OWNER TO orbit_admin;
+
+-- Revokes one of `child`'s devices in `community` (`device`), or all of them (NULL), with any
+-- pairing code not used yet: the device's token signs in no more, and the child's access tokens
+-- issued on it reach nothing from now on (orbit.child_community_ids). Returns how many of the
+-- named devices exist (revoked now or before), so that 0 means "no such device". The guardian
+-- only.
+CREATE OR REPLACE FUNCTION orbit.revoke_child_devices(child uuid, community uuid, device uuid) RETURNS integer
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    named integer;
+BEGIN
+    IF NOT orbit.can_manage_child(child, community) THEN
+        RAISE EXCEPTION 'only the child''s parent revokes the child''s devices' USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    UPDATE public.child_devices d SET revoked_at = now(), revoked_by = orbit.app_user_id(), pairing_code_hash = NULL
+    WHERE d.family_member_id = child AND d.community_id = community AND (device IS NULL OR d.id = device) AND d.revoked_at IS NULL;
+    SELECT count(*) INTO named FROM public.child_devices d
+    WHERE d.family_member_id = child AND d.community_id = community AND (device IS NULL OR d.id = device);
+    RETURN named;
+END
+$$;
+ALTER FUNCTION orbit.revoke_child_devices(uuid, uuid, uuid) OWNER TO orbit_admin;
+
+-- A sign-in attempt on a paired device: checks the PIN of that device's child, and no other.
+-- Outcomes: 'signed_in' (with the device and its community, for the child's token);
+-- 'wrong_pin'; 'locked' (now, or by this fifth wrong PIN in a row: for
+-- orbit.child_lockout_duration of the lockouts in a row, and the child's guardian hears);
+-- 'unknown_device' (unknown or revoked); 'device_expired' (unused for
+-- orbit.child_device_idle_limit()); 'no_pin'. Never raises on a wrong PIN, so the failure count
+-- is committed with the answer. The credential's row lock makes concurrent attempts count one
+-- after the other.
+CREATE OR REPLACE FUNCTION orbit.child_sign_in(device_token_hash bytea, pin text)
+RETURNS TABLE (outcome text, family_member_id uuid, device_id uuid, community_id uuid, locked_until timestamptz)
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    device record;
+    credential record;
+    lockout interval;
+BEGIN
+    SELECT d.id, d.family_member_id AS child, d.community_id, coalesce(d.last_used_at, d.paired_at) AS used INTO device
+    FROM public.child_devices d
+    WHERE d.token_hash = device_token_hash AND d.revoked_at IS NULL;
+    IF NOT FOUND THEN
+        RETURN QUERY SELECT 'unknown_device', NULL::uuid, NULL::uuid, NULL::uuid, NULL::timestamptz;
+        RETURN;
+    END IF;
+    IF device.used + orbit.child_device_idle_limit() <= now() THEN
+        RETURN QUERY SELECT 'device_expired', device.child, device.id, device.community_id, NULL::timestamptz;
+        RETURN;
+    END IF;
+    SELECT c.pin_hash, c.failed_attempts, c.lockouts_in_row, c.locked_until AS until INTO credential
+    FROM public.child_credentials c WHERE c.family_member_id = device.child FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN QUERY SELECT 'no_pin', device.child, device.id, device.community_id, NULL::timestamptz;
+        RETURN;
+    END IF;
+    IF credential.until > now() THEN
+        RETURN QUERY SELECT 'locked', device.child, device.id, device.community_id, credential.until;
+        RETURN;
+    END IF;
+    IF pin IS NOT NULL AND orbit_private.crypt(pin, credential.pin_hash) = credential.pin_hash THEN
+        UPDATE public.child_credentials c SET failed_attempts = 0, lockouts_in_row = 0, locked_until = NULL, updated_at = now()
+        WHERE c.family_member_id = device.child;
+        UPDATE public.child_devices d SET last_used_at = now() WHERE d.id = device.id;
+        RETURN QUERY SELECT 'signed_in', device.child, device.id, device.community_id, NULL::timestamptz;
+        RETURN;
+    END IF;
+    IF credential.failed_attempts + 1 >= 5 THEN
+        lockout := orbit.child_lockout_duration(credential.lockouts_in_row + 1);
+        UPDATE public.child_credentials c
+        SET failed_attempts = 0, lockouts_in_row = c.lockouts_in_row + 1, locked_until = now() + lockout, updated_at = now()
+        WHERE c.family_member_id = device.child;
+        PERFORM orbit.chore_notify(
+            device.community_id, NULL, device.child, false, 'child_locked_out',
+            orbit.holder_name(NULL, device.child) || '''s sign-in is locked',
+            'Five wrong PINs: sign-in is locked for '
+                || CASE credential.lockouts_in_row WHEN 0 THEN '15 minutes.' WHEN 1 THEN '1 hour (the second lockout in a row).'
+                   ELSE '24 hours (lockout ' || credential.lockouts_in_row + 1 || ' in a row).' END,
+            jsonb_build_object('family_member_id', device.child, 'locked_until', now() + lockout, 'lockouts_in_row', credential.lockouts_in_row + 1)
+        );
+        RETURN QUERY SELECT 'locked', device.child, device.id, device.community_id, now() + lockout;
+        RETURN;
+    END IF;
+    UPDATE public.child_credentials c SET failed_attempts = c.failed_attempts + 1, updated_at = now()
+    WHERE c.family_member_id = device.child;
+    RETURN QUERY SELECT 'wrong_pin', device.child, device.id, device.community_id, NULL::timestamptz;
+END
+$$;
+ALTER FUNCTION orbit.child_sign_in(bytea, text) OWNER TO orbit_admin;
+
+-- Policies. This file owns every policy on family_members, child_credentials and child_devices:
+-- it drops them all and recreates the ones below, so a policy removed here is removed from the
+-- database too.
+DO $$
+DECLARE
+    policy record;
+BEGIN
+    FOR policy IN
+        SELECT policyname, tablename FROM pg_catalog.pg_policies
+        WHERE schemaname = 'public' AND tablename IN ('family_members', 'child_credentials', 'child_devices')
+    LOOP
+        EXECUTE format('DROP POLICY %I ON public.%I', policy.policyname, policy.tablename);
+    END LOOP;
+END
+$$;
+
+-- family_members
+CREATE POLICY family_members_select ON family_members FOR SELECT TO orbit_app
+    USING (user_id = ANY ((SELECT orbit.contact_user_ids())::uuid[]));
+CREATE POLICY family_members_write ON family_members FOR ALL TO orbit_app
+    USING (user_id = (SELECT orbit.app_user_id()))
+    WITH CHECK (user_id = (SELECT orbit.app_user_id()));
+
+-- child_credentials and child_devices: no policy for orbit_app, and no rights; only the
+-- SECURITY DEFINER functions above touch them (migrations/0022).
+
+-- Rights (sql/README.md, "Rights"): this file revokes every right on its tables and functions and
+-- grants exactly these; orbit_admin, the operators' role, gets everything on public's tables and
+-- orbit's functions. (orbit_admin's EXECUTE is revoked too where the migrating role owns the
+-- function, not where orbit_admin owns it: sql/README.md.)
+REVOKE ALL ON family_members, child_credentials, child_devices FROM orbit_app, orbit_admin;
+-- Remove a family member: a hard delete.
+GRANT SELECT, INSERT, UPDATE, DELETE ON family_members TO orbit_app;
+GRANT ALL ON family_members, child_credentials, child_devices TO orbit_admin;
+REVOKE ALL ON FUNCTION
+    orbit.app_child_id(), orbit.app_child_device_id(), orbit.child_device_idle_limit(), orbit.child_lockout_duration(integer)
+FROM PUBLIC, orbit_app, orbit_admin;
+REVOKE ALL ON FUNCTION
+    orbit.child_community_ids(), orbit.parent_family_member_ids(),
+    orbit.chore_notify(uuid, uuid, uuid, boolean, text, text, text, jsonb), orbit.holder_name(uuid, uuid),
+    orbit.can_manage_child(uuid, uuid), orbit.set_child_pin(uuid, uuid, text), orbit.start_child_pairing(uuid, uuid, bytea, timestamptz),
+    orbit.finish_child_pairing(bytea, bytea), orbit.child_devices_of(uuid, uuid), orbit.revoke_child_devices(uuid, uuid, uuid),
+    orbit.child_sign_in(bytea, text)
+FROM PUBLIC, orbit_app;
+-- Who is asking, read by the policies as the querying role.
+GRANT EXECUTE ON FUNCTION
+    orbit.app_child_id(), orbit.app_child_device_id(), orbit.child_community_ids(), orbit.parent_family_member_ids()
+TO orbit_app, orbit_admin;
+-- Operations a guardian or a child's device performs, each checked inside the function.
+GRANT EXECUTE ON FUNCTION
+    orbit.set_child_pin(uuid, uuid, text), orbit.start_child_pairing(uuid, uuid, bytea, timestamptz),
+    orbit.finish_child_pairing(bytea, bytea), orbit.child_sign_in(bytea, text), orbit.can_manage_child(uuid, uuid),
+    orbit.child_devices_of(uuid, uuid), orbit.revoke_child_devices(uuid, uuid, uuid)
+TO orbit_app, orbit_admin;
+GRANT EXECUTE ON FUNCTION
+    orbit.app_child_id(), orbit.app_child_device_id(), orbit.child_device_idle_limit(), orbit.child_lockout_duration(integer),
+    orbit.child_community_ids(), orbit.parent_family_member_ids(),
+    orbit.chore_notify(uuid, uuid, uuid, boolean, text, text, text, jsonb), orbit.holder_name(uuid, uuid),
+    orbit.can_manage_child(uuid, uuid), orbit.set_child_pin(uuid, uuid, text), orbit.start_child_pairing(uuid, uuid, bytea, timestamptz),
+    orbit.finish_child_pairing(bytea, bytea), orbit.child_devices_of(uuid, uuid), orbit.revoke_child_devices(uuid, uuid, uuid),
+    orbit.child_sign_in(bytea, text)
+TO orbit_admin;
