@@ -280,6 +280,22 @@ struct ChoreTests {
         }
     }
 
+    @Test("'due soon' follows preferences: a parent who switched chores due off hears of none")
+    func dueSoonFollowsPreferences() async throws {
+        try await withServices { services, _ in
+            let family = try await Family.make(services)
+            _ = try await services.members.updateMine(in: family.home, notificationPrefs: [.choreDue: false], as: family.mum)
+            var clocked = services
+            let start = Date(timeIntervalSince1970: 1_772_557_200)  // 2026-03-03 18:00 Berlin
+            let later = start.addingTimeInterval(7 * 86_400 - 3600)  // a week later, due in an hour
+            clocked.now = { later }
+            _ = try await clocked.chores.create(
+                .init(title: "Feed the cat", points: 3, dueAt: start, recurrenceRule: "FREQ=DAILY", assignees: [family.leo.uuid]),
+                in: family.home, as: family.mum)
+            #expect(try await clocked.notifications.sendReminders() == 0)
+        }
+    }
+
     @Test("a child signs in on a paired device with their PIN; 5 wrong PINs lock it for 15 minutes and tell their parent")
     func childSignIn() async throws {
         try await withServices { services, _ in

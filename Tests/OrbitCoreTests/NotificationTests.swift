@@ -93,6 +93,24 @@ struct NotificationTests {
         }
     }
 
+    @Test("event reminders follow preferences: a member who switched them off gets none, for a one-off event or a series")
+    func remindersFollowPreferences() async throws {
+        try await withServices { services, _ in
+            let cast = try await Cast.make(services)
+            _ = try await services.members.updateMine(in: cast.community, notificationPrefs: [.eventReminder: false], as: cast.member)
+            let now = Date()
+            _ = try await services.events.create(
+                in: cast.community, EventDraft(title: "Match", startsAt: now.addingTimeInterval(3 * 3600)), as: cast.admin)
+            _ = try await services.events.create(
+                in: cast.community,
+                EventDraft(title: "Practice", startsAt: now.addingTimeInterval(5 * 3600 - 7 * 86_400), recurrenceRule: "FREQ=WEEKLY"),
+                as: cast.admin)
+            #expect(try await services.notifications.sendReminders() == 2)  // the admin's two; the member's none
+            #expect(try await types(services, cast.member).filter { $0 == "event_reminder" }.isEmpty)
+            #expect(try await types(services, cast.admin).filter { $0 == "event_reminder" }.count == 2)
+        }
+    }
+
     @Test("dues reminders: three days before the due date, only for members who still owe, once")
     func duesReminders() async throws {
         try await withServices { services, _ in

@@ -384,7 +384,7 @@ package struct ChatService: Sendable {
     /// `chat_message` notification each, in the sending transaction, which push delivery hands
     /// out (every server's live listener wakes delivery when a message is stored).
     static func queuePushes(for message: ChatMessage, on connection: PostgresConnection) async throws {
-        // Muting is chat's own (orbit.chat_push_recipients), not a community preference.
+        // Muting is chat's own (orbit.chat_push_recipients), not a community preference: no preferences.
         try await connection.query(
             NotificationService.enqueue(
                 .chatMessage,
@@ -393,13 +393,13 @@ package struct ChatService: Sendable {
                     left(coalesce(u.display_name, 'Someone') || CASE WHEN c.kind = 'direct' THEN '' ELSE ' in ' || coalesce(c.title, o.name) END, 200),
                     \(message.text ?? "")::text,
                     jsonb_build_object('conversation_id', c.id::text, 'message_id', \(message.id.description)::text, 'position', \(String(message.position))::text),
-                    NULL::text
+                    NULL::text, NULL::jsonb
                 FROM conversations c
                 JOIN communities o ON o.id = c.community_id
                 JOIN users u ON u.id = \(message.senderID)
                 CROSS JOIN LATERAL orbit.chat_push_recipients(c.id) AS r(user_id)
                 WHERE c.id = \(message.conversationID)
-                """, honoringPreferences: false))
+                """))
     }
 
     static func validClientID(_ value: String) throws -> String {

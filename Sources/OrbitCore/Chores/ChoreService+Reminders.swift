@@ -56,7 +56,8 @@ extension ChoreService {
                     SELECT m.user_id, c.community_id, left('Due soon: ' || c.title, 200),
                         coalesce(f.name || ': ', '') || c.points || ' points, due ' || to_char(d.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
                         jsonb_build_object('chore_id', c.id::text, 'occurrence_at', to_char(d.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')),
-                        'chore_due:' || c.id::text || ':' || floor(extract(epoch FROM d.at))::bigint::text || ':' || a.holder_id::text
+                        'chore_due:' || c.id::text || ':' || floor(extract(epoch FROM d.at))::bigint::text || ':' || a.holder_id::text,
+                        m.notification_prefs
                     FROM unnest(\(ids), \(occurrences)) AS d(chore_id, at)
                     JOIN chores c ON c.id = d.chore_id
                     JOIN chore_assignees a ON a.chore_id = c.id

@@ -109,7 +109,7 @@ extension DuesService {
             NotificationService.enqueue(
                 .paymentDisputed,
                 """
-                SELECT m.user_id, d.community_id, \(title)::text, \(body)::text, \(data)::jsonb, NULL::text
+                SELECT m.user_id, d.community_id, \(title)::text, \(body)::text, \(data)::jsonb, NULL::text, m.notification_prefs
                 FROM dues d JOIN members m ON m.community_id = d.community_id AND m.left_at IS NULL AND m.role = 'admin'
                 WHERE d.id = \(change.dues)
                   AND (m.user_id = d.created_by OR NOT EXISTS (

@@ -38,7 +38,8 @@ extension NotificationService {
                     SELECT m.user_id, e.community_id, left(e.title, 200), 'Starts at ' || s.iso,
                         jsonb_build_object('event_id', e.id::text, 'starts_at', s.iso),
                         'event_reminder:' || coalesce(e.recurrence_parent_id, e.id)::text || ':'
-                            || floor(extract(epoch FROM coalesce(e.original_starts_at, e.starts_at)))::bigint::text
+                            || floor(extract(epoch FROM coalesce(e.original_starts_at, e.starts_at)))::bigint::text,
+                        m.notification_prefs
                     FROM events e
                     JOIN communities c ON c.id = e.community_id AND c.deleted_at IS NULL
                     CROSS JOIN LATERAL (SELECT to_char(e.starts_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS iso) s
@@ -106,7 +107,7 @@ extension NotificationService {
                         """
                         SELECT m.user_id, o.community_id, left(o.title, 200), 'Starts at ' || o.iso,
                             jsonb_build_object('event_id', o.series_id::text, 'starts_at', o.iso),
-                            'event_reminder:' || o.series_id::text || ':' || o.epoch::text
+                            'event_reminder:' || o.series_id::text || ':' || o.epoch::text, m.notification_prefs
                         FROM unnest(\(batch.map(\.series.uuid)), \(batch.map(\.community.uuid)), \(batch.map(\.title))::text[],
                                 \(batch.map { Self.iso($0.start) })::text[], \(batch.map { Int64($0.start.timeIntervalSince1970.rounded(.down)) }))
                             AS o(series_id, community_id, title, iso, epoch)
@@ -161,15 +162,15 @@ extension NotificationService {
                 keys.append("payment_reminder:\(dues)")
             }
             guard !users.isEmpty else { return 0 }
-            // Sent whatever the member's notification_prefs say (as it always was).
+            // Sent whatever the member's notification_prefs say (as it always was): no preferences.
             return try await connection.query(
                 Self.enqueue(
                     .paymentRequest,
                     """
-                    SELECT r.user_id, r.community_id, left(r.title, 200), r.body, r.data::jsonb, r.dedupe_key
+                    SELECT r.user_id, r.community_id, left(r.title, 200), r.body, r.data::jsonb, r.dedupe_key, NULL::jsonb
                     FROM unnest(\(users), \(communities), \(titles)::text[], \(bodies)::text[], \(data)::text[], \(keys)::text[])
                         AS r(user_id, community_id, title, body, data, dedupe_key)
-                    """, honoringPreferences: false, deduplicated: true)
+                    """, deduplicated: true)
             ).affectedRows ?? 0
         }
     }

@@ -35,7 +35,8 @@ package struct NotificationService: Sendable {
         return enqueue(
             type,
             """
-            SELECT m.user_id, \(community)::uuid, \(String(title.prefix(200)))::text, \(body)::text, \(json)::jsonb, NULL::text
+            SELECT m.user_id, \(community)::uuid, \(String(title.prefix(200)))::text, \(body)::text, \(json)::jsonb, NULL::text,
+                m.notification_prefs
             FROM members m
             WHERE m.community_id = \(community) AND m.left_at IS NULL AND m.user_id IS DISTINCT FROM \(except)
               AND (\(users)::uuid[] IS NULL OR m.user_id = ANY(\(users)::uuid[]))
@@ -44,31 +45,25 @@ package struct NotificationService: Sendable {
     }
 
     /// The one statement that writes notifications, whatever their cause: `rows` selects each
-    /// one's `(user_id, community_id, title, body, data, dedupe_key)`, in that order.
+    /// one's `(user_id, community_id, title, body, data, dedupe_key, preferences)`, in that order.
+    /// `preferences` is the recipient's `members.notification_prefs` in the community, read from
+    /// the member row the statement found them by: a member who switched `type` off gets none.
+    /// NULL where no community preference applies.
     /// - Parameters:
-    ///   - honoringPreferences: a member who switched `type` off for the community
-    ///     (`members.notification_prefs`) gets none.
     ///   - deduplicated: a row whose `dedupe_key` its user already has is skipped (a reminder is
     ///     sent once, with any number of servers). Only for the jobs, which run as the operator:
     ///     `ON CONFLICT` needs the right to read the rows it may conflict with, and row-level
     ///     security lets `orbit_app` read only its own user's notifications, so a request that
     ///     notifies others would be refused.
     static func enqueue(
-        _ type: NotificationType, _ rows: PostgresQuery, honoringPreferences: Bool = true, deduplicated: Bool = false
+        _ type: NotificationType, _ rows: PostgresQuery, deduplicated: Bool = false
     ) -> PostgresQuery {
-        let preferences: PostgresQuery =
-            honoringPreferences
-            ? """
-            WHERE NOT EXISTS (
-                SELECT FROM members p WHERE p.community_id = n.community_id AND p.user_id = n.user_id AND p.left_at IS NULL
-                  AND (p.notification_prefs -> \(type.rawValue)) = 'false'::jsonb)
-            """ : ""
         let onConflict: PostgresQuery = deduplicated ? "ON CONFLICT (user_id, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING" : ""
         return """
             INSERT INTO notifications (user_id, community_id, type, title, body, data, dedupe_key)
             SELECT n.user_id, n.community_id, \(type)::notification_type, n.title, n.body, n.data, n.dedupe_key
-            FROM (\(rows)) AS n(user_id, community_id, title, body, data, dedupe_key)
-            \(preferences)
+            FROM (\(rows)) AS n(user_id, community_id, title, body, data, dedupe_key, preferences)
+            WHERE (n.preferences -> \(type.rawValue)) IS DISTINCT FROM 'false'::jsonb
             \(onConflict)
             """
     }
