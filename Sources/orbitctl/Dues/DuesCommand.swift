@@ -10,7 +10,7 @@ struct DuesCommand: AsyncParsableCommand {
         subcommands: [Create.self, List.self, Show.self, DuesUpdateCommand.self, Pay.self, DuesPaymentsCommand.self, Report.self, Deactivate.self]
     )
 
-    struct Create: AsyncParsableCommand {
+    struct Create: ActingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Set up dues (admins): owed by every member, or with --from-event by who came, per head.")
         @Option(help: "Community id (not needed with --from-event).") var community: CommunityID?
@@ -25,43 +25,49 @@ struct DuesCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func validate() throws {
-            guard fromEvent == nil else { return }
-            guard community != nil, name != nil, dueDate != nil else {
-                throw ValidationError("--community, --name and --due-date are required (or --from-event).")
-            }
-            guard occurrence == nil else { throw ValidationError("--occurrence goes with --from-event.") }
+        /// The amount and the due date, parsed (validate() parses them before connecting).
+        private var parsed: (money: Money, day: CivilDate?) {
+            get throws { (try Money(parsing: amount, currency: currency), try dueDate.map { try CivilDate.parse($0, field: "due_date") }) }
         }
 
-        func run() async throws {
-            let money = try Money(parsing: amount, currency: currency)
-            let day = try dueDate.map { try CivilDate.parse($0, field: "due_date") }
-            let dues = try await acting.run { services, actor in
-                if let fromEvent {
-                    return try await services.dues.chargeAttendees(
-                        of: fromEvent, occurrence: occurrence?.date, name: name, perHead: money, dueDate: day, as: actor)
+        func validate() throws {
+            if fromEvent == nil {
+                guard community != nil, name != nil, dueDate != nil else {
+                    throw ValidationError("--community, --name and --due-date are required (or --from-event).")
                 }
-                // All present (validate()).
-                guard let community, let name, let day else { throw ValidationError("--community, --name and --due-date are required.") }
-                return try await services.dues.create(in: community, name: name, amount: money, dueDate: day, as: actor)
+                guard occurrence == nil else { throw ValidationError("--occurrence goes with --from-event.") }
             }
-            if output.json { return try printJSON(dues) }
+            _ = try parsed
+        }
+
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Dues {
+            let (money, day) = try parsed
+            if let fromEvent {
+                return try await services.dues.chargeAttendees(
+                    of: fromEvent, occurrence: occurrence?.date, name: name, perHead: money, dueDate: day, as: actor)
+            }
+            // All present (validate()).
+            guard let community, let name, let day else { throw ValidationError("--community, --name and --due-date are required.") }
+            return try await services.dues.create(in: community, name: name, amount: money, dueDate: day, as: actor)
+        }
+
+        func tell(_ dues: Dues) {
             print("Created dues \(dues.id): \(Money(minorUnits: dues.amount, currency: Currency(dues.currency) ?? .usd)) due \(dues.dueDate).")
         }
     }
 
-    struct List: AsyncParsableCommand {
+    struct List: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "A community's dues.")
         @Option(help: "Community id.") var community: CommunityID
         @OptionGroup var page: PageOptions
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let list = try await acting.run { services, actor in
-                try await services.dues.list(in: community, limit: page.limit, cursor: page.cursor, as: actor)
-            }
-            if output.json { return try printJSON(list) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Page<Dues> {
+            try await services.dues.list(in: community, limit: page.limit, cursor: page.cursor, as: actor)
+        }
+
+        func tell(_ list: Page<Dues>) {
             printPage(list, ["ID", "NAME", "AMOUNT", "DUE", "ACTIVE"]) {
                 [
                     $0.id.description, $0.name, Money(minorUnits: $0.amount, currency: Currency($0.currency) ?? .usd).description,
@@ -71,24 +77,24 @@ struct DuesCommand: AsyncParsableCommand {
         }
     }
 
-    struct Show: AsyncParsableCommand {
+    struct Show: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Show dues.")
         @Argument(help: "Dues id.") var dues: DuesID
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let found = try await acting.run { services, actor in
-                try await services.dues.get(dues, as: actor)
-            }
-            if output.json { return try printJSON(found) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Dues {
+            try await services.dues.get(dues, as: actor)
+        }
+
+        func tell(_ found: Dues) {
             print(
                 "\(found.name): \(Money(minorUnits: found.amount, currency: Currency(found.currency) ?? .usd)) due \(found.dueDate)\(found.isActive ? "" : " (inactive)")"
             )
         }
     }
 
-    struct Pay: AsyncParsableCommand {
+    struct Pay: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Record a payment (admins); partial payments allowed, never more than owed.")
         @Argument(help: "Dues id.") var dues: DuesID
         @Option(help: "Who paid (id or email).") var user: String
@@ -98,15 +104,15 @@ struct DuesCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let payment = try await acting.run { services, actor in
-                let currency = try Currency.parse(try await services.dues.get(dues, as: actor).currency)
-                return try await services.dues.recordPayment(
-                    to: dues, by: try await services.users.resolve(user), amount: try Money(parsing: amount, currency: currency), method: method,
-                    note: note, as: actor
-                )
-            }
-            if output.json { return try printJSON(payment) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> DuesPayment {
+            let currency = try Currency.parse(try await services.dues.get(dues, as: actor).currency)
+            return try await services.dues.recordPayment(
+                to: dues, by: try await services.users.resolve(user), amount: try Money(parsing: amount, currency: currency), method: method,
+                note: note, as: actor
+            )
+        }
+
+        func tell(_ payment: DuesPayment) {
             print("Recorded \(Money(minorUnits: payment.amountPaid, currency: Currency(payment.currency) ?? .usd)) from \(payment.userID).")
         }
     }
@@ -137,17 +143,17 @@ struct DuesCommand: AsyncParsableCommand {
         }
     }
 
-    struct Deactivate: AsyncParsableCommand {
+    struct Deactivate: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Stop collecting dues (admins).")
         @Argument(help: "Dues id.") var dues: DuesID
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let updated = try await acting.run { services, actor in
-                try await services.dues.deactivate(dues, as: actor)
-            }
-            if output.json { return try printJSON(updated) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Dues {
+            try await services.dues.deactivate(dues, as: actor)
+        }
+
+        func tell(_ updated: Dues) {
             print("Dues \(updated.id) no longer active.")
         }
     }

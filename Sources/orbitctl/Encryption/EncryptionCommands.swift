@@ -19,7 +19,7 @@ struct KeysCommand: AsyncParsableCommand {
         commandName: "keys", abstract: "End-to-end encryption: a community's key versions, and users' public keys.",
         subcommands: [Status.self, Record.self, Publish.self])
 
-    struct Status: AsyncParsableCommand {
+    struct Status: ActingCommand {
         static let configuration = CommandConfiguration(
             abstract:
                 "Where a community's encryption stands: on or off, the current key version, who left holding it (a re-key is needed), members' public keys."
@@ -28,9 +28,11 @@ struct KeysCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let status = try await acting.run { services, actor in try await services.communityKeys.status(of: community, as: actor) }
-            if output.json { return try printJSON(status) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> CommunityKeyStatus {
+            try await services.communityKeys.status(of: community, as: actor)
+        }
+
+        func tell(_ status: CommunityKeyStatus) {
             print("End-to-end encryption: \(status.enabled ? "on" : "off"); current key version: \(status.currentVersion.map(String.init) ?? "none")")
             if status.needsRekey {
                 print("Re-key needed: \(status.removedHolders.map(\.description).joined(separator: ", ")) left holding the current key.")
@@ -41,7 +43,7 @@ struct KeysCommand: AsyncParsableCommand {
         }
     }
 
-    struct Record: AsyncParsableCommand {
+    struct Record: ActingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Record a new version of the community key, wrapped for every active member (admins).",
             discussion: "Each --key is USER=BASE64: the new key wrapped with that member's public key. Every active member needs one.")
@@ -51,33 +53,67 @@ struct KeysCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            var keys: [UserID: Data] = [:]
-            for entry in key {
-                let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
-                guard parts.count == 2, let user = UserID(parts[0]), let data = Data(base64Encoded: parts[1]) else {
-                    throw ValidationError("--key must be USER=BASE64 (a user id, then the wrapped key in base64): \(entry)")
+        /// The status after recording, and how many members the key was wrapped for; `--json`
+        /// prints the status alone.
+        struct Recorded: Encodable {
+            let status: CommunityKeyStatus
+            let members: Int
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.singleValueContainer()
+                try container.encode(status)
+            }
+        }
+
+        /// The wrapped keys by member (validate() parses them before connecting).
+        private var keys: [UserID: Data] {
+            get throws {
+                var keys: [UserID: Data] = [:]
+                for entry in key {
+                    let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
+                    guard parts.count == 2, let user = UserID(parts[0]), let data = Data(base64Encoded: parts[1]) else {
+                        throw ValidationError("--key must be USER=BASE64 (a user id, then the wrapped key in base64): \(entry)")
+                    }
+                    keys[user] = data
                 }
-                keys[user] = data
+                return keys
             }
-            let status = try await acting.run { services, actor in
-                try await services.communityKeys.record(in: community, version: version, keys: keys, as: actor)
-            }
-            if output.json { return try printJSON(status) }
-            print("Recorded key version \(version) for \(keys.count) members of \(community).")
+        }
+
+        func validate() throws { _ = try keys }
+
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Recorded {
+            let keys = try keys
+            return Recorded(
+                status: try await services.communityKeys.record(in: community, version: version, keys: keys, as: actor), members: keys.count)
+        }
+
+        func tell(_ recorded: Recorded) {
+            print("Recorded key version \(version) for \(recorded.members) members of \(community).")
         }
     }
 
-    struct Publish: AsyncParsableCommand {
+    struct Publish: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Publish the acting user's public key (others wrap community keys with it).")
         @Argument(help: "The public key, in base64.") var publicKey: String
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            guard let data = Data(base64Encoded: publicKey) else { throw ValidationError("The public key must be base64.") }
-            let published = try await acting.run { services, actor in try await services.communityKeys.publish(publicKey: data, as: actor) }
-            if output.json { return try printJSON(published) }
+        /// The public key, decoded (validate() decodes it before connecting).
+        private var data: Data {
+            get throws {
+                guard let data = Data(base64Encoded: publicKey) else { throw ValidationError("The public key must be base64.") }
+                return data
+            }
+        }
+
+        func validate() throws { _ = try data }
+
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> UserPublicKey {
+            try await services.communityKeys.publish(publicKey: try data, as: actor)
+        }
+
+        func tell(_ published: UserPublicKey) {
             print("Published the public key of \(published.userID).")
         }
     }

@@ -108,7 +108,7 @@ struct ExpenseCommand: AsyncParsableCommand {
         }
     }
 
-    struct Add: AsyncParsableCommand {
+    struct Add: ActingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Add an expense paid by one member or several, split among members and their family members.")
         @Option(help: "Community id (not needed with --from-event).") var community: CommunityID?
@@ -129,6 +129,11 @@ struct ExpenseCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
+        /// The total and the day, parsed (validate() parses them before connecting).
+        private var parsed: (total: Money, day: CivilDate?) {
+            get throws { (try Money(parsing: amount, currency: currency), try date.map { try CivilDate.parse($0, field: "transaction_date") }) }
+        }
+
         func validate() throws {
             if fromEvent == nil {
                 guard community != nil else { throw ValidationError("--community is required (or --from-event).") }
@@ -139,34 +144,34 @@ struct ExpenseCommand: AsyncParsableCommand {
                     throw ValidationError("--from-event splits per head among the attendees: leave out --between, --parts and --item.")
                 }
             }
+            _ = try parsed
         }
 
-        func run() async throws {
-            let total = try Money(parsing: amount, currency: currency)
-            let day = try date.map { try CivilDate.parse($0, field: "transaction_date") }
-            let expense = try await acting.run { services, actor in
-                let paying = try await paidBy.asyncMap { try await resolvePayers($0, currency: currency, services) }
-                if let fromEvent {
-                    return try await services.expenses.chargeAttendees(
-                        of: fromEvent, occurrence: occurrence?.date, description: description, total: total, paidBy: paying?.paidBy,
-                        payers: paying?.payers, category: category, as: actor)
-                }
-                // Both present (validate()).
-                guard let community, let description else { throw ValidationError("--community and --description are required.") }
-                let method = try await split.methodOrEveryone(services, community: community, currency: currency, as: actor)
-                return try await services.expenses.addExpense(
-                    in: community, description: description, total: total, paidBy: paying?.paidBy, payers: paying?.payers,
-                    split: method, date: day, category: category, receiptURL: receiptURL, as: actor
-                )
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Expense {
+            let (total, day) = try parsed
+            let paying = try await paidBy.asyncMap { try await resolvePayers($0, currency: currency, services) }
+            if let fromEvent {
+                return try await services.expenses.chargeAttendees(
+                    of: fromEvent, occurrence: occurrence?.date, description: description, total: total, paidBy: paying?.paidBy,
+                    payers: paying?.payers, category: category, as: actor)
             }
-            if output.json { return try printJSON(expense) }
+            // Both present (validate()).
+            guard let community, let description else { throw ValidationError("--community and --description are required.") }
+            let method = try await split.methodOrEveryone(services, community: community, currency: currency, as: actor)
+            return try await services.expenses.addExpense(
+                in: community, description: description, total: total, paidBy: paying?.paidBy, payers: paying?.payers,
+                split: method, date: day, category: category, receiptURL: receiptURL, as: actor
+            )
+        }
+
+        func tell(_ expense: Expense) {
             print(
                 "Added expense \(expense.id): \(Money(minorUnits: expense.totalAmount, currency: Currency(expense.currency) ?? .usd)) split \(expense.splits.count) ways."
             )
         }
     }
 
-    struct List: AsyncParsableCommand {
+    struct List: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "A community's expenses and settlements, newest first.")
         @Option(help: "Community id.") var community: CommunityID
         @Option(help: "Only those this member paid or shares (id or email).") var member: String?
@@ -177,16 +182,22 @@ struct ExpenseCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let from = try from.map { try CivilDate.parse($0, field: "from") }
-            let to = try to.map { try CivilDate.parse($0, field: "to") }
-            let expenses = try await acting.run { services, actor in
-                let filter = ExpenseFilter(
-                    member: try await member.asyncMap { try await services.users.resolve($0) }, category: category, from: from, to: to)
-                return try await services.expenses.expenses(
-                    in: community, filter: filter, limit: page.limit, cursor: page.cursor, as: actor)
-            }
-            if output.json { return try printJSON(expenses) }
+        /// The days, parsed (validate() parses them before connecting).
+        private var days: (from: CivilDate?, to: CivilDate?) {
+            get throws { (try from.map { try CivilDate.parse($0, field: "from") }, try to.map { try CivilDate.parse($0, field: "to") }) }
+        }
+
+        func validate() throws { _ = try days }
+
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Page<Expense> {
+            let (from, to) = try days
+            let filter = ExpenseFilter(
+                member: try await member.asyncMap { try await services.users.resolve($0) }, category: category, from: from, to: to)
+            return try await services.expenses.expenses(
+                in: community, filter: filter, limit: page.limit, cursor: page.cursor, as: actor)
+        }
+
+        func tell(_ expenses: Page<Expense>) {
             printPage(expenses, ["ID", "DATE", "TYPE", "DESCRIPTION", "AMOUNT", "PAID BY"]) {
                 [
                     $0.id.description, $0.transactionDate.description, $0.type.rawValue, $0.description,
@@ -196,17 +207,17 @@ struct ExpenseCommand: AsyncParsableCommand {
         }
     }
 
-    struct Show: AsyncParsableCommand {
+    struct Show: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "An expense with its splits.")
         @Argument(help: "Expense id.") var expense: TransactionID
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let found = try await acting.run { services, actor in
-                try await services.expenses.expense(expense, as: actor)
-            }
-            if output.json { return try printJSON(found) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Expense {
+            try await services.expenses.expense(expense, as: actor)
+        }
+
+        func tell(_ found: Expense) {
             let currency = Currency(found.currency) ?? .usd
             let paid = found.payers.map { "\($0.userID) (\(Money(minorUnits: $0.amount, currency: currency).decimalString))" }
             print(
@@ -231,7 +242,7 @@ struct ExpenseCommand: AsyncParsableCommand {
         }
     }
 
-    struct Update: AsyncParsableCommand {
+    struct Update: ActingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Change an expense (its creator or an admin); a new amount or split replaces the splits.",
             discussion: "A new --amount without --split splits the new total equally among the same people."
@@ -245,23 +256,23 @@ struct ExpenseCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let updated = try await acting.run { services, actor in
-                let current = try await services.expenses.expense(expense, as: actor)
-                let currency = try Currency.parse(current.currency)
-                let total = try amount.map { try Money(parsing: $0, currency: currency) }
-                let method = try await split.method(services, community: current.communityID, currency: currency, as: actor)
-                let paying = try await paidBy.asyncMap { try await resolvePayers($0, currency: currency, services) }
-                return try await services.expenses.updateExpense(
-                    expense, description: description, total: total, paidBy: paying?.paidBy, payers: paying?.payers, split: method,
-                    category: category, as: actor)
-            }
-            if output.json { return try printJSON(updated) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Expense {
+            let current = try await services.expenses.expense(expense, as: actor)
+            let currency = try Currency.parse(current.currency)
+            let total = try amount.map { try Money(parsing: $0, currency: currency) }
+            let method = try await split.method(services, community: current.communityID, currency: currency, as: actor)
+            let paying = try await paidBy.asyncMap { try await resolvePayers($0, currency: currency, services) }
+            return try await services.expenses.updateExpense(
+                expense, description: description, total: total, paidBy: paying?.paidBy, payers: paying?.payers, split: method,
+                category: category, as: actor)
+        }
+
+        func tell(_ updated: Expense) {
             print("Updated expense \(updated.id).")
         }
     }
 
-    struct History: AsyncParsableCommand {
+    struct History: ActingCommand {
         static let configuration = CommandConfiguration(
             abstract:
                 "Money's history: who created, edited, settled or deleted which expense or settlement, and dues created, changed or paid, newest first."
@@ -273,13 +284,13 @@ struct ExpenseCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let history = try await acting.run { services, actor in
-                try await services.expenses.history(
-                    in: community, transaction: expense, dues: dues, limit: page.limit, cursor: page.cursor,
-                    as: actor)
-            }
-            if output.json { return try printJSON(history) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Page<MoneyActivity> {
+            try await services.expenses.history(
+                in: community, transaction: expense, dues: dues, limit: page.limit, cursor: page.cursor,
+                as: actor)
+        }
+
+        func tell(_ history: Page<MoneyActivity>) {
             func show(_ state: ExpenseState?) -> String {
                 guard let state else { return "" }
                 let amount = Money(minorUnits: state.totalAmount, currency: Currency(state.currency) ?? .usd)
@@ -298,17 +309,18 @@ struct ExpenseCommand: AsyncParsableCommand {
         }
     }
 
-    struct Delete: AsyncParsableCommand {
+    struct Delete: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Delete an expense; it no longer counts in balances.")
         @Argument(help: "Expense id.") var expense: TransactionID
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            try await acting.run { services, actor in
-                try await services.expenses.deleteExpense(expense, as: actor)
-            }
-            if output.json { return try printJSON(DoneOutput(id: expense.description, deleted: true)) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> DoneOutput {
+            try await services.expenses.deleteExpense(expense, as: actor)
+            return DoneOutput(id: expense.description, deleted: true)
+        }
+
+        func tell(_ done: DoneOutput) {
             print("Deleted expense \(expense).")
         }
     }

@@ -8,11 +8,12 @@ struct PostCommand: AsyncParsableCommand {
         commandName: "post",
         abstract: "The feed: posts, comments, reactions and poll votes.",
         subcommands: [
-            Create.self, List.self, Show.self, Edit.self, Delete.self, Pin.self, Unpin.self, Comment.self, Comments.self, React.self, Vote.self,
+            Create.self, List.self, Show.self, Edit.self, Delete.self, SetPin<Pin>.self, SetPin<Unpin>.self, Comment.self, Comments.self, React.self,
+            Vote.self,
         ]
     )
 
-    struct Create: AsyncParsableCommand {
+    struct Create: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Post to a community's feed.")
         @Option(help: "Community id.") var community: CommunityID
         @Option(help: "text, photo, announcement, poll or event_share.") var type: PostType = .text
@@ -28,24 +29,34 @@ struct PostCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            var draft = PostDraft(
-                type: type, content: content, mediaURLs: media, mediaIDs: mediaID, linkedEventID: event, encrypted: try encrypted.content)
-            if type == .poll {
-                guard let content else { throw ValidationError("A poll needs its question in --content.") }
-                draft.poll = Poll(question: content, options: option, allowMultiple: multiple, closesAt: closesAt?.date)
+        /// The post to create (validate() builds it before connecting).
+        private var draft: PostDraft {
+            get throws {
+                var draft = PostDraft(
+                    type: type, content: content, mediaURLs: media, mediaIDs: mediaID, linkedEventID: event, encrypted: try encrypted.content)
+                if type == .poll {
+                    guard let content else { throw ValidationError("A poll needs its question in --content.") }
+                    draft.poll = Poll(question: content, options: option, allowMultiple: multiple, closesAt: closesAt?.date)
+                }
+                return draft
             }
-            let post = try await acting.run { services, actor in
-                var services = services
-                services.storage = storage.storage
-                return try await services.feed.createPost(in: community, draft, as: actor)
-            }
-            if output.json { return try printJSON(post) }
+        }
+
+        func validate() throws { _ = try draft }
+
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> FeedPost {
+            let draft = try draft
+            var services = services
+            services.storage = storage.storage
+            return try await services.feed.createPost(in: community, draft, as: actor)
+        }
+
+        func tell(_ post: FeedPost) {
             print("Posted \(post.id) (\(post.type)); editable until \(show(post.editableUntil)).")
         }
     }
 
-    struct List: AsyncParsableCommand {
+    struct List: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "A page of a community's feed: pinned first, then newest first.")
         @Option(help: "Community id.") var community: CommunityID
         @Option(help: "Posts per page (1 to 100).") var limit = 20
@@ -53,11 +64,11 @@ struct PostCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let page = try await acting.run { services, actor in
-                try await services.feed.page(of: community, limit: limit, cursor: cursor, as: actor)
-            }
-            if output.json { return try printJSON(page) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> FeedPage {
+            try await services.feed.page(of: community, limit: limit, cursor: cursor, as: actor)
+        }
+
+        func tell(_ page: FeedPage) {
             printTable(
                 ["ID", "TYPE", "PINNED", "AUTHOR", "COMMENTS", "REACTIONS", "CONTENT"],
                 page.items.map {
@@ -72,26 +83,38 @@ struct PostCommand: AsyncParsableCommand {
         }
     }
 
-    struct Show: AsyncParsableCommand {
+    struct Show: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Show a post, with poll results for polls.")
         @Argument(help: "Post id.") var post: PostID
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let (found, results) = try await acting.run { services, actor in
-                let found = try await services.feed.post(post, as: actor)
-                return (found, found.pollData == nil ? nil : try await services.feed.pollResults(post, as: actor))
+        /// The post and, for a poll, its votes per option; `--json` prints the post alone.
+        struct Shown: Encodable {
+            let post: FeedPost
+            let results: [Int]?
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.singleValueContainer()
+                try container.encode(post)
             }
-            if output.json { return try printJSON(found) }
+        }
+
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Shown {
+            let found = try await services.feed.post(post, as: actor)
+            return Shown(post: found, results: found.pollData == nil ? nil : try await services.feed.pollResults(post, as: actor))
+        }
+
+        func tell(_ shown: Shown) {
+            let found = shown.post
             print("\(found.type) by \(found.authorID) at \(show(found.createdAt)): \(found.content ?? "")")
-            if let poll = found.pollData, let results {
+            if let poll = found.pollData, let results = shown.results {
                 for (index, option) in poll.options.enumerated() { print("  [\(index)] \(option): \(results[index])") }
             }
         }
     }
 
-    struct Edit: AsyncParsableCommand {
+    struct Edit: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Change a post's text (authors within 24 hours; admins any time).")
         @Argument(help: "Post id.") var post: PostID
         @Option(help: "The new text.") var content: String?
@@ -99,59 +122,65 @@ struct PostCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let edited = try await acting.run { services, actor in
-                try await services.feed.editPost(post, content: content, encrypted: try encrypted.content, as: actor)
-            }
-            if output.json { return try printJSON(edited) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> FeedPost {
+            try await services.feed.editPost(post, content: content, encrypted: try encrypted.content, as: actor)
+        }
+
+        func tell(_ edited: FeedPost) {
             print("Edited post \(edited.id).")
         }
     }
 
-    struct Delete: AsyncParsableCommand {
+    struct Delete: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Delete a post (authors within 24 hours; admins any time).")
         @Argument(help: "Post id.") var post: PostID
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            try await acting.run { services, actor in try await services.feed.deletePost(post, as: actor)
-            }
-            if output.json { return try printJSON(DoneOutput(id: post.description, deleted: true)) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> DoneOutput {
+            try await services.feed.deletePost(post, as: actor)
+            return DoneOutput(id: post.description, deleted: true)
+        }
+
+        func tell(_ done: DoneOutput) {
             print("Deleted post \(post).")
         }
     }
 
-    /// What pin and unpin share.
-    struct PinOptions: ParsableArguments {
+    /// Which way `SetPin` goes: `post pin` or `post unpin`.
+    protocol PinChoice {
+        static var pinned: Bool { get }
+        static var name: String { get }
+        static var abstract: String { get }
+    }
+    enum Pin: PinChoice {
+        static let pinned = true
+        static let name = "pin"
+        static let abstract = "Pin a post to the top of the feed (admins)."
+    }
+    enum Unpin: PinChoice {
+        static let pinned = false
+        static let name = "unpin"
+        static let abstract = "Unpin a post (admins)."
+    }
+
+    /// `post pin` and `post unpin`: one command, which way its parameter.
+    struct SetPin<Choice: PinChoice>: ActingCommand {
+        static var configuration: CommandConfiguration { CommandConfiguration(commandName: Choice.name, abstract: Choice.abstract) }
         @Argument(help: "Post id.") var post: PostID
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func set(_ pinned: Bool) async throws {
-            let updated = try await acting.run { services, actor in
-                try await services.feed.setPinned(post, pinned, as: actor)
-            }
-            if output.json { return try printJSON(updated) }
-            print("\(pinned ? "Pinned" : "Unpinned") post \(post).")
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> FeedPost {
+            try await services.feed.setPinned(post, Choice.pinned, as: actor)
+        }
+
+        func tell(_ updated: FeedPost) {
+            print("\(Choice.pinned ? "Pinned" : "Unpinned") post \(post).")
         }
     }
 
-    struct Pin: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Pin a post to the top of the feed (admins).")
-        @OptionGroup var options: PinOptions
-
-        func run() async throws { try await options.set(true) }
-    }
-
-    struct Unpin: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Unpin a post (admins).")
-        @OptionGroup var options: PinOptions
-
-        func run() async throws { try await options.set(false) }
-    }
-
-    struct Comment: AsyncParsableCommand {
+    struct Comment: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Comment on a post, or reply to a comment with --parent.")
         @Argument(help: "Post id.") var post: PostID
         @Option(help: "The comment.") var content: String?
@@ -160,16 +189,16 @@ struct PostCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let comment = try await acting.run { services, actor in
-                try await services.feed.addComment(to: post, content: content, encrypted: try encrypted.content, parent: parent, as: actor)
-            }
-            if output.json { return try printJSON(comment) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> OrbitCore.Comment {
+            try await services.feed.addComment(to: post, content: content, encrypted: try encrypted.content, parent: parent, as: actor)
+        }
+
+        func tell(_ comment: OrbitCore.Comment) {
             print("Commented \(comment.id) on post \(post).")
         }
     }
 
-    struct Comments: AsyncParsableCommand {
+    struct Comments: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "A post's comments, oldest first.")
         @Argument(help: "Post id.") var post: PostID
         @Option(help: "At most this many (1 to 200).") var limit = 50
@@ -177,11 +206,11 @@ struct PostCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let comments = try await acting.run { services, actor in
-                try await services.feed.comments(on: post, limit: limit, after: after, as: actor)
-            }
-            if output.json { return try printJSON(comments) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> [OrbitCore.Comment] {
+            try await services.feed.comments(on: post, limit: limit, after: after, as: actor)
+        }
+
+        func tell(_ comments: [OrbitCore.Comment]) {
             printTable(
                 ["ID", "AUTHOR", "REPLY TO", "WHEN", "CONTENT"],
                 comments.map {
@@ -191,7 +220,7 @@ struct PostCommand: AsyncParsableCommand {
         }
     }
 
-    struct React: AsyncParsableCommand {
+    struct React: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "React to a post (one reaction per user; --remove takes it back).")
         @Argument(help: "Post id.") var post: PostID
         @Option(help: "like, love, laugh or celebrate.") var type: ReactionType?
@@ -203,19 +232,19 @@ struct PostCommand: AsyncParsableCommand {
             if remove == (type != nil) { throw ValidationError("Give either --type or --remove.") }
         }
 
-        func run() async throws {
-            let updated = try await acting.run { services, actor in
-                if let type { return try await services.feed.react(to: post, type: type, as: actor) }
-                return try await services.feed.removeReaction(from: post, as: actor)
-            }
-            if output.json { return try printJSON(updated) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> FeedPost {
+            if let type { return try await services.feed.react(to: post, type: type, as: actor) }
+            return try await services.feed.removeReaction(from: post, as: actor)
+        }
+
+        func tell(_ updated: FeedPost) {
             print(
                 "Reactions on post \(post): \(updated.reactionCounts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))"
             )
         }
     }
 
-    struct Vote: AsyncParsableCommand {
+    struct Vote: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Vote on a poll (zero-based option index); --retract takes votes back.")
         @Argument(help: "Poll post id.") var post: PostID
         @Option(help: "The option, zero-based (option_index).") var option: Int?
@@ -227,12 +256,12 @@ struct PostCommand: AsyncParsableCommand {
             if !retract && option == nil { throw ValidationError("Give --option, or --retract.") }
         }
 
-        func run() async throws {
-            let updated = try await acting.run { services, actor in
-                if retract { return try await services.feed.retractVote(on: post, option: option, as: actor) }
-                return try await services.feed.vote(on: post, option: option ?? 0, as: actor)
-            }
-            if output.json { return try printJSON(updated) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> FeedPost {
+            if retract { return try await services.feed.retractVote(on: post, option: option, as: actor) }
+            return try await services.feed.vote(on: post, option: option ?? 0, as: actor)
+        }
+
+        func tell(_ updated: FeedPost) {
             print("Your votes on post \(post): \(updated.myVotes.map(String.init).joined(separator: ", ")).")
         }
     }

@@ -19,7 +19,7 @@ struct MediaCommand: AsyncParsableCommand {
         }
     }
 
-    struct Upload: AsyncParsableCommand {
+    struct Upload: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Upload a file (images, videos, PDF).")
         @OptionGroup var storage: StorageOptions
         @Option(help: "Community id.") var community: CommunityID
@@ -30,7 +30,8 @@ struct MediaCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
+        /// Reads the file and picks its MIME type first, then uploads it.
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Media {
             let url = URL(fileURLWithPath: file)
             let data: Data
             do {
@@ -45,52 +46,53 @@ struct MediaCommand: AsyncParsableCommand {
             guard let mime = mimeType ?? byExtension[url.pathExtension.lowercased()] else {
                 throw CommandFailure("Give --mime-type: the type of \(url.lastPathComponent) is not known from its name.")
             }
-            let media = try await acting.run { services, actor in
-                var services = services
-                services.storage = storage.storage
-                return try await services.media.upload(
-                    to: community, filename: url.lastPathComponent, mimeType: mime, data: data, width: width, height: height,
-                    as: actor
-                )
-            }
-            if output.json { return try printJSON(media) }
+            var services = services
+            services.storage = storage.storage
+            return try await services.media.upload(
+                to: community, filename: url.lastPathComponent, mimeType: mime, data: data, width: width, height: height,
+                as: actor
+            )
+        }
+
+        func tell(_ media: Media) {
             print("Uploaded \(media.id) (\(media.type), \(media.sizeBytes) bytes).")
         }
     }
 
-    struct List: AsyncParsableCommand {
+    struct List: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "A community's uploads, newest first.")
         @Option(help: "Community id.") var community: CommunityID
         @OptionGroup var page: PageOptions
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let items = try await acting.run { services, actor in
-                try await services.media.list(
-                    of: community, limit: page.limit, cursor: page.cursor, as: actor)
-            }
-            if output.json { return try printJSON(items) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Page<Media> {
+            try await services.media.list(
+                of: community, limit: page.limit, cursor: page.cursor, as: actor)
+        }
+
+        func tell(_ items: Page<Media>) {
             printPage(items, ["ID", "TYPE", "FILE", "BYTES", "UPLOADED BY", "WHEN"]) {
                 [$0.id.description, $0.type.rawValue, $0.filename, String($0.sizeBytes), $0.uploadedBy.description, show($0.createdAt)]
             }
         }
     }
 
-    struct Delete: AsyncParsableCommand {
+    struct Delete: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Delete an upload and its file (its uploader or an admin).")
         @OptionGroup var storage: StorageOptions
         @Argument(help: "Media id.") var media: MediaID
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            try await acting.run { services, actor in
-                var services = services
-                services.storage = storage.storage
-                try await services.media.delete(media, as: actor)
-            }
-            if output.json { return try printJSON(DoneOutput(id: media.description, deleted: true)) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> DoneOutput {
+            var services = services
+            services.storage = storage.storage
+            try await services.media.delete(media, as: actor)
+            return DoneOutput(id: media.description, deleted: true)
+        }
+
+        func tell(_ done: DoneOutput) {
             print("Deleted media \(media).")
         }
     }

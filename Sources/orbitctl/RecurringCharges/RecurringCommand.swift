@@ -14,7 +14,7 @@ struct RecurringCommand: AsyncParsableCommand {
         subcommands: [Add.self, List.self, Show.self, Pause.self, Resume.self, Skip.self, End.self]
     )
 
-    struct Add: AsyncParsableCommand {
+    struct Add: ActingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Set up a recurring expense (any member) or recurring dues (admins); what is already due is created at once.")
         @Option(help: "Community id.") var community: CommunityID
@@ -30,49 +30,54 @@ struct RecurringCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
+        /// The amount and the first day, parsed (validate() parses them before connecting).
+        private var parsed: (money: Money, startsOn: CivilDate?) {
+            get throws { (try Money(parsing: amount, currency: currency), try starts.map { try CivilDate.parse($0, field: "starts") }) }
+        }
+
         func validate() throws {
             if kind == .dues {
                 guard paidBy == nil, !split.isGiven else {
                     throw ValidationError("Recurring dues are owed by every member: leave out --paid-by and the split options.")
                 }
             }
+            _ = try parsed
         }
 
-        func run() async throws {
-            let money = try Money(parsing: amount, currency: currency)
-            let startsOn = try starts.map { try CivilDate.parse($0, field: "starts") }
-            let charge = try await acting.run { services, actor in
-                switch kind {
-                case .dues:
-                    return try await services.recurringCharges.createDues(
-                        in: community, name: description, amount: money, rule: try RecurrenceRule.parse(rule), startsOn: startsOn, as: actor)
-                case .expense:
-                    let method = try await split.methodOrEveryone(services, community: community, currency: currency, as: actor)
-                    return try await services.recurringCharges.createExpense(
-                        in: community, description: description, amount: money,
-                        paidBy: try await paidBy.asyncMap { try await services.users.resolve($0) }, split: method,
-                        category: category,
-                        rule: try RecurrenceRule.parse(rule), startsOn: startsOn, as: actor)
-                }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> RecurringCharge {
+            let (money, startsOn) = try parsed
+            switch kind {
+            case .dues:
+                return try await services.recurringCharges.createDues(
+                    in: community, name: description, amount: money, rule: try RecurrenceRule.parse(rule), startsOn: startsOn, as: actor)
+            case .expense:
+                let method = try await split.methodOrEveryone(services, community: community, currency: currency, as: actor)
+                return try await services.recurringCharges.createExpense(
+                    in: community, description: description, amount: money,
+                    paidBy: try await paidBy.asyncMap { try await services.users.resolve($0) }, split: method,
+                    category: category,
+                    rule: try RecurrenceRule.parse(rule), startsOn: startsOn, as: actor)
             }
-            if output.json { return try printJSON(charge) }
+        }
+
+        func tell(_ charge: RecurringCharge) {
             print("Set up recurring \(charge.kind) \(charge.id): \(summary(charge)).")
         }
     }
 
-    struct List: AsyncParsableCommand {
+    struct List: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "A community's recurring expenses and dues, newest first.")
         @Option(help: "Community id.") var community: CommunityID
         @OptionGroup var page: PageOptions
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let list = try await acting.run { services, actor in
-                try await services.recurringCharges.list(
-                    in: community, limit: page.limit, cursor: page.cursor, as: actor)
-            }
-            if output.json { return try printJSON(list) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Page<RecurringCharge> {
+            try await services.recurringCharges.list(
+                in: community, limit: page.limit, cursor: page.cursor, as: actor)
+        }
+
+        func tell(_ list: Page<RecurringCharge>) {
             printPage(list, ["ID", "KIND", "DESCRIPTION", "AMOUNT", "RULE", "NEXT", "STATUS"]) {
                 [
                     $0.id.description, $0.kind.rawValue, $0.description, money($0).description, $0.recurrenceRule,
@@ -82,66 +87,72 @@ struct RecurringCommand: AsyncParsableCommand {
         }
     }
 
-    struct Show: AsyncParsableCommand {
+    struct Show: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Show a recurring expense or dues.")
         @Argument(help: "Recurring charge id.") var charge: RecurringChargeID
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let found = try await acting.run { services, actor in
-                try await services.recurringCharges.get(charge, as: actor)
-            }
-            if output.json { return try printJSON(found) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> RecurringCharge {
+            try await services.recurringCharges.get(charge, as: actor)
+        }
+
+        func tell(_ found: RecurringCharge) {
             print("Recurring \(found.kind) \(found.id): \(summary(found)).")
             if !found.skipped.isEmpty { print("Skipped: \(found.skipped.map(\.description).joined(separator: ", "))") }
         }
     }
 
-    struct Pause: AsyncParsableCommand {
+    struct Pause: RecurringChange {
         static let configuration = CommandConfiguration(
             abstract: "Pause (its creator or an admin; dues: an admin): days that pass while paused are not created.")
         @Argument(help: "Recurring charge id.") var charge: RecurringChargeID
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            try await report(output) { services, acting in try await services.recurringCharges.pause(charge, as: acting) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> RecurringCharge {
+            try await services.recurringCharges.pause(charge, as: actor)
         }
     }
 
-    struct Resume: AsyncParsableCommand {
+    struct Resume: RecurringChange {
         static let configuration = CommandConfiguration(abstract: "Resume from today in the community's zone.")
         @Argument(help: "Recurring charge id.") var charge: RecurringChargeID
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            try await report(output) { services, acting in try await services.recurringCharges.resume(charge, as: acting) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> RecurringCharge {
+            try await services.recurringCharges.resume(charge, as: actor)
         }
     }
 
-    struct Skip: AsyncParsableCommand {
+    struct Skip: RecurringChange {
         static let configuration = CommandConfiguration(abstract: "Leave out one day of the rule that has not been created yet.")
         @Argument(help: "Recurring charge id.") var charge: RecurringChargeID
         @Option(help: "The day to leave out, YYYY-MM-DD.") var date: String
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let day = try CivilDate.parse(date, field: "date")
-            try await report(output) { services, acting in try await services.recurringCharges.skip(charge, on: day, as: acting) }
+        /// The day, parsed (validate() parses it before connecting).
+        private var day: CivilDate {
+            get throws { try CivilDate.parse(date, field: "date") }
+        }
+
+        func validate() throws { _ = try day }
+
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> RecurringCharge {
+            try await services.recurringCharges.skip(charge, on: try day, as: actor)
         }
     }
 
-    struct End: AsyncParsableCommand {
+    struct End: RecurringChange {
         static let configuration = CommandConfiguration(abstract: "End for good: nothing more is created; what was created stays.")
         @Argument(help: "Recurring charge id.") var charge: RecurringChargeID
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            try await report(output) { services, acting in try await services.recurringCharges.end(charge, as: acting) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> RecurringCharge {
+            try await services.recurringCharges.end(charge, as: actor)
         }
     }
 }
@@ -156,23 +167,11 @@ private func summary(_ charge: RecurringCharge) -> String {
     return "\(charge.description), \(money(charge)) by \(charge.recurrenceRule) from \(charge.startsOn)\(next), \(charge.status)\(reason)"
 }
 
-/// Runs a change as the acting user and prints the charge after it.
-private protocol RecurringChange {
-    var acting: ActingOptions { get }
-}
-
-extension RecurringCommand.Pause: RecurringChange {}
-
-extension RecurringCommand.Resume: RecurringChange {}
-
-extension RecurringCommand.Skip: RecurringChange {}
-
-extension RecurringCommand.End: RecurringChange {}
+/// A change to a recurring charge (pause, resume, skip, end): it tells the charge after it.
+protocol RecurringChange: ActingCommand where Outcome == RecurringCharge {}
 
 extension RecurringChange {
-    func report(_ output: JSONOption, _ change: @Sendable @escaping (OrbitServices, UserID) async throws -> RecurringCharge) async throws {
-        let charge = try await acting.run(change)
-        if output.json { return try printJSON(charge) }
+    func tell(_ charge: RecurringCharge) {
         print("Recurring \(charge.kind) \(charge.id): \(summary(charge)).")
     }
 }
