@@ -124,18 +124,12 @@ package enum Domain: String, CaseIterable, Sendable {
     package var exemptions: [Part: String] {
         switch self {
         case .users:
-            [
-                .tests: "users are every test's cast; their rules are in SessionTests, AppOperationsTests and LifecycleTests",
-                .authorizationMatrix: "a user's own routes (/users/me) touch no community; SessionTests covers them",
-            ]
+            [.authorizationMatrix: "a user's own routes (/users/me) touch no community; SessionTests covers them"]
         case .family:
             [
                 .routes: "a user's family is served by UserRoutes (/users/me/family) and a child's sign-in by ChoreRoutes",
-                .tests: "its rules are in PayersAndFamilyTests and ChoreTests",
                 .authorizationMatrix: "a user's own family touches no community; ChoreAPITests covers the child's sign-in",
             ]
-        case .communities:
-            [.tests: "communities are every test's cast; their rules are in MemberTests, CommunityClockTests and PermissionTests"]
         case .members:
             [
                 .routes: "members are served by CommunityRoutes (/communities/{id}/members)",
@@ -145,22 +139,12 @@ package enum Domain: String, CaseIterable, Sendable {
             [.routes: "invites are served by CommunityRoutes (/communities/{id}/invites, /invites/redeem)"]
         case .calendarFeeds:
             [.authorizationMatrix: "a feed is a user's own (/users/me/calendar) and its address is its credential; CalendarFeedTests covers both"]
-        case .expenses:
-            [.tests: "its rules are in MoneyTests, FinanceTests, ItemisedExpenseTests and MoneyAPITests"]
         case .settlements:
-            [
-                .sql: "a settlement is a transaction (sql/150_expenses.sql); balances and settle-up are sql/155_balances.sql",
-                .tests: "its rules are in FinanceTests, MoneyPropertyTests and RateTests",
-            ]
+            [.sql: "a settlement is a transaction (sql/150_expenses.sql); balances and settle-up are sql/155_balances.sql"]
         case .export:
             [.sql: "an export reads the money tables; it has no SQL of its own"]
-        case .dues:
-            [.tests: "its rules are in FinanceTests, DuesPaidOnlineTests, DisputeTests and CheckoutTests"]
         case .billing:
-            [
-                .tests: "its rules are in StripeWebhookTests, AppStoreWebhookTests, CheckoutTests and DisputeTests",
-                .authorizationMatrix: "its routes are webhooks, checked by their signatures (TokenlessRoutesTests, StripeWebhookTests)",
-            ]
+            [.authorizationMatrix: "its routes are webhooks, checked by their signatures (TokenlessRoutesTests, StripeWebhookTests)"]
         case .notifications:
             [.authorizationMatrix: "a user's notifications (/notifications) touch no community's routes; NotificationTests covers whose they are"]
         case .devices:
@@ -199,7 +183,7 @@ package enum Domain: String, CaseIterable, Sendable {
                 .docs: "docs/operations.md describes them: they have no API",
                 .authorizationMatrix: "jobs run as the operator, outside any request",
             ]
-        case .events, .feed, .media, .rates, .recurringCharges, .chat, .chores, .search, .encryption:
+        case .communities, .events, .feed, .media, .expenses, .rates, .dues, .recurringCharges, .chat, .chores, .search, .encryption:
             [:]
         }
     }

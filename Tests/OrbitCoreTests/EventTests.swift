@@ -206,6 +206,28 @@ struct EventTests {
             #expect(tally.yes.responses == 1 && tally.no.responses == 1)
         }
     }
+
+    @Test("who is coming lists answers with names and family members; an answer can be withdrawn")
+    func whoIsComing() async throws {
+        try await withServices { services, _ in
+            let cast = try await Cast.make(services)
+            let event = try await services.events.create(
+                in: cast.community, EventDraft(title: "Game", startsAt: Date().addingTimeInterval(86_400)), as: cast.admin)
+            let kid = try await services.family.add(name: "Tim", as: cast.member)
+            _ = try await services.events.rsvp(event.id, status: .yes, plusOnes: 1, note: "Bringing snacks", as: cast.member)
+            _ = try await services.events.rsvp(event.id, status: .yes, familyMember: kid.id, as: cast.member)
+            _ = try await services.events.rsvp(event.id, status: .no, as: cast.admin)
+            let answers = try await services.events.rsvps(event.id, as: cast.admin).items
+            #expect(answers.count == 3)
+            let tim = try #require(answers.first { $0.rsvp.familyMemberID == kid.id })
+            #expect(tim.familyMemberName == "Tim" && tim.displayName == "Max Member")
+            #expect(answers.contains { $0.rsvp.plusOnes == 1 && $0.rsvp.note == "Bringing snacks" })
+            try await services.events.withdrawRSVP(event.id, familyMember: kid.id, as: cast.member)
+            #expect(try await services.events.rsvps(event.id, as: cast.admin).items.count == 2)
+            let again = await serviceError { try await services.events.withdrawRSVP(event.id, familyMember: kid.id, as: cast.member) }
+            #expect(again?.code == .notFound)
+        }
+    }
 }
 
 extension Date {

@@ -198,4 +198,19 @@ struct FeedTests {
             #expect(plain.mentionedUserIDs.isEmpty)
         }
     }
+
+    @Test("a poll's post carries its results, per option")
+    func pollResults() async throws {
+        try await withServices { services, _ in
+            let cast = try await Cast.make(services)
+            let post = try await services.feed.createPost(
+                in: cast.community, PostDraft(type: .poll, poll: Poll(question: "When?", options: ["Sat", "Sun", "Mon"])), as: cast.admin)
+            #expect(post.pollResults == [0, 0, 0])
+            _ = try await services.feed.vote(on: post.id, option: 2, as: cast.member)
+            _ = try await services.feed.vote(on: post.id, option: 2, as: cast.admin)
+            #expect(try await services.feed.post(post.id, as: cast.member).pollResults == [0, 0, 2])
+            let text = try await services.feed.createPost(in: cast.community, PostDraft(content: "Hi"), as: cast.admin)
+            #expect(text.pollResults == nil)
+        }
+    }
 }

@@ -4,21 +4,8 @@ import OrbitPostgres
 import OrbitTestSupport
 import Testing
 
-@Suite("Membership: last admin, rejoin, delete and restore, audit atomicity")
+@Suite("Membership: last admin, leaving at once, rejoin, one's own settings")
 struct MemberTests {
-    @Test("the creator is the first admin and member_count comes from the database")
-    func creation() async throws {
-        try await withServices { services, _ in
-            let creator = try await services.users.create(email: "c@example.com", displayName: "Cleo").id
-            let community = try await services.communities.create(name: "Family", description: "Us", as: creator)
-            #expect(community.memberCount == 1 && community.createdBy == creator)
-            let members = (try await services.members.list(of: community.id, as: creator)).items
-            #expect(members.map(\.role) == [.admin] && members.map(\.userID) == [creator])
-            let log = (try await services.communities.auditLog(community.id, as: creator)).items
-            #expect(log.map(\.action) == ["community.created"])
-        }
-    }
-
     @Test("the last admin can neither leave, be removed, nor be demoted")
     func lastAdmin() async throws {
         try await withServices { services, _ in
@@ -74,75 +61,17 @@ struct MemberTests {
         }
     }
 
-    @Test("a deleted community disappears for its members; an operator restores it within 30 days, not after")
-    func deleteAndRestore() async throws {
-        try await withServices { services, database in
-            let cast = try await Cast.make(services)
-            try await services.communities.delete(cast.community, as: cast.admin)
-            let hidden = await serviceError { try await services.communities.get(cast.community, as: cast.member) }
-            #expect(hidden?.code == .notFound)
-            #expect(try await services.communities.mine(as: cast.member).isEmpty)
-
-            let restored = try await services.communities.restore(cast.community, as: cast.admin)
-            #expect(restored.deletedAt == nil)
-            let visible = try await services.communities.get(cast.community, as: cast.member)
-            #expect(visible.id == cast.community)
-
-            try await services.communities.delete(cast.community, as: cast.admin)
-            try await database.withConnection { connection in
-                try await connection.query("UPDATE communities SET deleted_at = now() - interval '31 days' WHERE id = \(cast.community)")
-            }
-            let tooLate = await serviceError { try await services.communities.restore(cast.community, as: cast.admin) }
-            #expect(tooLate?.code == .conflict)
-        }
-    }
-
-    @Test(
-        "settings are validated: types, ranges, real time zones, no unknown keys",
-        arguments: [
-            #"{"allowMemberPosts": "yes"}"#, #"{"defaultReminderHours": 169}"#, #"{"defaultReminderHours": 1.5}"#,
-            #"{"timezone": "Mars/Olympus_Mons"}"#, #"{"colour": "red"}"#, #"[1, 2]"#, "not json",
-        ])
-    func invalidSettings(json: String) {
-        #expect(throws: ServiceError.self) { try CommunitySettings.parse(json: json) }
-    }
-
-    @Test("valid settings parse and merge over the current ones")
-    func validSettings() throws {
-        let parsed = try CommunitySettings.parse(json: #"{"timezone": "Europe/Berlin", "defaultReminderHours": 48}"#)
-        let merged = CommunitySettings(allowMemberEvents: false, timezone: "UTC").merging(parsed)
-        #expect(merged == CommunitySettings(allowMemberEvents: false, defaultReminderHours: 48, timezone: "Europe/Berlin"))
-    }
-
-    @Test(
-        "names and emails are validated",
-        arguments: [
-            ("display_name", String(repeating: "x", count: 101)), ("display_name", "bell\u{7}"), ("display_name", "   "),
-            ("email", "no-at-sign"), ("email", "a@b"), ("email", "two words@example.com"),
-        ])
-    func invalidUsers(field: String, value: String) async throws {
-        try await withServices { services, _ in
-            let error = await serviceError {
-                field == "email"
-                    ? try await services.users.create(email: value, displayName: "Valid")
-                    : try await services.users.create(email: "valid@example.com", displayName: value)
-            }
-            #expect(error?.code == .invalidInput && error?.field == field)
-        }
-    }
-
-    @Test("family members: one's own to add, rename and remove; visible to people one shares a community with")
-    func family() async throws {
+    @Test("one's own membership: a nickname and notification types turned off, which then are not sent")
+    func membershipSettings() async throws {
         try await withServices { services, _ in
             let cast = try await Cast.make(services)
-            let kid = try await services.family.add(name: "Tommy", as: cast.member)
-            _ = try await services.family.rename(kid.id, to: "Tom", as: cast.member)
-            #expect(try await services.family.list(of: cast.member, as: cast.admin).map(\.name) == ["Tom"])
-            #expect(try await services.family.list(of: cast.member, as: cast.outsider).isEmpty)
-            let notYours = await serviceError { try await services.family.remove(kid.id, as: cast.admin) }
-            #expect(notYours?.code == .notFound)
-            try await services.family.remove(kid.id, as: cast.member)
-            #expect(try await services.family.list(as: cast.member).isEmpty)
+            let mine = try await services.members.updateMine(
+                in: cast.community, nickname: .some("Maxi"), notificationPrefs: [.newPost: false], as: cast.member)
+            #expect(mine.member.nickname == "Maxi" && mine.notificationPrefs == ["new_post": false])
+            _ = try await services.feed.createPost(in: cast.community, PostDraft(content: "Hello"), as: cast.admin)
+            #expect((try await services.notifications.list(as: cast.member)).items.isEmpty)
+            let cleared = try await services.members.updateMine(in: cast.community, nickname: .some(nil), as: cast.member)
+            #expect(cleared.member.nickname == nil && cleared.notificationPrefs == ["new_post": false])
         }
     }
 }

@@ -18,3 +18,28 @@ extension OrbitServices {
         return .child(session)
     }
 }
+
+/// What the money suites share (`ExpenseTests`, `DuesTests`, `FamilyTests`): a person's balance in
+/// the cast's community, and an away game with its answers.
+protocol MoneyScenarios {}
+
+extension MoneyScenarios {
+    func balance(_ services: OrbitServices, _ cast: Cast, _ user: UserID) async throws -> Int64 {
+        try await services.settlements.balances(in: cast.community, as: cast.member).first { $0.userID == user }?.balance ?? 0
+    }
+
+    /// An away game tomorrow: the admin comes with a plus-one (2 heads), the member with Tim (1 + 1,
+    /// for Tim), a third member says no.
+    static func awayGame(_ services: OrbitServices, _ cast: Cast) async throws -> (third: UserID, tim: FamilyMember, game: Event) {
+        let third = try await services.users.create(email: "t@example.com", displayName: "Third").id
+        _ = try await services.members.add(third, to: cast.community, as: cast.admin)
+        let tim = try await services.family.add(name: "Tim", as: cast.member)
+        let game = try await services.events.create(
+            in: cast.community, EventDraft(title: "Away game", startsAt: Date().addingTimeInterval(86_400)), as: cast.admin)
+        _ = try await services.events.rsvp(game.id, status: .yes, plusOnes: 1, as: cast.admin)  // 2 heads
+        _ = try await services.events.rsvp(game.id, status: .yes, as: cast.member)  // 1
+        _ = try await services.events.rsvp(game.id, status: .yes, familyMember: tim.id, as: cast.member)  // 1, for Tim
+        _ = try await services.events.rsvp(game.id, status: .no, as: third)
+        return (third, tim, game)
+    }
+}
