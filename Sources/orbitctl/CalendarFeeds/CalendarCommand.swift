@@ -24,8 +24,8 @@ struct CalendarCommand: AsyncParsableCommand {
         }
     }
 
-    static func show(_ link: CalendarFeedLink, json: Bool) throws {
-        if json { return try printJSON(link) }
+    /// A feed address for people: the link, or (when it was shown before) how to get a new one.
+    static func tell(_ link: CalendarFeedLink) {
         guard let url = link.url, let https = link.httpsURL else {
             print("The feed address was made on \(link.createdAt.formatted(.iso8601)) and shown then; the server keeps only its digest.")
             print("`orbitctl calendar rotate` makes a new address (the old one stops working).")
@@ -35,7 +35,7 @@ struct CalendarCommand: AsyncParsableCommand {
         print("(over https: \(https))")
     }
 
-    struct URLCommand: AsyncParsableCommand {
+    struct URLCommand: ActingCommand {
         static let configuration = CommandConfiguration(
             commandName: "url",
             abstract: "Print the acting user's feed address (webcal://…), made and shown the first time it is asked for (then only its date).")
@@ -44,49 +44,55 @@ struct CalendarCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let token = try await acting.run { services, actor in
-                if let community { _ = try await services.communities.get(community, as: actor) }
-                return try await services.calendarFeeds.token(as: actor)
-            }
-            try CalendarCommand.show(try links.link(token, community: community), json: output.json)
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> CalendarFeedLink {
+            if let community { _ = try await services.communities.get(community, as: actor) }
+            return try links.link(try await services.calendarFeeds.token(as: actor), community: community)
         }
+
+        func tell(_ link: CalendarFeedLink) { CalendarCommand.tell(link) }
     }
 
-    struct Rotate: AsyncParsableCommand {
+    struct Rotate: ActingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Give the acting user a new feed address; the old one stops working at once (404).")
         @OptionGroup var links: LinkOptions
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let token = try await acting.run { services, actor in try await services.calendarFeeds.rotate(as: actor) }
-            try CalendarCommand.show(try links.link(token), json: output.json)
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> CalendarFeedLink {
+            try links.link(try await services.calendarFeeds.rotate(as: actor))
         }
+
+        func tell(_ link: CalendarFeedLink) { CalendarCommand.tell(link) }
     }
 
-    struct Revoke: AsyncParsableCommand {
+    struct Revoke: ActingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Revoke the acting user's feed address (404 from now on); `calendar url` makes a new one.")
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let revoked = try await acting.run { services, actor in try await services.calendarFeeds.revoke(as: actor) }
-            if output.json { return try printJSON(DoneOutput(revoked: revoked)) }
-            print(revoked ? "Revoked the calendar feed address." : "There was no calendar feed address to revoke.")
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> DoneOutput {
+            DoneOutput(revoked: try await services.calendarFeeds.revoke(as: actor))
+        }
+
+        func tell(_ done: DoneOutput) {
+            print(done.revoked == true ? "Revoked the calendar feed address." : "There was no calendar feed address to revoke.")
         }
     }
 
-    struct Feed: AsyncParsableCommand {
+    struct Feed: ActingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print the acting user's feed (iCalendar, RFC 5545) as their calendar would fetch it.")
         @Option(help: "Only this community's events.") var community: CommunityID?
         @OptionGroup var acting: ActingOptions
+        var output: TextOutput { TextOutput() }
 
-        func run() async throws {
-            let text = try await acting.run { services, actor in try await services.calendarFeeds.feed(of: actor, community: community) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> String {
+            try await services.calendarFeeds.feed(of: actor, community: community)
+        }
+
+        func tell(_ text: String) {
             FileHandle.standardOutput.write(Data(text.utf8))
         }
     }

@@ -13,7 +13,7 @@ struct ChatCommand: AsyncParsableCommand {
         ]
     )
 
-    struct Start: AsyncParsableCommand {
+    struct Start: ActingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Start a group or a direct conversation (a direct one the pair has already is returned as it is).")
         @Option(help: "Community id.") var community: CommunityID
@@ -23,19 +23,40 @@ struct ChatCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let people = with.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
-            guard !people.isEmpty, people.allSatisfy({ !$0.isEmpty }) else {
-                throw ValidationError("--with must be users (ids or emails) separated by commas.")
+        /// The conversation and whether it is new; `--json` prints the conversation alone.
+        struct Started: Encodable {
+            let conversation: Conversation
+            let created: Bool
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.singleValueContainer()
+                try container.encode(conversation)
             }
-            let (conversation, created) = try await acting.run { services, actor in
-                var users: [UserID] = []
-                for person in people { users.append(try await services.users.resolve(person)) }
-                return try await services.chat.start(
-                    in: community, kind: kind, with: users, title: title, as: actor)
+        }
+
+        /// The other people, as given (validate() splits them before connecting).
+        private var people: [String] {
+            get throws {
+                let people = with.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+                guard !people.isEmpty, people.allSatisfy({ !$0.isEmpty }) else {
+                    throw ValidationError("--with must be users (ids or emails) separated by commas.")
+                }
+                return people
             }
-            if output.json { return try printJSON(conversation) }
-            print("\(created ? "Started" : "Already there:") \(conversation.kind.rawValue) conversation \(conversation.id).")
+        }
+
+        func validate() throws { _ = try people }
+
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Started {
+            var users: [UserID] = []
+            for person in try people { users.append(try await services.users.resolve(person)) }
+            let (conversation, created) = try await services.chat.start(in: community, kind: kind, with: users, title: title, as: actor)
+            return Started(conversation: conversation, created: created)
+        }
+
+        func tell(_ started: Started) {
+            let conversation = started.conversation
+            print("\(started.created ? "Started" : "Already there:") \(conversation.kind.rawValue) conversation \(conversation.id).")
         }
     }
 
@@ -64,7 +85,7 @@ struct ChatCommand: AsyncParsableCommand {
         }
     }
 
-    struct Send: AsyncParsableCommand {
+    struct Send: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Send a message; the same --client-id again stores nothing new.")
         @Argument(help: "Conversation id.") var conversation: ConversationID
         @Option(help: "The message (up to 4,000 characters).") var text: String?
@@ -73,13 +94,25 @@ struct ChatCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let (message, created) = try await acting.run { services, actor in
-                try await services.chat.send(
-                    to: conversation, text: text, encrypted: try encrypted.content, clientMessageID: clientID, as: actor)
+        /// The message and whether it is new; `--json` prints the message alone.
+        struct Sent: Encodable {
+            let message: ChatMessage
+            let created: Bool
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.singleValueContainer()
+                try container.encode(message)
             }
-            if output.json { return try printJSON(message) }
-            print("\(created ? "Sent" : "Sent before:") message \(message.id) (#\(message.position)).")
+        }
+
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Sent {
+            let (message, created) = try await services.chat.send(
+                to: conversation, text: text, encrypted: try encrypted.content, clientMessageID: clientID, as: actor)
+            return Sent(message: message, created: created)
+        }
+
+        func tell(_ sent: Sent) {
+            print("\(sent.created ? "Sent" : "Sent before:") message \(sent.message.id) (#\(sent.message.position)).")
         }
     }
 
@@ -161,28 +194,34 @@ struct ChatCommand: AsyncParsableCommand {
         }
     }
 
-    struct Delete: AsyncParsableCommand {
+    struct Delete: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Delete a message (one's own; an admin's in the community conversation).")
         @Argument(help: "Message id.") var message: MessageID
         @OptionGroup var acting: ActingOptions
+        var output: TextOutput { TextOutput() }
 
-        func run() async throws {
-            try await acting.run { services, actor in
-                try await services.chat.delete(message, as: actor)
-            }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> DoneOutput {
+            try await services.chat.delete(message, as: actor)
+            return DoneOutput(id: message.description, deleted: true)
+        }
+
+        func tell(_ done: DoneOutput) {
             print("Deleted \(message).")
         }
     }
 
-    struct Leave: AsyncParsableCommand {
+    struct Leave: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Leave a group.")
         @Argument(help: "Conversation id.") var conversation: ConversationID
         @OptionGroup var acting: ActingOptions
+        var output: TextOutput { TextOutput() }
 
-        func run() async throws {
-            try await acting.run { services, actor in
-                try await services.chat.leave(conversation, as: actor)
-            }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> DoneOutput {
+            try await services.chat.leave(conversation, as: actor)
+            return DoneOutput(id: conversation.description, left: true)
+        }
+
+        func tell(_ done: DoneOutput) {
             print("Left \(conversation).")
         }
     }

@@ -111,17 +111,18 @@ struct CommunityCommand: AsyncParsableCommand {
         }
     }
 
-    struct Delete: AsyncParsableCommand {
+    struct Delete: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Soft-delete a community (its creator); restorable for 30 days.")
         @Argument(help: "Community id.") var community: CommunityID
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            try await acting.run { services, actor in
-                try await services.communities.delete(community, as: actor)
-            }
-            if output.json { return try printJSON(DoneOutput(id: community.description, deleted: true)) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> DoneOutput {
+            try await services.communities.delete(community, as: actor)
+            return DoneOutput(id: community.description, deleted: true)
+        }
+
+        func tell(_ done: DoneOutput) {
             print("Deleted community \(community); an operator can restore it within 30 days.")
         }
     }
@@ -182,20 +183,20 @@ struct CommunityCommand: AsyncParsableCommand {
         }
     }
 
-    struct RemoveMember: AsyncParsableCommand {
+    struct RemoveMember: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Remove a member (admins). The last admin cannot be removed.")
         @Argument(help: "Community id.") var community: CommunityID
         @Option(help: "The member to remove (id or email).") var user: String
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let removed = try await acting.run { services, actor in
-                let member = try await services.users.resolve(user)
-                try await services.members.remove(member, from: community, as: actor)
-                return member
-            }
-            if output.json { return try printJSON(DoneOutput(communityId: community.description, userId: removed.description, removed: true)) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> DoneOutput {
+            let member = try await services.users.resolve(user)
+            try await services.members.remove(member, from: community, as: actor)
+            return DoneOutput(communityId: community.description, userId: member.description, removed: true)
+        }
+
+        func tell(_ done: DoneOutput) {
             print("Removed \(user) from community \(community).")
         }
     }
@@ -217,17 +218,18 @@ struct CommunityCommand: AsyncParsableCommand {
         }
     }
 
-    struct Leave: AsyncParsableCommand {
+    struct Leave: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "The acting user leaves a community. The last admin cannot leave.")
         @Argument(help: "Community id.") var community: CommunityID
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            try await acting.run { services, actor in
-                try await services.members.leave(community, as: actor)
-            }
-            if output.json { return try printJSON(DoneOutput(communityId: community.description, left: true)) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> DoneOutput {
+            try await services.members.leave(community, as: actor)
+            return DoneOutput(communityId: community.description, left: true)
+        }
+
+        func tell(_ done: DoneOutput) {
             print("Left community \(community).")
         }
     }

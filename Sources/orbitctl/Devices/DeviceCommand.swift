@@ -44,17 +44,18 @@ struct DeviceCommand: AsyncParsableCommand {
         }
     }
 
-    struct Remove: AsyncParsableCommand {
+    struct Remove: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Remove one of the acting user's device tokens.")
         @Argument(help: "The APNs device token, in hex.") var token: String
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            try await acting.run { services, actor in
-                try await services.devices.remove(token: token, as: actor)
-            }
-            if output.json { return try printJSON(DoneOutput(id: token, removed: true)) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> DoneOutput {
+            try await services.devices.remove(token: token, as: actor)
+            return DoneOutput(id: token, removed: true)
+        }
+
+        func tell(_ done: DoneOutput) {
             print("Removed device \(token).")
         }
     }

@@ -119,7 +119,7 @@ struct EventCommand: AsyncParsableCommand {
         }
     }
 
-    struct Delete: AsyncParsableCommand {
+    struct Delete: ActingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Delete an event, a whole series, one occurrence, or an occurrence and the following ones.")
         @Argument(help: "Event id.") var event: EventID
@@ -132,12 +132,15 @@ struct EventCommand: AsyncParsableCommand {
             if following && occurrence == nil { throw ValidationError("--following needs --occurrence.") }
         }
 
-        func run() async throws {
-            let scope: EventDeletionScope = occurrence == nil ? .all : (following ? .following : .occurrence)
-            try await acting.run { services, actor in
-                try await services.events.delete(event, occurrence: occurrence?.date, scope: scope, as: actor)
-            }
-            if output.json { return try printJSON(DoneOutput(id: event.description, deleted: true)) }
+        /// What --occurrence and --following delete.
+        private var scope: EventDeletionScope { occurrence == nil ? .all : (following ? .following : .occurrence) }
+
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> DoneOutput {
+            try await services.events.delete(event, occurrence: occurrence?.date, scope: scope, as: actor)
+            return DoneOutput(id: event.description, deleted: true)
+        }
+
+        func tell(_ done: DoneOutput) {
             print(
                 "Deleted \(scope == .all ? "event" : scope == .occurrence ? "one occurrence of event" : "the following occurrences of event") \(event)."
             )

@@ -10,18 +10,21 @@ struct FamilyCommand: AsyncParsableCommand {
         subcommands: [Add.self, List.self, Rename.self, Remove.self, SetPIN.self, Pair.self, Devices.self]
     )
 
-    struct SetPIN: AsyncParsableCommand {
+    struct SetPIN: ActingCommand {
         static let configuration = CommandConfiguration(
             commandName: "set-pin", abstract: "Set a child's sign-in PIN (4 to 6 digits; the child's own parent only).")
         @Argument(help: "Family member id.") var member: FamilyMemberID
         @Option(help: "A community the child's parent is in.") var community: CommunityID
         @Option(help: "The PIN.") var pin: String
         @OptionGroup var acting: ActingOptions
+        var output: TextOutput { TextOutput() }
 
-        func run() async throws {
-            try await acting.run { services, actor in
-                try await services.family.setPIN(pin, for: member, in: community, as: actor)
-            }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> DoneOutput {
+            try await services.family.setPIN(pin, for: member, in: community, as: actor)
+            return DoneOutput(id: member.description)
+        }
+
+        func tell(_ done: DoneOutput) {
             print("PIN set for \(member).")
         }
     }
@@ -52,7 +55,7 @@ struct FamilyCommand: AsyncParsableCommand {
             subcommands: [ListDevices.self, Revoke.self]
         )
 
-        struct ListDevices: AsyncParsableCommand {
+        struct ListDevices: ActingCommand {
             static let configuration = CommandConfiguration(
                 commandName: "list", abstract: "List a child's devices for --community: pending, paired, expired or revoked.")
             @Argument(help: "Family member id.") var member: FamilyMemberID
@@ -60,11 +63,11 @@ struct FamilyCommand: AsyncParsableCommand {
             @OptionGroup var acting: ActingOptions
             @OptionGroup var output: JSONOption
 
-            func run() async throws {
-                let devices = try await acting.run { services, actor in
-                    try await services.family.devices(of: member, in: community, as: actor)
-                }
-                if output.json { return try printJSON(devices) }
+            func act(_ services: OrbitServices, as actor: UserID) async throws -> [ChildDevice] {
+                try await services.family.devices(of: member, in: community, as: actor)
+            }
+
+            func tell(_ devices: [ChildDevice]) {
                 printTable(
                     ["ID", "STATUS", "PAIRED", "LAST USED", "EXPIRES", "REVOKED"],
                     devices.map {
@@ -73,7 +76,7 @@ struct FamilyCommand: AsyncParsableCommand {
             }
         }
 
-        struct Revoke: AsyncParsableCommand {
+        struct Revoke: ActingCommand {
             static let configuration = CommandConfiguration(
                 abstract: "Revoke one of a child's devices (--device), or all of them (--all): it signs in no more, and its tokens stop at once.")
             @Argument(help: "Family member id.") var member: FamilyMemberID
@@ -87,12 +90,13 @@ struct FamilyCommand: AsyncParsableCommand {
                 guard (device != nil) != all else { throw ValidationError("Name one device with --device, or revoke them all with --all.") }
             }
 
-            func run() async throws {
-                try await acting.run { services, actor in
-                    try await services.family.revokeDevices(
-                        of: member, in: community, device: device, as: actor)
-                }
-                if output.json { return try printJSON(DoneOutput(id: device?.description ?? member.description, revoked: true)) }
+            func act(_ services: OrbitServices, as actor: UserID) async throws -> DoneOutput {
+                try await services.family.revokeDevices(
+                    of: member, in: community, device: device, as: actor)
+                return DoneOutput(id: device?.description ?? member.description, revoked: true)
+            }
+
+            func tell(_ done: DoneOutput) {
                 print(device.map { "Revoked device \($0)." } ?? "Revoked every device of \(member) for \(community).")
             }
         }
@@ -145,17 +149,18 @@ struct FamilyCommand: AsyncParsableCommand {
         }
     }
 
-    struct Remove: AsyncParsableCommand {
+    struct Remove: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Remove one of the acting user's family members.")
         @Argument(help: "Family member id.") var familyMember: FamilyMemberID
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            try await acting.run { services, actor in
-                try await services.family.remove(familyMember, as: actor)
-            }
-            if output.json { return try printJSON(DoneOutput(id: familyMember.description, removed: true)) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> DoneOutput {
+            try await services.family.remove(familyMember, as: actor)
+            return DoneOutput(id: familyMember.description, removed: true)
+        }
+
+        func tell(_ done: DoneOutput) {
             print("Removed family member \(familyMember).")
         }
     }

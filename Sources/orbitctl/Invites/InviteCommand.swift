@@ -50,17 +50,18 @@ struct InviteCommand: AsyncParsableCommand {
         }
     }
 
-    struct Revoke: AsyncParsableCommand {
+    struct Revoke: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Revoke an invite (admins).")
         @Argument(help: "Invite id.") var invite: InviteID
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            try await acting.run { services, actor in
-                try await services.invites.revoke(invite, as: actor)
-            }
-            if output.json { return try printJSON(DoneOutput(id: invite.description, revoked: true)) }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> DoneOutput {
+            try await services.invites.revoke(invite, as: actor)
+            return DoneOutput(id: invite.description, revoked: true)
+        }
+
+        func tell(_ done: DoneOutput) {
             print("Revoked invite \(invite).")
         }
     }

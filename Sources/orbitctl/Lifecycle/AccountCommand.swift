@@ -11,26 +11,32 @@ struct AccountCommand: AsyncParsableCommand {
         subcommands: [Delete.self, CancelDeletion.self]
     )
 
-    struct Delete: AsyncParsableCommand {
+    struct Delete: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Request the acting user's account deletion.")
         @OptionGroup var acting: ActingOptions
+        var output: TextOutput { TextOutput() }
 
-        func run() async throws {
-            let effective = try await acting.run { services, actor in
-                try await services.lifecycle.requestAccountDeletion(as: actor)
-            }
+        /// When the account will be deleted.
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Date {
+            try await services.lifecycle.requestAccountDeletion(as: actor)
+        }
+
+        func tell(_ effective: Date) {
             print("The account will be deleted after \(show(effective)) unless the request is cancelled.")
         }
     }
 
-    struct CancelDeletion: AsyncParsableCommand {
+    struct CancelDeletion: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Cancel a pending account deletion.")
         @OptionGroup var acting: ActingOptions
+        var output: TextOutput { TextOutput() }
 
-        func run() async throws {
-            try await acting.run { services, actor in
-                try await services.lifecycle.cancelAccountDeletion(as: actor)
-            }
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> DoneOutput {
+            try await services.lifecycle.cancelAccountDeletion(as: actor)
+            return DoneOutput()
+        }
+
+        func tell(_ done: DoneOutput) {
             print("Account deletion cancelled.")
         }
     }

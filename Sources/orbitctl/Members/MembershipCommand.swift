@@ -3,7 +3,7 @@ import Foundation
 import OrbitCore
 
 /// `orbitctl community membership --community C --as U [--nickname N | --clear-nickname] [--notify TYPE=on|off …]`
-struct CommunityMembershipCommand: AsyncParsableCommand {
+struct CommunityMembershipCommand: ActingCommand {
     static let configuration = CommandConfiguration(
         commandName: "membership",
         abstract: "Show or change one's own membership: nickname and which notifications one gets.",
@@ -17,27 +17,35 @@ struct CommunityMembershipCommand: AsyncParsableCommand {
     @OptionGroup var acting: ActingOptions
     @OptionGroup var output: JSONOption
 
-    func validate() throws {
-        if nickname != nil && clearNickname { throw ValidationError("Give --nickname or --clear-nickname, not both.") }
+    /// The notification preferences to change (validate() parses them before connecting).
+    private var prefs: [NotificationType: Bool] {
+        get throws {
+            var prefs: [NotificationType: Bool] = [:]
+            for item in notify {
+                let pair = item.split(separator: "=", maxSplits: 1).map(String.init)
+                guard pair.count == 2, let on = ["on": true, "off": false][pair[1]] else {
+                    throw CommandFailure("--notify takes TYPE=on or TYPE=off (got \"\(item)\").")
+                }
+                prefs[try NotificationType.parse(pair[0], field: "notify")] = on
+            }
+            return prefs
+        }
     }
 
-    func run() async throws {
-        var prefs: [NotificationType: Bool] = [:]
-        for item in notify {
-            let pair = item.split(separator: "=", maxSplits: 1).map(String.init)
-            guard pair.count == 2, let on = ["on": true, "off": false][pair[1]] else {
-                throw CommandFailure("--notify takes TYPE=on or TYPE=off (got \"\(item)\").")
-            }
-            prefs[try NotificationType.parse(pair[0], field: "notify")] = on
-        }
+    func validate() throws {
+        if nickname != nil && clearNickname { throw ValidationError("Give --nickname or --clear-nickname, not both.") }
+        _ = try prefs
+    }
+
+    func act(_ services: OrbitServices, as actor: UserID) async throws -> MyMembership {
+        let prefs = try prefs
         let nicknameChange: String?? = clearNickname ? .some(nil) : nickname.map { .some($0) }
-        let changes = nicknameChange != nil || !prefs.isEmpty
-        let membership = try await acting.run { services, actor in
-            if !changes { return try await services.members.mine(in: community, as: actor) }
-            return try await services.members.updateMine(
-                in: community, nickname: nicknameChange, notificationPrefs: prefs.isEmpty ? nil : prefs, as: actor)
-        }
-        if output.json { return try printJSON(membership) }
+        if nicknameChange == nil && prefs.isEmpty { return try await services.members.mine(in: community, as: actor) }
+        return try await services.members.updateMine(
+            in: community, nickname: nicknameChange, notificationPrefs: prefs.isEmpty ? nil : prefs, as: actor)
+    }
+
+    func tell(_ membership: MyMembership) {
         let off = membership.notificationPrefs.filter { !$0.value }.keys.sorted()
         printTable(
             ["ROLE", "NICKNAME", "NOTIFICATIONS OFF"],

@@ -11,42 +11,55 @@ struct NotificationsCommand: AsyncParsableCommand {
         subcommands: [List.self, Read.self]
     )
 
-    struct List: AsyncParsableCommand {
+    struct List: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Newest first, with the unread count.")
         @OptionGroup var page: PageOptions
         @Flag(help: "Only unread ones.") var unread = false
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func run() async throws {
-            let (items, count) = try await acting.run { services, actor in
-                return (
-                    try await services.notifications.list(limit: page.limit, cursor: page.cursor, unreadOnly: unread, as: actor),
-                    try await services.notifications.unreadCount(as: actor)
-                )
+        /// A page of notifications and the unread count; `--json` prints the page alone.
+        struct Listed: Encodable {
+            let items: Page<AppNotification>
+            let unread: Int
+
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.singleValueContainer()
+                try container.encode(items)
             }
-            if output.json { return try printJSON(items) }
-            printPage(items, ["WHEN", "TYPE", "TITLE", "READ", "ID"]) {
+        }
+
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Listed {
+            Listed(
+                items: try await services.notifications.list(limit: page.limit, cursor: page.cursor, unreadOnly: unread, as: actor),
+                unread: try await services.notifications.unreadCount(as: actor))
+        }
+
+        func tell(_ listed: Listed) {
+            printPage(listed.items, ["WHEN", "TYPE", "TITLE", "READ", "ID"]) {
                 [show($0.createdAt), $0.type.rawValue, $0.title, $0.readAt == nil ? "" : "yes", $0.id.description]
             }
-            print("Unread: \(count)")
+            print("Unread: \(listed.unread)")
         }
     }
 
-    struct Read: AsyncParsableCommand {
+    struct Read: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Mark one notification, or all with --all, read.")
         @Argument(help: "Notification id.") var notification: NotificationID?
         @Flag(help: "Mark all read.") var all = false
         @OptionGroup var acting: ActingOptions
+        var output: TextOutput { TextOutput() }
 
         func validate() throws {
             if all == (notification != nil) { throw ValidationError("Give a notification id or --all.") }
         }
 
-        func run() async throws {
-            let count = try await acting.run { services, actor in
-                try await services.notifications.markRead(notification, as: actor)
-            }
+        /// How many were marked read.
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Int {
+            try await services.notifications.markRead(notification, as: actor)
+        }
+
+        func tell(_ count: Int) {
             print("Marked \(count) notification(s) read.")
         }
     }

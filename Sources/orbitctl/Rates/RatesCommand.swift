@@ -73,7 +73,7 @@ struct RatesCommand: AsyncParsableCommand {
         }
     }
 
-    struct Show: AsyncParsableCommand {
+    struct Show: ActingCommand {
         static let configuration = CommandConfiguration(
             abstract: "The rate a conversion would use (members): the community's own first, else the ECB's crossed through EUR.")
         @Option(help: "Community id.") var community: CommunityID
@@ -81,13 +81,24 @@ struct RatesCommand: AsyncParsableCommand {
         @Option(help: "ISO 4217 code.") var to: Currency
         @Option(help: "The day, YYYY-MM-DD (default today in the community's zone).") var date: String?
         @OptionGroup var acting: ActingOptions
+        var output: TextOutput { TextOutput() }
 
-        func run() async throws {
-            let day = try date.map { try CivilDate.parse($0, field: "date") }
-            let rate = try await acting.run { services, actor in
-                try await services.rates.rate(in: community, from: from, to: to, on: day, as: actor)
+        /// --date (validate() parses it before connecting).
+        private var day: CivilDate? {
+            get throws { try date.map { try CivilDate.parse($0, field: "date") } }
+        }
+
+        func validate() throws { _ = try day }
+
+        /// The rate, a decimal.
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> String {
+            guard let rate = try await services.rates.rate(in: community, from: from, to: to, on: try day, as: actor) else {
+                throw CommandFailure("No rate from \(from) to \(to) is known.")
             }
-            guard let rate else { throw CommandFailure("No rate from \(from) to \(to) is known.") }
+            return rate
+        }
+
+        func tell(_ rate: String) {
             print("1 \(from) = \(rate) \(to)")
         }
     }

@@ -3,7 +3,7 @@ import Foundation
 import OrbitCore
 
 /// `orbitctl search …`
-struct SearchCommand: AsyncParsableCommand {
+struct SearchCommand: ActingCommand {
     static let configuration = CommandConfiguration(
         commandName: "search",
         abstract: "Search a community's posts, comments, events, expenses and one's chat messages, best match first.",
@@ -22,11 +22,11 @@ struct SearchCommand: AsyncParsableCommand {
     @OptionGroup var acting: ActingOptions
     @OptionGroup var output: JSONOption
 
-    func run() async throws {
-        let page = try await acting.run { services, actor in
-            try await services.search.search(community, for: query, limit: limit, cursor: cursor, as: actor)
-        }
-        if output.json { return try printJSON(page) }
+    func act(_ services: OrbitServices, as actor: UserID) async throws -> Page<SearchHit> {
+        try await services.search.search(community, for: query, limit: limit, cursor: cursor, as: actor)
+    }
+
+    func tell(_ page: Page<SearchHit>) {
         if page.items.isEmpty { return print("Nothing found.") }
         printTable(
             ["KIND", "ID", "OPEN", "RANK", "SNIPPET"],

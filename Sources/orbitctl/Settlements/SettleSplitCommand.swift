@@ -3,7 +3,7 @@ import Foundation
 import OrbitCore
 
 /// `orbitctl expense settle-split SPLIT --as U [--via METHOD]`
-struct ExpenseSettleSplitCommand: AsyncParsableCommand {
+struct ExpenseSettleSplitCommand: ActingCommand {
     static let configuration = CommandConfiguration(
         commandName: "settle-split",
         abstract: "Mark one split settled (its debtor, the payer or an admin); it stays in the balances, as settled.")
@@ -12,11 +12,11 @@ struct ExpenseSettleSplitCommand: AsyncParsableCommand {
     @OptionGroup var acting: ActingOptions
     @OptionGroup var output: JSONOption
 
-    func run() async throws {
-        let expense = try await acting.run { services, actor in
-            try await services.settlements.settleSplit(split, via: via, as: actor)
-        }
-        if output.json { return try printJSON(expense) }
+    func act(_ services: OrbitServices, as actor: UserID) async throws -> Expense {
+        try await services.settlements.settleSplit(split, via: via, as: actor)
+    }
+
+    func tell(_ expense: Expense) {
         print("Split \(split) of expense \(expense.id) settled.")
     }
 }

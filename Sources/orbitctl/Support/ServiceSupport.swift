@@ -40,8 +40,10 @@ struct ReadingOptions: ParsableArguments {
 /// JSON instead with `--json`.
 protocol ActingCommand: AsyncParsableCommand {
     associatedtype Outcome: Encodable
+    associatedtype Output: CommandOutput
     var acting: ActingOptions { get }
-    var output: JSONOption { get }
+    /// `@OptionGroup var output: JSONOption`; `TextOutput` for the few commands without `--json`.
+    var output: Output { get }
     func act(_ services: OrbitServices, as actor: UserID) async throws -> Outcome
     func tell(_ outcome: Outcome)
 }
@@ -52,6 +54,19 @@ extension ActingCommand {
         if output.json { return try printJSON(outcome) }
         tell(outcome)
     }
+}
+
+/// Whether a command prints JSON: `JSONOption` (`--json`), or `TextOutput`.
+protocol CommandOutput {
+    var json: Bool { get }
+}
+
+extension JSONOption: CommandOutput {}
+
+/// The output of a command that has no `--json` and prints text alone (`chat delete`, `export`,
+/// `calendar feed`, …): `var output: TextOutput { TextOutput() }`, computed, so no option.
+struct TextOutput: CommandOutput {
+    var json: Bool { false }
 }
 
 /// A decision on something waiting for one (`chore approve|reject`, `reward fulfil|cancel`):

@@ -3,24 +3,24 @@ import Foundation
 import OrbitCore
 
 /// `orbitctl user profile USER --as U`
-struct UserProfileCommand: AsyncParsableCommand {
+struct UserProfileCommand: ActingCommand {
     static let configuration = CommandConfiguration(
         commandName: "profile", abstract: "A user's public profile (name and avatar, never the email), as a co-member sees it.")
     @Argument(help: "User id or email.") var user: String
     @OptionGroup var acting: ActingOptions
     @OptionGroup var output: JSONOption
 
-    func run() async throws {
-        let profile = try await acting.run { services, actor in
-            try await services.users.profile(try await services.users.resolve(user), as: actor)
-        }
-        if output.json { return try printJSON(profile) }
+    func act(_ services: OrbitServices, as actor: UserID) async throws -> PublicProfile {
+        try await services.users.profile(try await services.users.resolve(user), as: actor)
+    }
+
+    func tell(_ profile: PublicProfile) {
         printTable(["ID", "NAME", "AVATAR"], [[profile.id.description, profile.displayName, profile.avatarURL ?? ""]])
     }
 }
 
 /// `orbitctl user operator USER --grant|--revoke --as OPERATOR`
-struct UserOperatorCommand: AsyncParsableCommand {
+struct UserOperatorCommand: ActingCommand {
     static let configuration = CommandConfiguration(
         commandName: "operator",
         abstract: "Make a user an operator (who may set subscriptions over the API), or take it back. Audit-logged.",
@@ -35,12 +35,12 @@ struct UserOperatorCommand: AsyncParsableCommand {
         case grant, revoke
     }
 
-    func run() async throws {
-        let updated = try await acting.run { services, actor in
-            try await services.users.setOperator(
-                try await services.users.resolve(user), change == .grant, as: actor)
-        }
-        if output.json { return try printJSON(updated) }
+    func act(_ services: OrbitServices, as actor: UserID) async throws -> User {
+        try await services.users.setOperator(
+            try await services.users.resolve(user), change == .grant, as: actor)
+    }
+
+    func tell(_ updated: User) {
         print("\(updated.email) is \(change == .grant ? "now" : "no longer") an operator.")
     }
 }
