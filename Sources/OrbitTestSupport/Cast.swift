@@ -90,3 +90,36 @@ package func serviceError(_ body: () async throws -> some Any) async -> ServiceE
         return nil
     }
 }
+
+extension Cast {
+    /// A household: two parents (admins), a grown-up member, two children of `mum`, and a
+    /// neighbouring family with its own child.
+    package struct Household: Sendable {
+        package var mum: UserID
+        package var dad: UserID
+        package var lodger: UserID
+        package var home: CommunityID
+        package var mia: FamilyMemberID
+        package var leo: FamilyMemberID
+        package var neighbour: UserID
+        package var next: CommunityID
+        package var nina: FamilyMemberID
+
+        package static func make(_ services: OrbitServices) async throws -> Household {
+            let mum = try await services.users.create(email: "mum@example.com", displayName: "Mum").id
+            let dad = try await services.users.create(email: "dad@example.com", displayName: "Dad").id
+            let lodger = try await services.users.create(email: "lodger@example.com", displayName: "Lou").id
+            let neighbour = try await services.users.create(email: "neighbour@example.com", displayName: "Ned").id
+            let home = try await services.communities.create(
+                name: "The Parkers", settings: CommunitySettings(timezone: "Europe/Berlin"), as: mum
+            ).id
+            _ = try await services.members.add(dad, to: home, role: .admin, as: mum)
+            _ = try await services.members.add(lodger, to: home, as: mum)
+            let mia = try await services.family.add(name: "Mia", as: mum).id
+            let leo = try await services.family.add(name: "Leo", as: mum).id
+            let next = try await services.communities.create(name: "Next door", as: neighbour).id
+            let nina = try await services.family.add(name: "Nina", as: neighbour).id
+            return Household(mum: mum, dad: dad, lodger: lodger, home: home, mia: mia, leo: leo, neighbour: neighbour, next: next, nina: nina)
+        }
+    }
+}
