@@ -23,16 +23,8 @@ struct ChatCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        /// The conversation and whether it is new; `--json` prints the conversation alone.
-        struct Started: Encodable {
-            let conversation: Conversation
-            let created: Bool
-
-            func encode(to encoder: any Encoder) throws {
-                var container = encoder.singleValueContainer()
-                try container.encode(conversation)
-            }
-        }
+        /// The conversation, and beside it whether it is new; `--json` prints the conversation alone.
+        typealias Started = JSONPart<Conversation, Bool>
 
         /// The other people, as given (validate() splits them before connecting).
         private var people: [String] {
@@ -51,12 +43,12 @@ struct ChatCommand: AsyncParsableCommand {
             var users: [UserID] = []
             for person in try people { users.append(try await services.users.resolve(person)) }
             let (conversation, created) = try await services.chat.start(in: community, kind: kind, with: users, title: title, as: actor)
-            return Started(conversation: conversation, created: created)
+            return Started(value: conversation, aside: created)
         }
 
         func tell(_ started: Started) {
-            let conversation = started.conversation
-            print("\(started.created ? "Started" : "Already there:") \(conversation.kind.rawValue) conversation \(conversation.id).")
+            let conversation = started.value
+            print("\(started.aside ? "Started" : "Already there:") \(conversation.kind.rawValue) conversation \(conversation.id).")
         }
     }
 
@@ -94,25 +86,17 @@ struct ChatCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        /// The message and whether it is new; `--json` prints the message alone.
-        struct Sent: Encodable {
-            let message: ChatMessage
-            let created: Bool
-
-            func encode(to encoder: any Encoder) throws {
-                var container = encoder.singleValueContainer()
-                try container.encode(message)
-            }
-        }
+        /// The message, and beside it whether it is new; `--json` prints the message alone.
+        typealias Sent = JSONPart<ChatMessage, Bool>
 
         func act(_ services: OrbitServices, as actor: UserID) async throws -> Sent {
             let (message, created) = try await services.chat.send(
                 to: conversation, text: text, encrypted: try encrypted.content, clientMessageID: clientID, as: actor)
-            return Sent(message: message, created: created)
+            return Sent(value: message, aside: created)
         }
 
         func tell(_ sent: Sent) {
-            print("\(sent.created ? "Sent" : "Sent before:") message \(sent.message.id) (#\(sent.message.position)).")
+            print("\(sent.aside ? "Sent" : "Sent before:") message \(sent.value.id) (#\(sent.value.position)).")
         }
     }
 

@@ -53,17 +53,9 @@ struct KeysCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        /// The status after recording, and how many members the key was wrapped for; `--json`
-        /// prints the status alone.
-        struct Recorded: Encodable {
-            let status: CommunityKeyStatus
-            let members: Int
-
-            func encode(to encoder: any Encoder) throws {
-                var container = encoder.singleValueContainer()
-                try container.encode(status)
-            }
-        }
+        /// The status after recording, and beside it how many members the key was wrapped for;
+        /// `--json` prints the status alone.
+        typealias Recorded = JSONPart<CommunityKeyStatus, Int>
 
         /// The wrapped keys by member (validate() parses them before connecting).
         private var keys: [UserID: Data] {
@@ -85,11 +77,11 @@ struct KeysCommand: AsyncParsableCommand {
         func act(_ services: OrbitServices, as actor: UserID) async throws -> Recorded {
             let keys = try keys
             return Recorded(
-                status: try await services.communityKeys.record(in: community, version: version, keys: keys, as: actor), members: keys.count)
+                value: try await services.communityKeys.record(in: community, version: version, keys: keys, as: actor), aside: keys.count)
         }
 
         func tell(_ recorded: Recorded) {
-            print("Recorded key version \(version) for \(recorded.members) members of \(community).")
+            print("Recorded key version \(version) for \(recorded.aside) members of \(community).")
         }
     }
 

@@ -89,27 +89,19 @@ struct PostCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        /// The post and, for a poll, its votes per option; `--json` prints the post alone.
-        struct Shown: Encodable {
-            let post: FeedPost
-            let results: [Int]?
-
-            func encode(to encoder: any Encoder) throws {
-                var container = encoder.singleValueContainer()
-                try container.encode(post)
-            }
-        }
+        /// The post, and beside it, for a poll, its votes per option; `--json` prints the post alone.
+        typealias Shown = JSONPart<FeedPost, [Int]?>
 
         func act(_ services: OrbitServices, as actor: UserID) async throws -> Shown {
             let found = try await services.feed.post(post, as: actor)
-            return Shown(post: found, results: found.pollData == nil ? nil : try await services.feed.pollResults(post, as: actor))
+            return Shown(value: found, aside: found.pollData == nil ? nil : try await services.feed.pollResults(post, as: actor))
         }
 
         func tell(_ shown: Shown) {
-            let found = shown.post
+            let found = shown.value
             print("\(found.type) by \(found.authorID) at \(show(found.createdAt)): \(found.content ?? "")")
-            if let poll = found.pollData, let results = shown.results {
-                for (index, option) in poll.options.enumerated() { print("  [\(index)] \(option): \(results[index])") }
+            if let poll = found.pollData, let results = shown.aside {
+                for (index, (option, votes)) in zip(poll.options, results).enumerated() { print("  [\(index)] \(option): \(votes)") }
             }
         }
     }

@@ -18,28 +18,20 @@ struct NotificationsCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        /// A page of notifications and the unread count; `--json` prints the page alone.
-        struct Listed: Encodable {
-            let items: Page<AppNotification>
-            let unread: Int
-
-            func encode(to encoder: any Encoder) throws {
-                var container = encoder.singleValueContainer()
-                try container.encode(items)
-            }
-        }
+        /// A page of notifications, and the unread count beside it; `--json` prints the page alone.
+        typealias Listed = JSONPart<Page<AppNotification>, Int>
 
         func act(_ services: OrbitServices, as actor: UserID) async throws -> Listed {
             Listed(
-                items: try await services.notifications.list(limit: page.limit, cursor: page.cursor, unreadOnly: unread, as: actor),
-                unread: try await services.notifications.unreadCount(as: actor))
+                value: try await services.notifications.list(limit: page.limit, cursor: page.cursor, unreadOnly: unread, as: actor),
+                aside: try await services.notifications.unreadCount(as: actor))
         }
 
         func tell(_ listed: Listed) {
-            printPage(listed.items, ["WHEN", "TYPE", "TITLE", "READ", "ID"]) {
+            printPage(listed.value, ["WHEN", "TYPE", "TITLE", "READ", "ID"]) {
                 [show($0.createdAt), $0.type.rawValue, $0.title, $0.readAt == nil ? "" : "yes", $0.id.description]
             }
-            print("Unread: \(listed.unread)")
+            print("Unread: \(listed.aside)")
         }
     }
 

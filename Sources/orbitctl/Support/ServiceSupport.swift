@@ -97,6 +97,18 @@ struct Decide<Choice: Decision>: ActingCommand {
     func tell(_ outcome: Choice.Outcome) { print(Choice.describe(outcome)) }
 }
 
+/// An outcome whose `--json` is one part of it, `value`; `aside` is for `tell`'s text only (whether
+/// a conversation is new, the unread count beside a page).
+struct JSONPart<Value: Encodable, Aside>: Encodable {
+    let value: Value
+    let aside: Aside
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(value)
+    }
+}
+
 struct JSONOption: ParsableArguments {
     @Flag(help: "Print JSON (snake_case keys, ids as strings, amounts in minor units).")
     var json = false
