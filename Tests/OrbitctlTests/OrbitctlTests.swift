@@ -290,6 +290,12 @@ struct MediaCLITests {
             try MediaSamples.svg.write(to: fake)
             let refused = try await cli.run("media", "upload", fake.path, "--community", community, "--media-dir", store, "--as", "ada@example.com")
             #expect(!refused.succeeded && refused.errors.contains("does not hold image/png content"), "\(refused.errors)")
+            // A file that cannot be read is said before anything connects: the unknown user is not
+            // looked up.
+            let missing = try await cli.run(
+                "media", "upload", scratch.appending(path: "missing.png").path, "--community", community, "--media-dir", store, "--as",
+                "nobody@example.com")
+            #expect(!missing.succeeded && missing.errors.contains("Cannot read"), "\(missing.errors)")
             let post = try await cli.json(
                 "post", "create", "--community", community, "--type", "photo", "--media-id", mediaID, "--media-dir", store, "--as", "ada@example.com"
             )

@@ -23,10 +23,12 @@ extension RequestRunner {
 
     /// A select-list column `actor_role`: `user`'s active role in the community of the row a
     /// statement reads (null: not a member), so that one statement reads a row and the right to
-    /// it. `community` is the row's community column (trusted SQL).
+    /// it. `community` is the row's community column (trusted SQL); the subquery's own alias,
+    /// `actor_member`, leaves a caller's `m` alone.
     static func roleColumn(of user: UserID?, community: String) -> PostgresQuery {
         """
-        (SELECT m.role::text FROM members m WHERE m.community_id = \(unescaped: community) AND m.user_id = \(user) AND m.left_at IS NULL)
+        (SELECT actor_member.role::text FROM members actor_member
+         WHERE actor_member.community_id = \(unescaped: community) AND actor_member.user_id = \(user) AND actor_member.left_at IS NULL)
             AS actor_role
         """
     }

@@ -30,21 +30,37 @@ struct MediaCommand: AsyncParsableCommand {
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        /// Reads the file and picks its MIME type first, then uploads it.
+        private var url: URL { URL(fileURLWithPath: file) }
+
+        /// The file's MIME type: `--mime-type`, else from its extension.
+        private var mime: String {
+            get throws {
+                let byExtension = [
+                    "jpg": "image/jpeg", "jpeg": "image/jpeg", "png": "image/png", "heic": "image/heic", "gif": "image/gif", "webp": "image/webp",
+                    "mp4": "video/mp4", "mov": "video/quicktime", "pdf": "application/pdf",
+                ]
+                guard let mime = mimeType ?? byExtension[url.pathExtension.lowercased()] else {
+                    throw CommandFailure("Give --mime-type: the type of \(url.lastPathComponent) is not known from its name.")
+                }
+                return mime
+            }
+        }
+
+        /// The file and its type are checked before anything connects: a file that cannot be read
+        /// or whose type is unknown is said first, whatever the database.
+        func validate() throws {
+            guard FileManager.default.isReadableFile(atPath: url.path) else { throw CommandFailure("Cannot read \(file).") }
+            _ = try mime
+        }
+
         func act(_ services: OrbitServices, as actor: UserID) async throws -> Media {
-            let url = URL(fileURLWithPath: file)
+            let url = url
+            let mime = try mime
             let data: Data
             do {
                 data = try Data(contentsOf: url)
             } catch {
                 throw CommandFailure("Cannot read \(file).")
-            }
-            let byExtension = [
-                "jpg": "image/jpeg", "jpeg": "image/jpeg", "png": "image/png", "heic": "image/heic", "gif": "image/gif", "webp": "image/webp",
-                "mp4": "video/mp4", "mov": "video/quicktime", "pdf": "application/pdf",
-            ]
-            guard let mime = mimeType ?? byExtension[url.pathExtension.lowercased()] else {
-                throw CommandFailure("Give --mime-type: the type of \(url.lastPathComponent) is not known from its name.")
             }
             var services = services
             services.storage = storage.storage
