@@ -3,8 +3,9 @@
 -- computed with, and recorded as, that transaction's MVCC snapshot.)
 --
 -- The Settlements domain's balances (sql/README.md): this file owns the balances snapshot, the
--- `balances` view, orbit.balance_entries, the journal's triggers, their functions and the rights
--- on them. It grants them itself: it drops and recreates `balances` whenever it runs.
+-- `balances` view, the pairs' snapshot and `pair_balances` view (who owes whom),
+-- orbit.balance_entries, the journal's triggers, their functions and the rights on them. It
+-- grants them itself: it drops and recreates the views whenever it runs.
 --
 -- Balances per (community, user, currency) (spec: "Balances (Materialized View)"):
 -- the relation `balances`, positive = is owed.
@@ -19,23 +20,38 @@
 -- cheap to read as the snapshot when refreshed regularly. It shows orbit_app the reader's
 -- communities only. `orbit-bench money` compares it with the plain aggregate.
 
+-- Wait for every transaction that has written to the journal, and keep new ones out until this
+-- file commits: the snapshot below then sees all of their lines, and every line written after
+-- comes from this file's functions (migrations/0050: each names its counterparty). A LOCK does not
+-- fix the REPEATABLE READ snapshot; the first query after it does.
+LOCK TABLE orbit_private.balance_journal IN EXCLUSIVE MODE;
+
+DROP VIEW IF EXISTS public.pair_balances;
 DROP VIEW IF EXISTS public.balances;
+DROP MATERIALIZED VIEW IF EXISTS orbit_private.pair_balances_snapshot;
 DROP MATERIALIZED VIEW IF EXISTS orbit_private.balances_snapshot;
+DROP VIEW IF EXISTS orbit.balance_entries;
 
 -- One ledger line per side of each unsettled split: +amount for the payer, -amount for the
 -- split's user. With several payers (migrations/0023), each payer row (p, a) adds the two lines
 -- of p paying a on paid_by's behalf: +a for p, -a for paid_by (zero for paid_by's own row).
-CREATE OR REPLACE VIEW orbit.balance_entries WITH (security_invoker = true) AS
-SELECT t.community_id, side.user_id, t.currency, side.amount, greatest(t.updated_at, s.updated_at) AS changed_at
+-- Each line names its counterparty, the other side (who owes the +amount, whom the -amount is
+-- owed to), and its transaction: the pairs (`pair_balances`) and the entries behind them.
+CREATE VIEW orbit.balance_entries WITH (security_invoker = true) AS
+SELECT t.community_id, side.user_id, t.currency, side.amount, greatest(t.updated_at, s.updated_at) AS changed_at,
+    side.counterparty_id, t.id AS transaction_id
 FROM public.transactions t
 JOIN public.splits s ON s.transaction_id = t.id
-CROSS JOIN LATERAL (VALUES (t.paid_by, s.amount::bigint), (s.user_id, -s.amount::bigint)) AS side(user_id, amount)
+CROSS JOIN LATERAL (VALUES (t.paid_by, s.amount::bigint, s.user_id), (s.user_id, -s.amount::bigint, t.paid_by))
+    AS side(user_id, amount, counterparty_id)
 WHERE t.deleted_at IS NULL AND NOT s.is_settled
 UNION ALL
-SELECT t.community_id, side.user_id, t.currency, side.amount, greatest(t.updated_at, p.created_at) AS changed_at
+SELECT t.community_id, side.user_id, t.currency, side.amount, greatest(t.updated_at, p.created_at) AS changed_at,
+    side.counterparty_id, t.id AS transaction_id
 FROM public.transactions t
 JOIN public.transaction_payers p ON p.transaction_id = t.id
-CROSS JOIN LATERAL (VALUES (p.user_id, p.amount::bigint), (t.paid_by, -p.amount::bigint)) AS side(user_id, amount)
+CROSS JOIN LATERAL (VALUES (p.user_id, p.amount::bigint, t.paid_by), (t.paid_by, -p.amount::bigint, p.user_id))
+    AS side(user_id, amount, counterparty_id)
 WHERE t.deleted_at IS NULL AND p.user_id <> t.paid_by;
 
 CREATE MATERIALIZED VIEW orbit_private.balances_snapshot AS
@@ -46,10 +62,22 @@ GROUP BY community_id, user_id, currency;
 -- REFRESH MATERIALIZED VIEW CONCURRENTLY needs a unique index covering all rows.
 CREATE UNIQUE INDEX balances_snapshot_key ON orbit_private.balances_snapshot (community_id, user_id, currency);
 
+-- The same lines per pair: what `counterparty_id` owes `user_id` (negative: is owed by), both
+-- directions kept, so that one person's pairs are one index range. A split of the payer's own
+-- share is no pair.
+CREATE MATERIALIZED VIEW orbit_private.pair_balances_snapshot AS
+SELECT community_id, user_id, counterparty_id, currency, sum(amount)::bigint AS balance, now() AS last_updated
+FROM orbit.balance_entries
+WHERE user_id <> counterparty_id
+GROUP BY community_id, user_id, counterparty_id, currency;
+
+CREATE UNIQUE INDEX pair_balances_snapshot_key ON orbit_private.pair_balances_snapshot (community_id, user_id, counterparty_id, currency);
+
 -- orbit_admin (BYPASSRLS) owns the snapshot, so a refresh sees every community whoever
 -- created it. Refresh only through OrbitServices.refreshBalancesSnapshot (`orbitctl balances
 -- refresh`), which records the snapshot it used; a bare REFRESH would desynchronize the two.
 ALTER MATERIALIZED VIEW orbit_private.balances_snapshot OWNER TO orbit_admin;
+ALTER MATERIALIZED VIEW orbit_private.pair_balances_snapshot OWNER TO orbit_admin;
 
 -- The view was just computed with this transaction's snapshot: record it, and drop the journal
 -- entries it contains (those of transactions still running stay).
@@ -80,6 +108,27 @@ ALTER VIEW public.balances OWNER TO orbit_admin;
 COMMENT ON VIEW public.balances IS
     'Balance per community, user and currency in minor units; positive = is owed. Exact at every commit.';
 
+-- Who owes whom: the same snapshot and journal per pair. A person's pairs sum to their balance.
+CREATE VIEW public.pair_balances AS
+WITH state AS (SELECT snapshot FROM orbit_private.balance_snapshot_state),
+entries AS (
+    SELECT s.community_id, s.user_id, s.counterparty_id, s.currency, s.balance AS amount, s.last_updated AS changed_at
+    FROM orbit_private.pair_balances_snapshot s
+    UNION ALL
+    SELECT j.community_id, j.user_id, j.counterparty_id, j.currency, j.delta, j.changed_at
+    FROM orbit_private.balance_journal j, state
+    WHERE NOT pg_visible_in_snapshot(j.xid, state.snapshot) AND j.user_id <> j.counterparty_id
+)
+SELECT community_id, user_id, counterparty_id, currency, sum(amount)::bigint AS balance, max(changed_at) AS last_updated
+FROM entries
+WHERE current_user <> 'orbit_app' OR community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
+GROUP BY community_id, user_id, counterparty_id, currency;
+
+ALTER VIEW public.pair_balances OWNER TO orbit_admin;
+
+COMMENT ON VIEW public.pair_balances IS
+    'What counterparty_id owes user_id per community and currency, in minor units (negative = is owed by). Exact at every commit.';
+
 
 
 -- The journal: every change of a ledger line, in the changing transaction.
@@ -92,15 +141,15 @@ BEGIN
     IF TG_OP <> 'INSERT' AND NOT OLD.is_settled THEN
         SELECT community_id, paid_by, currency, deleted_at INTO t FROM public.transactions WHERE id = OLD.transaction_id;
         IF FOUND AND t.deleted_at IS NULL THEN
-            INSERT INTO orbit_private.balance_journal (community_id, user_id, currency, delta)
-            VALUES (t.community_id, t.paid_by, t.currency, -OLD.amount), (t.community_id, OLD.user_id, t.currency, OLD.amount);
+            INSERT INTO orbit_private.balance_journal (community_id, user_id, counterparty_id, currency, delta)
+            VALUES (t.community_id, t.paid_by, OLD.user_id, t.currency, -OLD.amount), (t.community_id, OLD.user_id, t.paid_by, t.currency, OLD.amount);
         END IF;
     END IF;
     IF TG_OP <> 'DELETE' AND NOT NEW.is_settled THEN
         SELECT community_id, paid_by, currency, deleted_at INTO t FROM public.transactions WHERE id = NEW.transaction_id;
         IF FOUND AND t.deleted_at IS NULL THEN
-            INSERT INTO orbit_private.balance_journal (community_id, user_id, currency, delta)
-            VALUES (t.community_id, t.paid_by, t.currency, NEW.amount), (t.community_id, NEW.user_id, t.currency, -NEW.amount);
+            INSERT INTO orbit_private.balance_journal (community_id, user_id, counterparty_id, currency, delta)
+            VALUES (t.community_id, t.paid_by, NEW.user_id, t.currency, NEW.amount), (t.community_id, NEW.user_id, t.paid_by, t.currency, -NEW.amount);
         END IF;
     END IF;
     RETURN NULL;
@@ -117,15 +166,15 @@ BEGIN
     IF TG_OP <> 'INSERT' THEN
         SELECT community_id, paid_by, currency, deleted_at INTO t FROM public.transactions WHERE id = OLD.transaction_id;
         IF FOUND AND t.deleted_at IS NULL AND OLD.user_id <> t.paid_by THEN
-            INSERT INTO orbit_private.balance_journal (community_id, user_id, currency, delta)
-            VALUES (t.community_id, OLD.user_id, t.currency, -OLD.amount), (t.community_id, t.paid_by, t.currency, OLD.amount);
+            INSERT INTO orbit_private.balance_journal (community_id, user_id, counterparty_id, currency, delta)
+            VALUES (t.community_id, OLD.user_id, t.paid_by, t.currency, -OLD.amount), (t.community_id, t.paid_by, OLD.user_id, t.currency, OLD.amount);
         END IF;
     END IF;
     IF TG_OP <> 'DELETE' THEN
         SELECT community_id, paid_by, currency, deleted_at INTO t FROM public.transactions WHERE id = NEW.transaction_id;
         IF FOUND AND t.deleted_at IS NULL AND NEW.user_id <> t.paid_by THEN
-            INSERT INTO orbit_private.balance_journal (community_id, user_id, currency, delta)
-            VALUES (t.community_id, NEW.user_id, t.currency, NEW.amount), (t.community_id, t.paid_by, t.currency, -NEW.amount);
+            INSERT INTO orbit_private.balance_journal (community_id, user_id, counterparty_id, currency, delta)
+            VALUES (t.community_id, NEW.user_id, t.paid_by, t.currency, NEW.amount), (t.community_id, t.paid_by, NEW.user_id, t.currency, -NEW.amount);
         END IF;
     END IF;
     RETURN NULL;
@@ -141,27 +190,27 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF OLD.deleted_at IS NULL THEN
-        INSERT INTO orbit_private.balance_journal (community_id, user_id, currency, delta)
-        SELECT OLD.community_id, side.user_id, OLD.currency, side.delta
+        INSERT INTO orbit_private.balance_journal (community_id, user_id, counterparty_id, currency, delta)
+        SELECT OLD.community_id, side.user_id, side.counterparty_id, OLD.currency, side.delta
         FROM public.splits s
-        CROSS JOIN LATERAL (VALUES (OLD.paid_by, -s.amount::bigint), (s.user_id, s.amount::bigint)) AS side(user_id, delta)
+        CROSS JOIN LATERAL (VALUES (OLD.paid_by, s.user_id, -s.amount::bigint), (s.user_id, OLD.paid_by, s.amount::bigint)) AS side(user_id, counterparty_id, delta)
         WHERE s.transaction_id = OLD.id AND NOT s.is_settled
         UNION ALL
-        SELECT OLD.community_id, side.user_id, OLD.currency, side.delta
+        SELECT OLD.community_id, side.user_id, side.counterparty_id, OLD.currency, side.delta
         FROM public.transaction_payers p
-        CROSS JOIN LATERAL (VALUES (p.user_id, -p.amount::bigint), (OLD.paid_by, p.amount::bigint)) AS side(user_id, delta)
+        CROSS JOIN LATERAL (VALUES (p.user_id, OLD.paid_by, -p.amount::bigint), (OLD.paid_by, p.user_id, p.amount::bigint)) AS side(user_id, counterparty_id, delta)
         WHERE p.transaction_id = OLD.id AND p.user_id <> OLD.paid_by;
     END IF;
     IF TG_OP = 'UPDATE' AND NEW.deleted_at IS NULL THEN
-        INSERT INTO orbit_private.balance_journal (community_id, user_id, currency, delta)
-        SELECT NEW.community_id, side.user_id, NEW.currency, side.delta
+        INSERT INTO orbit_private.balance_journal (community_id, user_id, counterparty_id, currency, delta)
+        SELECT NEW.community_id, side.user_id, side.counterparty_id, NEW.currency, side.delta
         FROM public.splits s
-        CROSS JOIN LATERAL (VALUES (NEW.paid_by, s.amount::bigint), (s.user_id, -s.amount::bigint)) AS side(user_id, delta)
+        CROSS JOIN LATERAL (VALUES (NEW.paid_by, s.user_id, s.amount::bigint), (s.user_id, NEW.paid_by, -s.amount::bigint)) AS side(user_id, counterparty_id, delta)
         WHERE s.transaction_id = NEW.id AND NOT s.is_settled
         UNION ALL
-        SELECT NEW.community_id, side.user_id, NEW.currency, side.delta
+        SELECT NEW.community_id, side.user_id, side.counterparty_id, NEW.currency, side.delta
         FROM public.transaction_payers p
-        CROSS JOIN LATERAL (VALUES (p.user_id, p.amount::bigint), (NEW.paid_by, -p.amount::bigint)) AS side(user_id, delta)
+        CROSS JOIN LATERAL (VALUES (p.user_id, NEW.paid_by, p.amount::bigint), (NEW.paid_by, p.user_id, -p.amount::bigint)) AS side(user_id, counterparty_id, delta)
         WHERE p.transaction_id = NEW.id AND p.user_id <> NEW.paid_by;
     END IF;
     RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NULL END;
@@ -192,9 +241,9 @@ CREATE TRIGGER trigger_transaction_payers_journal AFTER INSERT OR UPDATE OF amou
 -- grants exactly these; orbit_admin, the operators' role, gets everything on public's tables and
 -- orbit's functions. (orbit_admin's EXECUTE is revoked too where the migrating role owns the
 -- function, not where orbit_admin owns it: sql/README.md.)
-REVOKE ALL ON public.balances, orbit.balance_entries FROM orbit_app, orbit_admin;
-GRANT SELECT ON public.balances, orbit.balance_entries TO orbit_app;
-GRANT ALL ON public.balances TO orbit_admin;
+REVOKE ALL ON public.balances, public.pair_balances, orbit.balance_entries FROM orbit_app, orbit_admin;
+GRANT SELECT ON public.balances, public.pair_balances, orbit.balance_entries TO orbit_app;
+GRANT ALL ON public.balances, public.pair_balances TO orbit_admin;
 GRANT SELECT ON orbit.balance_entries TO orbit_admin;
 -- The snapshot, its state and the journal (orbit_private) are orbit_admin's, their owner's,
 -- alone: no file grants anything on them.

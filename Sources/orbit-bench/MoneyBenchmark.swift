@@ -19,6 +19,7 @@ struct MoneyBenchmark: AsyncParsableCommand {
     @Option(help: "Splits per transaction.") var splits = 10
     @Option(help: "Members of the community.") var members = 50
     @Option(help: "Balance reads to time.") var reads = 20
+    @Option(help: "Reads of who owes whom to time (p50 and p99).") var pairReads = 200
     @Option(help: "Seconds per insert run (ours and pgbench's).") var seconds = 10
     @Flag(help: "Hold /dev/cpu_dma_latency at 0 (root) so idle vCPUs poll instead of halting; see docs/benchmarks.md.")
     var pollIdle = false
@@ -63,10 +64,23 @@ struct MoneyBenchmark: AsyncParsableCommand {
                 )
             }
         }
+        /// (p50, p99) in ms of `count` runs of `body`.
+        func percentiles(_ count: Int, _ body: () async throws -> Void) async throws -> (Double, Double) {
+            var samples: [Double] = []
+            for _ in 0..<count {
+                let start = clock.now
+                try await body()
+                samples.append((clock.now - start).seconds * 1000)
+            }
+            samples.sort()
+            return (samples[samples.count / 2], samples[min(samples.count - 1, samples.count * 99 / 100)])
+        }
         let firstRefresh = clock.now
         _ = try await services.settlements.refreshBalancesSnapshot()
         let firstRefreshMs = (clock.now - firstRefresh).seconds * 1000
         let snapshotOnly = try await median { _ = try await services.settlements.balances(in: community, as: actor) }
+        // Who owes whom (issue 54, item 2): every pair of the 50, from the pairs' snapshot.
+        let pairsSnapshot = try await percentiles(pairReads) { _ = try await services.settlements.pairs(in: community, as: actor) }
         // 1,000 expenses (10,000 splits, 20,000 journal rows) since the snapshot.
         for _ in 0..<1000 {
             _ = try await services.expenses.addExpense(
@@ -75,6 +89,9 @@ struct MoneyBenchmark: AsyncParsableCommand {
                 as: actor)
         }
         let withDelta = try await median { _ = try await services.settlements.balances(in: community, as: actor) }
+        let pairsWithDelta = try await percentiles(pairReads) { _ = try await services.settlements.pairs(in: community, as: actor) }
+        let other = UserID(people.first { $0 != actor.uuid } ?? actor.uuid)
+        let pairWith = try await percentiles(pairReads) { _ = try await services.settlements.pair(in: community, with: other, as: actor) }
         let refreshConcurrent = try await median { _ = try await services.settlements.refreshBalancesSnapshot() }
         print("")
         print("| balances of one community (\(transactions) transactions, \(transactions * splits) splits) | median ms |")
@@ -83,7 +100,13 @@ struct MoneyBenchmark: AsyncParsableCommand {
         print("| snapshot + empty journal | \(format(snapshotOnly, 2)) |")
         print("| snapshot + journal of 1,000 expenses since | \(format(withDelta, 2)) |")
         print("| first refresh CONCURRENTLY (after the bulk load) | \(format(firstRefreshMs, 0)) |")
-        print("| refresh CONCURRENTLY + journal pruning | \(format(refreshConcurrent, 0)) |")
+        print("| refresh CONCURRENTLY + journal pruning (both snapshots) | \(format(refreshConcurrent, 0)) |")
+        print("")
+        print("| who owes whom (\(members) members; \(pairReads) reads) | p50 ms | p99 ms | goal p99 |")
+        print("|---|---|---|---|")
+        print("| every pair, snapshot + empty journal | \(format(pairsSnapshot.0, 2)) | \(format(pairsSnapshot.1, 2)) | ≤ 50 |")
+        print("| every pair, snapshot + journal of 1,000 expenses since | \(format(pairsWithDelta.0, 2)) | \(format(pairsWithDelta.1, 2)) | ≤ 50 |")
+        print("| one pair: figure + first page of 50 entries | \(format(pairWith.0, 2)) | \(format(pairWith.1, 2)) | |")
         try await pool.withTransaction(TransactionOptions(localSettings: ["role": "orbit_app", "app.current_user_id": actor.description])) {
             connection in
             print("\nPlan of a balances read after the refresh, as orbit_app:")

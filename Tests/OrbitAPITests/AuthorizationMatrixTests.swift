@@ -46,6 +46,7 @@ struct AuthorizationMatrixTests {
                 return [
                     "{c}": community.description, "{e}": event.description, "{p}": post.description, "{x}": expense.description,
                     "{d}": dues.description, "{h}": chore.description, "{r}": reward.description, "{v}": chat.description,
+                    "{a}": admin.description,
                 ]
             }
             let mine = try await resources(in: cast.community, admin: cast.admin, members: [cast.admin, cast.member])
@@ -83,6 +84,8 @@ struct AuthorizationMatrixTests {
                 Case(method: .post, path: "/communities/{c}/expenses", body: expenseBody, expected: [401, 401, 404, 404, 201, 201]),
                 Case(method: .get, path: "/expenses/{x}", expected: [401, 401, 404, 404, 200, 200]),
                 Case(method: .get, path: "/communities/{c}/balances", expected: [401, 401, 404, 404, 200, 200]),
+                Case(method: .get, path: "/communities/{c}/balances?view=pairs", expected: [401, 401, 404, 404, 200, 200]),
+                Case(method: .get, path: "/communities/{c}/balances/with/{a}", expected: [401, 401, 404, 404, 200, 400]),
                 Case(method: .get, path: "/communities/{c}/settle-up", expected: [401, 401, 404, 404, 200, 200]),
                 Case(method: .get, path: "/communities/{c}/dues", expected: [401, 401, 404, 404, 200, 200]),
                 Case(

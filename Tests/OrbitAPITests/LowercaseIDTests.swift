@@ -55,7 +55,8 @@ struct LowercaseIDTests {
         return (
             cast,
             [
-                "community_id": community.description, "user_id": member.description, "event_id": event.id.description,
+                "community_id": community.description, "user_id": member.description, "member_id": member.description,
+                "event_id": event.id.description,
                 "post_id": post.id.description, "comment_id": comment.id.description, "expense_id": expense.id.description,
                 "split_id": split.id.description, "dues_id": dues.id.description, "charge_id": charge.id.description,
                 "invite_id": invite.id.description, "conversation_id": conversation.id.description, "message_id": message.id.description,
@@ -75,6 +76,7 @@ struct LowercaseIDTests {
     static let queries: [String: String] = [
         "/communities/{community_id}/events": "?from=2020-01-01T00:00:00Z&days=92",
         "/communities/{community_id}/export": "?format=json",
+        "/communities/{community_id}/balances": "?view=pairs",
         "/communities/{community_id}/search": "?q=pizza%20or%20hello%20or%20practice%20or%20see",
         "/events/{event_id}/rsvps": "?occurrence={occurrence}", "/events/{event_id}/attendance": "?occurrence={occurrence}",
     ]

@@ -237,6 +237,68 @@ struct MoneyAPITests {
         }
     }
 
+    @Test("who owes whom over HTTP: balances?view=pairs, balances/with/{member} with its entries, settle-up?simplify, minimizeDebts")
+    func pairs() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let third = try await harness.services.users.create(email: "third@example.com", displayName: "Third").id
+            _ = try await harness.services.members.add(third, to: cast.community, as: cast.admin)
+            let everyone = [cast.admin, cast.member, third].map(\.description)
+            for (token, amount) in [(cast.adminToken, 3000), (cast.memberToken, 1200)] {
+                let added = try await harness.request(
+                    .post, "/communities/\(cast.community)/expenses", token: token,
+                    json: ["description": "Share", "amount": amount, "currency": "USD", "split": ["method": "equal", "user_ids": everyone]])
+                #expect(added.status == 201, "\(added.text)")
+            }
+            let base = "/communities/\(cast.community)"
+            let pairs = try await harness.request(.get, "\(base)/balances?view=pairs", token: cast.memberToken)
+            #expect(pairs.status == 200, "\(pairs.text)")
+            #expect(
+                try pairs.items.map { [$0["from_user_id"] as? String, $0["to_user_id"] as? String, ($0["amount"] as? Int).map(String.init)] }
+                    == [
+                        [third.description, cast.admin.description, "1000"], [cast.member.description, cast.admin.description, "600"],
+                        [third.description, cast.member.description, "400"],
+                    ], "\(pairs.text)")
+            let members = try await harness.request(.get, "\(base)/balances?view=members", token: cast.memberToken)
+            #expect(try members.items.count == 3, "\(members.text)")
+            let badView = try await harness.request(.get, "\(base)/balances?view=graph", token: cast.memberToken)
+            #expect(try badView.status == 400 && ((try badView.json)["field"] as? String) == "view", "\(badView.text)")
+
+            let with = try await harness.request(.get, "\(base)/balances/with/\(cast.member)?limit=1", token: cast.adminToken)
+            #expect(with.status == 200, "\(with.text)")
+            #expect(try ((try with.json)["member_id"] as? String) == cast.member.description)
+            let figures = (try with.json)["balances"] as? [[String: Any]] ?? []
+            #expect(figures.count == 1 && figures.first?["balance"] as? Int == 600 && figures.first?["currency"] as? String == "USD")
+            let entries = (try with.json)["entries"] as? [[String: Any]] ?? []
+            #expect(entries.count == 1 && entries.first?["amount"] as? Int == -400 && entries.first?["type"] as? String == "expense", "\(with.text)")
+            let cursor = try #require((try with.json)["next_cursor"] as? String)
+            let rest = try await harness.request(
+                .get, "\(base)/balances/with/\(cast.member)?limit=1&cursor=\(cursor)", token: cast.adminToken)
+            #expect(
+                try ((try rest.json)["entries"] as? [[String: Any]])?.first?["amount"] as? Int == 1000 && (try rest.json)["next_cursor"] is NSNull,
+                "\(rest.text)")
+            let yourself = try await harness.request(.get, "\(base)/balances/with/\(cast.admin)", token: cast.adminToken)
+            #expect(yourself.status == 400, "\(yourself.text)")
+            let stranger = try await harness.request(.get, "\(base)/balances/with/\(cast.outsider)", token: cast.adminToken)
+            #expect(stranger.status == 404, "\(stranger.text)")
+            let outsider = try await harness.request(.get, "\(base)/balances/with/\(cast.admin)", token: cast.outsiderToken)
+            #expect(outsider.status == 404, "\(outsider.text)")
+
+            let simplified = try await harness.request(.get, "\(base)/settle-up", token: cast.memberToken)
+            #expect(try simplified.items.map { $0["amount"] as? Int } == [1400, 200], "\(simplified.text)")
+            let pairwise = try await harness.request(.get, "\(base)/settle-up?simplify=false", token: cast.memberToken)
+            #expect(try pairwise.items.map { $0["amount"] as? Int } == [1000, 600, 400], "\(pairwise.text)")
+            let badFlag = try await harness.request(.get, "\(base)/settle-up?simplify=maybe", token: cast.memberToken)
+            #expect(badFlag.status == 400, "\(badFlag.text)")
+            let off = try await harness.request(.patch, base, token: cast.adminToken, json: ["settings": ["minimizeDebts": false]])
+            #expect(off.status == 200, "\(off.text)")
+            let byDefault = try await harness.request(.get, "\(base)/settle-up", token: cast.memberToken)
+            #expect(try byDefault.items.map { $0["amount"] as? Int } == [1000, 600, 400], "\(byDefault.text)")
+            let notBool = try await harness.request(.patch, base, token: cast.adminToken, json: ["settings": ["minimizeDebts": "no"]])
+            #expect(notBool.status == 400, "\(notBool.text)")
+        }
+    }
+
     @Test(
         "currencies over HTTP: admins set rates, a settlement in euros settles dollars at the recorded rate, settle-up in one currency, the base currency"
     )

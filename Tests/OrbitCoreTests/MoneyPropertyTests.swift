@@ -44,7 +44,7 @@ struct MoneyPropertyTests {
         }
     }
 
-    @Test("balances equal the model and sum to zero per currency", arguments: 0..<3)
+    @Test("balances and who owes whom equal the model; a person's pairs add up to their balance; each currency sums to zero", arguments: 0..<3)
     func randomSequences(round: Int) async throws {
         try await withServices { services, _ in try await Self.run(services) }
     }
@@ -214,6 +214,36 @@ struct MoneyPropertyTests {
                     == model.filter { $0.value != 0 })
             for currency in ["USD", "EUR"] {
                 #expect(actual.filter { $0.currency == currency }.map(\.balance).reduce(0, +) == 0)
+            }
+
+            // Who owes whom (issue 54, item 2), against the same model pair by pair:
+            // "debtor/creditor/currency" → what the debtor owes, netted both ways.
+            var pairModel: [String: Int64] = [:]
+            func owes(_ debtor: UserID, _ creditor: UserID, _ amount: Int64, _ currency: String) {
+                guard debtor != creditor else { return }
+                pairModel["\(debtor)/\(creditor)/\(currency)", default: 0] += amount
+                pairModel["\(creditor)/\(debtor)/\(currency)", default: 0] -= amount
+            }
+            for entry in live.values {
+                for (payer, amount) in entry.payers { owes(entry.paidBy, payer, amount, entry.currency) }
+                for (user, amount, settled) in entry.shares where !settled { owes(user, entry.paidBy, amount, entry.currency) }
+            }
+            let pairs = try await services.settlements.pairs(in: cast.community, as: cast.member)
+            #expect(
+                Dictionary(uniqueKeysWithValues: pairs.map { ("\($0.from)/\($0.to)/\($0.currency)", $0.amount) })
+                    == pairModel.filter { $0.value > 0 })
+            // For every person, what their pairs owe them less what they owe is their balance.
+            var summed: [String: Int64] = [:]
+            for debt in pairs {
+                summed["\(debt.to)/\(debt.currency)", default: 0] += debt.amount
+                summed["\(debt.from)/\(debt.currency)", default: 0] -= debt.amount
+            }
+            #expect(summed.filter { $0.value != 0 } == model.filter { $0.value != 0 })
+            // And one pair's figure is what `pairs` says of it.
+            if let debt = pairs.first {
+                let statement = try await services.settlements.pair(in: cast.community, with: debt.from, limit: 500, as: debt.to)
+                #expect(statement.balances.first { $0.currency == debt.currency }?.balance == debt.amount)
+                #expect(statement.entries.filter { $0.currency == debt.currency }.map(\.amount).reduce(0, +) == debt.amount)
             }
         }
     }

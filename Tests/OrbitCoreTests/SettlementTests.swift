@@ -140,4 +140,70 @@ struct SettlementTests {
             #expect(try await owed() == 0)
         }
     }
+
+    @Test(
+        "who owes whom: each pair's debt adds up to the balances; one pair's figure and the entries behind it; settle-up pair by pair or simplified")
+    func pairs() async throws {
+        try await withServices { services, _ in
+            let cast = try await Cast.make(services)
+            let (a, b) = (cast.admin, cast.member)
+            let c = try await services.users.create(email: "c@example.com", displayName: "C").id
+            _ = try await services.members.add(c, to: cast.community, as: a)
+            // A pays 30.00 for three, B pays 12.00 for three: B owes A 10 − 4, C owes A 10, C owes B 4.
+            let dinner = try await services.expenses.addExpense(
+                in: cast.community, description: "Dinner", total: try dollars("30.00"), paidBy: a, split: .equal([a, b, c]), as: a)
+            let taxi = try await services.expenses.addExpense(
+                in: cast.community, description: "Taxi", total: try dollars("12.00"), paidBy: b, split: .equal([a, b, c]), as: b)
+            let pairs = try await services.settlements.pairs(in: cast.community, as: c)
+            #expect(
+                pairs == [
+                    PairDebt(from: c, to: a, amount: 1000, currency: "USD"), PairDebt(from: b, to: a, amount: 600, currency: "USD"),
+                    PairDebt(from: c, to: b, amount: 400, currency: "USD"),
+                ])
+            // For every person, what their pairs owe them less what they owe is their balance.
+            let balances = try await services.settlements.balances(in: cast.community, as: c)
+            for balance in balances {
+                let owed = pairs.filter { $0.to == balance.userID }.map(\.amount).reduce(0, +)
+                let owing = pairs.filter { $0.from == balance.userID }.map(\.amount).reduce(0, +)
+                #expect(owed - owing == balance.balance, "\(balance.userID)")
+            }
+
+            // A and B: the figure, and the two expenses behind it, newest first, adding up to it.
+            let statement = try await services.settlements.pair(in: cast.community, with: b, as: a)
+            #expect(statement.memberID == b && statement.balances == [PairStatement.Figure(currency: "USD", balance: 600)])
+            #expect(statement.entries.map(\.transactionID) == [taxi.id, dinner.id] && statement.entries.map(\.amount) == [-400, 1000])
+            #expect(statement.nextCursor == nil)
+            let mirrored = try await services.settlements.pair(in: cast.community, with: a, as: b)
+            #expect(mirrored.balances == [PairStatement.Figure(currency: "USD", balance: -600)] && mirrored.entries.map(\.amount) == [400, -1000])
+            // A page at a time.
+            let first = try await services.settlements.pair(in: cast.community, with: b, limit: 1, as: a)
+            let next = try await services.settlements.pair(in: cast.community, with: b, limit: 1, cursor: first.nextCursor, as: a)
+            #expect(first.entries.map(\.transactionID) == [taxi.id] && next.entries.map(\.transactionID) == [dinner.id] && next.nextCursor == nil)
+            #expect(await serviceError { try await services.settlements.pair(in: cast.community, with: a, as: a) }?.code == .invalidInput)
+            #expect(await serviceError { try await services.settlements.pair(in: cast.community, with: cast.outsider, as: a) }?.code == .notFound)
+            #expect(await serviceError { try await services.settlements.pair(in: cast.community, with: a, as: cast.outsider) }?.code == .notFound)
+            let foreignCursor = try await services.expenses.expenses(in: cast.community, limit: 1, as: a).nextCursor
+            #expect(
+                await serviceError { try await services.settlements.pair(in: cast.community, with: b, cursor: foreignCursor, as: a) }?.code
+                    == .invalidInput)
+
+            // Settle-up: the fewest payments by default, each pair's debt without simplifying.
+            let simplified = try await services.settlements.settleUpSuggestions(in: cast.community, as: a)
+            #expect(simplified.map(\.amount) == [1400, 200])
+            let pairwise = try await services.settlements.settleUpSuggestions(in: cast.community, simplify: false, as: a)
+            #expect(pairwise.map { PairDebt(from: $0.from, to: $0.to, amount: $0.amount, currency: $0.currency) } == pairs)
+            let pairwiseInUSD = try await services.settlements.settleUpSuggestions(in: cast.community, currency: .usd, simplify: false, as: a)
+            #expect(Set(pairwiseInUSD.map(\.amount)) == [1000, 600, 400] && pairwiseInUSD.count == 3)
+            // The community's minimizeDebts decides when the request does not.
+            _ = try await services.communities.update(cast.community, settings: CommunitySettings(minimizeDebts: false), as: a)
+            #expect(try await services.settlements.settleUpSuggestions(in: cast.community, as: b) == pairwise)
+            #expect(try await services.settlements.settleUpSuggestions(in: cast.community, simplify: true, as: b) == simplified)
+
+            // C pays A back: that pair is even, and the entries behind it cancel out.
+            _ = try await services.settlements.recordSettlement(in: cast.community, from: c, to: a, amount: try dollars("10.00"), as: c)
+            let even = try await services.settlements.pair(in: cast.community, with: a, as: c)
+            #expect(even.balances.isEmpty && even.entries.map(\.amount).reduce(0, +) == 0)
+            #expect(try await services.settlements.pairs(in: cast.community, as: a).count == 2)
+        }
+    }
 }

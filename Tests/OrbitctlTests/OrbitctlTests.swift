@@ -333,6 +333,26 @@ struct FinanceCLITests {
                 suggestions.count == 2 && suggestions.allSatisfy { $0["from_user_id"] is String && $0["to_user_id"] is String && $0["amount"] is Int }
             )
 
+            // Who owes whom: Zoe paid 3.00 for Max and herself, so Max owes Zoe 1.50 besides his
+            // share of the pizza; Zoe owes Ada hers.
+            _ = try await cli.json(
+                "expense", "add", "--community", community, "--description", "Ice", "--amount", "3.00", "--paid-by", "zoe@example.com",
+                "--split", "equal", "--between", "max@example.com,zoe@example.com", "--as", "zoe@example.com")
+            let pairs = try await cli.jsonArray("balances", "pairs", "--community", community, "--as", "max@example.com")
+            let amounts = pairs.compactMap { $0["amount"] as? Int }
+            #expect(amounts.count == 3 && amounts.last == 150 && amounts.dropLast().allSatisfy { [333, 334].contains($0) }, "\(pairs)")
+            let table = try await cli.run("balances", "pairs", "--community", community, "--as", "max@example.com")
+            #expect(table.succeeded && table.output.contains("FROM") && table.output.contains("1.50 USD"), "\(table.output)")
+            let with = try await cli.json("balances", "with", "--community", community, "--member", "zoe@example.com", "--as", "max@example.com")
+            #expect((with["balances"] as? [[String: Any]])?.first?["balance"] as? Int == -150, "\(with)")
+            #expect((with["entries"] as? [[String: Any]])?.compactMap { $0["amount"] as? Int } == [-150])
+            let told = try await cli.run("balances", "with", "--community", community, "--member", "zoe@example.com", "--as", "max@example.com")
+            #expect(told.output.contains("You owe") && told.output.contains("1.50 USD") && told.output.contains("Ice"), "\(told.output)")
+            let pairwise = try await cli.jsonArray("settle", "suggest", "--community", community, "--no-simplify", "--as", "zoe@example.com")
+            #expect(pairwise.compactMap { $0["amount"] as? Int } == amounts, "\(pairwise)")
+            let yourself = try await cli.run("balances", "with", "--community", community, "--member", "max@example.com", "--as", "max@example.com")
+            #expect(!yourself.succeeded && yourself.errors.contains("someone else"), "\(yourself.errors)")
+
             let dues = try await cli.json(
                 "dues", "create", "--community", community, "--name", "Season", "--amount", "50.00", "--due-date", "2099-06-30", "--as",
                 "ada@example.com"

@@ -120,7 +120,11 @@ struct BalancesTests {
                 // refreshes CONCURRENTLY and records its snapshot; then the journal is pruned.
                 try await connection.withTransaction(TransactionOptions(isolation: .repeatableRead, localSettings: ["role": "orbit_admin"])) {
                     connection in
-                    try await connection.executeScript("REFRESH MATERIALIZED VIEW CONCURRENTLY orbit_private.balances_snapshot")
+                    try await connection.executeScript(
+                        """
+                        REFRESH MATERIALIZED VIEW CONCURRENTLY orbit_private.balances_snapshot;
+                        REFRESH MATERIALIZED VIEW CONCURRENTLY orbit_private.pair_balances_snapshot
+                        """)
                     try await connection.query(
                         "UPDATE orbit_private.balance_snapshot_state SET snapshot = pg_current_snapshot(), refreshed_at = now()")
                 }

@@ -141,7 +141,7 @@ struct PayersAndFamilySplitsTests {
     }
 
     @Test(
-        "random payers, payer edits, paid_by moves, settled splits, deletions, restores and currency changes, with refreshes: balances equal the plain aggregate and a model kept here",
+        "random payers, payer edits, paid_by moves, settled splits, deletions, restores and currency changes, with refreshes: balances equal the plain aggregate and a model kept here; so do the pairs (who owes whom), which add up to the balances",
         arguments: [11, 12, 13] as [UInt64])
     func randomPayers(seed: UInt64) async throws {
         try await withTestDatabase { database in
@@ -230,7 +230,11 @@ struct PayersAndFamilySplitsTests {
                         try await connection.withTransaction(
                             TransactionOptions(isolation: .repeatableRead, localSettings: ["role": "orbit_admin"])
                         ) { connection in
-                            try await connection.executeScript("REFRESH MATERIALIZED VIEW CONCURRENTLY orbit_private.balances_snapshot")
+                            try await connection.executeScript(
+                                """
+                                REFRESH MATERIALIZED VIEW CONCURRENTLY orbit_private.balances_snapshot;
+                                REFRESH MATERIALIZED VIEW CONCURRENTLY orbit_private.pair_balances_snapshot
+                                """)
                             try await connection.query(
                                 "UPDATE orbit_private.balance_snapshot_state SET snapshot = pg_current_snapshot(), refreshed_at = now()")
                         }
@@ -269,6 +273,34 @@ struct PayersAndFamilySplitsTests {
                 for currency in ["USD", "EUR"] {
                     #expect(viewed.filter { $0.key.hasSuffix(currency) }.values.reduce(0, +) == 0)
                 }
+
+                // Who owes whom (issue 54, item 2): "user/counterparty/currency" → what the
+                // counterparty owes the user, from the same lines, pair by pair.
+                var pairModel: [String: Int64] = [:]
+                func owes(_ debtor: UUID, _ creditor: UUID, _ amount: Int, _ currency: String) {
+                    guard debtor != creditor else { return }
+                    pairModel["\(creditor)/\(debtor)/\(currency)", default: 0] += Int64(amount)
+                    pairModel["\(debtor)/\(creditor)/\(currency)", default: 0] -= Int64(amount)
+                }
+                for entry in entries.values where !entry.deleted {
+                    for split in entry.splits where !split.settled { owes(split.user, entry.paidBy, split.amount, entry.currency) }
+                    for (payer, amount) in entry.payers { owes(entry.paidBy, payer, amount, entry.currency) }
+                }
+                var pairs: [String: Int64] = [:]
+                for row in try await connection.query(
+                    "SELECT user_id, counterparty_id, currency, balance FROM pair_balances WHERE community_id = \(community)")
+                {
+                    let (user, counterparty, currency, balance) = try row.decode((UUID, UUID, String, Int64).self)
+                    if balance != 0 { pairs["\(user)/\(counterparty)/\(currency)"] = balance }
+                }
+                #expect(pairs == pairModel.filter { $0.value != 0 })
+                // A person's pairs add up to their balance.
+                var summed: [String: Int64] = [:]
+                for (key, balance) in pairs {
+                    let parts = key.split(separator: "/")
+                    summed["\(parts[0])/\(parts[2])", default: 0] += balance
+                }
+                #expect(summed.filter { $0.value != 0 } == viewed)
             }
         }
     }

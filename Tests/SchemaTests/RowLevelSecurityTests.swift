@@ -506,6 +506,16 @@ struct RowLevelSecurityTests {
                         let expected = world.expectedIDs(table, for: person)
                         #expect(visible == expected, "\(viewer) on \(table): saw \(visible.count) rows, expected \(expected.count)")
                     }
+                    // The money views have no id of their own: each shows the viewer's
+                    // communities (both have a split between two people), and no other.
+                    let mine = Set(world.memberships.filter { members in members.value.contains { $0.0 == person } }.keys)
+                    for view in ["balances", "pair_balances"] {
+                        let seen = Set(
+                            try await connection.query("SELECT DISTINCT community_id FROM \(unescaped: view)").map {
+                                try $0.decode("community_id", as: UUID.self)
+                            })
+                        #expect(seen == mine, "\(viewer) on \(view): saw \(seen.count) communities, expected \(mine.count)")
+                    }
                 }
             }
         }
@@ -646,6 +656,7 @@ struct RowLevelSecurityTests {
                     try await connection.asApp(world.id(person)) { connection in
                         for table in [
                             "communities", "members", "events", "posts", "transactions", "splits", "transaction_payers", "dues", "balances",
+                            "pair_balances",
                         ] {
                             let inB: Int64 = try await connection.value(
                                 "SELECT count(*) FROM \(unescaped: table) WHERE \(unescaped: table == "communities" ? "id" : "community_id") = \(world.communityB)"
@@ -796,6 +807,8 @@ struct RowLevelSecurityTests {
         ),
         ("giving one's upload another thumbnail", .a2, { w in "UPDATE media SET thumbnail_path = NULL WHERE community_id = \(w.communityA)" }),
         ("reading the materialized balances", .a, { _ in "SELECT * FROM orbit_private.balances_snapshot" }),
+        ("reading the materialized pairs", .a, { _ in "SELECT * FROM orbit_private.pair_balances_snapshot" }),
+        ("reading the balances journal", .a, { _ in "SELECT * FROM orbit_private.balance_journal" }),
         ("reading schema_migrations", .a, { _ in "SELECT * FROM schema_migrations" }),
         ("reading the push queue", .a, { _ in "SELECT * FROM push_deliveries" }),
         ("reading who is connected (presence is orbit.presence)", .a, { _ in "SELECT * FROM live_connections" }),

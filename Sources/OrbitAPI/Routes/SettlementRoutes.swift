@@ -52,20 +52,40 @@ extension OrbitAPI {
                 )
             }
         }
-        router.get("communities/:community_id/balances") { _, context in
-            JSON(Items(try await services.settlements.balances(in: try context.id("community_id"), as: try context.requireUser())))
+        // Each member's balance, or with `view=pairs` who owes whom (docs/money.md).
+        router.get("communities/:community_id/balances") { request, context in
+            let community: CommunityID = try context.id("community_id")
+            let user = try context.requireUser()
+            switch request.query("view") ?? "members" {
+            case "members":
+                return try JSON(Items(try await services.settlements.balances(in: community, as: user))).response(from: request, context: context)
+            case "pairs":
+                return try JSON(Items(try await services.settlements.pairs(in: community, as: user))).response(from: request, context: context)
+            default: throw APIProblem.validation(field: "view", "view must be members or pairs.")
+            }
         }
-        // Per currency; with `in`, every payment in that currency at the rates known today.
+        // Where the caller stands with one member, and the entries behind it.
+        router.get("communities/:community_id/balances/with/:member_id") { request, context in
+            let limit = try request.queryInt("limit", default: 50, range: 1...500)
+            return JSON(
+                try await services.settlements.pair(
+                    in: try context.id("community_id"), with: try context.id("member_id"), limit: limit, cursor: request.query("cursor"),
+                    as: try context.requireUser()))
+        }
+        // Per currency; with `in`, every payment in that currency at the rates known today;
+        // `simplify` overrides the community's `minimizeDebts`.
         router.get("communities/:community_id/settle-up") { request, context in
             let community: CommunityID = try context.id("community_id")
             let user = try context.requireUser()
+            let simplify = request.query("simplify") == nil ? nil : try request.queryBool("simplify")
             if let code = request.query("in") {
                 guard let currency = Currency(code), currency.code == code else {
                     throw APIProblem.validation(field: "in", "in must be an ISO 4217 code such as USD or EUR.")
                 }
-                return JSON(Items(try await services.settlements.settleUpSuggestions(in: community, currency: currency, as: user)))
+                return JSON(
+                    Items(try await services.settlements.settleUpSuggestions(in: community, currency: currency, simplify: simplify, as: user)))
             }
-            return JSON(Items(try await services.settlements.settleUpSuggestions(in: community, as: user)))
+            return JSON(Items(try await services.settlements.settleUpSuggestions(in: community, simplify: simplify, as: user)))
         }
 
     }

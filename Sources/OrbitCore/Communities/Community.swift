@@ -68,10 +68,13 @@ package struct CommunitySettings: Sendable, Codable, Equatable, OmitsNilMembers 
     /// as ciphertext under the community's current key, and plaintext is refused. Once on, it
     /// stays on.
     package var endToEndEncryption: Bool?
+    /// Settle Up's `minimizeDebts`: settle-up suggests the fewest payments that clear every
+    /// balance (true, the default), or each pair's own debt (false; docs/money.md).
+    package var minimizeDebts: Bool?
 
     package init(
         allowMemberEvents: Bool? = nil, allowMemberPosts: Bool? = nil, defaultReminderHours: Int? = nil, timezone: String? = nil,
-        baseCurrency: String? = nil, language: String? = nil, endToEndEncryption: Bool? = nil
+        baseCurrency: String? = nil, language: String? = nil, endToEndEncryption: Bool? = nil, minimizeDebts: Bool? = nil
     ) {
         self.allowMemberEvents = allowMemberEvents
         self.allowMemberPosts = allowMemberPosts
@@ -80,10 +83,12 @@ package struct CommunitySettings: Sendable, Codable, Equatable, OmitsNilMembers 
         self.baseCurrency = baseCurrency
         self.language = language
         self.endToEndEncryption = endToEndEncryption
+        self.minimizeDebts = minimizeDebts
     }
 
     static let knownKeys: Set<String> = [
         "allowMemberEvents", "allowMemberPosts", "defaultReminderHours", "timezone", "baseCurrency", "language", "endToEndEncryption",
+        "minimizeDebts",
     ]
 
     /// The languages search knows: PostgreSQL's own text search configurations, each as
@@ -121,7 +126,8 @@ package struct CommunitySettings: Sendable, Codable, Equatable, OmitsNilMembers 
             case ("baseCurrency", .string(let code)): settings.baseCurrency = code
             case ("language", .string(let language)): settings.language = language
             case ("endToEndEncryption", .bool(let flag)): settings.endToEndEncryption = flag
-            case ("allowMemberEvents", _), ("allowMemberPosts", _), ("endToEndEncryption", _):
+            case ("minimizeDebts", .bool(let flag)): settings.minimizeDebts = flag
+            case ("allowMemberEvents", _), ("allowMemberPosts", _), ("endToEndEncryption", _), ("minimizeDebts", _):
                 throw ServiceError.invalidInput(field: "settings.\(key)", reason: "must be true or false")
             case ("defaultReminderHours", _):
                 throw ServiceError.invalidInput(field: "settings.\(key)", reason: "must be a whole number of hours")
@@ -172,7 +178,8 @@ package struct CommunitySettings: Sendable, Codable, Equatable, OmitsNilMembers 
             timezone: other.timezone ?? timezone,
             baseCurrency: other.baseCurrency ?? baseCurrency,
             language: other.language ?? language,
-            endToEndEncryption: other.endToEndEncryption ?? endToEndEncryption
+            endToEndEncryption: other.endToEndEncryption ?? endToEndEncryption,
+            minimizeDebts: other.minimizeDebts ?? minimizeDebts
         )
     }
 }

@@ -142,21 +142,35 @@ extension SettlementService {
 
     /// Balances of a community, per member and currency (positive = is owed), exact at this moment.
     package func balances(in community: CommunityID, as actor: UserID) async throws -> [Balance] {
-        try await runner.asUserReading(actor) { connection in
-            return try await runner.queryAsMember(
-                actor, of: community, on: connection,
-                "SELECT user_id, currency, balance FROM balances WHERE community_id = \(community) AND balance <> 0 ORDER BY currency, balance DESC, user_id"
-            ).map { row in
-                let (user, currency, balance) = try row.decode((UserID, String, Int64).self)
-                return Balance(userID: user, currency: currency, balance: balance)
-            }
+        try await runner.asUserReading(actor) { connection in try await balances(in: community, as: actor, on: connection) }
+    }
+
+    func balances(in community: CommunityID, as actor: UserID, on connection: PostgresConnection) async throws -> [Balance] {
+        try await runner.queryAsMember(
+            actor, of: community, on: connection,
+            "SELECT user_id, currency, balance FROM balances WHERE community_id = \(community) AND balance <> 0 ORDER BY currency, balance DESC, user_id"
+        ).map { row in
+            let (user, currency, balance) = try row.decode((UserID, String, Int64).self)
+            return Balance(userID: user, currency: currency, balance: balance)
         }
     }
 
-    /// The fewest payments that clear the community's balances, per currency.
-    package func settleUpSuggestions(in community: CommunityID, as actor: UserID) async throws -> [SettleUp.Payment] {
-        let balances = try await balances(in: community, as: actor)
-        return SettleUp.payments(balances.map { (user: $0.userID, currency: $0.currency, balance: $0.balance) })
+    /// The payments that clear the community's balances, per currency.
+    /// - Parameter simplify: the fewest payments (`SettleUp.payments`), or each pair's own debt
+    ///   (`pairs(in:as:)`, Settle Up's `minimizeDebts` off); nil: the community's `minimizeDebts`
+    ///   setting, on by default.
+    package func settleUpSuggestions(in community: CommunityID, simplify: Bool? = nil, as actor: UserID) async throws -> [SettleUp.Payment] {
+        try await runner.asUserReading(actor) { connection in
+            var simplify = simplify
+            if simplify == nil { simplify = try await Self.minimizesDebts(community, on: connection) }
+            if simplify == false {
+                return try await pairs(in: community, as: actor, on: connection).map {
+                    SettleUp.Payment(from: $0.from, to: $0.to, amount: $0.amount, currency: $0.currency)
+                }
+            }
+            let balances = try await balances(in: community, as: actor, on: connection)
+            return SettleUp.payments(balances.map { (user: $0.userID, currency: $0.currency, balance: $0.balance) })
+        }
     }
 
     /// Payments that clear every balance, all in `currency`: each balance in another currency
@@ -165,8 +179,19 @@ extension SettlementService {
     /// rounding of each converted balance may leave a member's total a unit or so off what the
     /// rates say; suggestions never ask more than the converted balances. A currency without a
     /// known rate is a conflict naming it.
-    package func settleUpSuggestions(in community: CommunityID, currency: Currency, as actor: UserID) async throws -> [SettleUp.Payment] {
-        let balances = try await balances(in: community, as: actor).filter { $0.balance != 0 }
+    ///
+    /// With `simplify` false (or nil and the community's `minimizeDebts` off), each pair's
+    /// debts instead, each converted the same way, and the two directions of a pair netted.
+    package func settleUpSuggestions(
+        in community: CommunityID, currency: Currency, simplify: Bool? = nil, as actor: UserID
+    ) async throws -> [SettleUp.Payment] {
+        let debts: [PairDebt]? = try await runner.asUserReading(actor) { connection in
+            var simplify = simplify
+            if simplify == nil { simplify = try await Self.minimizesDebts(community, on: connection) }
+            return simplify == false ? try await self.pairs(in: community, as: actor, on: connection) : nil
+        }
+        if let debts { return try await pairwise(debts, in: community, currency: currency, as: actor) }
+        let balances = try await balances(in: community, as: actor)
         let converted = try await runner.asUserReading(actor) { connection in
             let today = try await runner.today(in: community, on: connection)
             return try await connection.query(
@@ -206,6 +231,48 @@ extension SettlementService {
         return SettleUp.payments(entries)
     }
 
+    /// Each pair's debts in `currency`, converted at the rates known today and netted per pair
+    /// (docs/money.md): no simplification across people.
+    private func pairwise(_ pairs: [PairDebt], in community: CommunityID, currency: Currency, as actor: UserID) async throws -> [SettleUp.Payment] {
+        let converted = try await runner.asUserReading(actor) { connection in
+            let today = try await runner.today(in: community, on: connection)
+            return try await connection.query(
+                """
+                SELECT x.from_user, x.to_user, x.currency,
+                    orbit.convert(x.amount, orbit.exchange_rate(\(community), x.currency, \(currency.code), \(today)), x.currency, \(currency.code)) AS converted
+                FROM unnest(\(pairs.map(\.from.uuid)), \(pairs.map(\.to.uuid)), \(pairs.map(\.currency))::text[], \(pairs.map(\.amount)))
+                    AS x (from_user, to_user, currency, amount)
+                """
+            ).map { try $0.decode((UserID, UserID, String, Int64?).self) }
+        }
+        if let missing = converted.first(where: { $0.3 == nil }) {
+            throw ServiceError.conflict(
+                field: "in", reason: "no rate from \(missing.2) to \(currency) is known: an admin sets one, or an operator imports the ECB's")
+        }
+        // Net each pair: the smaller id first, positive when it owes the other.
+        var net: [Pair: Int64] = [:]
+        for (from, to, _, amount) in converted {
+            let amount = amount ?? 0
+            if from < to {
+                net[Pair(first: from, second: to), default: 0] += amount
+            } else {
+                net[Pair(first: to, second: from), default: 0] -= amount
+            }
+        }
+        return net.filter { $0.value != 0 }
+            .map { pair, amount in
+                amount > 0
+                    ? SettleUp.Payment(from: pair.first, to: pair.second, amount: amount, currency: currency.code)
+                    : SettleUp.Payment(from: pair.second, to: pair.first, amount: -amount, currency: currency.code)
+            }
+            .sorted { $0.amount != $1.amount ? $0.amount > $1.amount : ($0.from, $0.to) < ($1.from, $1.to) }
+    }
+
+    private struct Pair: Hashable {
+        var first: UserID
+        var second: UserID
+    }
+
     /// Operator: refreshes the materialized balances snapshot without blocking readers, records
     /// the MVCC snapshot it was computed with, and prunes the journal entries it now contains.
     ///
@@ -231,9 +298,15 @@ extension SettlementService {
                     SET LOCAL lock_timeout = \(milliseconds)
                     """
                 )
-                // The first query fixes the transaction's snapshot; REFRESH computes with it.
+                // The first query fixes the transaction's snapshot; both REFRESHes compute with
+                // it, so the balances and the pairs always come from the same lines.
                 let snapshot: String = try await connection.query("SELECT pg_current_snapshot()::text AS s").single().decode("s")
-                try await connection.executeScript("REFRESH MATERIALIZED VIEW CONCURRENTLY orbit_private.balances_snapshot")
+                try await connection.executeScript(
+                    """
+                    REFRESH MATERIALIZED VIEW CONCURRENTLY orbit_private.balances_snapshot;
+                    REFRESH MATERIALIZED VIEW CONCURRENTLY orbit_private.pair_balances_snapshot
+                    """
+                )
                 try await connection.query(
                     """
                     INSERT INTO orbit_private.balance_snapshot_state (singleton, snapshot, refreshed_at) VALUES (true, \(snapshot)::pg_snapshot, now())

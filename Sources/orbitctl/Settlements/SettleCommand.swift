@@ -46,17 +46,24 @@ struct SettleCommand: AsyncParsableCommand {
     }
 
     struct Suggest: ActingCommand {
-        static let configuration = CommandConfiguration(abstract: "The fewest payments that clear the community's balances.")
+        static let configuration = CommandConfiguration(abstract: "The payments that clear the community's balances: the fewest, or pair by pair.")
         @Option(help: "Community id.") var community: CommunityID
         @Option(
             name: .customLong("in"),
             help: "Propose every payment in this currency, balances in others converted at the rates known today.") var currency: Currency?
+        @Flag(
+            inversion: .prefixedNo,
+            help:
+                "The fewest payments (--simplify), or each pair's own debt (--no-simplify); default: the community's minimizeDebts setting, on unless turned off."
+        ) var simplify: Bool?
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
         func act(_ services: OrbitServices, as actor: UserID) async throws -> [SettleUp.Payment] {
-            if let currency { return try await services.settlements.settleUpSuggestions(in: community, currency: currency, as: actor) }
-            return try await services.settlements.settleUpSuggestions(in: community, as: actor)
+            if let currency {
+                return try await services.settlements.settleUpSuggestions(in: community, currency: currency, simplify: simplify, as: actor)
+            }
+            return try await services.settlements.settleUpSuggestions(in: community, simplify: simplify, as: actor)
         }
 
         func tell(_ payments: [SettleUp.Payment]) {
