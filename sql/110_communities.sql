@@ -57,6 +57,25 @@ BEGIN
 END
 $$;
 
+-- A member's pin and its position (migrations/0051) are theirs alone: an admin, who may update
+-- any member row, may not change them.
+CREATE OR REPLACE FUNCTION orbit.guard_member_pin() RETURNS trigger
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    IF current_user = 'orbit_app' AND NEW.user_id IS DISTINCT FROM orbit.app_user_id() THEN
+        RAISE EXCEPTION 'only the member pins a community for themselves'
+            USING ERRCODE = 'insufficient_privilege', TABLE = 'members';
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+DROP TRIGGER IF EXISTS trigger_members_pin ON members;
+CREATE TRIGGER trigger_members_pin BEFORE UPDATE OF pinned, pin_position ON members FOR EACH ROW
+    WHEN (NEW.pinned IS DISTINCT FROM OLD.pinned OR NEW.pin_position IS DISTINCT FROM OLD.pin_position)
+    EXECUTE FUNCTION orbit.guard_member_pin();
+
 DROP TRIGGER IF EXISTS trigger_members_role ON members;
 CREATE TRIGGER trigger_members_role BEFORE UPDATE OF role ON members FOR EACH ROW
     WHEN (NEW.role IS DISTINCT FROM OLD.role)
@@ -118,8 +137,8 @@ GRANT SELECT ON communities TO orbit_app;
 GRANT INSERT (id, name, description, icon_url, created_by, settings) ON communities TO orbit_app;
 GRANT UPDATE (name, description, icon_url, settings, deleted_at) ON communities TO orbit_app;
 GRANT SELECT, INSERT ON members TO orbit_app;
-GRANT UPDATE (role, nickname, notification_prefs, joined_at, invited_by, left_at) ON members TO orbit_app;
+GRANT UPDATE (role, nickname, notification_prefs, joined_at, invited_by, left_at, pinned, pin_position) ON members TO orbit_app;
 GRANT ALL ON communities, members TO orbit_admin;
-REVOKE ALL ON FUNCTION orbit.guard_member_role() FROM PUBLIC, orbit_app, orbit_admin;
+REVOKE ALL ON FUNCTION orbit.guard_member_role(), orbit.guard_member_pin() FROM PUBLIC, orbit_app, orbit_admin;
 REVOKE ALL ON FUNCTION orbit.keep_an_admin() FROM PUBLIC, orbit_app;
-GRANT EXECUTE ON FUNCTION orbit.keep_an_admin(), orbit.guard_member_role() TO orbit_admin;
+GRANT EXECUTE ON FUNCTION orbit.keep_an_admin(), orbit.guard_member_role(), orbit.guard_member_pin() TO orbit_admin;

@@ -61,6 +61,8 @@ GROUP BY community_id, user_id, currency;
 
 -- REFRESH MATERIALIZED VIEW CONCURRENTLY needs a unique index covering all rows.
 CREATE UNIQUE INDEX balances_snapshot_key ON orbit_private.balances_snapshot (community_id, user_id, currency);
+-- One person's balances across their communities ("my groups", GET /communities).
+CREATE INDEX balances_snapshot_user ON orbit_private.balances_snapshot (user_id);
 
 -- The same lines per pair: what `counterparty_id` owes `user_id` (negative: is owed by), both
 -- directions kept, so that one person's pairs are one index range. A split of the payer's own

@@ -80,8 +80,14 @@ DROP TRIGGER IF EXISTS trigger_change_community ON communities;
 CREATE TRIGGER trigger_change_community AFTER INSERT OR UPDATE OR DELETE ON communities
     FOR EACH ROW EXECUTE FUNCTION orbit.record_change('community', 'self');
 DROP TRIGGER IF EXISTS trigger_change_member ON members;
-CREATE TRIGGER trigger_change_member AFTER INSERT OR UPDATE OR DELETE ON members
+CREATE TRIGGER trigger_change_member AFTER INSERT OR DELETE ON members
     FOR EACH ROW EXECUTE FUNCTION orbit.record_change('member', 'community_id');
+-- A member's pin (migrations/0051) is theirs alone and no other member's business: it is not a
+-- change of the member others sync, nor activity in the community ("my groups").
+DROP TRIGGER IF EXISTS trigger_change_member_update ON members;
+CREATE TRIGGER trigger_change_member_update AFTER UPDATE ON members
+    FOR EACH ROW WHEN (to_jsonb(OLD) - 'pinned' - 'pin_position' IS DISTINCT FROM to_jsonb(NEW) - 'pinned' - 'pin_position')
+    EXECUTE FUNCTION orbit.record_change('member', 'community_id');
 DROP TRIGGER IF EXISTS trigger_change_event ON events;
 CREATE TRIGGER trigger_change_event AFTER INSERT OR UPDATE OR DELETE ON events
     FOR EACH ROW EXECUTE FUNCTION orbit.record_change('event', 'community_id');

@@ -29,6 +29,20 @@ struct ContractEdgeTests {
 
             let unknown = try await harness.request(.patch, "/users/me", token: cast.memberToken, json: ["display_name": "Max", "x_later": NSNull()])
             #expect(unknown.status == 200)
+
+            // "My groups": a pin and its position; `null` clears the position.
+            let pinned = try await harness.request(.patch, me, token: cast.memberToken, json: ["pinned": true, "position": 3])
+            #expect(try pinned.status == 200 && pinned.json["pinned"] as? Bool == true && pinned.json["position"] as? Int == 3, "\(pinned.text)")
+            let groups = try await harness.request(.get, "/communities", token: cast.memberToken)
+            let mine = try groups.items.first { $0["id"] as? String == cast.community.description }?["my"] as? [String: Any]
+            #expect(mine?["pinned"] as? Bool == true && mine?["position"] as? Int == 3 && mine?["role"] as? String == "member", "\(groups.text)")
+            #expect(mine?["balances"] is [Any] && mine?["last_activity_at"] is String, "\(groups.text)")
+            let unplaced = try await harness.request(.patch, me, token: cast.memberToken, json: ["position": NSNull()])
+            #expect(try unplaced.json["position"] is NSNull && unplaced.json["pinned"] as? Bool == true, "\(unplaced.text)")
+            let tooFar = try await harness.request(.patch, me, token: cast.memberToken, json: ["position": 10_000])
+            #expect(try tooFar.status == 400 && tooFar.json["field"] as? String == "position", "\(tooFar.text)")
+            let notABool = try await harness.request(.patch, me, token: cast.memberToken, json: ["pinned": NSNull()])
+            #expect(notABool.status == 400, "\(notABool.text)")
         }
     }
 

@@ -30,6 +30,62 @@ struct CommunityTests {
         }
     }
 
+    @Test(
+        "my groups: each with my role, balances, pin and last activity; pinned first by position, then the most recent; a pin is mine alone and no activity"
+    )
+    func myGroups() async throws {
+        try await withServices { services, database in
+            let cast = try await Cast.make(services)
+            let (me, friend) = (cast.member, cast.admin)
+            var clubs = [cast.community]
+            for name in ["Book club", "Flat"] {
+                let club = try await services.communities.create(name: name, as: friend).id
+                _ = try await services.members.add(me, to: club, as: friend)
+                clubs.append(club)
+            }
+            // Activity, oldest first: an expense in the first, a post in the second, a post in the third.
+            _ = try await services.expenses.addExpense(
+                in: clubs[0], description: "Pizza", total: try dollars("20.00"), paidBy: friend, split: .equal([friend, me]), as: friend)
+            _ = try await services.feed.createPost(in: clubs[1], PostDraft(content: "Next book?"), as: friend)
+            _ = try await services.feed.createPost(in: clubs[2], PostDraft(content: "Rent is due"), as: friend)
+            var mine = try await services.communities.mine(as: me)
+            #expect(mine.map(\.community.id) == [clubs[2], clubs[1], clubs[0]])
+            #expect(mine.allSatisfy { $0.my.role == .member && !$0.my.pinned && $0.my.position == nil })
+            #expect(mine.last?.my.balances == [CurrencyBalance(currency: "USD", balance: -1000)] && mine.first?.my.balances == [])
+            let lastActivity = mine.map(\.my.lastActivityAt)
+            #expect(lastActivity == lastActivity.sorted(by: >))
+            #expect(try await services.communities.mine(as: friend).allSatisfy { $0.my.role == .admin })
+
+            // Pinned first, by position; then the rest by activity. Pinning is not activity.
+            _ = try await services.members.updateMine(in: clubs[0], pinned: true, position: 2, as: me)
+            _ = try await services.members.updateMine(in: clubs[1], pinned: true, position: 1, as: me)
+            mine = try await services.communities.mine(as: me)
+            #expect(mine.map(\.community.id) == [clubs[1], clubs[0], clubs[2]])
+            #expect(mine.map(\.my.position) == [1, 2, nil] && mine.map(\.my.lastActivityAt) == [lastActivity[1], lastActivity[2], lastActivity[0]])
+            // Only mine: the friend's list is as it was.
+            #expect(try await services.communities.mine(as: friend).allSatisfy { !$0.my.pinned })
+            // Unpinning clears the position; it goes back among the rest, by activity.
+            let unpinned = try await services.members.updateMine(in: clubs[1], pinned: false, as: me)
+            #expect(!unpinned.pinned && unpinned.position == nil)
+            #expect(try await services.communities.mine(as: me).map(\.community.id) == [clubs[0], clubs[2], clubs[1]])
+            #expect(await serviceError { try await services.members.updateMine(in: clubs[0], position: 10_000, as: me) }?.code == .invalidInput)
+            #expect(
+                await serviceError { try await services.members.updateMine(in: clubs[2], pinned: false, position: 3, as: me) }?.code == .invalidInput)
+            #expect(await serviceError { try await services.members.updateMine(in: clubs[0], pinned: true, as: cast.outsider) }?.code == .notFound)
+
+            // An admin may update any member's row, but not their pin (sql/110_communities.sql).
+            try await database.withConnection { connection in
+                await #expect(throws: PostgresError.self) {
+                    try await connection.withTransaction(
+                        TransactionOptions(localSettings: ["role": "orbit_app", "app.current_user_id": friend.description])
+                    ) { connection in
+                        try await connection.query("UPDATE members SET pinned = false WHERE community_id = \(clubs[0]) AND user_id = \(me)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test("a deleted community disappears for its members; an operator restores it within 30 days, not after")
     func deleteAndRestore() async throws {
         try await withServices { services, database in

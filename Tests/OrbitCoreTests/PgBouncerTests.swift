@@ -46,7 +46,7 @@ struct PgBouncerTests {
                     group.addTask {
                         var leaks: [String] = []
                         for _ in 0..<rounds {
-                            let communities = try await services.communities.mine(as: user).map(\.id)
+                            let communities = try await services.communities.mine(as: user).map(\.community.id)
                             if communities != [own] { leaks.append("\(name) sees communities \(communities)") }
                             let feed = try await services.feed.page(of: own, limit: 10, as: user).items
                             if feed.contains(where: { $0.content?.hasPrefix(name) != true }) { leaks.append("\(name) sees another's post") }

@@ -353,6 +353,19 @@ struct FinanceCLITests {
             let yourself = try await cli.run("balances", "with", "--community", community, "--member", "max@example.com", "--as", "max@example.com")
             #expect(!yourself.succeeded && yourself.errors.contains("someone else"), "\(yourself.errors)")
 
+            // "My groups": Max pins the club; his list says so, with his role and balance.
+            let pinned = try await cli.json(
+                "community", "membership", "--community", community, "--pin", "--position", "1", "--as", "max@example.com")
+            #expect(pinned["pinned"] as? Bool == true && pinned["position"] as? Int == 1, "\(pinned)")
+            let groups = try await cli.jsonArray("community", "list", "--as", "max@example.com")
+            let mine = groups.first?["my"] as? [String: Any]
+            #expect(mine?["pinned"] as? Bool == true && mine?["role"] as? String == "member", "\(groups)")
+            #expect((mine?["balances"] as? [[String: Any]])?.first?["balance"] as? Int ?? 0 < 0, "\(groups)")
+            let listed = try await cli.run("community", "list", "--as", "max@example.com")
+            #expect(listed.output.contains("yes (1)") && listed.output.contains("USD") && listed.output.contains("LAST ACTIVITY"), "\(listed.output)")
+            let both = try await cli.run("community", "membership", "--community", community, "--pin", "--unpin", "--as", "max@example.com")
+            #expect(!both.succeeded && both.errors.contains("not both"), "\(both.errors)")
+
             let dues = try await cli.json(
                 "dues", "create", "--community", community, "--name", "Season", "--amount", "50.00", "--due-date", "2099-06-30", "--as",
                 "ada@example.com"

@@ -90,7 +90,8 @@ extension OrbitAPI {
             return Tagged(
                 try await request.underIfMatch(.membership(id)) {
                     try await services.members.updateMine(
-                        in: id, nickname: body.nickname, notificationPrefs: try body.preferences(), as: try context.requireUser())
+                        in: id, nickname: body.nickname, notificationPrefs: try body.preferences(), pinned: body.pinned, position: body.position,
+                        as: try context.requireUser())
                 }
             )
         }
@@ -165,13 +166,15 @@ extension OrbitAPI {
 }
 
 /// `PATCH /communities/{id}/members/me`: a key left out is left as it is; `"nickname": null`
-/// clears the nickname.
+/// clears the nickname, `"position": null` the position among pinned communities.
 struct MembershipPatch: Decodable, NullableFields {
-    static let nullableFields: Set<String> = ["nickname"]
+    static let nullableFields: Set<String> = ["nickname", "position"]
     var nickname: String??
     var notificationPrefs: [String: Bool]?
+    var pinned: Bool?
+    var position: Int??
 
-    enum CodingKeys: String, CodingKey { case nickname, notificationPrefs }
+    enum CodingKeys: String, CodingKey { case nickname, notificationPrefs, pinned, position }
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -179,6 +182,10 @@ struct MembershipPatch: Decodable, NullableFields {
             container.contains(.nickname)
             ? .some(try container.decodeNil(forKey: .nickname) ? nil : try container.decode(String.self, forKey: .nickname)) : .none
         notificationPrefs = try container.decodeIfPresent([String: Bool].self, forKey: .notificationPrefs)
+        pinned = try container.decodeIfPresent(Bool.self, forKey: .pinned)
+        position =
+            container.contains(.position)
+            ? .some(try container.decodeNil(forKey: .position) ? nil : try container.decode(Int.self, forKey: .position)) : .none
     }
 
     /// The preferences by notification type, each key checked.

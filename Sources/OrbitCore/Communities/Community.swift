@@ -43,6 +43,46 @@ package struct Community: Sendable, Codable, Equatable {
     }
 }
 
+/// A community as one of its members sees it in their list ("my groups", `GET /communities`):
+/// the community, and under `my` their role, their balance in each currency, whether they pinned
+/// it and where, and when anything they can see last happened in it.
+package struct MyCommunity: Sendable, Codable, Equatable {
+    package struct Mine: Sendable, Codable, Equatable {
+        package var role: MemberRole
+        /// Only the currencies whose balance is not zero; positive = is owed.
+        package var balances: [CurrencyBalance]
+        package var pinned: Bool
+        package var position: Int?
+        /// The latest change in the community that the member can see (its change log), else
+        /// when the community itself last changed.
+        package var lastActivityAt: Date
+
+        enum CodingKeys: String, CodingKey { case role, balances, pinned, position, lastActivityAt = "last_activity_at" }
+    }
+
+    package var community: Community
+    package var my: Mine
+
+    enum CodingKeys: String, CodingKey { case my }
+
+    package init(community: Community, my: Mine) {
+        self.community = community
+        self.my = my
+    }
+
+    /// The community's columns and `my`, in one object.
+    package func encode(to encoder: any Encoder) throws {
+        try community.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(my, forKey: .my)
+    }
+
+    package init(from decoder: any Decoder) throws {
+        community = try Community(from: decoder)
+        my = try decoder.container(keyedBy: CodingKeys.self).decode(Mine.self, forKey: .my)
+    }
+}
+
 /// Where a community's subscription stands (spec: subscription_status). Billing itself is out of
 /// scope; the creator records it.
 package enum SubscriptionStatus: String, DatabaseEnum {

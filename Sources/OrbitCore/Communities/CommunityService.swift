@@ -63,10 +63,39 @@ package struct CommunityService: Sendable {
         try await runner.asOperator { try await Self.community(id, on: $0) }
     }
 
-    /// The acting user's communities, by name.
-    package func mine(as actor: UserID) async throws -> [Community] {
+    /// The acting user's communities ("my groups"): those they pinned first, by their position
+    /// (none last), then the most recently active; each with their role, balances and pin.
+    package func mine(as actor: UserID) async throws -> [MyCommunity] {
         try await runner.asUserReading(actor) { connection in
-            try await connection.query("SELECT \(unescaped: Community.columns) FROM communities ORDER BY name, id").map(Community.init(row:))
+            // One query however many communities: each with the actor's row, their balances
+            // (snapshot + journal, by index) and the newest change they can see (the change
+            // log's index, read backwards).
+            try await connection.query(
+                """
+                SELECT \(unescaped: Community.columns), my_role, my_pinned, my_position,
+                    coalesce((
+                        SELECT jsonb_agg(jsonb_build_object('currency', b.currency, 'balance', b.balance) ORDER BY b.currency)
+                        FROM balances b WHERE b.community_id = c.id AND b.user_id = \(actor) AND b.balance <> 0
+                    ), '[]'::jsonb) AS my_balances,
+                    greatest(c.updated_at, (
+                        SELECT ch.created_at FROM changes ch WHERE ch.community_id = c.id ORDER BY ch.xid DESC, ch.seq DESC LIMIT 1
+                    )) AS last_activity_at
+                FROM (
+                    SELECT communities.*, m.role::text AS my_role, m.pinned AS my_pinned, m.pin_position AS my_position
+                    FROM communities JOIN members m ON m.community_id = communities.id
+                    WHERE m.user_id = \(actor) AND m.left_at IS NULL
+                ) c
+                ORDER BY my_pinned DESC, my_position ASC NULLS LAST, last_activity_at DESC, id
+                """
+            ).map { row in
+                MyCommunity(
+                    community: try Community(row: row),
+                    my: MyCommunity.Mine(
+                        role: try row.decode("my_role"),
+                        balances: try row.decode("my_balances", as: PostgresJSON.self).decode([CurrencyBalance].self),
+                        pinned: try row.decode("my_pinned"), position: try row.decode("my_position", as: Int32?.self).map(Int.init),
+                        lastActivityAt: try row.decode("last_activity_at")))
+            }
         }
     }
 

@@ -45,23 +45,34 @@ package struct Member: Sendable, Codable, Equatable {
 package struct MyMembership: Sendable, Codable, Equatable {
     package var member: Member
     package var notificationPrefs: [String: Bool]
+    /// Pinned first in the member's list of communities ("my groups"), at `position` among the
+    /// pinned (ascending; none after those with one).
+    package var pinned: Bool
+    package var position: Int?
 
-    enum CodingKeys: String, CodingKey { case notificationPrefs = "notification_prefs" }
+    enum CodingKeys: String, CodingKey { case notificationPrefs = "notification_prefs", pinned, position }
 
-    package init(member: Member, notificationPrefs: [String: Bool]) {
+    package init(member: Member, notificationPrefs: [String: Bool], pinned: Bool = false, position: Int? = nil) {
         self.member = member
         self.notificationPrefs = notificationPrefs
+        self.pinned = pinned
+        self.position = position
     }
 
-    /// The member's columns and `notification_prefs`, in one object.
+    /// The member's columns, `notification_prefs`, `pinned` and `position`, in one object.
     package func encode(to encoder: any Encoder) throws {
         try member.encode(to: encoder)
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(notificationPrefs, forKey: .notificationPrefs)
+        try container.encode(pinned, forKey: .pinned)
+        try container.encode(position, forKey: .position)
     }
 
     package init(from decoder: any Decoder) throws {
         member = try Member(from: decoder)
-        notificationPrefs = try decoder.container(keyedBy: CodingKeys.self).decode([String: Bool].self, forKey: .notificationPrefs)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        notificationPrefs = try container.decode([String: Bool].self, forKey: .notificationPrefs)
+        pinned = try container.decodeIfPresent(Bool.self, forKey: .pinned) ?? false
+        position = try container.decodeIfPresent(Int.self, forKey: .position)
     }
 }

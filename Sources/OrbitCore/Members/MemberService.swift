@@ -213,20 +213,30 @@ package struct MemberService: Sendable {
     }
 
     /// Changes the acting user's own membership: their nickname in the community (`.some(nil)`
-    /// clears it) and which notification types they get (`false` turns one off; keys laid over
-    /// the current ones).
+    /// clears it), which notification types they get (`false` turns one off; keys laid over
+    /// the current ones), and where the community is in their list ("my groups": `pinned`, and
+    /// `position` among the pinned, 0–9999, `.some(nil)` clearing it; unpinning clears it too).
     package func updateMine(
-        in community: CommunityID, nickname: String?? = nil, notificationPrefs: [NotificationType: Bool]? = nil, as actor: UserID
+        in community: CommunityID, nickname: String?? = nil, notificationPrefs: [NotificationType: Bool]? = nil, pinned: Bool? = nil,
+        position: Int?? = nil, as actor: UserID
     ) async throws -> MyMembership {
         let nickname = try nickname.map { try $0.map { try Validate.text($0, field: "nickname", limit: 100) } }
+        if case .some(.some(let position)) = position, !(0...9999).contains(position) {
+            throw ServiceError.invalidInput(field: "position", reason: "must be between 0 and 9999")
+        }
+        if pinned == false, case .some(.some) = position {
+            throw ServiceError.invalidInput(field: "position", reason: "is the order among pinned communities: pin it too (pinned: true)")
+        }
         return try await runner.asUser(actor) { connection in
             let current = try await Self.mine(actor, in: community, on: connection)
             var prefs = current.notificationPrefs
             for (type, on) in notificationPrefs ?? [:] { prefs[type.rawValue] = on }
+            let pin = pinned ?? current.pinned
+            let place: Int? = pin ? (position ?? current.position) : nil
             try await connection.query(
                 """
                 UPDATE members SET nickname = CASE WHEN \(nickname != nil) THEN \(nickname ?? nil) ELSE nickname END,
-                    notification_prefs = \(try PostgresJSON(encoding: prefs))
+                    notification_prefs = \(try PostgresJSON(encoding: prefs)), pinned = \(pin), pin_position = \(place)
                 WHERE id = \(current.member.id)
                 """
             )
@@ -238,14 +248,15 @@ package struct MemberService: Sendable {
         guard
             let row = try await connection.query(
                 """
-                SELECT \(unescaped: Member.columns), m.notification_prefs FROM members m JOIN users u ON u.id = m.user_id
+                SELECT \(unescaped: Member.columns), m.notification_prefs, m.pinned, m.pin_position FROM members m JOIN users u ON u.id = m.user_id
                 WHERE m.community_id = \(community) AND m.user_id = \(user) AND m.left_at IS NULL
                 """
             ).first
         else { throw ServiceError.notFound("Community \(community)") }
         return MyMembership(
             member: try Member(row: row),
-            notificationPrefs: try row.decode("notification_prefs", as: PostgresJSON.self).decode([String: Bool].self)
+            notificationPrefs: try row.decode("notification_prefs", as: PostgresJSON.self).decode([String: Bool].self),
+            pinned: try row.decode("pinned"), position: try row.decode("pin_position", as: Int32?.self).map(Int.init)
         )
     }
 }

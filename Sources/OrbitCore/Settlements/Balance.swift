@@ -28,19 +28,23 @@ package struct PairDebt: Sendable, Codable, Equatable {
     enum CodingKeys: String, CodingKey { case from = "from_user_id", to = "to_user_id", amount, currency }
 }
 
+/// An amount in one currency, in minor units: a person's balance (positive = is owed) or where
+/// they stand with someone.
+package struct CurrencyBalance: Sendable, Codable, Equatable {
+    package var currency: String
+    package var balance: Int64
+
+    package init(currency: String, balance: Int64) {
+        self.currency = currency
+        self.balance = balance
+    }
+}
+
 /// Where the actor stands with one other member (`GET …/balances/with/{member}`): the figure per
 /// currency, and the expenses and settlements behind it, newest first.
 package struct PairStatement: Sendable, Codable, Equatable {
     /// One currency's figure: positive = the member owes the actor, negative = the actor owes them.
-    package struct Figure: Sendable, Codable, Equatable {
-        package var currency: String
-        package var balance: Int64
-
-        package init(currency: String, balance: Int64) {
-            self.currency = currency
-            self.balance = balance
-        }
-    }
+    package typealias Figure = CurrencyBalance
 
     /// One transaction's share of the figure, signed as the figure is.
     package struct Entry: Sendable, Codable, Equatable {

@@ -40,16 +40,28 @@ struct CommunityCommand: AsyncParsableCommand {
         @OptionGroup var output: JSONOption
 
         func run() async throws {
-            let communities = try await reading.run { services, actor in
-                if let actor {
-                    return try await services.communities.mine(as: actor)
-                }
-                return try await services.communities.all()
+            // An operator's list of every community, or the acting user's "my groups".
+            let (all, mine) = try await reading.run { services, actor -> ([Community], [MyCommunity]) in
+                if let actor { return ([], try await services.communities.mine(as: actor)) }
+                return (try await services.communities.all(), [])
             }
-            if output.json { return try printJSON(communities) }
+            if output.json { return all.isEmpty && !mine.isEmpty ? try printJSON(mine) : try printJSON(all) }
+            if !mine.isEmpty {
+                return printTable(
+                    ["ID", "NAME", "ROLE", "MY BALANCE", "PINNED", "LAST ACTIVITY"],
+                    mine.map { entry in
+                        let balance = entry.my.balances.map { Money(minorUnits: $0.balance, currency: Currency($0.currency) ?? .usd).description }
+                        let pin = entry.my.pinned ? "yes" + (entry.my.position.map { " (\($0))" } ?? "") : ""
+                        return [
+                            entry.community.id.description, entry.community.name, entry.my.role.rawValue,
+                            balance.isEmpty ? "settled" : balance.joined(separator: ", "), pin, show(entry.my.lastActivityAt),
+                        ]
+                    }
+                )
+            }
             printTable(
                 ["ID", "NAME", "MEMBERS", "SUBSCRIPTION", "DELETED"],
-                communities.map { [$0.id.description, $0.name, String($0.memberCount), $0.subscriptionStatus.rawValue, show($0.deletedAt)] }
+                all.map { [$0.id.description, $0.name, String($0.memberCount), $0.subscriptionStatus.rawValue, show($0.deletedAt)] }
             )
         }
     }
