@@ -1,5 +1,5 @@
--- Invites (sql/README.md). This file owns the redemption of a code, the policy of invites and
--- the rights on them and on its function.
+-- Invites (sql/README.md). This file owns the redemption of a code, an invite's preview, the
+-- policy of invites and the rights on them and on its functions.
 
 -- Redeeming an invite. The person redeeming is not a member yet, so row-level
 -- security hides the invite and forbids the membership insert; this SECURITY DEFINER function
@@ -78,6 +78,35 @@ $$;
 
 ALTER FUNCTION orbit.redeem_invite(text) OWNER TO orbit_admin;
 
+-- What an invite shows before anyone joins (GET /invites/{code}, issue 54, item 7): whether it
+-- can be redeemed, and only then the community's name, its member count and the inviter's name;
+-- nothing else of the community. No user is needed: the link is opened before signing in (the
+-- API limits it per client address). Outcomes: valid; not_found (no such code, a revoked
+-- invite, a deleted community: none of them is told apart); expired; used_up.
+CREATE OR REPLACE FUNCTION orbit.invite_preview(invite_code text)
+RETURNS TABLE (outcome text, community_name text, member_count integer, inviter_name text, expires_at timestamptz)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    invite public.invites%ROWTYPE;
+BEGIN
+    SELECT * INTO invite FROM public.invites i WHERE i.code = upper(invite_code);
+    IF NOT FOUND OR EXISTS (SELECT FROM public.communities c WHERE c.id = invite.community_id AND c.deleted_at IS NOT NULL) THEN
+        RETURN QUERY SELECT 'not_found'::text, NULL::text, NULL::integer, NULL::text, NULL::timestamptz;
+    ELSIF invite.expires_at IS NOT NULL AND invite.expires_at <= now() THEN
+        RETURN QUERY SELECT 'expired'::text, NULL::text, NULL::integer, NULL::text, NULL::timestamptz;
+    ELSIF invite.uses_remaining IS NOT NULL AND invite.uses_remaining <= 0 THEN
+        RETURN QUERY SELECT 'used_up'::text, NULL::text, NULL::integer, NULL::text, NULL::timestamptz;
+    ELSE
+        RETURN QUERY
+        SELECT 'valid'::text, c.name::text, c.member_count, u.display_name::text, invite.expires_at
+        FROM public.communities c LEFT JOIN public.users u ON u.id = invite.created_by AND u.deleted_at IS NULL
+        WHERE c.id = invite.community_id;
+    END IF;
+END
+$$;
+ALTER FUNCTION orbit.invite_preview(text) OWNER TO orbit_admin;
+
 -- Policies. This file owns every policy on invites: it drops them all and recreates the ones below,
 -- so a policy removed here is removed from the database too.
 DO $$
@@ -106,6 +135,6 @@ REVOKE ALL ON invites FROM orbit_app, orbit_admin;
 -- Revoke an invite: a hard delete.
 GRANT SELECT, INSERT, UPDATE, DELETE ON invites TO orbit_app;
 GRANT ALL ON invites TO orbit_admin;
-REVOKE ALL ON FUNCTION orbit.redeem_invite(text) FROM PUBLIC, orbit_app;
+REVOKE ALL ON FUNCTION orbit.redeem_invite(text), orbit.invite_preview(text) FROM PUBLIC, orbit_app;
 -- Operations a non-member must be able to perform, each checked inside the function.
-GRANT EXECUTE ON FUNCTION orbit.redeem_invite(text) TO orbit_app, orbit_admin;
+GRANT EXECUTE ON FUNCTION orbit.redeem_invite(text), orbit.invite_preview(text) TO orbit_app, orbit_admin;

@@ -22,6 +22,9 @@ package struct APIConfiguration: Sendable {
     /// Per client address on `GET /calendar/{token}.ics` (a calendar app polls a feed a few times
     /// an hour; guesses of tokens are what this stops).
     package var calendarFeedRateLimit = RateLimiter.Limit(perMinute: 120, burst: 30)
+    /// `GET /invites/{code}` (no token) per client address: codes are short, so guessing them is
+    /// slow.
+    package var invitePreviewRateLimit = RateLimiter.Limit(perMinute: 20, burst: 10)
     /// Per client address on `POST /webhooks/*` (the providers send from few addresses, in
     /// bursts; anyone else may post too, and each request costs a signature check).
     package var webhookRateLimit = RateLimiter.Limit(perMinute: 600, burst: 100)
@@ -133,6 +136,9 @@ package struct OrbitAPI: Sendable {
             open: router.group().add(
                 middleware: RateLimitMiddleware(limiter: limiter, scope: .byIP("calendar"), limit: configuration.calendarFeedRateLimit)),
             signedIn: app)
+        addInvitePreviewRoutes(
+            open: router.group().add(
+                middleware: RateLimitMiddleware(limiter: limiter, scope: .byIP("invites"), limit: configuration.invitePreviewRateLimit)))
         addBillingRoutes(
             open: router.group().add(
                 middleware: RateLimitMiddleware(limiter: limiter, scope: .byIP("webhooks"), limit: configuration.webhookRateLimit)),

@@ -12,6 +12,38 @@ import Testing
 /// work one anonymous request can cause.
 @Suite("Routes without a token")
 struct TokenlessRoutesTests {
+    @Test("an invite's preview: no token, its join_url under --public-url, 404 and 410 alike for what is not there, a limit per address")
+    func invitePreview() async throws {
+        try await withAPI(configure: { configuration in
+            configuration.publicURL = "https://orbit.example.com/"
+            configuration.invitePreviewRateLimit = .init(perMinute: 1, burst: 8)
+        }) { harness in
+            let cast = try await APICast.make(harness)
+            let created = try await harness.request(
+                .post, "/communities/\(cast.community)/invites", token: cast.adminToken, json: ["max_uses": 1])
+            let code = try created.string("code")
+            #expect(try created.string("join_url") == "https://orbit.example.com/invites/\(code)", "\(created.text)")
+            let listed = try await harness.request(.get, "/communities/\(cast.community)/invites", token: cast.adminToken)
+            #expect(try listed.items.first?["join_url"] as? String == "https://orbit.example.com/invites/\(code)", "\(listed.text)")
+
+            let shown = try await harness.request(.get, "/invites/\(code.lowercased())")
+            #expect(shown.status == 200, "\(shown.text)")
+            #expect(try shown.string("community_name") == "Tigers U10" && (try shown.json["member_count"] as? Int) == 2, "\(shown.text)")
+            #expect(try Set(shown.json.keys) == ["code", "community_name", "member_count", "inviter_name", "expires_at"], "\(shown.text)")
+            let unknown = try await harness.request(.get, "/invites/ZZZZZZ")
+            #expect(unknown.status == 404, "\(unknown.text)")
+            let malformed = try await harness.request(.get, "/invites/no")
+            #expect(malformed.status == 404, "\(malformed.text)")
+            _ = try await harness.request(.post, "/invites/redeem", token: cast.outsiderToken, json: ["code": code])
+            let usedUp = try await harness.request(.get, "/invites/\(code)")
+            #expect(usedUp.status == 410, "\(usedUp.text)")
+            // Guessing codes: the address's bucket runs dry.
+            var statuses: [Int] = []
+            for _ in 0..<20 { statuses.append(try await harness.request(.get, "/invites/ZZZZZZ").status) }
+            #expect(statuses.filter { $0 == 429 }.count >= 10, "\(statuses)")
+        }
+    }
+
     @Test("guessing feed tokens and posting webhooks are limited per address, each with its own limit")
     func perAddressLimits() async throws {
         try await withAPI(configure: { configuration in

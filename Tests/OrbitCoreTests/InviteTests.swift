@@ -48,6 +48,41 @@ struct InviteTests {
         }
     }
 
+    @Test("a preview, before joining and without a user: the name, member count and inviter; expired and used up are gone; the rest is not found")
+    func preview() async throws {
+        try await withServices { services, database in
+            let cast = try await Cast.make(services)
+            let community = try await services.communities.get(cast.community, as: cast.admin)
+            let invite = try await services.invites.create(to: cast.community, maxUses: 1, as: cast.admin)
+            let shown = try await services.invites.preview(try InviteCode.parse(invite.code.lowercased()))
+            let admin = try await services.users.get(cast.admin, as: cast.admin)
+            #expect(
+                shown
+                    == InvitePreview(
+                        code: invite.code, communityName: community.name, memberCount: community.memberCount, inviterName: admin.displayName,
+                        expiresAt: nil))
+            // Looking joins nobody and uses nothing.
+            #expect(try await services.communities.get(cast.community, as: cast.admin).memberCount == community.memberCount)
+            _ = try await services.invites.redeem(try InviteCode.parse(invite.code), as: cast.outsider)
+            #expect(await serviceError { try await services.invites.preview(try InviteCode.parse(invite.code)) }?.code == .gone)
+
+            let expiring = try await services.invites.create(to: cast.community, expiresAt: Date().addingTimeInterval(3600), as: cast.admin)
+            try await database.withConnection { connection in
+                try await connection.query("UPDATE invites SET expires_at = now() - interval '1 minute' WHERE id = \(expiring.id)")
+            }
+            let expired = await serviceError { try await services.invites.preview(try InviteCode.parse(expiring.code)) }
+            #expect(expired?.code == .gone && expired?.message.contains("expired") == true)
+
+            let revoked = try await services.invites.create(to: cast.community, as: cast.admin)
+            try await services.invites.revoke(revoked.id, as: cast.admin)
+            #expect(await serviceError { try await services.invites.preview(try InviteCode.parse(revoked.code)) }?.code == .notFound)
+            let open = try await services.invites.create(to: cast.community, as: cast.admin)
+            try await services.communities.delete(cast.community, as: cast.admin)
+            let deleted = await serviceError { try await services.invites.preview(try InviteCode.parse(open.code)) }
+            #expect(deleted?.code == .notFound && deleted?.message.contains(community.name) == false)
+        }
+    }
+
     @Test("a former member rejoins through an invite in their old membership row")
     func rejoinThroughInvite() async throws {
         try await withServices { services, _ in

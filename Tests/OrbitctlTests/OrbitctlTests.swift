@@ -83,6 +83,13 @@ struct OrbitctlTests {
             let invite = try await cli.json("invite", "create", "--community", id, "--max-uses", "5", "--as", "ada@example.com")
             let code = try #require(invite["code"] as? String)
             #expect(invite["uses_remaining"] as? Int == 4 + 1)
+            // Anyone with the code sees what it is for, before joining.
+            let preview = try await cli.json("invite", "preview", code)
+            #expect(preview["community_name"] as? String == "Tigers U10" && preview["member_count"] as? Int == 1, "\(preview)")
+            let told = try await cli.run("invite", "preview", code.lowercased())
+            #expect(told.succeeded && told.output.contains("Tigers U10: 1 member(s), invited by Ada Lovelace"), "\(told.output)")
+            let unknown = try await cli.run("invite", "preview", "ZZZZZZ")
+            #expect(!unknown.succeeded && unknown.errors.contains("not found"), "\(unknown.errors)")
             let joined = try await cli.json("invite", "redeem", code.lowercased(), "--as", "max@example.com")
             #expect(joined["community_id"] as? String == id)
 

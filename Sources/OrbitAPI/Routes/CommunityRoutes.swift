@@ -128,9 +128,9 @@ extension OrbitAPI {
         // Invites and joining by code.
         community.get("invites") { request, context in
             let limit = try request.queryInt("limit", default: 50, range: 1...200)
-            return JSON(
-                try await services.invites.list(
-                    of: try context.id("community_id"), limit: limit, cursor: request.query("cursor"), as: try context.requireUser()))
+            let page = try await services.invites.list(
+                of: try context.id("community_id"), limit: limit, cursor: request.query("cursor"), as: try context.requireUser())
+            return JSON(Page(items: page.items.map(linked), nextCursor: page.nextCursor))
         }
         struct NewInvite: Decodable {
             var maxUses: Int?
@@ -139,8 +139,11 @@ extension OrbitAPI {
         community.post("invites") { request, context in
             let body = try await request.decodeJSON(NewInvite.self, context: context)
             let user = try context.requireUser()
-            return try await creating(.invites, request, context: context, stored: { try await services.invites.get(InviteID($0), as: user) }) {
-                try await services.invites.create(to: try context.id("community_id"), maxUses: body.maxUses, expiresAt: body.expiresAt, as: user)
+            return try await creating(
+                .invites, request, context: context, stored: { linked(try await services.invites.get(InviteID($0), as: user)) }
+            ) {
+                linked(
+                    try await services.invites.create(to: try context.id("community_id"), maxUses: body.maxUses, expiresAt: body.expiresAt, as: user))
             }
         }
         community.delete("invites/:invite_id") { _, context in
@@ -162,6 +165,52 @@ extension OrbitAPI {
                 try await services.communities.auditLog(
                     try context.id("community_id"), limit: limit, cursor: request.query("cursor"), as: try context.requireUser()))
         }
+    }
+}
+
+extension OrbitAPI {
+    /// What an invite shows before joining, to anyone with the code (no token; a limit per client
+    /// address of its own): the community's name, its member count and the inviter's name.
+    func addInvitePreviewRoutes(open router: RouterGroup<APIContext>) {
+        router.get("invites/:code") { _, context in
+            let text = context.parameters.get("code") ?? ""
+            guard let code = InviteCode(text) else { throw ServiceError.notFound("Invite code \(text)") }
+            return JSON(try await services.invites.preview(code))
+        }
+    }
+
+    /// An invite with the link that opens it (`join_url`).
+    func linked(_ invite: Invite) -> InviteLink {
+        InviteLink(invite: invite, joinURL: configuration.publicURL.map { InviteLink.joinURL(base: $0, code: invite.code) })
+    }
+}
+
+/// An invite and its `join_url`: `--public-url` + `/invites/{code}`, the address of its preview
+/// (`GET /invites/{code}`), which the app opens as a universal link; null without a public URL.
+struct InviteLink: Codable, Sendable {
+    var invite: Invite
+    var joinURL: String?
+
+    enum CodingKeys: String, CodingKey { case joinURL = "join_url" }
+
+    static func joinURL(base: String, code: String) -> String {
+        (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/invites/" + code
+    }
+
+    init(invite: Invite, joinURL: String?) {
+        self.invite = invite
+        self.joinURL = joinURL
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        try invite.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(joinURL, forKey: .joinURL)
+    }
+
+    init(from decoder: any Decoder) throws {
+        invite = try Invite(from: decoder)
+        joinURL = try decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(String.self, forKey: .joinURL)
     }
 }
 

@@ -77,6 +77,29 @@ package struct Invite: Sendable, Codable, Equatable {
     }
 }
 
+/// What an invite shows before anyone joins (`GET /invites/{code}`): the community's name, its
+/// member count and who invited; nothing else of the community (One By Two's `groupName`).
+package struct InvitePreview: Sendable, Codable, Equatable {
+    package var code: String
+    package var communityName: String
+    package var memberCount: Int
+    /// The inviter's display name; nil when their account is gone.
+    package var inviterName: String?
+    package var expiresAt: Date?
+
+    enum CodingKeys: String, CodingKey {
+        case code, communityName = "community_name", memberCount = "member_count", inviterName = "inviter_name", expiresAt = "expires_at"
+    }
+
+    package init(code: String, communityName: String, memberCount: Int, inviterName: String?, expiresAt: Date?) {
+        self.code = code
+        self.communityName = communityName
+        self.memberCount = memberCount
+        self.inviterName = inviterName
+        self.expiresAt = expiresAt
+    }
+}
+
 /// What redeeming an invite did.
 package struct Redemption: Sendable, Codable, Equatable {
     package var communityID: CommunityID

@@ -101,6 +101,27 @@ package struct InviteService: Sendable {
         }
     }
 
+    /// What the invite of `code` shows before joining, asked by anyone (no user): an unknown
+    /// code, a revoked invite and a deleted community are alike "not found"; an expired or used
+    /// up invite is `gone`, and says which.
+    package func preview(_ code: InviteCode) async throws -> InvitePreview {
+        try await runner.asNobody { connection in
+            let row = try await connection.query(
+                "SELECT outcome, community_name, member_count, inviter_name, expires_at FROM orbit.invite_preview(\(code.value))"
+            ).single()
+            switch try row.decode("outcome", as: String.self) {
+            case "valid":
+                return InvitePreview(
+                    code: code.value, communityName: try row.decode("community_name"),
+                    memberCount: Int(try row.decode("member_count", as: Int32.self)), inviterName: try row.decode("inviter_name"),
+                    expiresAt: try row.decode("expires_at"))
+            case "expired": throw ServiceError.gone("Invite \(code) has expired.")
+            case "used_up": throw ServiceError.gone("Invite \(code) has been used up.")
+            default: throw ServiceError.notFound("Invite code \(code)")
+            }
+        }
+    }
+
     /// Joins the community of an invite code (any case). Each refusal has its own error:
     /// unknown code, deleted community, expired, already a member, used up.
     package func redeem(_ code: InviteCode, as actor: UserID) async throws -> Redemption {

@@ -6,8 +6,8 @@ import OrbitCore
 struct InviteCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "invite",
-        abstract: "Create, list, revoke and redeem invite codes.",
-        subcommands: [Create.self, List.self, Revoke.self, Redeem.self]
+        abstract: "Create, list, revoke, preview and redeem invite codes.",
+        subcommands: [Create.self, List.self, Revoke.self, Preview.self, Redeem.self]
     )
 
     struct Create: ActingCommand {
@@ -63,6 +63,27 @@ struct InviteCommand: AsyncParsableCommand {
 
         func tell(_ done: DoneOutput) {
             print("Revoked invite \(invite).")
+        }
+    }
+
+    struct Preview: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "What an invite shows before joining: the community's name, its member count and who invited (anyone with the code).")
+        @Argument(help: "The 6-character code.") var code: String
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var output: JSONOption
+
+        func validate() throws {
+            _ = try InviteCode.parse(code)
+        }
+
+        func run() async throws {
+            let code = try InviteCode.parse(code)
+            let preview = try await withServices(database) { try await $0.invites.preview(code) }
+            if output.json { return try printJSON(preview) }
+            print(
+                "\(preview.communityName): \(preview.memberCount) member(s)" + (preview.inviterName.map { ", invited by \($0)" } ?? "")
+                    + (preview.expiresAt.map { ", until \(show($0))" } ?? "") + ".")
         }
     }
 
