@@ -296,6 +296,18 @@ struct MoneyAPITests {
             #expect(try byDefault.items.map { $0["amount"] as? Int } == [1000, 600, 400], "\(byDefault.text)")
             let notBool = try await harness.request(.patch, base, token: cast.adminToken, json: ["settings": ["minimizeDebts": "no"]])
             #expect(notBool.status == 400, "\(notBool.text)")
+
+            // Undo over HTTP: a deleted expense comes back, with its balances.
+            let expenses = try await harness.request(.get, "\(base)/expenses", token: cast.adminToken)
+            let id = try #require(try expenses.items.first?["id"] as? String)
+            #expect(try await harness.request(.delete, "/expenses/\(id)", token: cast.adminToken).status == 204)
+            let restored = try await harness.request(.post, "/expenses/\(id)/restore", token: cast.adminToken)
+            #expect(try restored.status == 200 && restored.string("id") == id, "\(restored.text)")
+            let again = try await harness.request(.post, "/expenses/\(id)/restore", token: cast.adminToken)
+            #expect(again.status == 409, "\(again.text)")
+            #expect(try await harness.request(.post, "/expenses/\(id)/restore", token: cast.outsiderToken).status == 404)
+            let after = try await harness.request(.get, "\(base)/settle-up?simplify=false", token: cast.memberToken)
+            #expect(try after.items.map { $0["amount"] as? Int } == [1000, 600, 400], "\(after.text)")
         }
     }
 

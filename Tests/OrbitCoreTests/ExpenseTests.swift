@@ -181,6 +181,43 @@ struct ExpenseTests: MoneyScenarios {
         }
     }
 
+    @Test("undo: a deleted expense or settlement is restored as it was by its creator or an admin for 30 days, and money's history says who")
+    func restore() async throws {
+        try await withServices { services, database in
+            let cast = try await Cast.make(services)
+            let expense = try await services.expenses.addExpense(
+                in: cast.community, description: "Pizza", total: try dollars("20.00"), paidBy: cast.member, split: .equal([cast.admin, cast.member]),
+                as: cast.member)
+            let before = try await services.settlements.balances(in: cast.community, as: cast.member)
+            try await services.expenses.deleteExpense(expense.id, as: cast.member)
+            #expect(try await services.settlements.balances(in: cast.community, as: cast.member).isEmpty)
+            #expect(await serviceError { try await services.expenses.restoreExpense(expense.id, as: cast.outsider) }?.code == .notFound)
+
+            let restored = try await services.expenses.restoreExpense(expense.id, as: cast.member)
+            #expect(restored.id == expense.id && restored.splits == expense.splits && restored.totalAmount == expense.totalAmount)
+            #expect(try await services.settlements.balances(in: cast.community, as: cast.member) == before)
+            #expect(await serviceError { try await services.expenses.restoreExpense(expense.id, as: cast.member) }?.code == .conflict)
+            let history = try await services.expenses.history(in: cast.community, transaction: expense.id, as: cast.admin).items
+            #expect(history.map(\.action) == [.restored, .deleted, .created])
+            #expect(history.first?.actorID == cast.member && history.first?.before?.deleted == true && history.first?.after?.deleted == false)
+
+            // Someone else's: an admin may, a plain member may not.
+            let settlement = try await services.settlements.recordSettlement(
+                in: cast.community, from: cast.admin, to: cast.member, amount: try dollars("10.00"), as: cast.admin)
+            try await services.expenses.deleteExpense(settlement.id, as: cast.admin)
+            #expect(await serviceError { try await services.expenses.restoreExpense(settlement.id, as: cast.member) }?.code == .forbidden)
+            #expect(try await services.expenses.restoreExpense(settlement.id, as: cast.admin).type == .settlement)
+            #expect(try await services.settlements.balances(in: cast.community, as: cast.member).isEmpty)
+
+            // After 30 days it is gone for good.
+            try await services.expenses.deleteExpense(expense.id, as: cast.admin)
+            try await database.withConnection { connection in
+                try await connection.query("UPDATE transactions SET deleted_at = now() - interval '31 days' WHERE id = \(expense.id)")
+            }
+            #expect(await serviceError { try await services.expenses.restoreExpense(expense.id, as: cast.admin) }?.code == .gone)
+        }
+    }
+
     @Test("expense and dues dates are the same days under the server's DateStyle SQL, DMY")
     func datesUnderAnotherDateStyle() async throws {
         try await withTestDatabase { database in

@@ -373,6 +373,13 @@ struct FinanceCLITests {
             let both = try await cli.run("community", "membership", "--community", community, "--pin", "--unpin", "--as", "max@example.com")
             #expect(!both.succeeded && both.errors.contains("not both"), "\(both.errors)")
 
+            // Undo: the pizza deleted and restored; the balances are as they were.
+            let pizza = try #require(expense["id"] as? String)
+            _ = try await cli.json("expense", "delete", pizza, "--as", "max@example.com")
+            let restored = try await cli.run("expense", "restore", pizza, "--as", "max@example.com")
+            #expect(restored.succeeded && restored.output.contains("Restored expense \(pizza): Pizza."), "\(restored.output) \(restored.errors)")
+            #expect(try await cli.jsonArray("balances", "pairs", "--community", community, "--as", "max@example.com").count == 3)
+
             let dues = try await cli.json(
                 "dues", "create", "--community", community, "--name", "Season", "--amount", "50.00", "--due-date", "2099-06-30", "--as",
                 "ada@example.com"

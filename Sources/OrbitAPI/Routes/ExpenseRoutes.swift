@@ -240,6 +240,11 @@ extension OrbitAPI {
             return NoContent()
         }
 
+        // Undo: a deleted expense or settlement, back as it was (its creator or an admin, 30 days).
+        router.post("expenses/:expense_id/restore") { _, context in
+            JSON(try await services.expenses.restoreExpense(try context.id("expense_id"), as: try context.requireUser()))
+        }
+
         // Money's history, newest first: every member reads it.
         router.get("communities/:community_id/money-activity") { request, context in
             let limit = try request.queryInt("limit", default: 50, range: 1...200)

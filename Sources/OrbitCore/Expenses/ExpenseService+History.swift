@@ -39,8 +39,9 @@ package struct MoneyActivity: Sendable, Codable, Equatable {
     package enum Action: String, Sendable, Codable {
         /// `paid`: a dues payment recorded; `refunded`: one the payment provider refunded (no
         /// actor: the provider); `disputed`, `disputeLost`, `disputeWon`: the payer's bank
-        /// disputes one made online, took it back, or let it stand (no actor).
-        case created, edited, deleted, settled, paid, refunded, disputed
+        /// disputes one made online, took it back, or let it stand (no actor); `restored`: a
+        /// deleted expense or settlement brought back (undo).
+        case created, edited, deleted, restored, settled, paid, refunded, disputed
         case disputeLost = "dispute_lost", disputeWon = "dispute_won"
     }
 

@@ -363,6 +363,49 @@ package struct ExpenseService: Sendable {
         }
     }
 
+    /// How long a deleted expense or settlement can be restored (docs/money.md).
+    package static let restoreWindow: Duration = .seconds(30 * 86_400)
+
+    /// Restores a deleted expense or settlement (One By Two's undo): it counts in balances again,
+    /// as it was. Its creator or an admin, for `restoreWindow` after the deletion; money's
+    /// history records it (`restored`).
+    /// - Returns: the expense, live again.
+    package func restoreExpense(_ id: TransactionID, as actor: UserID) async throws -> Expense {
+        let window = Int(Self.restoreWindow.components.seconds)
+        return try await runner.asUser(actor) { connection in
+            let activity = UUID()
+            let results = try await connection.pipeline([
+                MoneyHistory.recordBefore(activity, .restored, transaction: id, by: actor),
+                """
+                UPDATE transactions t SET deleted_at = NULL
+                WHERE t.id = \(id) AND t.deleted_at IS NOT NULL AND t.deleted_at > now() - \(window) * interval '1 second'
+                  AND EXISTS (
+                      SELECT FROM members m WHERE m.community_id = t.community_id AND m.user_id = \(actor) AND m.left_at IS NULL
+                        AND (m.role = 'admin' OR t.created_by = \(actor)))
+                """,
+                MoneyHistory.recordAfter(activity),
+            ])
+            if results[1].affectedRows == 1 { return try await expense(id, on: connection) }
+            // Nothing was restored: say why.
+            guard
+                let row = try await connection.query(
+                    """
+                    SELECT community_id, created_by, deleted_at, deleted_at <= now() - \(window) * interval '1 second' AS too_old
+                    FROM transactions WHERE id = \(id)
+                    """
+                ).first
+            else { throw ServiceError.notFound("Expense \(id)") }
+            let (community, creator, deletedAt, tooOld) = try row.decode((CommunityID, UserID, Date?, Bool?).self)
+            let role = try await runner.requireMember(actor, of: community, on: connection)
+            guard role == .admin || creator == actor else {
+                throw ServiceError.forbidden(rule: "members can restore only the expenses they logged")
+            }
+            guard deletedAt != nil else { throw ServiceError.conflict("Expense \(id) is not deleted.") }
+            if tooOld == true { throw ServiceError.gone("Expense \(id) was deleted more than 30 days ago: it can no longer be restored.") }
+            throw ServiceError.changedMeanwhile
+        }
+    }
+
     package func expense(_ id: TransactionID, as actor: UserID) async throws -> Expense {
         try await runner.asUser(actor) { try await expense(id, on: $0) }
     }

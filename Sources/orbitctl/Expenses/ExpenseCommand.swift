@@ -7,7 +7,7 @@ struct ExpenseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "expense",
         abstract: "Shared expenses and how they are split.",
-        subcommands: [Add.self, List.self, Show.self, Update.self, Delete.self, ExpenseSettleSplitCommand.self, History.self]
+        subcommands: [Add.self, List.self, Show.self, Update.self, Delete.self, Restore.self, ExpenseSettleSplitCommand.self, History.self]
     )
 
     struct SplitOptions: ParsableArguments {
@@ -322,6 +322,23 @@ struct ExpenseCommand: AsyncParsableCommand {
 
         func tell(_ done: DoneOutput) {
             print("Deleted expense \(expense).")
+        }
+    }
+
+    struct Restore: ActingCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Restore a deleted expense or settlement (its creator or an admin, within 30 days of the deletion): it counts in balances again.")
+        @Argument(help: "Expense or settlement id.") var expense: TransactionID
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Expense {
+            try await services.expenses.restoreExpense(expense, as: actor)
+        }
+
+        func tell(_ restored: Expense) {
+            print("Restored \(restored.type.rawValue) \(restored.id): \(restored.description).")
         }
     }
 }
