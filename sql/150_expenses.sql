@@ -116,7 +116,7 @@ AS $$
 SELECT jsonb_build_object(
     'type', t.type, 'description', t.description, 'total_amount', t.total_amount, 'currency', t.currency,
     'paid_by', t.paid_by, 'category', t.category, 'transaction_date', t.transaction_date,
-    'linked_event_id', t.linked_event_id, 'deleted', t.deleted_at IS NOT NULL, 'split_input', t.split_input,
+    'linked_event_id', t.linked_event_id, 'deleted', t.deleted_at IS NOT NULL, 'split_input', t.split_input, 'notes', t.notes,
     'payers', coalesce(
         (SELECT jsonb_agg(jsonb_build_object('user_id', p.user_id, 'amount', p.amount) ORDER BY p.user_id)
          FROM public.transaction_payers p WHERE p.transaction_id = t.id),

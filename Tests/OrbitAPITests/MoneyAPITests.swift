@@ -237,6 +237,42 @@ struct MoneyAPITests {
         }
     }
 
+    @Test("corrections over HTTP: an expense's notes set and cleared (null), a settlement's day and notes; a day after today is 409")
+    func notesAndDays() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let base = "/communities/\(cast.community)"
+            let added = try await harness.request(
+                .post, "\(base)/expenses", token: cast.memberToken,
+                json: [
+                    "description": "Kit", "amount": 1000, "currency": "USD", "notes": "Size M",
+                    "split": ["method": "equal", "user_ids": [cast.admin.description, cast.member.description]],
+                ])
+            #expect(try added.status == 201 && added.string("notes") == "Size M", "\(added.text)")
+            let id = try added.string("id")
+            let cleared = try await harness.request(.patch, "/expenses/\(id)", token: cast.memberToken, json: ["notes": NSNull()])
+            #expect(try cleared.status == 200 && cleared.json["notes"] is NSNull, "\(cleared.text)")
+            let long = try await harness.request(
+                .patch, "/expenses/\(id)", token: cast.memberToken, json: ["notes": String(repeating: "x", count: 2001)])
+            #expect(try long.status == 400 && long.json["field"] as? String == "notes", "\(long.text)")
+            let settled = try await harness.request(
+                .post, "\(base)/settlements", token: cast.adminToken,
+                json: [
+                    "from_user_id": cast.member.description, "to_user_id": cast.admin.description, "amount": 500, "transaction_date": "2026-01-02",
+                    "notes": "Paid at the game",
+                ])
+            #expect(
+                try settled.status == 201 && settled.string("transaction_date") == "2026-01-02" && settled.string("notes") == "Paid at the game",
+                "\(settled.text)")
+            let future = try await harness.request(
+                .post, "\(base)/settlements", token: cast.adminToken,
+                json: [
+                    "from_user_id": cast.member.description, "to_user_id": cast.admin.description, "amount": 500, "transaction_date": "2099-01-01",
+                ])
+            #expect(try future.status == 409 && future.json["field"] as? String == "transaction_date", "\(future.text)")
+        }
+    }
+
     @Test("who owes whom over HTTP: balances?view=pairs, balances/with/{member} with its entries, settle-up?simplify, minimizeDebts")
     func pairs() async throws {
         try await withAPI { harness in

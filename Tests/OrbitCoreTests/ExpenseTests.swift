@@ -218,6 +218,51 @@ struct ExpenseTests: MoneyScenarios {
         }
     }
 
+    @Test(
+        "corrections: notes on expenses (set, changed, cleared, 2,000 characters at most) and settlements, a settlement's day (never after today where the community is), all in money's history"
+    )
+    func notesAndSettlementDays() async throws {
+        try await withServices { services, _ in
+            let cast = try await Cast.make(services)
+            let expense = try await services.expenses.addExpense(
+                in: cast.community, description: "Pizza", total: try dollars("20.00"), paidBy: cast.member, split: .equal([cast.admin, cast.member]),
+                notes: "Two large,\nextra cheese", as: cast.member)
+            #expect(expense.notes == "Two large,\nextra cheese")
+            let changed = try await services.expenses.updateExpense(expense.id, notes: "Three large", as: cast.member)
+            #expect(changed.notes == "Three large" && changed.splits == expense.splits)
+            let kept = try await services.expenses.updateExpense(expense.id, description: "Pizzas", as: cast.member)
+            #expect(kept.notes == "Three large")
+            let cleared = try await services.expenses.updateExpense(expense.id, notes: .some(nil), as: cast.member)
+            #expect(cleared.notes == nil)
+            let long = String(repeating: "x", count: 2001)
+            #expect(await serviceError { try await services.expenses.updateExpense(expense.id, notes: long, as: cast.member) }?.field == "notes")
+            let history = try await services.expenses.history(in: cast.community, transaction: expense.id, as: cast.admin).items
+            #expect(history.first?.before?.notes == "Three large" && history.first?.after?.notes == nil)
+
+            // The community keeps UTC; two days ahead stays ahead even across a midnight.
+            // Every category, the everyday ones included, is stored and filtered on.
+            for category in ExpenseCategory.allCases {
+                _ = try await services.expenses.addExpense(
+                    in: cast.community, description: category.rawValue, total: try dollars("1.00"), paidBy: cast.admin, split: .equal([cast.member]),
+                    category: category, as: cast.admin)
+            }
+            let groceries = try await services.expenses.expenses(in: cast.community, filter: ExpenseFilter(category: .groceries), as: cast.member)
+            #expect(groceries.items.map(\.description) == ["groceries"] && groceries.items.first?.category == .groceries)
+            let today = CivilDate(containing: Date(), in: .gmt)
+            let yesterday = CivilDate(dayNumber: today.dayNumber - 1)
+            let settlement = try await services.settlements.recordSettlement(
+                in: cast.community, from: cast.admin, to: cast.member, amount: try dollars("10.00"), date: yesterday, notes: "Cash at practice",
+                as: cast.admin)
+            #expect(settlement.transactionDate == yesterday && settlement.notes == "Cash at practice")
+            let tomorrow = CivilDate(dayNumber: today.dayNumber + 2)
+            let early = await serviceError {
+                try await services.settlements.recordSettlement(
+                    in: cast.community, from: cast.admin, to: cast.member, amount: try dollars("10.00"), date: tomorrow, as: cast.admin)
+            }
+            #expect(early?.code == .conflict && early?.field == "transaction_date")
+        }
+    }
+
     @Test("expense and dues dates are the same days under the server's DateStyle SQL, DMY")
     func datesUnderAnotherDateStyle() async throws {
         try await withTestDatabase { database in

@@ -221,6 +221,21 @@ struct SeedTests {
                 ).single().decode((Int32, Int64, Int32).self)
             }
             #expect(members == 3 && balanceSum == 0 && comments == 1)
+            // Who owes whom in the demo: Max owes Ada 15.00; Zoe owes Ada 5.00 (15.00 less the
+            // 10.00 she paid back) and Max 6.00.
+            let pairs = try await database.withConnection { connection in
+                try await connection.query(
+                    """
+                    SELECT u.display_name AS debtor, c.display_name AS creditor, p.balance FROM pair_balances p
+                    JOIN users u ON u.id = p.counterparty_id JOIN users c ON c.id = p.user_id
+                    WHERE p.balance > 0 ORDER BY p.balance DESC
+                    """
+                ).map { try $0.decode((String, String, Int64).self) }
+            }
+            #expect(
+                pairs.map { "\($0.0)>\($0.1):\($0.2)" } == [
+                    "Max Planck>Ada Lovelace:1500", "Zoe Washington>Max Planck:600", "Zoe Washington>Ada Lovelace:500",
+                ])
         }
     }
 }

@@ -373,6 +373,19 @@ struct FinanceCLITests {
             let both = try await cli.run("community", "membership", "--community", community, "--pin", "--unpin", "--as", "max@example.com")
             #expect(!both.succeeded && both.errors.contains("not both"), "\(both.errors)")
 
+            // Notes, and a settlement's day.
+            let noted = try await cli.json(
+                "expense", "update", try #require(expense["id"] as? String), "--notes", "Margherita", "--as", "max@example.com")
+            #expect(noted["notes"] as? String == "Margherita", "\(noted)")
+            let paid = try await cli.json(
+                "settle", "record", "--community", community, "--from", "zoe@example.com", "--to", "ada@example.com", "--amount", "1.00", "--date",
+                "2026-01-02", "--notes", "Coins", "--as", "zoe@example.com")
+            #expect(paid["transaction_date"] as? String == "2026-01-02" && paid["notes"] as? String == "Coins", "\(paid)")
+            let twoWays = try await cli.run(
+                "expense", "update", try #require(expense["id"] as? String), "--notes", "x", "--clear-notes", "--as", "max@example.com")
+            #expect(!twoWays.succeeded && twoWays.errors.contains("not both"), "\(twoWays.errors)")
+            _ = try await cli.json("expense", "delete", try #require(paid["id"] as? String), "--as", "zoe@example.com")
+
             // Undo: the pizza deleted and restored; the balances are as they were.
             let pizza = try #require(expense["id"] as? String)
             _ = try await cli.json("expense", "delete", pizza, "--as", "max@example.com")

@@ -1,5 +1,6 @@
 -- Demo data for `orbitctl dev` (loaded once, into an empty database): three people, a team,
--- a weekly practice, a game, a few posts and a poll, an expense and season dues. Fixed ids, so
+-- a weekly practice, a game, a few posts and a poll, two expenses, a settlement with notes and
+-- season dues. Fixed ids, so
 -- that README examples and curl sessions can name them.
 INSERT INTO users (id, apple_id, email, display_name) VALUES
     ('00000000-0000-4000-8000-00000000a0a0', 'demo.ada', 'ada@example.com', 'Ada Lovelace'),
@@ -56,6 +57,21 @@ INSERT INTO splits (transaction_id, user_id, amount) VALUES
     ('00000000-0000-4000-8000-0000000d0001', '00000000-0000-4000-8000-00000000a0a0', 1500),
     ('00000000-0000-4000-8000-0000000d0001', '00000000-0000-4000-8000-00000000b0b0', 1500),
     ('00000000-0000-4000-8000-0000000d0001', '00000000-0000-4000-8000-00000000c0c0', 1500);
+
+-- Max bought the snacks for Zoe and himself: 12.00 (groceries). Zoe paid Ada back 10.00 in
+-- cash, with a note: who owes whom shows the pairs (GET …/balances?view=pairs).
+INSERT INTO transactions (id, community_id, created_by, type, description, total_amount, paid_by, category, transaction_date) VALUES
+    ('00000000-0000-4000-8000-0000000d0002', '00000000-0000-4000-8000-0000000c0001', '00000000-0000-4000-8000-00000000b0b0',
+     'expense', 'Snacks', 1200, '00000000-0000-4000-8000-00000000b0b0', 'groceries', current_date);
+INSERT INTO splits (transaction_id, user_id, amount) VALUES
+    ('00000000-0000-4000-8000-0000000d0002', '00000000-0000-4000-8000-00000000b0b0', 600),
+    ('00000000-0000-4000-8000-0000000d0002', '00000000-0000-4000-8000-00000000c0c0', 600);
+INSERT INTO transactions (id, community_id, created_by, type, description, total_amount, paid_by, category, transaction_date, notes) VALUES
+    ('00000000-0000-4000-8000-0000000d0003', '00000000-0000-4000-8000-0000000c0001', '00000000-0000-4000-8000-00000000c0c0',
+     'settlement', 'Settlement (cash)', 1000, '00000000-0000-4000-8000-00000000c0c0', 'other', current_date,
+     'Paid at Tuesday practice');
+INSERT INTO splits (transaction_id, user_id, amount) VALUES
+    ('00000000-0000-4000-8000-0000000d0003', '00000000-0000-4000-8000-00000000a0a0', 1000);
 
 INSERT INTO dues (id, community_id, name, amount, due_date, created_by) VALUES
     ('00000000-0000-4000-8000-0000000a0001', '00000000-0000-4000-8000-0000000c0001', 'Season dues', 5000,

@@ -147,6 +147,7 @@ extension OrbitAPI {
             var category: String?
             var receiptUrl: String?
             var linkedEventId: EventID?
+            var notes: String?
         }
         // Newest first; filters: member (payer or in a split), category, from/to (transaction_date).
         router.get("communities/:community_id/expenses") { request, context in
@@ -178,20 +179,38 @@ extension OrbitAPI {
                     split: try body.split.method(currency: currency, people: people),
                     date: try body.transactionDate.map { try CivilDate.parse($0, field: "transaction_date") },
                     category: try ExpenseCategory.parse(body.category ?? "other", field: "category"), receiptURL: body.receiptUrl,
-                    linkedEvent: body.linkedEventId, as: user
+                    linkedEvent: body.linkedEventId, notes: body.notes, as: user
                 )
             }
         }
         router.get("expenses/:expense_id") { _, context in
             Tagged(try await services.expenses.expense(try context.id("expense_id", as: TransactionID.self), as: try context.requireUser()))
         }
-        struct ExpenseChange: Decodable {
+        // A key left out is left as it is; `"notes": null` clears the notes.
+        struct ExpenseChange: Decodable, NullableFields {
+            static let nullableFields: Set<String> = ["notes"]
             var description: String?
             var amount: Int64?
             var paidBy: UserID?
             var payers: [PayerBody]?
             var split: SplitBody?
             var category: String?
+            var notes: String??
+
+            enum CodingKeys: String, CodingKey { case description, amount, paidBy, payers, split, category, notes }
+
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                description = try container.decodeIfPresent(String.self, forKey: .description)
+                amount = try container.decodeIfPresent(Int64.self, forKey: .amount)
+                paidBy = try container.decodeIfPresent(UserID.self, forKey: .paidBy)
+                payers = try container.decodeIfPresent([PayerBody].self, forKey: .payers)
+                split = try container.decodeIfPresent(SplitBody.self, forKey: .split)
+                category = try container.decodeIfPresent(String.self, forKey: .category)
+                notes =
+                    container.contains(.notes)
+                    ? .some(try container.decodeNil(forKey: .notes) ? nil : try container.decode(String.self, forKey: .notes)) : .none
+            }
         }
         // The expense's creator or an admin; a new amount or split replaces the splits.
         router.patch("expenses/:expense_id") { request, context in
@@ -207,7 +226,7 @@ extension OrbitAPI {
                         total: try body.amount.map { try Amounts.money($0, currency: currency, field: "amount") }, paidBy: body.paidBy,
                         payers: try PayerBody.payers(body.payers, currency: currency),
                         split: try body.split?.method(currency: currency, people: people),
-                        category: try body.category.map { try ExpenseCategory.parse($0, field: "category") }, as: user
+                        category: try body.category.map { try ExpenseCategory.parse($0, field: "category") }, notes: body.notes, as: user
                     )
                 }
             )

@@ -23,6 +23,8 @@ extension OrbitAPI {
             var settlesCurrency: String?
             var rate: String?
             var method: String?
+            var transactionDate: String?
+            var notes: String?
         }
         router.post("communities/:community_id/settlements") { request, context in
             let body = try await request.decodeJSON(SettlementBody.self, context: context)
@@ -48,7 +50,8 @@ extension OrbitAPI {
                         }
                         return code
                     },
-                    rate: try body.rate.map { try DecimalRate.parse($0) }, method: body.method, as: user
+                    rate: try body.rate.map { try DecimalRate.parse($0) }, method: body.method,
+                    date: try body.transactionDate.map { try CivilDate.parse($0, field: "transaction_date") }, notes: body.notes, as: user
                 )
             }
         }

@@ -84,6 +84,8 @@ package struct Expense: Sendable, Codable, Equatable {
     package var paidBy: UserID
     package var category: ExpenseCategory
     package var receiptURL: String?
+    /// Up to 2,000 characters, for anyone in the community.
+    package var notes: String?
     package var linkedEventID: EventID?
     package var transactionDate: CivilDate
     /// The recurring expense it is an occurrence of, or nil.
@@ -101,14 +103,14 @@ package struct Expense: Sendable, Codable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case id, communityID = "community_id", createdBy = "created_by", type, description, totalAmount = "total_amount", currency
-        case paidBy = "paid_by", category, receiptURL = "receipt_url", linkedEventID = "linked_event_id", transactionDate = "transaction_date"
+        case paidBy = "paid_by", category, receiptURL = "receipt_url", notes, linkedEventID = "linked_event_id", transactionDate = "transaction_date"
         case recurringChargeID = "recurring_charge_id", conversion, splitInput = "split_input", createdAt = "created_at", updatedAt = "updated_at",
             payers, splits
     }
 
     static let columns = """
         id, community_id, created_by, type::text AS type, description, total_amount, currency, paid_by, category::text AS category,
-        receipt_url, linked_event_id, transaction_date, recurring_charge_id, paid_amount, paid_currency,
+        receipt_url, notes, linked_event_id, transaction_date, recurring_charge_id, paid_amount, paid_currency,
         trim_scale(exchange_rate)::text AS exchange_rate, split_input, created_at, updated_at
         """
 
@@ -124,6 +126,7 @@ package struct Expense: Sendable, Codable, Equatable {
         paidBy = try row.decode("paid_by")
         category = try row.decode("category")
         receiptURL = try row.decode("receipt_url")
+        notes = try row.decode("notes")
         linkedEventID = try row.decode("linked_event_id")
         transactionDate = try row.decode("transaction_date")
         recurringChargeID = try row.decode("recurring_charge_id")
@@ -146,8 +149,10 @@ package enum TransactionType: String, DatabaseEnum {
 }
 
 /// What an expense was for (spec: expense_category).
+/// Everyday ones (One By Two's ten: food, transport, groceries, rent, entertainment, utilities,
+/// shopping, health, travel, other) and the team's (equipment, dues); migration 0054.
 package enum ExpenseCategory: String, DatabaseEnum {
-    case equipment, food, travel, dues, other
+    case equipment, food, travel, dues, other, transport, groceries, rent, entertainment, utilities, shopping, health
 }
 
 /// Which expenses a list shows; nil leaves a filter out.

@@ -122,11 +122,13 @@ package struct ExpenseState: Sendable, Codable, Equatable {
     package var deleted: Bool
     /// An expense's split as entered (absent from states recorded before it was kept).
     package var splitInput: SplitMethod?
+    /// Absent from states recorded before expenses had notes.
+    package var notes: String?
     package var payers: [Payer]
     package var splits: [Share]
 
     enum CodingKeys: String, CodingKey {
         case type, description, totalAmount = "total_amount", currency, paidBy = "paid_by", category, transactionDate = "transaction_date"
-        case linkedEventID = "linked_event_id", deleted, splitInput = "split_input", payers, splits
+        case linkedEventID = "linked_event_id", deleted, splitInput = "split_input", notes, payers, splits
     }
 }

@@ -23,16 +23,17 @@ package struct ExpenseService: Sendable {
     package func addExpense(
         in community: CommunityID, description: String, total: Money, paidBy: UserID? = nil, payers: [UserID: Int64]? = nil,
         split: SplitMethod, date: CivilDate? = nil, category: ExpenseCategory = .other, receiptURL: String? = nil,
-        linkedEvent: EventID? = nil, as actor: UserID
+        linkedEvent: EventID? = nil, notes: String? = nil, as actor: UserID
     ) async throws -> Expense {
         let description = try Validate.text(description, field: "description", limit: 500)
+        let notes = try notes.map { try Validate.text($0, field: "notes", limit: 2000, multiline: true) }
         try total.requirePositive()
         let paying = try Payers.resolve(payers, paidBy: paidBy ?? actor, total: total.minorUnits, namedPaidBy: paidBy != nil)
         let splits = try SplitCalculator.splits(of: total.minorUnits, split)
         let receiptURL = try Validate.url(receiptURL, field: "receipt_url")
         let entry = NewTransaction(
             community: community, type: .expense, description: description, total: total, paidBy: paying.paidBy, payers: paying.rows,
-            category: category, receiptURL: receiptURL, linkedEvent: linkedEvent, date: date, splits: splits, splitInput: split)
+            category: category, receiptURL: receiptURL, notes: notes, linkedEvent: linkedEvent, date: date, splits: splits, splitInput: split)
         return try await runner.asUser(actor) { connection in
             if let expense = try await insert(entry, as: actor, adminOnly: false, on: connection) { return expense }
             // Nothing was written: the checks the statement holds say why.
@@ -54,6 +55,7 @@ package struct ExpenseService: Sendable {
         var payers: [Payer] = []
         var category: ExpenseCategory
         var receiptURL: String?
+        var notes: String?
         var linkedEvent: EventID?
         /// Nil: today in the community's time zone, by the services' clock.
         var date: CivilDate?
@@ -102,10 +104,11 @@ package struct ExpenseService: Sendable {
             ),
             t AS (
                 INSERT INTO transactions (id, community_id, created_by, type, description, total_amount, currency, paid_by, category,
-                    receipt_url, linked_event_id, transaction_date, recurring_charge_id, occurrence_on, paid_amount, paid_currency, exchange_rate,
+                    receipt_url, notes, linked_event_id, transaction_date, recurring_charge_id, occurrence_on, paid_amount, paid_currency, exchange_rate,
                     split_input)
                 SELECT \(id), \(entry.community), \(actor), \(entry.type)::transaction_type, \(entry.description), \(Int32(entry.total.minorUnits)),
-                    \(entry.total.currency.code), \(entry.paidBy), \(entry.category)::expense_category, \(entry.receiptURL), \(entry.linkedEvent),
+                    \(entry.total.currency.code), \(entry.paidBy), \(entry.category)::expense_category, \(entry.receiptURL), \(entry.notes),
+                    \(entry.linkedEvent),
                     coalesce(\(entry.date), orbit.civil_date(\(runner.now()), allowed.timezone)), \(entry.occurrence?.charge), \(entry.occurrence?.day),
                     \(entry.conversion.map { Int32($0.paidAmount) }), \(entry.conversion?.paidCurrency), \(entry.conversion?.rate)::numeric,
                     \(try entry.splitInput.map { try PostgresJSON(encoding: $0) })
@@ -170,9 +173,11 @@ package struct ExpenseService: Sendable {
     ///   - paidBy: a new single payer (who paid it all), or the main one among new `payers`.
     package func updateExpense(
         _ id: TransactionID, description: String? = nil, total newTotal: Money? = nil, paidBy: UserID? = nil,
-        payers newPayers: [UserID: Int64]? = nil, split: SplitMethod? = nil, category: ExpenseCategory? = nil, as actor: UserID
+        payers newPayers: [UserID: Int64]? = nil, split: SplitMethod? = nil, category: ExpenseCategory? = nil, notes: String?? = nil,
+        as actor: UserID
     ) async throws -> Expense {
         let description = try description.map { try Validate.text($0, field: "description", limit: 500) }
+        let notes = try notes.map { try $0.map { try Validate.text($0, field: "notes", limit: 2000, multiline: true) } }
         try newTotal?.requirePositive()
         return try await runner.asUser(actor) { connection in
             // Locked: an edit computes the new row from the current one (the total a split
@@ -219,7 +224,8 @@ package struct ExpenseService: Sendable {
             case (nil, nil, _): splits = nil
             }
             return try await replace(
-                current, total: total, paying: paying, splits: splits, splitInput: split, description, category, as: actor, on: connection)
+                current, total: total, paying: paying, splits: splits, splitInput: split, description, category, notes: notes, as: actor,
+                on: connection)
         }
     }
 
@@ -248,7 +254,7 @@ package struct ExpenseService: Sendable {
     /// statement of its own, before the payer rows (sql/155_balances.sql: the journal reads paid_by).
     private func replace(
         _ current: Expense, total: Money, paying: Payers.Resolved?, splits: [(participant: Holder, amount: Int64)]?, splitInput: SplitMethod?,
-        _ description: String?, _ category: ExpenseCategory?, as actor: UserID, on connection: PostgresConnection
+        _ description: String?, _ category: ExpenseCategory?, notes: String?? = nil, as actor: UserID, on connection: PostgresConnection
     ) async throws -> Expense {
         let activity = UUID()
         var statements: [PostgresQuery] = [
@@ -256,7 +262,8 @@ package struct ExpenseService: Sendable {
             """
             UPDATE transactions SET total_amount = \(Int32(total.minorUnits)), description = coalesce(\(description), description),
                 category = coalesce(\(category)::expense_category, category), paid_by = coalesce(\(paying?.paidBy), paid_by),
-                split_input = coalesce(\(try splitInput.map { try PostgresJSON(encoding: $0) }), split_input)
+                split_input = coalesce(\(try splitInput.map { try PostgresJSON(encoding: $0) }), split_input),
+                notes = CASE WHEN \(notes != nil) THEN \(notes ?? nil) ELSE notes END
             WHERE id = \(current.id)
             RETURNING \(unescaped: Expense.columns)
             """,

@@ -22,13 +22,16 @@ extension SettlementService {
     ///     the rate kept on it.
     ///   - rate: default the rate known to the community today (`rate(in:from:to:)`); none
     ///     known is a conflict.
+    ///   - date: the day it was paid: today or earlier in the community's time zone (default today).
+    ///   - notes: up to 2,000 characters.
     package func recordSettlement(
         in community: CommunityID, from: UserID, to: UserID, amount paid: Money, settles: Currency? = nil, rate: DecimalRate? = nil,
-        method: String? = nil, as actor: UserID
+        method: String? = nil, date: CivilDate? = nil, notes: String? = nil, as actor: UserID
     ) async throws -> Expense {
         guard from != to else { throw ServiceError.invalidInput(field: "to", reason: "must be someone else than the payer") }
         try paid.requirePositive()
         let method = try method.map { try Validate.text($0, field: "method", limit: 40) }
+        let notes = try notes.map { try Validate.text($0, field: "notes", limit: 2000, multiline: true) }
         let given = rate?.text
         let target = settles ?? paid.currency
         if target == paid.currency && given != nil {
@@ -37,7 +40,14 @@ extension SettlementService {
         return try await runner.asUser(actor) { connection in
             var entry = ExpenseService.NewTransaction(
                 community: community, type: .settlement, description: "Settlement" + (method.map { " (\($0))" } ?? ""), total: paid,
-                paidBy: from, category: .other, date: nil, splits: [(.user(to), paid.minorUnits)])
+                paidBy: from, category: .other, notes: notes, date: date, splits: [(.user(to), paid.minorUnits)])
+            if let date {
+                // A payment has happened: never after today where the community is.
+                let today = try await runner.today(in: community, on: connection)
+                guard date <= today else {
+                    throw ServiceError.conflict(field: "transaction_date", reason: "is after today (\(today)) in the community's time zone")
+                }
+            }
             if target != paid.currency {
                 try await runner.requireMember(actor, of: community, on: connection)
                 var rate = given

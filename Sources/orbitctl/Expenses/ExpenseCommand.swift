@@ -123,9 +123,11 @@ struct ExpenseCommand: AsyncParsableCommand {
         ) var fromEvent: EventID?
         @Option(help: "With --from-event for a recurring event: the occurrence's original start (RFC 3339).") var occurrence: Timestamp?
         @OptionGroup var split: SplitOptions
-        @Option(help: "equipment, food, travel, dues or other.") var category: ExpenseCategory = .other
+        @Option(help: "food, transport, groceries, rent, entertainment, utilities, shopping, health, travel, equipment, dues or other.") var category:
+            ExpenseCategory = .other
         @Option(help: "When it was spent (YYYY-MM-DD; default today).") var date: String?
         @Option(help: "Receipt image URL.") var receiptURL: String?
+        @Option(help: "Notes, up to 2,000 characters.") var notes: String?
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
@@ -160,7 +162,7 @@ struct ExpenseCommand: AsyncParsableCommand {
             let method = try await split.methodOrEveryone(services, community: community, currency: currency, as: actor)
             return try await services.expenses.addExpense(
                 in: community, description: description, total: total, paidBy: paying?.paidBy, payers: paying?.payers,
-                split: method, date: day, category: category, receiptURL: receiptURL, as: actor
+                split: method, date: day, category: category, receiptURL: receiptURL, notes: notes, as: actor
             )
         }
 
@@ -251,6 +253,8 @@ struct ExpenseCommand: AsyncParsableCommand {
         @Option(help: "New description.") var description: String?
         @Option(help: "New total, in the expense's currency (\(MoneyHelp.amounts)).") var amount: String?
         @Option(help: "New category.") var category: ExpenseCategory?
+        @Option(help: "New notes, up to 2,000 characters.") var notes: String?
+        @Flag(help: "Remove the notes.") var clearNotes = false
         @Option(help: "Who paid it all (id or email), or several payers: USER=AMOUNT,… adding up to the total.") var paidBy: String?
         @OptionGroup var split: SplitOptions
         @OptionGroup var acting: ActingOptions
@@ -264,7 +268,11 @@ struct ExpenseCommand: AsyncParsableCommand {
             let paying = try await paidBy.asyncMap { try await resolvePayers($0, currency: currency, services) }
             return try await services.expenses.updateExpense(
                 expense, description: description, total: total, paidBy: paying?.paidBy, payers: paying?.payers, split: method,
-                category: category, as: actor)
+                category: category, notes: clearNotes ? .some(nil) : notes.map { .some($0) }, as: actor)
+        }
+
+        func validate() throws {
+            if notes != nil && clearNotes { throw ValidationError("Give --notes or --clear-notes, not both.") }
         }
 
         func tell(_ updated: Expense) {

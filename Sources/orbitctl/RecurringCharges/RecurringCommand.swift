@@ -26,7 +26,8 @@ struct RecurringCommand: AsyncParsableCommand {
         @Option(help: "The rule's first day, YYYY-MM-DD (default today in the community's zone).") var starts: String?
         @Option(help: "expense: who pays each time (id or email; default the acting user).") var paidBy: String?
         @OptionGroup var split: ExpenseCommand.SplitOptions
-        @Option(help: "expense: equipment, food, travel, dues or other.") var category: ExpenseCategory = .other
+        @Option(help: "expense: food, transport, groceries, rent, entertainment, utilities, shopping, health, travel, equipment, dues or other.")
+        var category: ExpenseCategory = .other
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 

@@ -23,6 +23,8 @@ struct SettleCommand: AsyncParsableCommand {
                 "With --settles: 1 paid currency = RATE of the debt's (default: the rate known today; \(MoneyHelp.rates); the amount converted at it must be at most 2147483647 minor units of the debt's currency)."
         ) var rate: String?
         @Option(help: "How (cash, venmo, …).") var method: String?
+        @Option(help: "The day it was paid, YYYY-MM-DD: today or earlier in the community's time zone (default today).") var date: String?
+        @Option(help: "Notes, up to 2,000 characters.") var notes: String?
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
@@ -30,7 +32,8 @@ struct SettleCommand: AsyncParsableCommand {
             let money = try Money(parsing: amount, currency: currency)
             return try await services.settlements.recordSettlement(
                 in: community, from: try await services.users.resolve(from), to: try await services.users.resolve(to), amount: money,
-                settles: settles, rate: try rate.map { try DecimalRate.parse($0) }, method: method, as: actor
+                settles: settles, rate: try rate.map { try DecimalRate.parse($0) }, method: method,
+                date: try date.map { try CivilDate.parse($0, field: "date") }, notes: notes, as: actor
             )
         }
 
