@@ -69,8 +69,9 @@ struct CommunityTests {
             #expect(!unpinned.pinned && unpinned.position == nil)
             #expect(try await services.communities.mine(as: me).map(\.community.id) == [clubs[0], clubs[2], clubs[1]])
             #expect(await serviceError { try await services.members.updateMine(in: clubs[0], position: 10_000, as: me) }?.code == .invalidInput)
-            #expect(
-                await serviceError { try await services.members.updateMine(in: clubs[2], pinned: false, position: 3, as: me) }?.code == .invalidInput)
+            // Unpinning with a position: the position goes all the same.
+            let cleared = try await services.members.updateMine(in: clubs[0], pinned: false, position: 3, as: me)
+            #expect(!cleared.pinned && cleared.position == nil)
             #expect(await serviceError { try await services.members.updateMine(in: clubs[0], pinned: true, as: cast.outsider) }?.code == .notFound)
 
             // An admin may update any member's row, but not their pin (sql/110_communities.sql).
@@ -79,7 +80,7 @@ struct CommunityTests {
                     try await connection.withTransaction(
                         TransactionOptions(localSettings: ["role": "orbit_app", "app.current_user_id": friend.description])
                     ) { connection in
-                        try await connection.query("UPDATE members SET pinned = false WHERE community_id = \(clubs[0]) AND user_id = \(me)")
+                        try await connection.query("UPDATE members SET pinned = true WHERE community_id = \(clubs[0]) AND user_id = \(me)")
                     }
                 }
             }

@@ -215,7 +215,8 @@ package struct MemberService: Sendable {
     /// Changes the acting user's own membership: their nickname in the community (`.some(nil)`
     /// clears it), which notification types they get (`false` turns one off; keys laid over
     /// the current ones), and where the community is in their list ("my groups": `pinned`, and
-    /// `position` among the pinned, 0–9999, `.some(nil)` clearing it; unpinning clears it too).
+    /// `position` among the pinned, 0–9999, `.some(nil)` clearing it; unpinning clears it,
+    /// whatever `position` says).
     package func updateMine(
         in community: CommunityID, nickname: String?? = nil, notificationPrefs: [NotificationType: Bool]? = nil, pinned: Bool? = nil,
         position: Int?? = nil, as actor: UserID
@@ -223,9 +224,6 @@ package struct MemberService: Sendable {
         let nickname = try nickname.map { try $0.map { try Validate.text($0, field: "nickname", limit: 100) } }
         if case .some(.some(let position)) = position, !(0...9999).contains(position) {
             throw ServiceError.invalidInput(field: "position", reason: "must be between 0 and 9999")
-        }
-        if pinned == false, case .some(.some) = position {
-            throw ServiceError.invalidInput(field: "position", reason: "is the order among pinned communities: pin it too (pinned: true)")
         }
         return try await runner.asUser(actor) { connection in
             let current = try await Self.mine(actor, in: community, on: connection)

@@ -32,15 +32,22 @@ extension SettlementService {
     /// The order of a pair's entries: newest first.
     static let pairEntryOrder = Paging.Keyset.timeAndID("pair-entries", time: "t.created_at", id: "t.id")
 
-    /// Where the actor stands with `member` (a member of the community now or before): the
-    /// figure in each currency (positive = `member` owes the actor) and a page of the unsettled
+    /// Where the actor stands with `member` (a member of the community now or before; the actor
+    /// themself is even, with no entries): the figure in each currency (positive = `member` owes the actor) and a page of the unsettled
     /// expenses and settlements behind it. The entries of one currency add up to its figure.
     package func pair(
         in community: CommunityID, with member: UserID, limit: Int = 50, cursor: String? = nil, as actor: UserID
     ) async throws -> PairStatement {
         try Validate.limit(limit, in: 1...500)
-        guard member != actor else { throw ServiceError.invalidInput(field: "member", reason: "must be someone else than you") }
         let after = try Self.pairEntryOrder.decode(cursor)
+        if member == actor {
+            // Everyone is even with themself: no pair, no entries (a split of one's own share
+            // is no debt).
+            return try await runner.asUserReading(actor) { connection in
+                try await runner.requireMember(actor, of: community, on: connection)
+                return PairStatement(memberID: actor, balances: [], entries: [], nextCursor: nil)
+            }
+        }
         return try await runner.asUserReading(actor) { connection in
             // One round trip: the actor's membership, the member's, the figure and the page.
             // Each line between the two, signed from the actor's side: a share the member owes
