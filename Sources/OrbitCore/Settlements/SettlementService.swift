@@ -170,16 +170,27 @@ extension SettlementService {
     ///   (`pairs(in:as:)`, Settle Up's `minimizeDebts` off); nil: the community's `minimizeDebts`
     ///   setting, on by default.
     package func settleUpSuggestions(in community: CommunityID, simplify: Bool? = nil, as actor: UserID) async throws -> [SettleUp.Payment] {
+        switch try await owed(in: community, simplify: simplify, as: actor) {
+        case .pairs(let debts): debts.map { SettleUp.Payment(from: $0.from, to: $0.to, amount: $0.amount, currency: $0.currency) }
+        case .balances(let balances): SettleUp.payments(balances.map { (user: $0.userID, currency: $0.currency, balance: $0.balance) })
+        }
+    }
+
+    /// What settle-up clears: the balances (simplified), or each pair's debts.
+    private enum Owed: Sendable {
+        case balances([Balance])
+        case pairs([PairDebt])
+    }
+
+    /// `simplify`, or when nil the community's `minimizeDebts`, and what it clears, in one read.
+    private func owed(in community: CommunityID, simplify: Bool?, as actor: UserID) async throws -> Owed {
         try await runner.asUserReading(actor) { connection in
-            var simplify = simplify
-            if simplify == nil { simplify = try await Self.minimizesDebts(community, on: connection) }
-            if simplify == false {
-                return try await pairs(in: community, as: actor, on: connection).map {
-                    SettleUp.Payment(from: $0.from, to: $0.to, amount: $0.amount, currency: $0.currency)
-                }
+            let minimize: Bool
+            if let simplify { minimize = simplify } else { minimize = try await Self.minimizesDebts(community, on: connection) }
+            if minimize {
+                return .balances(try await balances(in: community, as: actor, on: connection))
             }
-            let balances = try await balances(in: community, as: actor, on: connection)
-            return SettleUp.payments(balances.map { (user: $0.userID, currency: $0.currency, balance: $0.balance) })
+            return .pairs(try await pairs(in: community, as: actor, on: connection))
         }
     }
 
@@ -195,13 +206,11 @@ extension SettlementService {
     package func settleUpSuggestions(
         in community: CommunityID, currency: Currency, simplify: Bool? = nil, as actor: UserID
     ) async throws -> [SettleUp.Payment] {
-        let debts: [PairDebt]? = try await runner.asUserReading(actor) { connection in
-            var simplify = simplify
-            if simplify == nil { simplify = try await Self.minimizesDebts(community, on: connection) }
-            return simplify == false ? try await self.pairs(in: community, as: actor, on: connection) : nil
+        let balances: [Balance]
+        switch try await owed(in: community, simplify: simplify, as: actor) {
+        case .pairs(let debts): return try await pairwise(debts, in: community, currency: currency, as: actor)
+        case .balances(let owed): balances = owed
         }
-        if let debts { return try await pairwise(debts, in: community, currency: currency, as: actor) }
-        let balances = try await balances(in: community, as: actor)
         let converted = try await runner.asUserReading(actor) { connection in
             let today = try await runner.today(in: community, on: connection)
             return try await connection.query(
