@@ -214,7 +214,8 @@ struct ExpenseTests: MoneyScenarios {
             try await database.withConnection { connection in
                 try await connection.query("UPDATE transactions SET deleted_at = now() - interval '31 days' WHERE id = \(expense.id)")
             }
-            #expect(await serviceError { try await services.expenses.restoreExpense(expense.id, as: cast.admin) }?.code == .gone)
+            let tooLate = await serviceError { try await services.expenses.restoreExpense(expense.id, as: cast.admin) }
+            #expect(tooLate?.code == .conflict && tooLate?.message.contains("more than 30 days ago") == true)
         }
     }
 

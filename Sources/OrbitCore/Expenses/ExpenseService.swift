@@ -370,22 +370,20 @@ package struct ExpenseService: Sendable {
         }
     }
 
-    /// How long a deleted expense or settlement can be restored (docs/money.md).
-    package static let restoreWindow: Duration = .seconds(30 * 86_400)
-
     /// Restores a deleted expense or settlement (One By Two's undo): it counts in balances again,
-    /// as it was. Its creator or an admin, for `restoreWindow` after the deletion; money's
-    /// history records it (`restored`).
+    /// as it was. Its creator or an admin, for the 30 days a deleted community can be restored
+    /// too (`CommunityService.restoreWindow`, by the services' clock); after them it is a
+    /// conflict, as for a community. Money's history records it (`restored`).
     /// - Returns: the expense, live again.
     package func restoreExpense(_ id: TransactionID, as actor: UserID) async throws -> Expense {
-        let window = Int(Self.restoreWindow.components.seconds)
+        let cutoff = runner.now().addingTimeInterval(-CommunityService.restoreWindow)
         return try await runner.asUser(actor) { connection in
             let activity = UUID()
             let results = try await connection.pipeline([
                 MoneyHistory.recordBefore(activity, .restored, transaction: id, by: actor),
                 """
                 UPDATE transactions t SET deleted_at = NULL
-                WHERE t.id = \(id) AND t.deleted_at IS NOT NULL AND t.deleted_at > now() - \(window) * interval '1 second'
+                WHERE t.id = \(id) AND t.deleted_at IS NOT NULL AND t.deleted_at > \(cutoff)
                   AND EXISTS (
                       SELECT FROM members m WHERE m.community_id = t.community_id AND m.user_id = \(actor) AND m.left_at IS NULL
                         AND (m.role = 'admin' OR t.created_by = \(actor)))
@@ -397,7 +395,7 @@ package struct ExpenseService: Sendable {
             guard
                 let row = try await connection.query(
                     """
-                    SELECT community_id, created_by, deleted_at, deleted_at <= now() - \(window) * interval '1 second' AS too_old
+                    SELECT community_id, created_by, deleted_at, deleted_at <= \(cutoff) AS too_old
                     FROM transactions WHERE id = \(id)
                     """
                 ).first
@@ -408,7 +406,7 @@ package struct ExpenseService: Sendable {
                 throw ServiceError.forbidden(rule: "members can restore only the expenses they logged")
             }
             guard deletedAt != nil else { throw ServiceError.conflict("Expense \(id) is not deleted.") }
-            if tooOld == true { throw ServiceError.gone("Expense \(id) was deleted more than 30 days ago: it can no longer be restored.") }
+            if tooOld == true { throw ServiceError.conflict("Expense \(id) was deleted more than 30 days ago and can no longer be restored.") }
             throw ServiceError.changedMeanwhile
         }
     }
