@@ -22,16 +22,14 @@ package struct SearchService: Sendable {
     /// Searches `community` for `text`, in web search syntax (`websearch_to_tsquery`): words
     /// (all of them must match), `"a phrase"`, `or`, `-word` (must not match). Accents and case
     /// do not matter; words are stemmed by the community's `language` setting.
-    /// - Throws: `invalidInput(field: "q")` for an empty or too long text; `notFound` for a
-    ///   community the reader is not a member of.
+    /// - Throws: `invalidInput(field: "q")` for an empty or too long text, or one with a control
+    ///   character; `notFound` for a community the reader is not a member of.
     package func search(
         _ community: CommunityID, for text: String, limit: Int = 20, cursor: String? = nil, as actor: UserID
     ) async throws -> Page<SearchHit> {
-        let text = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !text.isEmpty else { throw ServiceError.invalidInput(field: "q", reason: "must not be empty") }
-        guard text.count <= Self.maxQueryLength else {
-            throw ServiceError.invalidInput(field: "q", reason: "must be at most \(Self.maxQueryLength) characters")
-        }
+        // One line, as openapi.yaml's pattern says: no control character (PostgreSQL's text cannot
+        // even hold a NUL), something besides whitespace, trimmed.
+        let text = try Validate.text(text, field: "q", limit: Self.maxQueryLength)
         try Validate.limit(limit, in: 1...50)
         // A cursor belongs to its query: the next page of another query is refused, not misread.
         let queryKey = String(FeedCursor.checksum(text), radix: 36)
