@@ -9,12 +9,23 @@
 --   after the other and uses_remaining is decremented exactly once per admitted user: 20
 --   concurrent redemptions of a 5-use code admit exactly 5;
 -- * outcomes, checked in this order: not_found, community_deleted, expired, already_member,
---   used_up (nothing is written for these), joined (a new membership) or rejoined (the
---   membership row of someone who left is reactivated, as a plain member);
--- * a join is audit-logged (member.joined) in the same transaction.
+--   was_member (a guest's invite, to someone who left the community), used_up (nothing is
+--   written for these), joined (a new membership), rejoined (the membership row of someone who
+--   left is reactivated, as a plain member) or claimed (a guest's invite: below);
+-- * a join is audit-logged (member.joined, or member.guest_claimed) in the same transaction.
+--
+-- A guest's invite (invites.guest_member_id, migrations/0055) is claimed: the user joins, and
+-- everything of the guest's money becomes theirs in this transaction. Each row is re-keyed where
+-- it is, so the journal's triggers (sql/155_balances.sql) move every ledger line from the guest
+-- to the user: balances and pairs are unchanged except that they carry the user. The guest's
+-- member row is closed (left_at) and their user row records who claimed it (claimed_by,
+-- deleted_at). A removed or claimed guest's invite is not found. Someone who left the community
+-- cannot claim a guest (was_member): their old rows and the guest's would be two people's.
 -- Codes are stored upper-case and matched case-insensitively.
-CREATE OR REPLACE FUNCTION orbit.redeem_invite(invite_code text)
-RETURNS TABLE (outcome text, community_id uuid, member_id uuid)
+-- (Dropped first: its result gained guest_member_id, and a function's result type is not replaced.)
+DROP FUNCTION IF EXISTS orbit.redeem_invite(text);
+CREATE FUNCTION orbit.redeem_invite(invite_code text)
+RETURNS TABLE (outcome text, community_id uuid, member_id uuid, guest_member_id uuid)
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
@@ -22,6 +33,7 @@ DECLARE
     invite public.invites%ROWTYPE;
     community_deleted_at timestamptz;
     membership public.members%ROWTYPE;
+    guest public.members%ROWTYPE;
     joined_id uuid;
     result text;
 BEGIN
@@ -30,26 +42,37 @@ BEGIN
     END IF;
     SELECT * INTO invite FROM public.invites i WHERE i.code = upper(invite_code) FOR UPDATE;
     IF NOT FOUND THEN
-        RETURN QUERY SELECT 'not_found'::text, NULL::uuid, NULL::uuid;
+        RETURN QUERY SELECT 'not_found'::text, NULL::uuid, NULL::uuid, NULL::uuid;
         RETURN;
     END IF;
     SELECT c.deleted_at INTO community_deleted_at FROM public.communities c WHERE c.id = invite.community_id;
     IF community_deleted_at IS NOT NULL THEN
-        RETURN QUERY SELECT 'community_deleted'::text, invite.community_id, NULL::uuid;
+        RETURN QUERY SELECT 'community_deleted'::text, invite.community_id, NULL::uuid, NULL::uuid;
         RETURN;
     END IF;
     IF invite.expires_at IS NOT NULL AND invite.expires_at <= now() THEN
-        RETURN QUERY SELECT 'expired'::text, invite.community_id, NULL::uuid;
+        RETURN QUERY SELECT 'expired'::text, invite.community_id, NULL::uuid, NULL::uuid;
         RETURN;
+    END IF;
+    IF invite.guest_member_id IS NOT NULL THEN
+        SELECT * INTO guest FROM public.members g WHERE g.id = invite.guest_member_id FOR UPDATE;
+        IF NOT FOUND OR guest.left_at IS NOT NULL THEN
+            RETURN QUERY SELECT 'not_found'::text, NULL::uuid, NULL::uuid, NULL::uuid;
+            RETURN;
+        END IF;
     END IF;
     SELECT * INTO membership FROM public.members m
     WHERE m.community_id = invite.community_id AND m.user_id = me FOR UPDATE;
     IF FOUND AND membership.left_at IS NULL THEN
-        RETURN QUERY SELECT 'already_member'::text, invite.community_id, membership.id;
+        RETURN QUERY SELECT 'already_member'::text, invite.community_id, membership.id, NULL::uuid;
+        RETURN;
+    END IF;
+    IF FOUND AND guest.id IS NOT NULL THEN
+        RETURN QUERY SELECT 'was_member'::text, invite.community_id, NULL::uuid, NULL::uuid;
         RETURN;
     END IF;
     IF invite.uses_remaining IS NOT NULL AND invite.uses_remaining <= 0 THEN
-        RETURN QUERY SELECT 'used_up'::text, invite.community_id, NULL::uuid;
+        RETURN QUERY SELECT 'used_up'::text, invite.community_id, NULL::uuid, NULL::uuid;
         RETURN;
     END IF;
 
@@ -67,12 +90,30 @@ BEGIN
         RETURNING id INTO joined_id;
         result := 'joined';
     END IF;
+    IF guest.id IS NOT NULL THEN
+        -- The guest's money becomes the user's: payers, payer rows, shares, the splits as
+        -- entered and the recurring charges' templates (user ids in JSON: a UUID's text is found
+        -- nowhere else in them).
+        UPDATE public.transactions t SET paid_by = me WHERE t.community_id = invite.community_id AND t.paid_by = guest.user_id;
+        UPDATE public.transaction_payers p SET user_id = me WHERE p.community_id = invite.community_id AND p.user_id = guest.user_id;
+        UPDATE public.splits s SET user_id = me WHERE s.community_id = invite.community_id AND s.user_id = guest.user_id;
+        UPDATE public.transactions t SET split_input = replace(t.split_input::text, guest.user_id::text, me::text)::jsonb
+        WHERE t.community_id = invite.community_id AND strpos(t.split_input::text, guest.user_id::text) > 0;
+        UPDATE public.recurring_charges r SET paid_by = me WHERE r.community_id = invite.community_id AND r.paid_by = guest.user_id;
+        UPDATE public.recurring_charges r SET split = replace(r.split::text, guest.user_id::text, me::text)::jsonb
+        WHERE r.community_id = invite.community_id AND strpos(r.split::text, guest.user_id::text) > 0;
+        UPDATE public.members m SET left_at = now() WHERE m.id = guest.id;
+        UPDATE public.users u SET claimed_by = me, deleted_at = now() WHERE u.id = guest.user_id;
+        result := 'claimed';
+    END IF;
     -- app.client_address: set per transaction by the service layer for API requests.
     INSERT INTO public.audit_log (community_id, user_id, action, target_type, target_id, metadata, ip_address)
-    VALUES (invite.community_id, me, 'member.joined', 'member', joined_id,
-            jsonb_build_object('invite_id', invite.id, 'rejoined', result = 'rejoined'),
+    VALUES (invite.community_id, me, CASE WHEN guest.id IS NULL THEN 'member.joined' ELSE 'member.guest_claimed' END, 'member', joined_id,
+            jsonb_build_object('invite_id', invite.id, 'rejoined', result = 'rejoined')
+                || CASE WHEN guest.id IS NULL THEN '{}'::jsonb
+                   ELSE jsonb_build_object('guest_member_id', guest.id, 'guest_user_id', guest.user_id) END,
             nullif(current_setting('app.client_address', true), '')::inet);
-    RETURN QUERY SELECT result, invite.community_id, joined_id;
+    RETURN QUERY SELECT result, invite.community_id, joined_id, guest.id;
 END
 $$;
 
@@ -82,24 +123,30 @@ ALTER FUNCTION orbit.redeem_invite(text) OWNER TO orbit_admin;
 -- can be redeemed, and only then the community's name, its member count and the inviter's name;
 -- nothing else of the community. No user is needed: the link is opened before signing in (the
 -- API limits it per client address). Outcomes: valid; not_found (no such code, a revoked
--- invite, a deleted community: none of them is told apart); expired; used_up.
-CREATE OR REPLACE FUNCTION orbit.invite_preview(invite_code text)
-RETURNS TABLE (outcome text, community_name text, member_count integer, inviter_name text, expires_at timestamptz)
+-- invite, a deleted community, a guest's invite whose guest was removed or claimed: none of them
+-- is told apart); expired; used_up. A guest's invite also names the guest whose money the one
+-- who joins takes over.
+-- (Dropped first: its result gained guest_name, and a function's result type is not replaced.)
+DROP FUNCTION IF EXISTS orbit.invite_preview(text);
+CREATE FUNCTION orbit.invite_preview(invite_code text)
+RETURNS TABLE (outcome text, community_name text, member_count integer, inviter_name text, expires_at timestamptz, guest_name text)
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     invite public.invites%ROWTYPE;
 BEGIN
     SELECT * INTO invite FROM public.invites i WHERE i.code = upper(invite_code);
-    IF NOT FOUND OR EXISTS (SELECT FROM public.communities c WHERE c.id = invite.community_id AND c.deleted_at IS NOT NULL) THEN
-        RETURN QUERY SELECT 'not_found'::text, NULL::text, NULL::integer, NULL::text, NULL::timestamptz;
+    IF NOT FOUND OR EXISTS (SELECT FROM public.communities c WHERE c.id = invite.community_id AND c.deleted_at IS NOT NULL)
+       OR EXISTS (SELECT FROM public.members g WHERE g.id = invite.guest_member_id AND g.left_at IS NOT NULL) THEN
+        RETURN QUERY SELECT 'not_found'::text, NULL::text, NULL::integer, NULL::text, NULL::timestamptz, NULL::text;
     ELSIF invite.expires_at IS NOT NULL AND invite.expires_at <= now() THEN
-        RETURN QUERY SELECT 'expired'::text, NULL::text, NULL::integer, NULL::text, NULL::timestamptz;
+        RETURN QUERY SELECT 'expired'::text, NULL::text, NULL::integer, NULL::text, NULL::timestamptz, NULL::text;
     ELSIF invite.uses_remaining IS NOT NULL AND invite.uses_remaining <= 0 THEN
-        RETURN QUERY SELECT 'used_up'::text, NULL::text, NULL::integer, NULL::text, NULL::timestamptz;
+        RETURN QUERY SELECT 'used_up'::text, NULL::text, NULL::integer, NULL::text, NULL::timestamptz, NULL::text;
     ELSE
         RETURN QUERY
-        SELECT 'valid'::text, c.name::text, c.member_count, u.display_name::text, invite.expires_at
+        SELECT 'valid'::text, c.name::text, c.member_count, u.display_name::text, invite.expires_at,
+            (SELECT gu.display_name::text FROM public.members g JOIN public.users gu ON gu.id = g.user_id WHERE g.id = invite.guest_member_id)
         FROM public.communities c LEFT JOIN public.users u ON u.id = invite.created_by AND u.deleted_at IS NULL
         WHERE c.id = invite.community_id;
     END IF;

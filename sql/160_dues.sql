@@ -78,13 +78,15 @@ CREATE TRIGGER trigger_dues_payments_provider BEFORE UPDATE OR DELETE ON dues_pa
 -- Who owes which dues and how much (migrations/0030): every member active now or who left after
 -- the dues were created, one head each — or, for dues per attendee (rows in dues_attendees),
 -- those attendees only, amount × heads. One rule for the report, payments, edits and reminders.
+-- Guests (migrations/0055) share expenses, not a club's dues: they owe none.
 -- security_invoker: read with the reader's row-level security.
 CREATE OR REPLACE VIEW dues_owed WITH (security_invoker = true) AS
 SELECT d.id AS dues_id, d.community_id, m.user_id, coalesce(a.heads, 1) AS heads, d.amount::bigint * coalesce(a.heads, 1) AS amount_due
 FROM public.dues d
 JOIN public.members m ON m.community_id = d.community_id AND (m.left_at IS NULL OR m.left_at >= d.created_at)
 LEFT JOIN public.dues_attendees a ON a.dues_id = d.id AND a.user_id = m.user_id
-WHERE a.user_id IS NOT NULL OR NOT EXISTS (SELECT FROM public.dues_attendees x WHERE x.dues_id = d.id);
+WHERE (a.user_id IS NOT NULL OR NOT EXISTS (SELECT FROM public.dues_attendees x WHERE x.dues_id = d.id))
+  AND NOT EXISTS (SELECT FROM public.users g WHERE g.id = m.user_id AND g.is_guest);
 
 -- Policies. This file owns every policy on dues, dues_payments and dues_attendees: it drops them
 -- all and recreates the ones below, so a policy removed here is removed from the database too.

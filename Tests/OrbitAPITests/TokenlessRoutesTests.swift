@@ -29,7 +29,8 @@ struct TokenlessRoutesTests {
             let shown = try await harness.request(.get, "/invites/\(code.lowercased())")
             #expect(shown.status == 200, "\(shown.text)")
             #expect(try shown.string("community_name") == "Tigers U10" && (try shown.json["member_count"] as? Int) == 2, "\(shown.text)")
-            #expect(try Set(shown.json.keys) == ["code", "community_name", "member_count", "inviter_name", "expires_at"], "\(shown.text)")
+            #expect(
+                try Set(shown.json.keys) == ["code", "community_name", "member_count", "inviter_name", "expires_at", "guest_name"], "\(shown.text)")
             let unknown = try await harness.request(.get, "/invites/ZZZZZZ")
             #expect(unknown.status == 404, "\(unknown.text)")
             let malformed = try await harness.request(.get, "/invites/no")

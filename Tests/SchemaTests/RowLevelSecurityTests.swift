@@ -169,6 +169,27 @@ struct World {
         for (community, owner, member) in [(world.communityA, Person.a, Person.a2), (world.communityB, .b, .ab)] {
             let everyone = Audience.membersOf(community)
             add("communities", community, everyone)
+            // A guest (a person without an account, migrations/0055) is community data: their user
+            // row is seen by the community's members only, their member row as every member's,
+            // their link (an invite) by admins, as every invite.
+            let guest = try await seed.id(
+                """
+                INSERT INTO users (id, apple_id, email, display_name, is_guest)
+                SELECT g, 'guest.' || g::text, '', 'Guest', true FROM gen_random_uuid() AS g RETURNING id
+                """)
+            add("users", guest, everyone)
+            let guestMember = try await seed.id(
+                "INSERT INTO members (community_id, user_id, invited_by) VALUES (\(community), \(guest), \(world.id(member))) RETURNING id")
+            add(
+                "invites",
+                try await seed.id(
+                    """
+                    INSERT INTO invites (community_id, code, created_by, uses_remaining, guest_member_id)
+                    VALUES (\(community), \(owner == .a ? "GAAAAA" : "GBBBBB"), \(world.id(member)), 1, \(guestMember)) RETURNING id
+                    """
+                ),
+                .adminsOf(community)
+            )
             for row in try await connection.query("SELECT id FROM members WHERE community_id = \(community)") {
                 add("members", try row.decode("id", as: UUID.self), everyone)
             }

@@ -1,6 +1,6 @@
--- Demo data for `orbitctl dev` (loaded once, into an empty database): three people, a team,
--- a weekly practice, a game, a few posts and a poll, two expenses, a settlement with notes and
--- season dues. Fixed ids, so
+-- Demo data for `orbitctl dev` (loaded once, into an empty database): three people and a guest
+-- (Zoe's grandfather, who has no account), a team, a weekly practice, a game, a few posts and a
+-- poll, three expenses, a settlement with notes and season dues. Fixed ids, so
 -- that README examples and curl sessions can name them.
 INSERT INTO users (id, apple_id, email, display_name) VALUES
     ('00000000-0000-4000-8000-00000000a0a0', 'demo.ada', 'ada@example.com', 'Ada Lovelace'),
@@ -15,6 +15,12 @@ INSERT INTO members (community_id, user_id, role) VALUES
     ('00000000-0000-4000-8000-0000000c0001', '00000000-0000-4000-8000-00000000a0a0', 'admin'),
     ('00000000-0000-4000-8000-0000000c0001', '00000000-0000-4000-8000-00000000b0b0', 'member'),
     ('00000000-0000-4000-8000-0000000c0001', '00000000-0000-4000-8000-00000000c0c0', 'member');
+
+-- A guest: a user row nobody signs in as, a member of this team only (docs/money.md, "Guests").
+INSERT INTO users (id, apple_id, email, display_name, is_guest) VALUES
+    ('00000000-0000-4000-8000-00000000d0d0', 'guest.00000000-0000-4000-8000-00000000d0d0', '', 'Grandpa Joe', true);
+INSERT INTO members (community_id, user_id, role, invited_by) VALUES
+    ('00000000-0000-4000-8000-0000000c0001', '00000000-0000-4000-8000-00000000d0d0', 'member', '00000000-0000-4000-8000-00000000c0c0');
 
 INSERT INTO family_members (user_id, name) VALUES ('00000000-0000-4000-8000-00000000b0b0', 'Tommy Planck');
 
@@ -72,6 +78,13 @@ INSERT INTO transactions (id, community_id, created_by, type, description, total
      'Paid at Tuesday practice');
 INSERT INTO splits (transaction_id, user_id, amount) VALUES
     ('00000000-0000-4000-8000-0000000d0003', '00000000-0000-4000-8000-00000000a0a0', 1000);
+-- Grandpa Joe paid the gas to the away game, 20.00, for Zoe and himself (transport).
+INSERT INTO transactions (id, community_id, created_by, type, description, total_amount, paid_by, category, transaction_date) VALUES
+    ('00000000-0000-4000-8000-0000000d0004', '00000000-0000-4000-8000-0000000c0001', '00000000-0000-4000-8000-00000000c0c0',
+     'expense', 'Gas for the away game', 2000, '00000000-0000-4000-8000-00000000d0d0', 'transport', current_date);
+INSERT INTO splits (transaction_id, user_id, amount) VALUES
+    ('00000000-0000-4000-8000-0000000d0004', '00000000-0000-4000-8000-00000000c0c0', 1000),
+    ('00000000-0000-4000-8000-0000000d0004', '00000000-0000-4000-8000-00000000d0d0', 1000);
 
 INSERT INTO dues (id, community_id, name, amount, due_date, created_by) VALUES
     ('00000000-0000-4000-8000-0000000a0001', '00000000-0000-4000-8000-0000000c0001', 'Season dues', 5000,

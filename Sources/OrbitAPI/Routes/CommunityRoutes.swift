@@ -120,6 +120,40 @@ extension OrbitAPI {
                     body.role, of: try context.id("user_id"), in: try context.id("community_id"), as: try context.requireUser())
             )
         }
+        // Guests: people without an account, whom any member adds by name (docs/money.md, "Guests").
+        community.get("guests") { request, context in
+            let limit = try request.queryInt("limit", default: 100, range: 1...500)
+            return JSON(
+                try await services.members.guests(
+                    of: try context.id("community_id"), limit: limit, cursor: request.query("cursor"), as: try context.requireUser()))
+        }
+        struct GuestName: Decodable {
+            var name: String
+        }
+        community.post("guests") { request, context in
+            let body = try await request.decodeJSON(GuestName.self, context: context)
+            return Created(try await services.members.addGuest(named: body.name, to: try context.id("community_id"), as: try context.requireUser()))
+        }
+        community.patch("guests/:member_id") { request, context in
+            let body = try await request.decodeJSON(GuestName.self, context: context)
+            return JSON(
+                try await services.members.renameGuest(
+                    try context.id("member_id"), in: try context.id("community_id"), to: body.name, as: try context.requireUser()))
+        }
+        community.delete("guests/:member_id") { _, context in
+            try await services.members.removeGuest(try context.id("member_id"), in: try context.id("community_id"), as: try context.requireUser())
+            return NoContent()
+        }
+        struct GuestInvite: Decodable {
+            var expiresAt: Date?
+        }
+        community.post("guests/:member_id/invite") { request, context in
+            let body = try await request.decodeJSON(GuestInvite.self, context: context)
+            return Created(
+                linked(
+                    try await services.members.inviteGuest(
+                        try context.id("member_id"), in: try context.id("community_id"), expiresAt: body.expiresAt, as: try context.requireUser())))
+        }
         community.post("leave") { _, context in
             try await services.members.leave(try context.id("community_id"), as: try context.requireUser())
             return NoContent()

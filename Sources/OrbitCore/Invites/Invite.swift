@@ -60,18 +60,20 @@ package struct Invite: Sendable, Codable, Equatable {
     package var usesRemaining: Int?
     package var expiresAt: Date?
     package var createdAt: Date
+    /// A guest's invite (one use): the guest (their member id) whom the user who joins claims.
+    package var guestMemberID: MemberID?
 
     enum CodingKeys: String, CodingKey {
         case id, communityID = "community_id", code, createdBy = "created_by", usesRemaining = "uses_remaining"
-        case expiresAt = "expires_at", createdAt = "created_at"
+        case expiresAt = "expires_at", createdAt = "created_at", guestMemberID = "guest_member_id"
     }
 
-    static let columns = "id, community_id, code, created_by, uses_remaining, expires_at, created_at"
+    static let columns = "id, community_id, code, created_by, uses_remaining, expires_at, created_at, guest_member_id"
 
     init(row: PostgresRow) throws {
         let uses: Int32?
-        (id, communityID, code, createdBy, uses, expiresAt, createdAt) = try row.decode(
-            (InviteID, CommunityID, String, UserID, Int32?, Date?, Date).self
+        (id, communityID, code, createdBy, uses, expiresAt, createdAt, guestMemberID) = try row.decode(
+            (InviteID, CommunityID, String, UserID, Int32?, Date?, Date, MemberID?).self
         )
         usesRemaining = uses.map(Int.init)
     }
@@ -86,17 +88,22 @@ package struct InvitePreview: Sendable, Codable, Equatable {
     /// The inviter's display name; nil when their account is gone.
     package var inviterName: String?
     package var expiresAt: Date?
+    /// A guest's invite: the guest whose shares, payments and settlements the one who joins takes
+    /// over.
+    package var guestName: String?
 
     enum CodingKeys: String, CodingKey {
         case code, communityName = "community_name", memberCount = "member_count", inviterName = "inviter_name", expiresAt = "expires_at"
+        case guestName = "guest_name"
     }
 
-    package init(code: String, communityName: String, memberCount: Int, inviterName: String?, expiresAt: Date?) {
+    package init(code: String, communityName: String, memberCount: Int, inviterName: String?, expiresAt: Date?, guestName: String? = nil) {
         self.code = code
         self.communityName = communityName
         self.memberCount = memberCount
         self.inviterName = inviterName
         self.expiresAt = expiresAt
+        self.guestName = guestName
     }
 }
 
@@ -106,8 +113,10 @@ package struct Redemption: Sendable, Codable, Equatable {
     package var memberID: MemberID
     /// True when an earlier membership (the user had left) was reactivated.
     package var rejoined: Bool
+    /// A guest's invite: the guest (their member id, now closed) whose money became the user's.
+    package var claimedGuestMemberID: MemberID?
 
     enum CodingKeys: String, CodingKey {
-        case communityID = "community_id", memberID = "member_id", rejoined
+        case communityID = "community_id", memberID = "member_id", rejoined, claimedGuestMemberID = "claimed_guest_member_id"
     }
 }

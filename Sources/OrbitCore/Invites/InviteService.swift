@@ -107,14 +107,14 @@ package struct InviteService: Sendable {
     package func preview(_ code: InviteCode) async throws -> InvitePreview {
         try await runner.asNobody { connection in
             let row = try await connection.query(
-                "SELECT outcome, community_name, member_count, inviter_name, expires_at FROM orbit.invite_preview(\(code.value))"
+                "SELECT outcome, community_name, member_count, inviter_name, expires_at, guest_name FROM orbit.invite_preview(\(code.value))"
             ).single()
             switch try row.decode("outcome", as: String.self) {
             case "valid":
                 return InvitePreview(
                     code: code.value, communityName: try row.decode("community_name"),
                     memberCount: Int(try row.decode("member_count", as: Int32.self)), inviterName: try row.decode("inviter_name"),
-                    expiresAt: try row.decode("expires_at"))
+                    expiresAt: try row.decode("expires_at"), guestName: try row.decode("guest_name"))
             case "expired": throw ServiceError.gone("Invite \(code) has expired.")
             case "used_up": throw ServiceError.gone("Invite \(code) has been used up.")
             default: throw ServiceError.notFound("Invite code \(code)")
@@ -123,14 +123,23 @@ package struct InviteService: Sendable {
     }
 
     /// Joins the community of an invite code (any case). Each refusal has its own error:
-    /// unknown code, deleted community, expired, already a member, used up.
+    /// unknown code, deleted community, expired, already a member, used up, and for a guest's
+    /// invite, a former member. A guest's invite claims the guest: their money becomes the actor's,
+    /// in the same transaction (`orbit.redeem_invite`).
     package func redeem(_ code: InviteCode, as actor: UserID) async throws -> Redemption {
         try await runner.asUser(actor) { connection in
-            let row = try await connection.query("SELECT outcome, community_id, member_id FROM orbit.redeem_invite(\(code.value))").single()
-            let (outcome, community, member) = try row.decode((String, CommunityID?, MemberID?).self)
+            let row = try await connection.query(
+                "SELECT outcome, community_id, member_id, guest_member_id FROM orbit.redeem_invite(\(code.value))"
+            ).single()
+            let (outcome, community, member, guest) = try row.decode((String, CommunityID?, MemberID?, MemberID?).self)
             switch (outcome, community, member) {
-            case ("joined", let community?, let member?), ("rejoined", let community?, let member?):
-                return Redemption(communityID: community, memberID: member, rejoined: outcome == "rejoined")
+            case ("joined", let community?, let member?), ("rejoined", let community?, let member?), ("claimed", let community?, let member?):
+                return Redemption(
+                    communityID: community, memberID: member, rejoined: outcome == "rejoined",
+                    claimedGuestMemberID: outcome == "claimed" ? guest : nil)
+            case ("was_member", _, _):
+                throw ServiceError.conflict(
+                    "You were a member of this community before: a guest's invite is for someone new to it. Ask for a plain invite.")
             case ("not_found", _, _):
                 throw ServiceError.notFound("Invite code \(code)")
             case ("community_deleted", _, _):

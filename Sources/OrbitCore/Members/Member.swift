@@ -6,7 +6,9 @@ package enum MemberRole: String, DatabaseEnum {
     case admin, member
 }
 
-/// A membership (spec: Members), with the member's display name for listings.
+/// A membership (spec: Members), with the member's display name for listings. A guest (`isGuest`)
+/// is a person without an account whom members added by name: they share expenses as members do,
+/// and sign in never (docs/money.md, "Guests").
 package struct Member: Sendable, Codable, Equatable {
     package var id: MemberID
     package var communityID: CommunityID
@@ -17,14 +19,17 @@ package struct Member: Sendable, Codable, Equatable {
     package var joinedAt: Date
     package var invitedBy: UserID?
     package var leftAt: Date?
+    package var isGuest: Bool
 
     enum CodingKeys: String, CodingKey {
         case id, communityID = "community_id", userID = "user_id", displayName = "display_name", role, nickname
-        case joinedAt = "joined_at", invitedBy = "invited_by", leftAt = "left_at"
+        case joinedAt = "joined_at", invitedBy = "invited_by", leftAt = "left_at", isGuest = "guest"
     }
 
+    /// (`users` may be joined on the left: a former member's row is no longer shared.)
     static let columns = """
-        m.id, m.community_id, m.user_id, u.display_name, m.role::text AS role, m.nickname, m.joined_at, m.invited_by, m.left_at
+        m.id, m.community_id, m.user_id, u.display_name, m.role::text AS role, m.nickname, m.joined_at, m.invited_by, m.left_at,
+        coalesce(u.is_guest, false) AS is_guest
         """
 
     init(row: PostgresRow) throws {
@@ -37,6 +42,7 @@ package struct Member: Sendable, Codable, Equatable {
         joinedAt = try row.decode("joined_at")
         invitedBy = try row.decode("invited_by")
         leftAt = try row.decode("left_at")
+        isGuest = try row.decode("is_guest")
     }
 }
 

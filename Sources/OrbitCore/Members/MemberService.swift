@@ -19,9 +19,11 @@ package struct MemberService: Sendable {
     /// must be a member), `limit` at a time after `cursor`.
     /// - Parameter includeFormer: also list people who left. Their profile is no longer shared
     ///   with the community (users' row security), so their `display_name` is null.
-    package func list(of community: CommunityID, includeFormer: Bool = false, limit: Int = 100, cursor: String? = nil, as actor: UserID)
-        async throws -> Page<Member>
-    {
+    /// - Parameter guestsOnly: only guests (people without an account whom members added).
+    package func list(
+        of community: CommunityID, includeFormer: Bool = false, guestsOnly: Bool = false, limit: Int = 100, cursor: String? = nil,
+        as actor: UserID
+    ) async throws -> Page<Member> {
         try Validate.limit(limit, in: 1...500)
         let after = try Self.memberOrder.decode(cursor)
         return try await runner.asUserReading(actor) { connection in
@@ -30,7 +32,7 @@ package struct MemberService: Sendable {
                 """
                 SELECT \(unescaped: Member.columns), \(unescaped: Self.memberOrder.columns)
                 FROM members m LEFT JOIN users u ON u.id = m.user_id
-                WHERE m.community_id = \(community) AND (\(includeFormer) OR m.left_at IS NULL)
+                WHERE m.community_id = \(community) AND (\(includeFormer) OR m.left_at IS NULL) AND (NOT \(guestsOnly) OR u.is_guest)
                   AND \(try Self.memberOrder.after(after))
                 ORDER BY \(unescaped: Self.memberOrder.order)
                 LIMIT \(limit + 1)
@@ -88,11 +90,16 @@ package struct MemberService: Sendable {
             let results = try await connection.pipeline([
                 "SELECT role::text AS role FROM members WHERE community_id = \(community) AND user_id = \(actor) AND left_at IS NULL",
                 "SELECT id, left_at FROM members WHERE community_id = \(community) AND user_id = \(user)",
+                "SELECT is_guest FROM users WHERE id = \(user)",
             ])
             guard let actorRole = try results[0].first?.decode("role", as: String.self) else {
                 throw ServiceError.notFound("Community \(community)")
             }
             guard actorRole == MemberRole.admin.rawValue else { throw ServiceError.forbidden(rule: "only admins can add members") }
+            // A guest is a member of the one community that added them.
+            if try results[2].first?.decode("is_guest", as: Bool.self) == true {
+                throw ServiceError.conflict("User \(user) is a guest of another community: add a guest of your own instead.")
+            }
             let existing = try results[1].first.map { try $0.decode((MemberID, Date?).self) }
             if let existing, existing.1 == nil {
                 throw ServiceError.conflict("User \(user) is already a member of community \(community).")
@@ -135,6 +142,10 @@ package struct MemberService: Sendable {
             connection in
             try await runner.requireAdmin(actor, of: community, rule: "only admins can remove members", on: connection)
             let member = try await activeMember(user, of: community, on: connection)
+            // A guest goes only once settled, which their own removal checks.
+            guard !member.isGuest else {
+                throw ServiceError.conflict("\(member.displayName ?? "This member") is a guest: remove them as a guest, once settled.")
+            }
             try await requireAnotherAdmin(besides: member, on: connection)
             try await connection.query("UPDATE members SET left_at = now() WHERE id = \(member.id)")
             try await runner.audit(
@@ -164,6 +175,7 @@ package struct MemberService: Sendable {
             try await runner.requireAdmin(actor, of: community, rule: "only admins can change member roles", on: connection)
             let member = try await activeMember(user, of: community, on: connection)
             guard member.role != role else { return member }
+            guard !member.isGuest else { throw ServiceError.conflict("A guest cannot be an admin: they have no account to sign in with.") }
             if role == .member { try await requireAnotherAdmin(besides: member, on: connection) }
             try await connection.query("UPDATE members SET role = \(role.rawValue)::member_role WHERE id = \(member.id)")
             try await runner.audit(

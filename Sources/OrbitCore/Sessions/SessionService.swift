@@ -26,8 +26,10 @@ package struct SessionService: Sendable {
         let appleID = try Validate.text(appleID, field: "apple_id", limit: 255)
         let device = try device.map { try Validate.text($0, field: "device_name", limit: 100) }
         let existing = try await runner.asOperator { connection in
-            try await connection.query("SELECT \(unescaped: User.columns) FROM users WHERE apple_id = \(appleID) AND deleted_at IS NULL")
-                .first.map(User.init(row:))
+            try await connection.query(
+                "SELECT \(unescaped: User.columns) FROM users WHERE apple_id = \(appleID) AND deleted_at IS NULL AND NOT is_guest"
+            )
+            .first.map(User.init(row:))
         }
         let user: User
         if let existing {

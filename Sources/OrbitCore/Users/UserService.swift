@@ -61,27 +61,29 @@ package struct UserService: Sendable {
         }
     }
 
-    /// Operator: every user that is not deleted, oldest first.
+    /// Operator: every user that is not deleted, oldest first (not guests: nobody signs in as one).
     package func list(limit: Int = 1000) async throws -> [User] {
         try await runner.asOperator { connection in
             try await connection.query(
-                "SELECT \(unescaped: User.columns) FROM users WHERE deleted_at IS NULL ORDER BY created_at, id LIMIT \(limit)"
+                "SELECT \(unescaped: User.columns) FROM users WHERE deleted_at IS NULL AND NOT is_guest ORDER BY created_at, id LIMIT \(limit)"
             ).map(User.init(row:))
         }
     }
 
-    /// Operator: finds a user by id or email (case-insensitive), for `--as` and `--user`.
-    package func resolve(_ reference: String) async throws -> UserID {
+    /// Operator: finds a user by id or email (case-insensitive), for `--as` and `--user`. A guest
+    /// (who has no email) is found by id as a person in money (`--paid-by`, `--between`), and is
+    /// nobody to act as: with `acting`, not found.
+    package func resolve(_ reference: String, acting: Bool = false) async throws -> UserID {
         let reference = reference.trimmingCharacters(in: .whitespaces)
         return try await runner.asOperator { connection in
             let rows: PostgresRows
             if let id = UserID(reference) {
-                rows = try await connection.query("SELECT id FROM users WHERE id = \(id) AND deleted_at IS NULL")
+                rows = try await connection.query("SELECT id FROM users WHERE id = \(id) AND deleted_at IS NULL AND NOT (\(acting) AND is_guest)")
             } else if reference.contains("@") {
                 // A NUL cannot be in a stored email (nor bound as text): nobody has it.
                 guard !reference.unicodeScalars.contains("\u{0}") else { throw ServiceError.notFound("User \(reference.debugDescription)") }
                 rows = try await connection.query(
-                    "SELECT id FROM users WHERE lower(email) = lower(\(reference)) AND deleted_at IS NULL ORDER BY created_at LIMIT 2"
+                    "SELECT id FROM users WHERE lower(email) = lower(\(reference)) AND deleted_at IS NULL AND NOT is_guest ORDER BY created_at LIMIT 2"
                 )
                 if rows.count > 1 {
                     throw ServiceError.conflict("Several users have the email \(reference); name one by id.")

@@ -83,7 +83,8 @@ struct InviteCommand: AsyncParsableCommand {
             if output.json { return try printJSON(preview) }
             print(
                 "\(preview.communityName): \(preview.memberCount) member(s)" + (preview.inviterName.map { ", invited by \($0)" } ?? "")
-                    + (preview.expiresAt.map { ", until \(show($0))" } ?? "") + ".")
+                    + (preview.expiresAt.map { ", until \(show($0))" } ?? "") + "."
+                    + (preview.guestName.map { " Whoever joins with it takes over the money of the guest \($0)." } ?? ""))
         }
     }
 
@@ -98,7 +99,9 @@ struct InviteCommand: AsyncParsableCommand {
         }
 
         func tell(_ redemption: Redemption) {
-            print("\(redemption.rejoined ? "Rejoined" : "Joined") community \(redemption.communityID).")
+            print(
+                "\(redemption.rejoined ? "Rejoined" : "Joined") community \(redemption.communityID)."
+                    + (redemption.claimedGuestMemberID.map { " The money of guest \($0) is yours now." } ?? ""))
         }
     }
 }

@@ -12,7 +12,7 @@ struct ActingOptions: ParsableArguments {
     /// Runs `body` with the services and the acting user (`withServices`).
     func run<Result>(_ body: (OrbitServices, UserID) async throws -> Result) async throws -> Result {
         try await withServices(database) { services in
-            try await body(services, try await services.users.resolve(actor))
+            try await body(services, try await services.users.resolve(actor, acting: true))
         }
     }
 }
@@ -30,7 +30,7 @@ struct ReadingOptions: ParsableArguments {
     /// Runs `body` with the services and the acting user, nil for an operator.
     func run<Result>(_ body: (OrbitServices, UserID?) async throws -> Result) async throws -> Result {
         try await withServices(database) { services in
-            try await body(services, try await actor.asyncMap { try await services.users.resolve($0) })
+            try await body(services, try await actor.asyncMap { try await services.users.resolve($0, acting: true) })
         }
     }
 }
