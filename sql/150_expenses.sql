@@ -75,13 +75,18 @@ BEGIN
     ELSE
         checked_id := NEW.transaction_id;
     END IF;
-    SELECT total_amount, paid_by INTO t FROM public.transactions WHERE id = checked_id;
+    SELECT total_amount, paid_by, type INTO t FROM public.transactions WHERE id = checked_id;
     IF NOT FOUND THEN
         RETURN NULL; -- the transaction was deleted, and its payers with it
     END IF;
     SELECT coalesce(sum(p.amount), 0), count(*), coalesce(bool_or(p.user_id = t.paid_by), false)
     INTO payer_sum, payer_count, main_payer_listed
     FROM public.transaction_payers p WHERE p.transaction_id = checked_id;
+    -- An income (migrations/0056) has one receiver, paid_by: its ledger turns only split lines.
+    IF payer_count > 0 AND t.type = 'income' THEN
+        RAISE EXCEPTION 'transaction % is an income: it has one receiver (paid_by), no payer rows', checked_id
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'transaction_payers_not_on_income', TABLE = 'transaction_payers';
+    END IF;
     IF payer_count > 0 AND payer_sum <> t.total_amount THEN
         RAISE EXCEPTION 'the payers of transaction % add up to %, not its total_amount %', checked_id, payer_sum, t.total_amount
             USING ERRCODE = 'check_violation', CONSTRAINT = 'transaction_payers_sum_total', TABLE = 'transaction_payers';

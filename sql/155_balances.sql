@@ -33,8 +33,10 @@ DROP MATERIALIZED VIEW IF EXISTS orbit_private.balances_snapshot;
 DROP VIEW IF EXISTS orbit.balance_entries;
 
 -- One ledger line per side of each unsettled split: +amount for the payer, -amount for the
--- split's user. With several payers (migrations/0023), each payer row (p, a) adds the two lines
--- of p paying a on paid_by's behalf: +a for p, -a for paid_by (zero for paid_by's own row).
+-- split's user; an income's (migrations/0056) the other way round: its receiver (paid_by) owes
+-- each share, -amount for the receiver and +amount for the split's user. With several payers
+-- (migrations/0023), each payer row (p, a) adds the two lines of p paying a on paid_by's behalf:
+-- +a for p, -a for paid_by (zero for paid_by's own row); an income has none (sql/150).
 -- Each line names its counterparty, the other side (who owes the +amount, whom the -amount is
 -- owed to), and its transaction: the pairs (`pair_balances`) and the entries behind them.
 CREATE VIEW orbit.balance_entries WITH (security_invoker = true) AS
@@ -42,7 +44,8 @@ SELECT t.community_id, side.user_id, t.currency, side.amount, greatest(t.updated
     side.counterparty_id, t.id AS transaction_id
 FROM public.transactions t
 JOIN public.splits s ON s.transaction_id = t.id
-CROSS JOIN LATERAL (VALUES (t.paid_by, s.amount::bigint, s.user_id), (s.user_id, -s.amount::bigint, t.paid_by))
+CROSS JOIN LATERAL (VALUES (CASE WHEN t.type = 'income' THEN -s.amount::bigint ELSE s.amount::bigint END)) AS owed(amount)
+CROSS JOIN LATERAL (VALUES (t.paid_by, owed.amount, s.user_id), (s.user_id, -owed.amount, t.paid_by))
     AS side(user_id, amount, counterparty_id)
 WHERE t.deleted_at IS NULL AND NOT s.is_settled
 UNION ALL
@@ -133,25 +136,29 @@ COMMENT ON VIEW public.pair_balances IS
 
 
 
--- The journal: every change of a ledger line, in the changing transaction.
+-- The journal: every change of a ledger line, in the changing transaction. (An income's split
+-- lines have the signs turned, as in orbit.balance_entries.)
 CREATE OR REPLACE FUNCTION orbit.journal_split() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     t record;
+    owed bigint;
 BEGIN
     IF TG_OP <> 'INSERT' AND NOT OLD.is_settled THEN
-        SELECT community_id, paid_by, currency, deleted_at INTO t FROM public.transactions WHERE id = OLD.transaction_id;
+        SELECT community_id, paid_by, currency, deleted_at, type INTO t FROM public.transactions WHERE id = OLD.transaction_id;
         IF FOUND AND t.deleted_at IS NULL THEN
+            owed := CASE WHEN t.type = 'income' THEN -OLD.amount ELSE OLD.amount END;
             INSERT INTO orbit_private.balance_journal (community_id, user_id, counterparty_id, currency, delta)
-            VALUES (t.community_id, t.paid_by, OLD.user_id, t.currency, -OLD.amount), (t.community_id, OLD.user_id, t.paid_by, t.currency, OLD.amount);
+            VALUES (t.community_id, t.paid_by, OLD.user_id, t.currency, -owed), (t.community_id, OLD.user_id, t.paid_by, t.currency, owed);
         END IF;
     END IF;
     IF TG_OP <> 'DELETE' AND NOT NEW.is_settled THEN
-        SELECT community_id, paid_by, currency, deleted_at INTO t FROM public.transactions WHERE id = NEW.transaction_id;
+        SELECT community_id, paid_by, currency, deleted_at, type INTO t FROM public.transactions WHERE id = NEW.transaction_id;
         IF FOUND AND t.deleted_at IS NULL THEN
+            owed := CASE WHEN t.type = 'income' THEN -NEW.amount ELSE NEW.amount END;
             INSERT INTO orbit_private.balance_journal (community_id, user_id, counterparty_id, currency, delta)
-            VALUES (t.community_id, t.paid_by, NEW.user_id, t.currency, NEW.amount), (t.community_id, NEW.user_id, t.paid_by, t.currency, -NEW.amount);
+            VALUES (t.community_id, t.paid_by, NEW.user_id, t.currency, owed), (t.community_id, NEW.user_id, t.paid_by, t.currency, -owed);
         END IF;
     END IF;
     RETURN NULL;
@@ -195,7 +202,8 @@ BEGIN
         INSERT INTO orbit_private.balance_journal (community_id, user_id, counterparty_id, currency, delta)
         SELECT OLD.community_id, side.user_id, side.counterparty_id, OLD.currency, side.delta
         FROM public.splits s
-        CROSS JOIN LATERAL (VALUES (OLD.paid_by, s.user_id, -s.amount::bigint), (s.user_id, OLD.paid_by, s.amount::bigint)) AS side(user_id, counterparty_id, delta)
+        CROSS JOIN LATERAL (VALUES (CASE WHEN OLD.type = 'income' THEN -s.amount::bigint ELSE s.amount::bigint END)) AS owed(amount)
+        CROSS JOIN LATERAL (VALUES (OLD.paid_by, s.user_id, -owed.amount), (s.user_id, OLD.paid_by, owed.amount)) AS side(user_id, counterparty_id, delta)
         WHERE s.transaction_id = OLD.id AND NOT s.is_settled
         UNION ALL
         SELECT OLD.community_id, side.user_id, side.counterparty_id, OLD.currency, side.delta
@@ -207,7 +215,8 @@ BEGIN
         INSERT INTO orbit_private.balance_journal (community_id, user_id, counterparty_id, currency, delta)
         SELECT NEW.community_id, side.user_id, side.counterparty_id, NEW.currency, side.delta
         FROM public.splits s
-        CROSS JOIN LATERAL (VALUES (NEW.paid_by, s.user_id, s.amount::bigint), (s.user_id, NEW.paid_by, -s.amount::bigint)) AS side(user_id, counterparty_id, delta)
+        CROSS JOIN LATERAL (VALUES (CASE WHEN NEW.type = 'income' THEN -s.amount::bigint ELSE s.amount::bigint END)) AS owed(amount)
+        CROSS JOIN LATERAL (VALUES (NEW.paid_by, s.user_id, owed.amount), (s.user_id, NEW.paid_by, -owed.amount)) AS side(user_id, counterparty_id, delta)
         WHERE s.transaction_id = NEW.id AND NOT s.is_settled
         UNION ALL
         SELECT NEW.community_id, side.user_id, side.counterparty_id, NEW.currency, side.delta

@@ -87,7 +87,7 @@ $$;
 CREATE OR REPLACE FUNCTION orbit.search_vector(t public.transactions) RETURNS tsvector
 LANGUAGE sql STABLE
 AS $$
-    SELECT CASE WHEN t.deleted_at IS NULL AND t.type = 'expense' THEN
+    SELECT CASE WHEN t.deleted_at IS NULL AND t.type IN ('expense', 'income') THEN
         orbit.scope_vector(t.community_id, orbit.search_document(orbit.search_config(t.community_id), t.description, NULL)) END
 $$;
 -- Ciphertext is never indexed (docs/e2e.md): the server cannot read it, and a vector of it would

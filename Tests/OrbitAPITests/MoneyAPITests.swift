@@ -396,4 +396,25 @@ struct MoneyAPITests {
             }
         }
     }
+    @Test("an income (type income): the receiver owes each share; a type that is neither is a 400 naming it")
+    func income() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let body: [String: Any] = [
+                "type": "income", "description": "Sold the old goal", "amount": 5000, "paid_by": cast.member.description,
+                "split": ["method": "equal", "user_ids": [cast.admin.description, cast.member.description]],
+            ]
+            let sold = try await harness.request(.post, "/communities/\(cast.community)/expenses", token: cast.adminToken, json: body)
+            #expect(try sold.status == 201 && sold.string("type") == "income", "\(sold.text)")
+            let pairs = try await harness.request(.get, "/communities/\(cast.community)/balances?view=pairs", token: cast.adminToken)
+            #expect(
+                try pairs.items.map { [$0["from_user_id"] as? String, $0["to_user_id"] as? String] } == [
+                    [cast.member.description, cast.admin.description]
+                ])
+            var wrong = body
+            wrong["type"] = "refund"
+            let refused = try await harness.request(.post, "/communities/\(cast.community)/expenses", token: cast.adminToken, json: wrong)
+            #expect(try refused.status == 400 && refused.json["field"] as? String == "type", "\(refused.text)")
+        }
+    }
 }

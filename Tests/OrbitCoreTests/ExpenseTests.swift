@@ -219,6 +219,58 @@ struct ExpenseTests: MoneyScenarios {
         }
     }
 
+    @Test("income: money one member received for the group; the receiver owes each share, in balances, pairs, settle-up, history and search")
+    func income() async throws {
+        try await withServices { services, database in
+            let cast = try await Cast.make(services)
+            // Max got the 60.00 deposit back for the two of them: he owes Ada her 30.00.
+            let refund = try await services.expenses.addExpense(
+                in: cast.community, description: "Deposit refund", total: try dollars("60.00"), paidBy: cast.member,
+                split: .equal([cast.admin, cast.member]), income: true, as: cast.admin)
+            #expect(refund.type == .income && refund.paidBy == cast.member && refund.splits.map(\.amount) == [3000, 3000])
+            let balances = try await services.settlements.balances(in: cast.community, as: cast.member)
+            #expect(Dictionary(uniqueKeysWithValues: balances.map { ($0.userID, $0.balance) }) == [cast.admin: 3000, cast.member: -3000])
+            #expect(
+                try await services.settlements.pairs(in: cast.community, as: cast.admin).map { [$0.from, $0.to] } == [[cast.member, cast.admin]])
+            let statement = try await services.settlements.pair(in: cast.community, with: cast.member, as: cast.admin)
+            #expect(statement.entries.map(\.amount) == [3000] && statement.entries.first?.type == .income)
+            let payments = try await services.settlements.settleUpSuggestions(in: cast.community, as: cast.admin)
+            #expect(payments.map { [$0.from, $0.to] } == [[cast.member, cast.admin]] && payments.first?.amount == 3000)
+            // One receiver: never several payers, neither when added nor when edited.
+            let several = await serviceError {
+                try await services.expenses.addExpense(
+                    in: cast.community, description: "Sale", total: try dollars("10.00"), payers: [cast.admin: 500, cast.member: 500],
+                    split: .equal([cast.admin, cast.member]), income: true, as: cast.admin)
+            }
+            #expect(several?.field == "payers")
+            let edit = await serviceError {
+                try await services.expenses.updateExpense(
+                    refund.id, total: try dollars("60.00"), payers: [cast.admin: 3000, cast.member: 3000], as: cast.admin)
+            }
+            #expect(edit?.field == "payers")
+            // A new total is shared again; money's history and search know it as an income.
+            let edited = try await services.expenses.updateExpense(refund.id, total: try dollars("80.00"), as: cast.admin)
+            #expect(edited.type == .income && edited.splits.map(\.amount) == [4000, 4000])
+            #expect(try await services.settlements.balances(in: cast.community, as: cast.member).map(\.balance).sorted() == [-4000, 4000])
+            let history = try await services.expenses.history(in: cast.community, transaction: refund.id, as: cast.admin).items
+            #expect(history.map(\.entity) == ["income", "income"] && history.first?.after?.type == "income")
+            #expect(try await services.search.search(cast.community, for: "deposit", as: cast.member).items.map(\.id) == [refund.id.uuid])
+            // The database holds the one receiver too, whoever writes (at commit: the check is deferred).
+            let payerRow = await #expect(throws: PostgresError.self) {
+                try await database.withConnection { connection in
+                    try await connection.query(
+                        """
+                        INSERT INTO transaction_payers (transaction_id, community_id, user_id, amount)
+                        VALUES (\(refund.id), \(cast.community), \(cast.member), 8000)
+                        """)
+                }
+            }
+            #expect(payerRow?.constraint == "transaction_payers_not_on_income", "\(String(describing: payerRow))")
+            try await services.expenses.deleteExpense(refund.id, as: cast.admin)
+            #expect(try await services.settlements.balances(in: cast.community, as: cast.member).allSatisfy { $0.balance == 0 })
+        }
+    }
+
     @Test(
         "corrections: notes on expenses (set, changed, cleared, 2,000 characters at most) and settlements, a settlement's day (never after today where the community is), all in money's history"
     )

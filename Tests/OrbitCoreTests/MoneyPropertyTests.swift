@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 
 /// Issue 24's property: random sequences of several payers, children's shares, itemised
-/// expenses with tax and tip, attendance fees, edits, settled splits, settlements, deletions, snapshot refreshes and recurring expenses run by
+/// expenses with tax and tip, incomes (the lines turned), attendance fees, edits, settled splits, settlements, deletions, snapshot refreshes and recurring expenses run by
 /// the job as the days pass (skipped days, ended templates), settlements converted between the two
 /// currencies at a recorded rate, against a model
 /// kept here that knows only who paid what and who owes what, and which days a recurring expense
@@ -25,6 +25,8 @@ struct MoneyPropertyTests {
         var converted = false
         /// An itemised expense (a new total needs new items).
         var itemised = false
+        /// An income: `paidBy` received the money and owes each share (the lines turned).
+        var income = false
     }
 
     /// What the model keeps of a recurring expense: FREQ=DAILY;INTERVAL=`interval` from `first`.
@@ -82,7 +84,7 @@ struct MoneyPropertyTests {
                 let code = ["USD", "EUR"].randomElement(using: &random) ?? "USD"
                 let currency = try Currency.parse(code)
                 let total = Int64.random(in: 1...200_000, using: &random)
-                switch Int.random(in: 0..<18, using: &random) {
+                switch Int.random(in: 0..<19, using: &random) {
                 case 0..<4:  // an expense: one payer or several, members and children sharing
                     let sharing = Array(everyone.shuffled(using: &random).prefix(Int.random(in: 1...everyone.count, using: &random)))
                     var weights: [Holder: Int64] = [:]
@@ -102,6 +104,13 @@ struct MoneyPropertyTests {
                         paidBy: paying == nil ? people.randomElement(using: &random) : nil, payers: paying, split: .items(items), as: cast.admin)
                     Self.expectProportional(expense, items)
                     live[expense.id] = Self.entry(parentOf, expense)
+                case 18:  // an income: one member received money for some of the group, members and children
+                    let sharing = Array(everyone.shuffled(using: &random).prefix(Int.random(in: 1...everyone.count, using: &random)))
+                    let income = try await services.expenses.addExpense(
+                        in: cast.community, description: "R\(step)", total: Money(minorUnits: total, currency: currency),
+                        paidBy: people.randomElement(using: &random), split: .equal(sharing), income: true, as: cast.admin)
+                    #expect(income.type == .income)
+                    live[income.id] = Self.entry(parentOf, income)
                 case 4:  // an attendance fee
                     let paying = Self.payers(total, among: people, using: &random)
                     let fee = try await services.expenses.chargeAttendees(
@@ -116,6 +125,19 @@ struct MoneyPropertyTests {
                             try await services.expenses.updateExpense(id, total: Money(minorUnits: total, currency: same), as: cast.admin)
                         }
                         #expect(refused?.code == .conflict || total == entry.payers.values.reduce(0, +))
+                        continue
+                    }
+                    if entry.income {
+                        // An income has one receiver: a new total, or a new receiver, never payers.
+                        let refused = await serviceError {
+                            try await services.expenses.updateExpense(
+                                id, total: Money(minorUnits: total, currency: same), payers: [cast.admin: total - 1, cast.member: 1],
+                                as: cast.admin)
+                        }
+                        #expect(refused?.field == "payers")
+                        let edited = try await services.expenses.updateExpense(
+                            id, total: Money(minorUnits: total, currency: same), paidBy: people.randomElement(using: &random), as: cast.admin)
+                        live[id] = Self.entry(parentOf, edited)
                         continue
                     }
                     let alone = people.randomElement(using: &random) ?? cast.admin
@@ -198,13 +220,15 @@ struct MoneyPropertyTests {
             var model: [String: Int64] = [:]
             for entry in live.values {
                 #expect(entry.payers.values.reduce(0, +) == entry.shares.map(\.1).reduce(0, +))
-                for (payer, amount) in entry.payers { model["\(payer)/\(entry.currency)", default: 0] += amount }
+                // An income turns every line: its receiver owes the shares.
+                let sign: Int64 = entry.income ? -1 : 1
+                for (payer, amount) in entry.payers { model["\(payer)/\(entry.currency)", default: 0] += sign * amount }
                 for (user, amount, settled) in entry.shares {
-                    model["\(user)/\(entry.currency)", default: 0] -= amount
+                    model["\(user)/\(entry.currency)", default: 0] -= sign * amount
                     // A settled share was paid back to the main payer outside the app.
                     if settled {
-                        model["\(user)/\(entry.currency)", default: 0] += amount
-                        model["\(entry.paidBy)/\(entry.currency)", default: 0] -= amount
+                        model["\(user)/\(entry.currency)", default: 0] += sign * amount
+                        model["\(entry.paidBy)/\(entry.currency)", default: 0] -= sign * amount
                     }
                 }
             }
@@ -226,7 +250,9 @@ struct MoneyPropertyTests {
             }
             for entry in live.values {
                 for (payer, amount) in entry.payers { owes(entry.paidBy, payer, amount, entry.currency) }
-                for (user, amount, settled) in entry.shares where !settled { owes(user, entry.paidBy, amount, entry.currency) }
+                for (user, amount, settled) in entry.shares where !settled {
+                    if entry.income { owes(entry.paidBy, user, amount, entry.currency) } else { owes(user, entry.paidBy, amount, entry.currency) }
+                }
             }
             let pairs = try await services.settlements.pairs(in: cast.community, as: cast.member)
             #expect(
@@ -329,7 +355,8 @@ struct MoneyPropertyTests {
             currency: expense.currency, paidBy: expense.paidBy,
             payers: Dictionary(uniqueKeysWithValues: expense.payers.map { ($0.userID, $0.amount) }),
             shares: expense.splits.map { (parentOf[$0.participant] ?? $0.userID, $0.amount, $0.isSettled) }, splitIDs: expense.splits.map(\.id),
-            converted: expense.conversion != nil, itemised: { if case .items = expense.splitInput { true } else { false } }())
+            converted: expense.conversion != nil, itemised: { if case .items = expense.splitInput { true } else { false } }(),
+            income: expense.type == .income)
     }
 }
 

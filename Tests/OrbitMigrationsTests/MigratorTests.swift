@@ -221,8 +221,10 @@ struct SeedTests {
                 ).single().decode((Int32, Int64, Int32).self)
             }
             #expect(members == 4 && balanceSum == 0 && comments == 1)
-            // Who owes whom in the demo: Max owes Ada 15.00; Zoe owes Ada 5.00 (15.00 less the
-            // 10.00 she paid back), Max 6.00 and Grandpa Joe, a guest, 10.00.
+            // Who owes whom in the demo: Max owes Ada 3.00 (15.00 for the balls less the 12.00 of
+            // the jerseys Ada sold, an income); Ada owes Zoe 7.00 (Zoe's 15.00 less the 10.00 she
+            // paid back, less her 12.00 of the jerseys); Zoe owes Max 6.00 and Grandpa Joe, a
+            // guest, 10.00.
             let pairs = try await database.withConnection { connection in
                 try await connection.query(
                     """
@@ -234,8 +236,8 @@ struct SeedTests {
             }
             #expect(
                 pairs.map { "\($0.0)>\($0.1):\($0.2)" } == [
-                    "Max Planck>Ada Lovelace:1500", "Zoe Washington>Grandpa Joe:1000", "Zoe Washington>Max Planck:600",
-                    "Zoe Washington>Ada Lovelace:500",
+                    "Zoe Washington>Grandpa Joe:1000", "Ada Lovelace>Zoe Washington:700", "Zoe Washington>Max Planck:600",
+                    "Max Planck>Ada Lovelace:300",
                 ])
         }
     }

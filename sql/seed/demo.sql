@@ -1,6 +1,6 @@
 -- Demo data for `orbitctl dev` (loaded once, into an empty database): three people and a guest
 -- (Zoe's grandfather, who has no account), a team, a weekly practice, a game, a few posts and a
--- poll, three expenses, a settlement with notes and season dues. Fixed ids, so
+-- poll, three expenses, an income, a settlement with notes and season dues. Fixed ids, so
 -- that README examples and curl sessions can name them.
 INSERT INTO users (id, apple_id, email, display_name) VALUES
     ('00000000-0000-4000-8000-00000000a0a0', 'demo.ada', 'ada@example.com', 'Ada Lovelace'),
@@ -85,6 +85,15 @@ INSERT INTO transactions (id, community_id, created_by, type, description, total
 INSERT INTO splits (transaction_id, user_id, amount) VALUES
     ('00000000-0000-4000-8000-0000000d0004', '00000000-0000-4000-8000-00000000c0c0', 1000),
     ('00000000-0000-4000-8000-0000000d0004', '00000000-0000-4000-8000-00000000d0d0', 1000);
+-- An income (docs/money.md, "Income"): Ada sold last season's jerseys for 36.00, for the three of
+-- them; she owes Max and Zoe 12.00 each.
+INSERT INTO transactions (id, community_id, created_by, type, description, total_amount, paid_by, category, transaction_date) VALUES
+    ('00000000-0000-4000-8000-0000000d0005', '00000000-0000-4000-8000-0000000c0001', '00000000-0000-4000-8000-00000000a0a0',
+     'income', 'Sold last season''s jerseys', 3600, '00000000-0000-4000-8000-00000000a0a0', 'equipment', current_date);
+INSERT INTO splits (transaction_id, user_id, amount) VALUES
+    ('00000000-0000-4000-8000-0000000d0005', '00000000-0000-4000-8000-00000000a0a0', 1200),
+    ('00000000-0000-4000-8000-0000000d0005', '00000000-0000-4000-8000-00000000b0b0', 1200),
+    ('00000000-0000-4000-8000-0000000d0005', '00000000-0000-4000-8000-00000000c0c0', 1200);
 
 INSERT INTO dues (id, community_id, name, amount, due_date, created_by) VALUES
     ('00000000-0000-4000-8000-0000000a0001', '00000000-0000-4000-8000-0000000c0001', 'Season dues', 5000,

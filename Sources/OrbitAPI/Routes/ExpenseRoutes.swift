@@ -148,6 +148,18 @@ extension OrbitAPI {
             var receiptUrl: String?
             var linkedEventId: EventID?
             var notes: String?
+            /// `expense` (the default) or `income`: money `paid_by` received for the group.
+            var type: String?
+
+            var income: Bool {
+                get throws {
+                    switch type ?? "expense" {
+                    case "expense": false
+                    case "income": true
+                    default: throw APIProblem.validation(field: "type", "type must be expense or income.")
+                    }
+                }
+            }
         }
         // Newest first; filters: member (payer or in a split), category, from/to (transaction_date).
         router.get("communities/:community_id/expenses") { request, context in
@@ -179,7 +191,7 @@ extension OrbitAPI {
                     split: try body.split.method(currency: currency, people: people),
                     date: try body.transactionDate.map { try CivilDate.parse($0, field: "transaction_date") },
                     category: try ExpenseCategory.parse(body.category ?? "other", field: "category"), receiptURL: body.receiptUrl,
-                    linkedEvent: body.linkedEventId, notes: body.notes, as: user
+                    linkedEvent: body.linkedEventId, notes: body.notes, income: try body.income, as: user
                 )
             }
         }

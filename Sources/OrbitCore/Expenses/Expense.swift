@@ -145,7 +145,9 @@ package struct Expense: Sendable, Codable, Equatable {
 
 /// What a transaction records (spec: transaction_type).
 package enum TransactionType: String, DatabaseEnum {
-    case expense, settlement, dues
+    /// `income` (migrations/0056): money `paidBy` received for the group (a refund, a sale), which
+    /// they owe to those it is shared among; Settle Up's negative expense.
+    case expense, settlement, dues, income
 }
 
 /// What an expense was for (spec: expense_category).

@@ -20,19 +20,24 @@ package struct ExpenseService: Sendable {
     ///   - payers: who paid how much, when several did: positive amounts adding up to `total`.
     ///     `paidBy` must be one of them; the largest payer is the main one otherwise.
     ///   - date: the day it was spent; today in the community's time zone when nil.
+    ///   - income: money `paidBy` received for the group (a refund, a sale), shared by `split`:
+    ///     `paidBy` then owes each of them their share (Settle Up's negative expense). An income
+    ///     has one receiver: no `payers`.
     package func addExpense(
         in community: CommunityID, description: String, total: Money, paidBy: UserID? = nil, payers: [UserID: Int64]? = nil,
         split: SplitMethod, date: CivilDate? = nil, category: ExpenseCategory = .other, receiptURL: String? = nil,
-        linkedEvent: EventID? = nil, notes: String? = nil, as actor: UserID
+        linkedEvent: EventID? = nil, notes: String? = nil, income: Bool = false, as actor: UserID
     ) async throws -> Expense {
         let description = try Validate.text(description, field: "description", limit: 500)
         let notes = try notes.map { try Validate.text($0, field: "notes", limit: 2000, multiline: true) }
         try total.requirePositive()
+        if income, payers != nil { throw Self.incomeHasOneReceiver }
         let paying = try Payers.resolve(payers, paidBy: paidBy ?? actor, total: total.minorUnits, namedPaidBy: paidBy != nil)
         let splits = try SplitCalculator.splits(of: total.minorUnits, split)
         let receiptURL = try Validate.url(receiptURL, field: "receipt_url")
         let entry = NewTransaction(
-            community: community, type: .expense, description: description, total: total, paidBy: paying.paidBy, payers: paying.rows,
+            community: community, type: income ? .income : .expense, description: description, total: total, paidBy: paying.paidBy,
+            payers: paying.rows,
             category: category, receiptURL: receiptURL, notes: notes, linkedEvent: linkedEvent, date: date, splits: splits, splitInput: split)
         return try await runner.asUser(actor) { connection in
             if let expense = try await insert(entry, as: actor, adminOnly: false, on: connection) { return expense }
@@ -43,6 +48,10 @@ package struct ExpenseService: Sendable {
             throw ServiceError.changedMeanwhile
         }
     }
+
+    /// Several payers given for an income, which has one receiver (`paid_by`).
+    static let incomeHasOneReceiver = ServiceError.invalidInput(
+        field: "payers", reason: "an income has one receiver: give paid_by, the member who received the money")
 
     /// A transaction about to be written with its splits.
     struct NewTransaction {
@@ -198,6 +207,7 @@ package struct ExpenseService: Sendable {
                         + "delete it and record the payment again")
             }
             let total = newTotal ?? Money(minorUnits: current.totalAmount, currency: currency)
+            if current.type == .income, newPayers != nil { throw Self.incomeHasOneReceiver }
             let paying: Payers.Resolved?
             if newPayers != nil || paidBy != nil {
                 paying = try Payers.resolve(

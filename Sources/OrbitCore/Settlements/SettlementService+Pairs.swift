@@ -79,12 +79,14 @@ extension SettlementService {
                     WHERE p.user_id = \(member) AND p.community_id = \(community)
                       AND EXISTS (SELECT FROM transactions t WHERE t.id = p.transaction_id AND t.paid_by = \(actor))
                 )
-                SELECT t.id, t.type::text AS type, t.description, t.transaction_date, t.currency, sum(l.amount)::bigint AS amount,
+                SELECT t.id, t.type::text AS type, t.description, t.transaction_date, t.currency, sum(owed.amount)::bigint AS amount,
                     \(unescaped: Self.pairEntryOrder.columns)
                 FROM lines l JOIN transactions t ON t.id = l.transaction_id
+                -- An income's lines are turned: its receiver owes the shares (it has no payer rows).
+                CROSS JOIN LATERAL (VALUES (CASE WHEN t.type = 'income' THEN -l.amount ELSE l.amount END)) AS owed(amount)
                 WHERE t.deleted_at IS NULL AND \(try Self.pairEntryOrder.after(after))
                 GROUP BY t.id
-                HAVING sum(l.amount) <> 0
+                HAVING sum(owed.amount) <> 0
                 ORDER BY \(unescaped: Self.pairEntryOrder.order) LIMIT \(limit + 1)
                 """,
             ])

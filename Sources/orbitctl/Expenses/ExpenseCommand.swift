@@ -128,6 +128,8 @@ struct ExpenseCommand: AsyncParsableCommand {
         @Option(help: "When it was spent (YYYY-MM-DD; default today).") var date: String?
         @Option(help: "Receipt image URL.") var receiptURL: String?
         @Option(help: "Notes, up to 2,000 characters.") var notes: String?
+        @Flag(help: "An income: money the --paid-by member received for the group (a refund, a sale); they owe each of the split their share.")
+        var income = false
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
@@ -142,6 +144,7 @@ struct ExpenseCommand: AsyncParsableCommand {
                 guard description != nil else { throw ValidationError("--description is required (or --from-event).") }
                 guard occurrence == nil else { throw ValidationError("--occurrence goes with --from-event.") }
             } else {
+                guard !income else { throw ValidationError("--from-event charges attendees: an income is added with --community.") }
                 guard !split.isBeyondEqual else {
                     throw ValidationError("--from-event splits per head among the attendees: leave out --between, --parts and --item.")
                 }
@@ -162,13 +165,13 @@ struct ExpenseCommand: AsyncParsableCommand {
             let method = try await split.methodOrEveryone(services, community: community, currency: currency, as: actor)
             return try await services.expenses.addExpense(
                 in: community, description: description, total: total, paidBy: paying?.paidBy, payers: paying?.payers,
-                split: method, date: day, category: category, receiptURL: receiptURL, notes: notes, as: actor
+                split: method, date: day, category: category, receiptURL: receiptURL, notes: notes, income: income, as: actor
             )
         }
 
         func tell(_ expense: Expense) {
             print(
-                "Added expense \(expense.id): \(Money(minorUnits: expense.totalAmount, currency: Currency(expense.currency) ?? .usd)) split \(expense.splits.count) ways."
+                "Added \(expense.type == .income ? "income" : "expense") \(expense.id): \(Money(minorUnits: expense.totalAmount, currency: Currency(expense.currency) ?? .usd)) split \(expense.splits.count) ways."
             )
         }
     }
