@@ -137,7 +137,7 @@ GRANT SELECT ON communities TO orbit_app;
 GRANT INSERT (id, name, description, icon_url, created_by, settings) ON communities TO orbit_app;
 GRANT UPDATE (name, description, icon_url, settings, deleted_at) ON communities TO orbit_app;
 GRANT SELECT, INSERT ON members TO orbit_app;
-GRANT UPDATE (role, nickname, notification_prefs, joined_at, invited_by, left_at, pinned, pin_position) ON members TO orbit_app;
+GRANT UPDATE (role, nickname, notification_prefs, joined_at, invited_by, left_at, pinned, pin_position, active, default_weight) ON members TO orbit_app;
 GRANT ALL ON communities, members TO orbit_admin;
 REVOKE ALL ON FUNCTION orbit.guard_member_role(), orbit.guard_member_pin() FROM PUBLIC, orbit_app, orbit_admin;
 REVOKE ALL ON FUNCTION orbit.keep_an_admin() FROM PUBLIC, orbit_app;

@@ -1,6 +1,6 @@
 -- Guests (sql/README.md; migrations/0055, docs/money.md "Guests"): people without an account in a
 -- community's money. This file owns the functions that add, rename, remove and invite a guest
--- and the rights on them. (Claiming a guest is redeeming their invite: sql/120_invites.sql.)
+-- and set their part in new splits, and the rights on them. (Claiming a guest is redeeming their invite: sql/120_invites.sql.)
 --
 -- A guest is a user row nobody signs in as (users.is_guest, Apple id 'guest.' and its own id)
 -- with a member row in one community. Any member may add, rename, remove and invite a guest,
@@ -70,6 +70,23 @@ BEGIN
 END
 $$;
 
+-- Whether a guest is in new splits among everyone, and their default weight (migrations/0057):
+-- a NULL leaves it as it is. False when there is no such guest for the caller.
+CREATE OR REPLACE FUNCTION orbit.set_guest_split_defaults(guest_member uuid, in_new_splits boolean, weight integer) RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    guest public.members%ROWTYPE := orbit.guest_for_member(guest_member);
+BEGIN
+    IF guest.id IS NULL THEN
+        RETURN false;
+    END IF;
+    UPDATE public.members SET active = coalesce(in_new_splits, active), default_weight = coalesce(weight, default_weight)
+    WHERE id = guest.id;
+    RETURN true;
+END
+$$;
+
 -- Removes a guest who is settled: no pair of theirs owes anything in any currency (so neither
 -- does their balance). Outcomes: not_found, unsettled (nothing is written), removed. Their
 -- invites go; their past expenses keep them, as they keep a member who left. The guest's member
@@ -120,16 +137,17 @@ ALTER FUNCTION orbit.add_guest(uuid, text) OWNER TO orbit_admin;
 ALTER FUNCTION orbit.guest_for_member(uuid) OWNER TO orbit_admin;
 ALTER FUNCTION orbit.rename_guest(uuid, text) OWNER TO orbit_admin;
 ALTER FUNCTION orbit.remove_guest(uuid) OWNER TO orbit_admin;
+ALTER FUNCTION orbit.set_guest_split_defaults(uuid, boolean, integer) OWNER TO orbit_admin;
 ALTER FUNCTION orbit.invite_guest(uuid, text, timestamptz) OWNER TO orbit_admin;
 
 -- Rights (sql/README.md, "Rights"): this file owns no table; it revokes every right on its
 -- functions and grants exactly these. (orbit_admin owns them, so its EXECUTE stays where
 -- sql/README.md says it does.)
 REVOKE ALL ON FUNCTION orbit.add_guest(uuid, text), orbit.guest_for_member(uuid), orbit.rename_guest(uuid, text),
-    orbit.remove_guest(uuid), orbit.invite_guest(uuid, text, timestamptz)
+    orbit.set_guest_split_defaults(uuid, boolean, integer), orbit.remove_guest(uuid), orbit.invite_guest(uuid, text, timestamptz)
 FROM PUBLIC, orbit_app;
 -- Operations any member performs, each checked inside; guest_for_member is theirs alone.
-GRANT EXECUTE ON FUNCTION orbit.add_guest(uuid, text), orbit.rename_guest(uuid, text), orbit.remove_guest(uuid),
-    orbit.invite_guest(uuid, text, timestamptz)
+GRANT EXECUTE ON FUNCTION orbit.add_guest(uuid, text), orbit.rename_guest(uuid, text),
+    orbit.set_guest_split_defaults(uuid, boolean, integer), orbit.remove_guest(uuid), orbit.invite_guest(uuid, text, timestamptz)
 TO orbit_app, orbit_admin;
 GRANT EXECUTE ON FUNCTION orbit.guest_for_member(uuid) TO orbit_admin;

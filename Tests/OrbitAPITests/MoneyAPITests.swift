@@ -417,4 +417,32 @@ struct MoneyAPITests {
             #expect(try refused.status == 400 && refused.json["field"] as? String == "type", "\(refused.text)")
         }
     }
+    @Test("an expense without a split takes the community's default split; PATCH …/members/{user} leaves a member out of new splits")
+    func defaultSplit() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let path = "/communities/\(cast.community)/expenses"
+            let both = try await harness.request(.post, path, token: cast.memberToken, json: ["description": "Balls", "amount": 3000])
+            #expect(try both.status == 201 && both.json["splits"].map { ($0 as? [Any])?.count } == 2, "\(both.text)")
+            let away = try await harness.request(
+                .patch, "/communities/\(cast.community)/members/\(cast.member)", token: cast.adminToken, json: ["active": false])
+            #expect(try away.status == 200 && away.json["active"] as? Bool == false && away.json["default_weight"] as? Int == 1, "\(away.text)")
+            // An event that is not this community's is not found (schemathesis: a made-up id was a 400).
+            let unknown = try await harness.request(
+                .post, path, token: cast.memberToken, json: ["description": "Cones", "amount": 100, "linked_event_id": UUID().uuidString])
+            #expect(unknown.status == 404, "\(unknown.text)")
+            let mine = try await harness.request(
+                .patch, "/communities/\(cast.community)/members/me", token: cast.memberToken, json: ["nickname": "Maxi"])
+            #expect(mine.status == 200, "\(mine.text)")
+            let alone = try await harness.request(.post, path, token: cast.memberToken, json: ["description": "Cones", "amount": 1000])
+            let splits = try #require(try alone.json["splits"] as? [[String: Any]])
+            #expect(splits.map { $0["user_id"] as? String } == [cast.admin.description], "\(alone.text)")
+            let forbidden = try await harness.request(
+                .patch, "/communities/\(cast.community)/members/\(cast.admin)", token: cast.memberToken, json: ["default_weight": 2])
+            #expect(forbidden.status == 403, "\(forbidden.text)")
+            let bad = try await harness.request(
+                .patch, "/communities/\(cast.community)/members/\(cast.member)", token: cast.memberToken, json: ["default_weight": 0])
+            #expect(try bad.status == 400 && bad.json["field"] as? String == "default_weight", "\(bad.text)")
+        }
+    }
 }

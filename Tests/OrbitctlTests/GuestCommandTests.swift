@@ -45,6 +45,12 @@ struct GuestCommandTests {
             #expect(income.succeeded && income.output.hasPrefix("Added income"), "\(income.output) \(income.errors)")
             let withIncome = try await cli.run("balances", "pairs", "--community", community, "--as", "max@example.com")
             #expect(owes(withIncome.output, max, guestUser, "25.00"), "\(withIncome.output)")
+            // Left out of new splits: an expense with no split takes Max and Ada only.
+            let quiet = try await cli.run("community", "split-defaults", community, "--user", guestUser, "--no-active", "--as", "max@example.com")
+            #expect(quiet.succeeded && quiet.output.contains("left out of new splits"), "\(quiet.output) \(quiet.errors)")
+            let plain = try await cli.json(
+                "expense", "add", "--community", community, "--description", "Cones", "--amount", "4.00", "--as", "max@example.com")
+            #expect((plain["splits"] as? [[String: Any]])?.count == 2, "\(plain)")
             let unsettled = try await cli.run("guest", "remove", guest, "--as", "max@example.com")
             #expect(!unsettled.succeeded && unsettled.errors.contains("settle up"), "\(unsettled.errors)")
             let acting = try await cli.run("guest", "list", "--community", community, "--as", guestUser)

@@ -110,6 +110,18 @@ extension OrbitAPI {
             try await services.members.remove(try context.id("user_id"), from: try context.id("community_id"), as: try context.requireUser())
             return NoContent()
         }
+        // Whether a member is in new splits among everyone, and their default weight.
+        struct SplitDefaults: Decodable {
+            var active: Bool?
+            var defaultWeight: Int?
+        }
+        community.patch("members/:user_id") { request, context in
+            let body = try await request.decodeJSON(SplitDefaults.self, context: context)
+            return JSON(
+                try await services.members.setSplitDefaults(
+                    of: try context.id("user_id"), in: try context.id("community_id"), active: body.active, defaultWeight: body.defaultWeight,
+                    as: try context.requireUser()))
+        }
         struct RoleChange: Decodable {
             var role: MemberRole
         }

@@ -142,7 +142,8 @@ extension OrbitAPI {
             var currency: String?
             var paidBy: UserID?
             var payers: [PayerBody]?
-            var split: SplitBody
+            /// Left out: the community's default split (docs/money.md, "Who a new split takes").
+            var split: SplitBody?
             var transactionDate: String?
             var category: String?
             var receiptUrl: String?
@@ -180,7 +181,13 @@ extension OrbitAPI {
             let user = try context.requireUser()
             let currency = try await currency(body.currency, of: try context.id("community_id"), as: user)
             let payers = try PayerBody.payers(body.payers, currency: currency)
-            let people = try await services.expenses.participants(body.split.ids, as: user)
+            let community: CommunityID = try context.id("community_id")
+            let split: SplitMethod
+            if let given = body.split {
+                split = try given.method(currency: currency, people: try await services.expenses.participants(given.ids, as: user))
+            } else {
+                split = try await services.expenses.defaultSplit(in: community, as: user)
+            }
             return try await creating(
                 .transactions, request, context: context, stored: { try await services.expenses.expense(TransactionID($0), as: user) }
             ) {
@@ -188,7 +195,7 @@ extension OrbitAPI {
                     in: try context.id("community_id"), description: body.description,
                     total: try Amounts.money(body.amount, currency: currency, field: "amount"),
                     paidBy: body.paidBy ?? (payers == nil ? user : nil), payers: payers,
-                    split: try body.split.method(currency: currency, people: people),
+                    split: split,
                     date: try body.transactionDate.map { try CivilDate.parse($0, field: "transaction_date") },
                     category: try ExpenseCategory.parse(body.category ?? "other", field: "category"), receiptURL: body.receiptUrl,
                     linkedEvent: body.linkedEventId, notes: body.notes, income: try body.income, as: user

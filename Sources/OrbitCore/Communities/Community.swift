@@ -111,11 +111,19 @@ package struct CommunitySettings: Sendable, Codable, Equatable, OmitsNilMembers 
     /// Settle Up's `minimizeDebts`: settle-up suggests the fewest payments that clear every
     /// balance (true, the default), or each pair's own debt (false; docs/money.md).
     package var minimizeDebts: Bool?
+    /// The split of an expense added without one (docs/money.md, "Who a new split takes"):
+    /// `equal` (the default) among the members in new splits, or `shares` by their default weights.
+    package var defaultSplit: String?
+
+    /// `defaultSplit`'s values.
+    package static let defaultSplits = ["equal", "shares"]
 
     package init(
         allowMemberEvents: Bool? = nil, allowMemberPosts: Bool? = nil, defaultReminderHours: Int? = nil, timezone: String? = nil,
-        baseCurrency: String? = nil, language: String? = nil, endToEndEncryption: Bool? = nil, minimizeDebts: Bool? = nil
+        baseCurrency: String? = nil, language: String? = nil, endToEndEncryption: Bool? = nil, minimizeDebts: Bool? = nil,
+        defaultSplit: String? = nil
     ) {
+        self.defaultSplit = defaultSplit
         self.allowMemberEvents = allowMemberEvents
         self.allowMemberPosts = allowMemberPosts
         self.defaultReminderHours = defaultReminderHours
@@ -128,7 +136,7 @@ package struct CommunitySettings: Sendable, Codable, Equatable, OmitsNilMembers 
 
     static let knownKeys: Set<String> = [
         "allowMemberEvents", "allowMemberPosts", "defaultReminderHours", "timezone", "baseCurrency", "language", "endToEndEncryption",
-        "minimizeDebts",
+        "minimizeDebts", "defaultSplit",
     ]
 
     /// The languages search knows: PostgreSQL's own text search configurations, each as
@@ -167,6 +175,7 @@ package struct CommunitySettings: Sendable, Codable, Equatable, OmitsNilMembers 
             case ("language", .string(let language)): settings.language = language
             case ("endToEndEncryption", .bool(let flag)): settings.endToEndEncryption = flag
             case ("minimizeDebts", .bool(let flag)): settings.minimizeDebts = flag
+            case ("defaultSplit", .string(let method)): settings.defaultSplit = method
             case ("allowMemberEvents", _), ("allowMemberPosts", _), ("endToEndEncryption", _), ("minimizeDebts", _):
                 throw ServiceError.invalidInput(field: "settings.\(key)", reason: "must be true or false")
             case ("defaultReminderHours", _):
@@ -192,6 +201,9 @@ package struct CommunitySettings: Sendable, Codable, Equatable, OmitsNilMembers 
         }
         if let timezone, !Self.timeZoneNames.contains(timezone) {
             throw ServiceError.invalidInput(field: "settings.timezone", reason: "is not an IANA time zone name such as America/New_York")
+        }
+        if let defaultSplit, !Self.defaultSplits.contains(defaultSplit) {
+            throw ServiceError.invalidInput(field: "settings.defaultSplit", reason: "must be equal or shares")
         }
         if let baseCurrency, Currency(baseCurrency)?.code != baseCurrency {
             throw ServiceError.invalidInput(field: "settings.baseCurrency", reason: "is not an ISO 4217 currency code in capitals such as EUR")
@@ -219,7 +231,8 @@ package struct CommunitySettings: Sendable, Codable, Equatable, OmitsNilMembers 
             baseCurrency: other.baseCurrency ?? baseCurrency,
             language: other.language ?? language,
             endToEndEncryption: other.endToEndEncryption ?? endToEndEncryption,
-            minimizeDebts: other.minimizeDebts ?? minimizeDebts
+            minimizeDebts: other.minimizeDebts ?? minimizeDebts,
+            defaultSplit: other.defaultSplit ?? defaultSplit
         )
     }
 }

@@ -49,6 +49,29 @@ package struct ExpenseService: Sendable {
         }
     }
 
+    /// The split of an expense added without one (docs/money.md, "Who a new split takes"): the
+    /// community's `defaultSplit`, `equal` (when unset) among the members in new splits (in it and
+    /// active), or `shares` by their default weights; for a member.
+    /// - Throws: `conflict` when nobody is in new splits.
+    package func defaultSplit(in community: CommunityID, as actor: UserID) async throws -> SplitMethod {
+        let rows = try await runner.asUserReading(actor) { connection in
+            try await runner.queryAsMember(
+                actor, of: community, on: connection,
+                """
+                SELECT m.user_id, m.default_weight, c.settings ->> 'defaultSplit' AS method
+                FROM members m JOIN communities c ON c.id = m.community_id
+                WHERE m.community_id = \(community) AND m.left_at IS NULL AND m.active
+                ORDER BY m.joined_at, m.id
+                """)
+        }
+        guard let first = rows.first else {
+            throw ServiceError.conflict(field: "split", reason: "nobody here is in new splits: say who shares this expense")
+        }
+        let people = try rows.map { row in (try row.decode("user_id", as: UserID.self), Int64(try row.decode("default_weight", as: Int32.self))) }
+        guard try first.decode("method", as: String?.self) == "shares" else { return .equal(people.map(\.0)) }
+        return .shares(Dictionary(uniqueKeysWithValues: people))
+    }
+
     /// Several payers given for an income, which has one receiver (`paid_by`).
     static let incomeHasOneReceiver = ServiceError.invalidInput(
         field: "payers", reason: "an income has one receiver: give paid_by, the member who received the money")
@@ -99,57 +122,63 @@ package struct ExpenseService: Sendable {
         let people = entry.people
         let family = entry.familyMembers
         // One round trip: the transaction with its splits and payers, then its history entry.
-        let results = try await connection.pipeline([
-            """
-            WITH allowed AS (
-                SELECT c.settings ->> 'timezone' AS timezone FROM communities c
-                JOIN members actor ON actor.community_id = c.id AND actor.user_id = \(actor) AND actor.left_at IS NULL
-                WHERE c.id = \(entry.community) AND (NOT \(adminOnly) OR actor.role = 'admin')
-                  AND (SELECT count(*) FROM members m WHERE m.community_id = c.id AND m.left_at IS NULL AND m.user_id = ANY(\(people.map(\.uuid))))
-                      = \(people.count)
-                  AND (SELECT count(*) FROM family_members f
-                       JOIN members m ON m.community_id = c.id AND m.user_id = f.user_id AND m.left_at IS NULL
-                       WHERE f.id = ANY(\(family.map(\.uuid)))) = \(family.count)
-            ),
-            t AS (
-                INSERT INTO transactions (id, community_id, created_by, type, description, total_amount, currency, paid_by, category,
-                    receipt_url, notes, linked_event_id, transaction_date, recurring_charge_id, occurrence_on, paid_amount, paid_currency, exchange_rate,
-                    split_input)
-                SELECT \(id), \(entry.community), \(actor), \(entry.type)::transaction_type, \(entry.description), \(Int32(entry.total.minorUnits)),
-                    \(entry.total.currency.code), \(entry.paidBy), \(entry.category)::expense_category, \(entry.receiptURL), \(entry.notes),
-                    \(entry.linkedEvent),
-                    coalesce(\(entry.date), orbit.civil_date(\(runner.now()), allowed.timezone)), \(entry.occurrence?.charge), \(entry.occurrence?.day),
-                    \(entry.conversion.map { Int32($0.paidAmount) }), \(entry.conversion?.paidCurrency), \(entry.conversion?.rate)::numeric,
-                    \(try entry.splitInput.map { try PostgresJSON(encoding: $0) })
-                FROM allowed
-                RETURNING \(unescaped: Expense.columns)
-            ),
-            s AS (
-                INSERT INTO splits (transaction_id, community_id, user_id, family_member_id, amount)
-                SELECT t.id, t.community_id, x.user_id, NULL, x.amount
-                FROM t, unnest(\(entry.userShares.map(\.user.uuid)), \(entry.userShares.map { Int32($0.amount) })) AS x (user_id, amount)
-                UNION ALL
-                SELECT t.id, t.community_id, f.user_id, f.id, x.amount
-                FROM t, unnest(\(entry.familyShares.map(\.member.uuid)), \(entry.familyShares.map { Int32($0.amount) })) AS x (id, amount)
-                JOIN family_members f ON f.id = x.id
-                RETURNING id, user_id, family_member_id, amount, is_settled, settled_at, settled_via
-            ),
-            p AS (
-                INSERT INTO transaction_payers (transaction_id, community_id, user_id, amount)
-                SELECT t.id, t.community_id, y.user_id, y.amount
-                FROM t, unnest(\(entry.payers.map(\.userID.uuid)), \(entry.payers.map { Int32($0.amount) })) AS y (user_id, amount)
-                RETURNING user_id, amount
-            )
-            SELECT t.*, s.id AS split_id, s.user_id AS split_user_id, s.family_member_id AS split_family_member_id,
-                f.name AS split_family_member_name, s.amount AS split_amount, s.is_settled AS split_is_settled,
-                s.settled_at AS split_settled_at, s.settled_via AS split_settled_via,
-                (SELECT array_agg(p.user_id ORDER BY p.user_id) FROM p) AS payer_ids,
-                (SELECT array_agg(p.amount ORDER BY p.user_id) FROM p) AS payer_amounts
-            FROM t LEFT JOIN s ON true LEFT JOIN family_members f ON f.id = s.family_member_id
-            ORDER BY s.user_id, s.family_member_id NULLS FIRST
-            """,
-            MoneyHistory.recordCreation(of: id, by: actor),
-        ])
+        let results: [PostgresRows]
+        do {
+            results = try await connection.pipeline([
+                """
+                WITH allowed AS (
+                    SELECT c.settings ->> 'timezone' AS timezone FROM communities c
+                    JOIN members actor ON actor.community_id = c.id AND actor.user_id = \(actor) AND actor.left_at IS NULL
+                    WHERE c.id = \(entry.community) AND (NOT \(adminOnly) OR actor.role = 'admin')
+                      AND (SELECT count(*) FROM members m WHERE m.community_id = c.id AND m.left_at IS NULL AND m.user_id = ANY(\(people.map(\.uuid))))
+                          = \(people.count)
+                      AND (SELECT count(*) FROM family_members f
+                           JOIN members m ON m.community_id = c.id AND m.user_id = f.user_id AND m.left_at IS NULL
+                           WHERE f.id = ANY(\(family.map(\.uuid)))) = \(family.count)
+                ),
+                t AS (
+                    INSERT INTO transactions (id, community_id, created_by, type, description, total_amount, currency, paid_by, category,
+                        receipt_url, notes, linked_event_id, transaction_date, recurring_charge_id, occurrence_on, paid_amount, paid_currency, exchange_rate,
+                        split_input)
+                    SELECT \(id), \(entry.community), \(actor), \(entry.type)::transaction_type, \(entry.description), \(Int32(entry.total.minorUnits)),
+                        \(entry.total.currency.code), \(entry.paidBy), \(entry.category)::expense_category, \(entry.receiptURL), \(entry.notes),
+                        \(entry.linkedEvent),
+                        coalesce(\(entry.date), orbit.civil_date(\(runner.now()), allowed.timezone)), \(entry.occurrence?.charge), \(entry.occurrence?.day),
+                        \(entry.conversion.map { Int32($0.paidAmount) }), \(entry.conversion?.paidCurrency), \(entry.conversion?.rate)::numeric,
+                        \(try entry.splitInput.map { try PostgresJSON(encoding: $0) })
+                    FROM allowed
+                    RETURNING \(unescaped: Expense.columns)
+                ),
+                s AS (
+                    INSERT INTO splits (transaction_id, community_id, user_id, family_member_id, amount)
+                    SELECT t.id, t.community_id, x.user_id, NULL, x.amount
+                    FROM t, unnest(\(entry.userShares.map(\.user.uuid)), \(entry.userShares.map { Int32($0.amount) })) AS x (user_id, amount)
+                    UNION ALL
+                    SELECT t.id, t.community_id, f.user_id, f.id, x.amount
+                    FROM t, unnest(\(entry.familyShares.map(\.member.uuid)), \(entry.familyShares.map { Int32($0.amount) })) AS x (id, amount)
+                    JOIN family_members f ON f.id = x.id
+                    RETURNING id, user_id, family_member_id, amount, is_settled, settled_at, settled_via
+                ),
+                p AS (
+                    INSERT INTO transaction_payers (transaction_id, community_id, user_id, amount)
+                    SELECT t.id, t.community_id, y.user_id, y.amount
+                    FROM t, unnest(\(entry.payers.map(\.userID.uuid)), \(entry.payers.map { Int32($0.amount) })) AS y (user_id, amount)
+                    RETURNING user_id, amount
+                )
+                SELECT t.*, s.id AS split_id, s.user_id AS split_user_id, s.family_member_id AS split_family_member_id,
+                    f.name AS split_family_member_name, s.amount AS split_amount, s.is_settled AS split_is_settled,
+                    s.settled_at AS split_settled_at, s.settled_via AS split_settled_via,
+                    (SELECT array_agg(p.user_id ORDER BY p.user_id) FROM p) AS payer_ids,
+                    (SELECT array_agg(p.amount ORDER BY p.user_id) FROM p) AS payer_amounts
+                FROM t LEFT JOIN s ON true LEFT JOIN family_members f ON f.id = s.family_member_id
+                ORDER BY s.user_id, s.family_member_id NULLS FIRST
+                """,
+                MoneyHistory.recordCreation(of: id, by: actor),
+            ])
+        } catch let error as PostgresError where error.constraint == "transactions_linked_event_fkey" {
+            // The linked event is an event of this community, or none (schemathesis sent a made-up id).
+            throw ServiceError.notFound("Event \(entry.linkedEvent?.description ?? "")")
+        }
         let rows = results[0]
         guard let first = rows.first else { return nil }
         let payerIDs = try first.decode("payer_ids", as: [UUID]?.self) ?? []

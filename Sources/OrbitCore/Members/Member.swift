@@ -20,16 +20,21 @@ package struct Member: Sendable, Codable, Equatable {
     package var invitedBy: UserID?
     package var leftAt: Date?
     package var isGuest: Bool
+    /// In new splits among everyone (false: left out of them, still in old ones and in balances).
+    package var active: Bool
+    /// Their part in a split by shares that names no weights (1 to 1,000).
+    package var defaultWeight: Int
 
     enum CodingKeys: String, CodingKey {
         case id, communityID = "community_id", userID = "user_id", displayName = "display_name", role, nickname
-        case joinedAt = "joined_at", invitedBy = "invited_by", leftAt = "left_at", isGuest = "guest"
+        case joinedAt = "joined_at", invitedBy = "invited_by", leftAt = "left_at", isGuest = "guest", active
+        case defaultWeight = "default_weight"
     }
 
     /// (`users` may be joined on the left: a former member's row is no longer shared.)
     static let columns = """
         m.id, m.community_id, m.user_id, u.display_name, m.role::text AS role, m.nickname, m.joined_at, m.invited_by, m.left_at,
-        coalesce(u.is_guest, false) AS is_guest
+        coalesce(u.is_guest, false) AS is_guest, m.active, m.default_weight
         """
 
     init(row: PostgresRow) throws {
@@ -43,6 +48,8 @@ package struct Member: Sendable, Codable, Equatable {
         invitedBy = try row.decode("invited_by")
         leftAt = try row.decode("left_at")
         isGuest = try row.decode("is_guest")
+        active = try row.decode("active")
+        defaultWeight = Int(try row.decode("default_weight", as: Int32.self))
     }
 }
 

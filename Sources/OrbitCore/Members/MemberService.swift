@@ -42,14 +42,42 @@ package struct MemberService: Sendable {
         }
     }
 
-    /// The user ids of a community's active members, all of them (an expense split among
-    /// everyone), for a member.
+    /// The user ids of those a new split among everyone takes, for a member: the community's
+    /// members who are in it and active (an inactive member is left out of new splits).
     package func activeUserIDs(of community: CommunityID, as actor: UserID) async throws -> [UserID] {
         try await runner.asUserReading(actor) { connection in
             return try await runner.queryAsMember(
                 actor, of: community, on: connection,
-                "SELECT user_id FROM members WHERE community_id = \(community) AND left_at IS NULL ORDER BY joined_at, id"
+                "SELECT user_id FROM members WHERE community_id = \(community) AND left_at IS NULL AND active ORDER BY joined_at, id"
             ).map { try $0.decode("user_id", as: UserID.self) }
+        }
+    }
+
+    /// Sets whether a member is in new splits among everyone (`active`) and their default weight
+    /// in a split by shares (1 to 1,000): admins for anyone, a member for themselves, any member
+    /// for a guest. Old splits and balances stay as they are.
+    package func setSplitDefaults(
+        of user: UserID, in community: CommunityID, active: Bool? = nil, defaultWeight: Int? = nil, as actor: UserID
+    ) async throws -> Member {
+        if let defaultWeight, !(1...1000).contains(defaultWeight) {
+            throw ServiceError.invalidInput(field: "default_weight", reason: "must be between 1 and 1000")
+        }
+        return try await runner.asUser(actor) { connection in
+            let role = try await runner.requireMember(actor, of: community, on: connection)
+            let member = try await activeMember(user, of: community, on: connection)
+            guard role == .admin || user == actor || member.isGuest else {
+                throw ServiceError.forbidden(rule: "only admins set another member's part in new splits")
+            }
+            guard active != nil || defaultWeight != nil else { return member }
+            // A guest's row is written by no member's policy: the SQL function checks the caller.
+            try await connection.query(
+                member.isGuest
+                    ? "SELECT orbit.set_guest_split_defaults(\(member.id), \(active), \(defaultWeight.map(Int32.init)))"
+                    : """
+                    UPDATE members SET active = coalesce(\(active), active), default_weight = coalesce(\(defaultWeight.map(Int32.init)), default_weight)
+                    WHERE id = \(member.id)
+                    """)
+            return try await self.member(user, of: community, on: connection)
         }
     }
 

@@ -9,7 +9,7 @@ struct CommunityCommand: AsyncParsableCommand {
         abstract: "Create and administer communities, their members and audit log.",
         subcommands: [
             Create.self, List.self, Show.self, Update.self, Delete.self, Restore.self, Members.self, AddMember.self,
-            RemoveMember.self, SetRole.self, Leave.self, CommunityMembershipCommand.self, Subscription.self, Audit.self,
+            RemoveMember.self, SetRole.self, SplitDefaults.self, Leave.self, CommunityMembershipCommand.self, Subscription.self, Audit.self,
         ]
     )
 
@@ -227,6 +227,32 @@ struct CommunityCommand: AsyncParsableCommand {
 
         func tell(_ member: Member) {
             print("\(member.displayName ?? member.userID.description) is now \(member.role.rawValue) of community \(community).")
+        }
+    }
+
+    struct SplitDefaults: ActingCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "split-defaults",
+            abstract:
+                "Whether a member is in new splits among everyone, and their default weight (admins; a member for themselves; any member for a guest)."
+        )
+        @Argument(help: "Community id.") var community: CommunityID
+        @Option(help: "The member (id or email; a guest by user id).") var user: String
+        @Flag(inversion: .prefixedNo, help: "In new splits among everyone (--no-active: left out of them, still in old ones and in balances).")
+        var active: Bool?
+        @Option(help: "Their part in the default split by shares (1 to 1000).") var weight: Int?
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Member {
+            try await services.members.setSplitDefaults(
+                of: try await services.users.resolve(user), in: community, active: active, defaultWeight: weight, as: actor)
+        }
+
+        func tell(_ member: Member) {
+            print(
+                "\(member.displayName ?? member.userID.description) is \(member.active ? "in" : "left out of") new splits, weight \(member.defaultWeight)."
+            )
         }
     }
 

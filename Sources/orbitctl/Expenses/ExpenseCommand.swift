@@ -35,12 +35,13 @@ struct ExpenseCommand: AsyncParsableCommand {
         /// Whether anything but a plain `--split equal` was given.
         var isBeyondEqual: Bool { (split != nil && split != "equal") || between != nil || parts != nil || !items.isEmpty || tax != nil || tip != nil }
 
-        /// The split given, or (no `--split`) equally among every active member.
+        /// The split given, or (no split option) the community's default split: equally among the
+        /// members in new splits, or by their default weights (`settings.defaultSplit`).
         func methodOrEveryone(_ services: OrbitServices, community: CommunityID, currency: Currency, as actor: UserID) async throws
             -> SplitMethod
         {
             if let method = try await method(services, community: community, currency: currency, as: actor) { return method }
-            return .equal(try await services.members.activeUserIDs(of: community, as: actor))
+            return try await services.expenses.defaultSplit(in: community, as: actor)
         }
 
         /// The split of an expense in `currency`: exact amounts are typed as decimals in it,
