@@ -424,6 +424,14 @@ struct MoneyAPITests {
             let path = "/communities/\(cast.community)/expenses"
             let both = try await harness.request(.post, path, token: cast.memberToken, json: ["description": "Balls", "amount": 3000])
             #expect(try both.status == 201 && both.json["splits"].map { ($0 as? [Any])?.count } == 2, "\(both.text)")
+            // Corrections: another currency comes with the amount in it; a day; no linked event.
+            let bothID = try both.string("id")
+            let noAmount = try await harness.request(.patch, "/expenses/\(bothID)", token: cast.memberToken, json: ["currency": "EUR"])
+            #expect(noAmount.status == 409, "\(noAmount.text)")
+            let euros = try await harness.request(
+                .patch, "/expenses/\(bothID)", token: cast.memberToken,
+                json: ["amount": 2000, "currency": "EUR", "transaction_date": "2026-01-05", "linked_event_id": NSNull()])
+            #expect(try euros.status == 200 && euros.string("currency") == "EUR" && euros.string("transaction_date") == "2026-01-05", "\(euros.text)")
             let away = try await harness.request(
                 .patch, "/communities/\(cast.community)/members/\(cast.member)", token: cast.adminToken, json: ["active": false])
             #expect(try away.status == 200 && away.json["active"] as? Bool == false && away.json["default_weight"] as? Int == 1, "\(away.text)")

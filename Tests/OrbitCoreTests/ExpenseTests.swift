@@ -219,6 +219,46 @@ struct ExpenseTests: MoneyScenarios {
         }
     }
 
+    @Test("corrections: an expense's day, its linked event (or none) and its currency while no share is settled; a settlement's day is not ahead")
+    func corrections() async throws {
+        try await withServices { services, _ in
+            let cast = try await Cast.make(services)
+            let expense = try await services.expenses.addExpense(
+                in: cast.community, description: "Pizza", total: try dollars("30.00"), paidBy: cast.member, split: .equal([cast.admin, cast.member]),
+                as: cast.member)
+            let day = try CivilDate.parse("2026-01-02", field: "date")
+            #expect(try await services.expenses.updateExpense(expense.id, date: day, as: cast.member).transactionDate == day)
+            let game = try await services.events.create(
+                in: cast.community, EventDraft(title: "Game", startsAt: Date().addingTimeInterval(86_400)), as: cast.admin)
+            #expect(try await services.expenses.updateExpense(expense.id, linkedEvent: game.id, as: cast.member).linkedEventID == game.id)
+            #expect(try await services.expenses.updateExpense(expense.id, linkedEvent: .some(nil), as: cast.member).linkedEventID == nil)
+            #expect(
+                await serviceError { try await services.expenses.updateExpense(expense.id, linkedEvent: EventID.random(), as: cast.member) }?.code
+                    == .notFound)
+
+            // Another currency: the same expense counted anew, in yen, while nothing is settled.
+            let yen = try Currency.parse("JPY")
+            let inYen = try await services.expenses.updateExpense(expense.id, total: Money(minorUnits: 4000, currency: yen), as: cast.member)
+            #expect(inYen.currency == "JPY" && inYen.splits.map(\.amount) == [2000, 2000] && inYen.transactionDate == day)
+            let balances = try await services.settlements.balances(in: cast.community, as: cast.admin).filter { $0.balance != 0 }
+            #expect(Set(balances.map(\.currency)) == ["JPY"] && balances.map(\.balance).sorted() == [-2000, 2000])
+            let share = try #require(inYen.splits.first { $0.userID == cast.admin })
+            _ = try await services.settlements.settleSplit(share.id, via: "cash", as: cast.member)
+            let settled = await serviceError {
+                try await services.expenses.updateExpense(expense.id, total: try dollars("30.00"), as: cast.member)
+            }
+            #expect(settled?.code == .conflict && settled?.field == "currency")
+
+            let settlement = try await services.settlements.recordSettlement(
+                in: cast.community, from: cast.admin, to: cast.member, amount: try dollars("5.00"), as: cast.admin)
+            let ahead = await serviceError {
+                try await services.expenses.updateExpense(
+                    settlement.id, date: CivilDate(containing: Date().addingTimeInterval(3 * 86_400)), as: cast.admin)
+            }
+            #expect(ahead?.field == "transaction_date")
+        }
+    }
+
     @Test("income: money one member received for the group; the receiver owes each share, in balances, pairs, settle-up, history and search")
     func income() async throws {
         try await withServices { services, database in

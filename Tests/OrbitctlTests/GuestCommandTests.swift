@@ -51,6 +51,13 @@ struct GuestCommandTests {
             let plain = try await cli.json(
                 "expense", "add", "--community", community, "--description", "Cones", "--amount", "4.00", "--as", "max@example.com")
             #expect((plain["splits"] as? [[String: Any]])?.count == 2, "\(plain)")
+            // Corrections: another day and currency (the amount in it).
+            let cones = try #require(plain["id"] as? String)
+            let corrected = try await cli.json(
+                "expense", "update", cones, "--date", "2026-01-03", "--currency", "EUR", "--amount", "4.00", "--as", "max@example.com")
+            #expect(corrected["currency"] as? String == "EUR" && corrected["transaction_date"] as? String == "2026-01-03", "\(corrected)")
+            let alone = try await cli.run("expense", "update", cones, "--currency", "EUR", "--as", "max@example.com")
+            #expect(!alone.succeeded && alone.errors.contains("--amount"), "\(alone.errors)")
             let unsettled = try await cli.run("guest", "remove", guest, "--as", "max@example.com")
             #expect(!unsettled.succeeded && unsettled.errors.contains("settle up"), "\(unsettled.errors)")
             let acting = try await cli.run("guest", "list", "--community", community, "--as", guestUser)

@@ -207,21 +207,28 @@ extension OrbitAPI {
         }
         // A key left out is left as it is; `"notes": null` clears the notes.
         struct ExpenseChange: Decodable, NullableFields {
-            static let nullableFields: Set<String> = ["notes"]
+            static let nullableFields: Set<String> = ["notes", "linked_event_id"]
             var description: String?
             var amount: Int64?
+            /// Another currency (with `amount`, in it), while no split is settled.
+            var currency: String?
             var paidBy: UserID?
             var payers: [PayerBody]?
             var split: SplitBody?
             var category: String?
             var notes: String??
+            var transactionDate: String?
+            var linkedEventId: EventID??
 
-            enum CodingKeys: String, CodingKey { case description, amount, paidBy, payers, split, category, notes }
+            enum CodingKeys: String, CodingKey {
+                case description, amount, currency, paidBy, payers, split, category, notes, transactionDate, linkedEventId
+            }
 
             init(from decoder: any Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
                 description = try container.decodeIfPresent(String.self, forKey: .description)
                 amount = try container.decodeIfPresent(Int64.self, forKey: .amount)
+                currency = try container.decodeIfPresent(String.self, forKey: .currency)
                 paidBy = try container.decodeIfPresent(UserID.self, forKey: .paidBy)
                 payers = try container.decodeIfPresent([PayerBody].self, forKey: .payers)
                 split = try container.decodeIfPresent(SplitBody.self, forKey: .split)
@@ -229,6 +236,11 @@ extension OrbitAPI {
                 notes =
                     container.contains(.notes)
                     ? .some(try container.decodeNil(forKey: .notes) ? nil : try container.decode(String.self, forKey: .notes)) : .none
+                transactionDate = try container.decodeIfPresent(String.self, forKey: .transactionDate)
+                linkedEventId =
+                    container.contains(.linkedEventId)
+                    ? .some(try container.decodeNil(forKey: .linkedEventId) ? nil : try container.decode(EventID.self, forKey: .linkedEventId))
+                    : .none
             }
         }
         // The expense's creator or an admin; a new amount or split replaces the splits.
@@ -236,7 +248,13 @@ extension OrbitAPI {
             let body = try await request.decodeJSON(ExpenseChange.self, context: context)
             let id: TransactionID = try context.id("expense_id")
             let user = try context.requireUser()
-            let currency = try Amounts.currency(try await services.expenses.expense(id, as: user).currency)
+            // Another currency is the same money counted anew: it comes with the amount in it.
+            if body.currency != nil && body.amount == nil {
+                throw ServiceError.conflict(field: "amount", reason: "a new currency needs the amount in it")
+            }
+            let code: String
+            if let given = body.currency { code = given } else { code = try await services.expenses.expense(id, as: user).currency }
+            let currency = try Amounts.currency(code)
             let people = try await services.expenses.participants(body.split?.ids ?? [], as: user)
             return Tagged(
                 try await request.underIfMatch(.entity(.expense, id.uuid)) {
@@ -245,7 +263,9 @@ extension OrbitAPI {
                         total: try body.amount.map { try Amounts.money($0, currency: currency, field: "amount") }, paidBy: body.paidBy,
                         payers: try PayerBody.payers(body.payers, currency: currency),
                         split: try body.split?.method(currency: currency, people: people),
-                        category: try body.category.map { try ExpenseCategory.parse($0, field: "category") }, notes: body.notes, as: user
+                        category: try body.category.map { try ExpenseCategory.parse($0, field: "category") }, notes: body.notes,
+                        date: try body.transactionDate.map { try CivilDate.parse($0, field: "transaction_date") }, linkedEvent: body.linkedEventId,
+                        as: user
                     )
                 }
             )

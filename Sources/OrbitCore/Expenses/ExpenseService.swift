@@ -206,13 +206,17 @@ package struct ExpenseService: Sendable {
     /// Changes an expense (its creator or an admin); new amount or split replace the splits
     /// atomically, checked against the total at commit; new payers replace the payers.
     /// - Parameters:
-    ///   - total: the new total, in the expense's currency. An expense paid by several people
-    ///     needs its payers again with a new total (they must add up to it).
+    ///   - total: the new total, in the expense's currency, or in another one while no split is
+    ///     settled (its currency then changes; not a settlement paid in another currency). An
+    ///     expense paid by several people needs its payers again with a new total (they must add
+    ///     up to it).
     ///   - paidBy: a new single payer (who paid it all), or the main one among new `payers`.
+    ///   - date: a new day (a settlement's: today or earlier where the community is).
+    ///   - linkedEvent: an event of the community to link, `.some(nil)` to unlink.
     package func updateExpense(
         _ id: TransactionID, description: String? = nil, total newTotal: Money? = nil, paidBy: UserID? = nil,
         payers newPayers: [UserID: Int64]? = nil, split: SplitMethod? = nil, category: ExpenseCategory? = nil, notes: String?? = nil,
-        as actor: UserID
+        date: CivilDate? = nil, linkedEvent: EventID?? = nil, as actor: UserID
     ) async throws -> Expense {
         let description = try description.map { try Validate.text($0, field: "description", limit: 500) }
         let notes = try notes.map { try $0.map { try Validate.text($0, field: "notes", limit: 2000, multiline: true) } }
@@ -228,7 +232,19 @@ package struct ExpenseService: Sendable {
                 throw ServiceError.changedMeanwhile
             }
             let currency = try Currency.parse(current.currency)
-            try newTotal?.requireCurrency(currency)
+            if let newTotal, newTotal.currency != currency {
+                // Another currency: the same money counted anew, while nobody has settled a part of it.
+                guard current.conversion == nil else {
+                    throw ServiceError.conflict(
+                        field: "currency", reason: "this settlement was paid in another currency: delete it and record it again")
+                }
+                guard !current.splits.contains(where: \.isSettled) else {
+                    throw ServiceError.conflict(field: "currency", reason: "a share of this expense is settled: its currency stays")
+                }
+            }
+            if let date, current.type == .settlement, date > (try await runner.today(in: current.communityID, on: connection)) {
+                throw ServiceError.conflict(field: "transaction_date", reason: "a settlement is paid today or earlier where the community is")
+            }
             if let conversion = current.conversion, newTotal.map({ $0.minorUnits != current.totalAmount }) ?? false {
                 throw ServiceError.conflict(
                     field: "amount",
@@ -263,8 +279,8 @@ package struct ExpenseService: Sendable {
             case (nil, nil, _): splits = nil
             }
             return try await replace(
-                current, total: total, paying: paying, splits: splits, splitInput: split, description, category, notes: notes, as: actor,
-                on: connection)
+                current, total: total, paying: paying, splits: splits, splitInput: split, description, category, notes: notes,
+                date: date, linkedEvent: linkedEvent, as: actor, on: connection)
         }
     }
 
@@ -293,16 +309,20 @@ package struct ExpenseService: Sendable {
     /// statement of its own, before the payer rows (sql/155_balances.sql: the journal reads paid_by).
     private func replace(
         _ current: Expense, total: Money, paying: Payers.Resolved?, splits: [(participant: Holder, amount: Int64)]?, splitInput: SplitMethod?,
-        _ description: String?, _ category: ExpenseCategory?, notes: String?? = nil, as actor: UserID, on connection: PostgresConnection
+        _ description: String?, _ category: ExpenseCategory?, notes: String?? = nil, date: CivilDate? = nil, linkedEvent: EventID?? = nil,
+        as actor: UserID, on connection: PostgresConnection
     ) async throws -> Expense {
         let activity = UUID()
         var statements: [PostgresQuery] = [
             MoneyHistory.recordBefore(activity, .edited, transaction: current.id, by: actor),
             """
-            UPDATE transactions SET total_amount = \(Int32(total.minorUnits)), description = coalesce(\(description), description),
+            UPDATE transactions SET total_amount = \(Int32(total.minorUnits)), currency = \(total.currency.code),
+                description = coalesce(\(description), description),
                 category = coalesce(\(category)::expense_category, category), paid_by = coalesce(\(paying?.paidBy), paid_by),
                 split_input = coalesce(\(try splitInput.map { try PostgresJSON(encoding: $0) }), split_input),
-                notes = CASE WHEN \(notes != nil) THEN \(notes ?? nil) ELSE notes END
+                notes = CASE WHEN \(notes != nil) THEN \(notes ?? nil) ELSE notes END,
+                transaction_date = coalesce(\(date), transaction_date),
+                linked_event_id = CASE WHEN \(linkedEvent != nil) THEN \(linkedEvent ?? nil) ELSE linked_event_id END
             WHERE id = \(current.id)
             RETURNING \(unescaped: Expense.columns)
             """,
@@ -357,7 +377,12 @@ package struct ExpenseService: Sendable {
             "SELECT \(unescaped: Self.splitColumns) FROM \(unescaped: Self.splitSource) WHERE s.transaction_id = \(current.id) ORDER BY \(unescaped: Self.splitOrder)"
         )
         statements.append("SELECT transaction_id, user_id, amount FROM transaction_payers WHERE transaction_id = \(current.id) ORDER BY user_id")
-        let results = try await connection.pipeline(statements)
+        let results: [PostgresRows]
+        do {
+            results = try await connection.pipeline(statements)
+        } catch let error as PostgresError where error.constraint == "transactions_linked_event_fkey" {
+            throw ServiceError.notFound("Event \(linkedEvent??.description ?? "")")
+        }
         if checks.contains(where: { results[$0.statement].affectedRows != $0.rows }) {
             // Someone named is not an active member: say who (the transaction rolls back).
             try await runner.requireActiveMembers(people, of: current.communityID, on: connection)

@@ -255,10 +255,14 @@ struct ExpenseCommand: AsyncParsableCommand {
         )
         @Argument(help: "Expense id.") var expense: TransactionID
         @Option(help: "New description.") var description: String?
-        @Option(help: "New total, in the expense's currency (\(MoneyHelp.amounts)).") var amount: String?
+        @Option(help: "New total, in the expense's currency or in --currency (\(MoneyHelp.amounts)).") var amount: String?
+        @Option(help: "Another currency (ISO 4217), with --amount in it, while no share is settled.") var currency: Currency?
         @Option(help: "New category.") var category: ExpenseCategory?
         @Option(help: "New notes, up to 2,000 characters.") var notes: String?
         @Flag(help: "Remove the notes.") var clearNotes = false
+        @Option(help: "The day it was spent (YYYY-MM-DD; a settlement's: today or earlier).") var date: String?
+        @Option(help: "Link an event of the community.") var event: EventID?
+        @Flag(help: "Unlink its event.") var noEvent = false
         @Option(help: "Who paid it all (id or email), or several payers: USER=AMOUNT,… adding up to the total.") var paidBy: String?
         @OptionGroup var split: SplitOptions
         @OptionGroup var acting: ActingOptions
@@ -266,17 +270,21 @@ struct ExpenseCommand: AsyncParsableCommand {
 
         func act(_ services: OrbitServices, as actor: UserID) async throws -> Expense {
             let current = try await services.expenses.expense(expense, as: actor)
-            let currency = try Currency.parse(current.currency)
+            let currency = try self.currency ?? Currency.parse(current.currency)
             let total = try amount.map { try Money(parsing: $0, currency: currency) }
             let method = try await split.method(services, community: current.communityID, currency: currency, as: actor)
             let paying = try await paidBy.asyncMap { try await resolvePayers($0, currency: currency, services) }
             return try await services.expenses.updateExpense(
                 expense, description: description, total: total, paidBy: paying?.paidBy, payers: paying?.payers, split: method,
-                category: category, notes: clearNotes ? .some(nil) : notes.map { .some($0) }, as: actor)
+                category: category, notes: clearNotes ? .some(nil) : notes.map { .some($0) },
+                date: try date.map { try CivilDate.parse($0, field: "date") }, linkedEvent: noEvent ? .some(nil) : event.map { .some($0) },
+                as: actor)
         }
 
         func validate() throws {
             if notes != nil && clearNotes { throw ValidationError("Give --notes or --clear-notes, not both.") }
+            if event != nil && noEvent { throw ValidationError("Give --event or --no-event, not both.") }
+            if currency != nil && amount == nil { throw ValidationError("--currency needs --amount, in the new currency.") }
         }
 
         func tell(_ updated: Expense) {
