@@ -22,7 +22,7 @@ package struct ExpenseService: Sendable {
     ///   - date: the day it was spent; today in the community's time zone when nil.
     ///   - income: money `paidBy` received for the group (a refund, a sale), shared by `split`:
     ///     `paidBy` then owes each of them their share (Settle Up's negative expense). An income
-    ///     has one receiver: no `payers`.
+    ///     has one receiver: `payers` are a conflict (409).
     package func addExpense(
         in community: CommunityID, description: String, total: Money, paidBy: UserID? = nil, payers: [UserID: Int64]? = nil,
         split: SplitMethod, date: CivilDate? = nil, category: ExpenseCategory = .other, receiptURL: String? = nil,
@@ -72,8 +72,9 @@ package struct ExpenseService: Sendable {
         return .shares(Dictionary(uniqueKeysWithValues: people))
     }
 
-    /// Several payers given for an income, which has one receiver (`paid_by`).
-    static let incomeHasOneReceiver = ServiceError.invalidInput(
+    /// Several payers given for an income, which has one receiver (`paid_by`): a conflict with
+    /// what an income is (409, as a stored income refuses payers), not a malformed field.
+    static let incomeHasOneReceiver = ServiceError.conflict(
         field: "payers", reason: "an income has one receiver: give paid_by, the member who received the money")
 
     /// A transaction about to be written with its splits.
