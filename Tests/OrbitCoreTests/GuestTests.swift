@@ -83,9 +83,17 @@ struct GuestTests {
 
     @Test("a guest is community data: strangers can neither see, add, rename, remove nor invite one; nobody signs in or acts as one")
     func strangersAndSignIn() async throws {
-        try await withServices { services, _ in
+        try await withServices { services, database in
             let cast = try await Cast.make(services)
             let guest = try await services.members.addGuest(named: "Gina Guest", to: cast.community, as: cast.admin)
+            // Nobody notifies a guest: a post notifies the member, not the guest.
+            _ = try await services.feed.createPost(in: cast.community, PostDraft(content: "Kit on Saturday"), as: cast.admin)
+            let notified = try await database.withConnection { connection in
+                try await connection.query("SELECT user_id FROM notifications WHERE type = 'new_post'").map {
+                    try $0.decode("user_id", as: UserID.self)
+                }
+            }
+            #expect(notified == [cast.member], "\(notified)")
             #expect(
                 await serviceError { try await services.members.addGuest(named: "Eve", to: cast.community, as: cast.outsider) }?.code == .notFound)
             #expect(await serviceError { try await services.members.addGuest(named: "Eve", to: cast.community, as: cast.former) }?.code == .notFound)

@@ -48,7 +48,8 @@ package struct NotificationService: Sendable {
     /// one's `(user_id, community_id, title, body, data, dedupe_key, preferences)`, in that order.
     /// `preferences` is the recipient's `members.notification_prefs` in the community, read from
     /// the member row the statement found them by: a member who switched `type` off gets none.
-    /// NULL where no community preference applies.
+    /// NULL where no community preference applies. A guest (docs/money.md, "Guests") is nobody to
+    /// notify: they have no account to read them.
     /// - Parameters:
     ///   - deduplicated: a row whose `dedupe_key` its user already has is skipped (a reminder is
     ///     sent once, with any number of servers). Only for the jobs, which run as the operator:
@@ -64,6 +65,7 @@ package struct NotificationService: Sendable {
             SELECT n.user_id, n.community_id, \(type)::notification_type, n.title, n.body, n.data, n.dedupe_key
             FROM (\(rows)) AS n(user_id, community_id, title, body, data, dedupe_key, preferences)
             WHERE (n.preferences -> \(type.rawValue)) IS DISTINCT FROM 'false'::jsonb
+              AND NOT EXISTS (SELECT FROM users guest WHERE guest.id = n.user_id AND guest.is_guest)
             \(onConflict)
             """
     }
