@@ -1,6 +1,7 @@
 -- Guests (sql/README.md; migrations/0055, docs/money.md "Guests"): people without an account in a
 -- community's money. This file owns the functions that add, rename, remove and invite a guest
--- and set their part in new splits, and the rights on them. (Claiming a guest is redeeming their invite: sql/120_invites.sql.)
+-- and set their part in new splits, the rule that a guest is a member of one community (a
+-- trigger on members), and the rights on them. (Claiming a guest is redeeming their invite: sql/120_invites.sql.)
 --
 -- A guest is a user row nobody signs in as (users.is_guest, Apple id 'guest.' and its own id)
 -- with a member row in one community. Any member may add, rename, remove and invite a guest,
@@ -32,6 +33,27 @@ BEGIN
     RETURN member;
 END
 $$;
+
+-- A guest is a member of the one community that added them, whoever inserts the row (an admin
+-- of another community may insert members, and could name a guest they saw elsewhere): a claim
+-- closes the guest's user row, which must then be nobody's member anywhere else. Read as
+-- orbit_admin: the inserting user may not see the guest's other membership.
+CREATE OR REPLACE FUNCTION orbit.keep_guest_in_one_community() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF EXISTS (SELECT FROM public.users u WHERE u.id = NEW.user_id AND u.is_guest)
+       AND EXISTS (SELECT FROM public.members m WHERE m.user_id = NEW.user_id AND m.id <> NEW.id) THEN
+        RAISE EXCEPTION 'a guest is a member of the one community that added them'
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'members_guest_one_community', TABLE = 'members';
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+DROP TRIGGER IF EXISTS trigger_members_guest_one_community ON members;
+CREATE TRIGGER trigger_members_guest_one_community BEFORE INSERT ON members
+    FOR EACH ROW EXECUTE FUNCTION orbit.keep_guest_in_one_community();
 
 -- The active guest of member row `guest_member` (locked), if the caller is an active member of
 -- its community: the one check every operation below makes.
@@ -133,6 +155,7 @@ BEGIN
 END
 $$;
 
+ALTER FUNCTION orbit.keep_guest_in_one_community() OWNER TO orbit_admin;
 ALTER FUNCTION orbit.add_guest(uuid, text) OWNER TO orbit_admin;
 ALTER FUNCTION orbit.guest_for_member(uuid) OWNER TO orbit_admin;
 ALTER FUNCTION orbit.rename_guest(uuid, text) OWNER TO orbit_admin;
@@ -151,3 +174,6 @@ GRANT EXECUTE ON FUNCTION orbit.add_guest(uuid, text), orbit.rename_guest(uuid, 
     orbit.set_guest_split_defaults(uuid, boolean, integer), orbit.remove_guest(uuid), orbit.invite_guest(uuid, text, timestamptz)
 TO orbit_app, orbit_admin;
 GRANT EXECUTE ON FUNCTION orbit.guest_for_member(uuid) TO orbit_admin;
+-- The trigger's function: nobody calls it.
+REVOKE ALL ON FUNCTION orbit.keep_guest_in_one_community() FROM PUBLIC, orbit_app;
+GRANT EXECUTE ON FUNCTION orbit.keep_guest_in_one_community() TO orbit_admin;

@@ -20,7 +20,7 @@ struct GuestTests {
 
     @Test("any member adds a guest; guests split, pay, settle and count in balances, pairs and settle-up; removed only once settled")
     func guestsInMoney() async throws {
-        try await withServices { services, _ in
+        try await withServices { services, database in
             let cast = try await Cast.make(services)
             let guest = try await services.members.addGuest(named: "  Gina Guest ", to: cast.community, as: cast.member)
             #expect(guest.isGuest && guest.displayName == "Gina Guest" && guest.role == .member && guest.invitedBy == cast.member)
@@ -66,6 +66,13 @@ struct GuestTests {
                     == .conflict)
             let other = try await services.communities.create(name: "Other", as: cast.admin).id
             #expect(await serviceError { try await services.members.add(guest.userID, to: other, as: cast.admin) }?.code == .conflict)
+            // The database holds it, whoever inserts the row.
+            let elsewhere = await #expect(throws: PostgresError.self) {
+                try await database.withConnection { connection in
+                    try await connection.query("INSERT INTO members (community_id, user_id) VALUES (\(other), \(guest.userID))")
+                }
+            }
+            #expect(elsewhere?.constraint == "members_guest_one_community", "\(String(describing: elsewhere))")
 
             _ = try await services.settlements.recordSettlement(
                 in: cast.community, from: guest.userID, to: cast.member, amount: try dollars("20.00"), as: cast.member)

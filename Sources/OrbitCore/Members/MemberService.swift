@@ -118,16 +118,11 @@ package struct MemberService: Sendable {
             let results = try await connection.pipeline([
                 "SELECT role::text AS role FROM members WHERE community_id = \(community) AND user_id = \(actor) AND left_at IS NULL",
                 "SELECT id, left_at FROM members WHERE community_id = \(community) AND user_id = \(user)",
-                "SELECT is_guest FROM users WHERE id = \(user)",
             ])
             guard let actorRole = try results[0].first?.decode("role", as: String.self) else {
                 throw ServiceError.notFound("Community \(community)")
             }
             guard actorRole == MemberRole.admin.rawValue else { throw ServiceError.forbidden(rule: "only admins can add members") }
-            // A guest is a member of the one community that added them.
-            if try results[2].first?.decode("is_guest", as: Bool.self) == true {
-                throw ServiceError.conflict("User \(user) is a guest of another community: add a guest of your own instead.")
-            }
             let existing = try results[1].first.map { try $0.decode((MemberID, Date?).self) }
             if let existing, existing.1 == nil {
                 throw ServiceError.conflict("User \(user) is already a member of community \(community).")
@@ -156,6 +151,9 @@ package struct MemberService: Sendable {
                 ])
             } catch let error as PostgresError where error.constraint == "members_user_id_fkey" {
                 throw ServiceError.notFound("User \(user)")
+            } catch let error as PostgresError where error.constraint == "members_guest_one_community" {
+                // sql/157_guests.sql: a guest is a member of the one community that added them.
+                throw ServiceError.conflict("User \(user) is a guest of another community: add a guest of your own instead.")
             }
             guard let row = written[1].first else { throw ServiceError.notFound("Member \(user) of community \(community)") }
             return try Member(row: row)
