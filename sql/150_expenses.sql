@@ -112,6 +112,31 @@ CREATE CONSTRAINT TRIGGER trigger_transaction_payers_sum
     DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW EXECUTE FUNCTION orbit.check_payer_sum();
 
+-- A receipt (migrations/0059) is an image uploaded to the transaction's own community, checked
+-- for every writer when it is set or changed.
+CREATE OR REPLACE FUNCTION orbit.check_receipt_media() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF TG_OP = 'UPDATE' AND NEW.receipt_media_id IS NOT DISTINCT FROM OLD.receipt_media_id THEN
+        RETURN NEW;
+    END IF;
+    IF NOT EXISTS (
+        SELECT FROM public.media m WHERE m.id = NEW.receipt_media_id AND m.community_id = NEW.community_id AND m.type = 'image'
+    ) THEN
+        RAISE EXCEPTION 'receipt % is not an image uploaded to this community', NEW.receipt_media_id
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'transactions_receipt_media', TABLE = 'transactions';
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+ALTER FUNCTION orbit.check_receipt_media() OWNER TO orbit_admin;
+
+DROP TRIGGER IF EXISTS trigger_transactions_receipt_media ON transactions;
+CREATE TRIGGER trigger_transactions_receipt_media BEFORE INSERT OR UPDATE OF receipt_media_id ON transactions
+    FOR EACH ROW WHEN (NEW.receipt_media_id IS NOT NULL) EXECUTE FUNCTION orbit.check_receipt_media();
+
 -- What a transaction is, as money's history (money_activity) records it before and after a
 -- change: its fields, the split as entered, payers (paid_by alone when it has no payer rows) and splits. Runs as the
 -- caller: it shows what the caller may see.
@@ -120,7 +145,8 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
 AS $$
 SELECT jsonb_build_object(
     'type', t.type, 'description', t.description, 'total_amount', t.total_amount, 'currency', t.currency,
-    'paid_by', t.paid_by, 'category', t.category, 'transaction_date', t.transaction_date,
+    'paid_by', t.paid_by, 'category', t.category, 'category_id', t.category_id, 'transaction_date', t.transaction_date,
+    'transaction_time', to_char(t.transaction_time, 'HH24:MI'), 'receipt_media_id', t.receipt_media_id,
     'linked_event_id', t.linked_event_id, 'deleted', t.deleted_at IS NOT NULL, 'split_input', t.split_input, 'notes', t.notes,
     'payers', coalesce(
         (SELECT jsonb_agg(jsonb_build_object('user_id', p.user_id, 'amount', p.amount) ORDER BY p.user_id)
@@ -200,9 +226,9 @@ GRANT ALL ON transactions, splits, transaction_payers, money_activity TO orbit_a
 REVOKE ALL ON FUNCTION
     orbit.expense_state(uuid), orbit.plain_split_fits(jsonb, bigint), orbit.split_input_fits(jsonb, bigint)
 FROM PUBLIC, orbit_app, orbit_admin;
-REVOKE ALL ON FUNCTION orbit.check_split_sum(), orbit.check_payer_sum() FROM PUBLIC, orbit_app;
+REVOKE ALL ON FUNCTION orbit.check_split_sum(), orbit.check_payer_sum(), orbit.check_receipt_media() FROM PUBLIC, orbit_app;
 -- Functions the services and the tables' checks call as the querying role.
 GRANT EXECUTE ON FUNCTION
     orbit.expense_state(uuid), orbit.plain_split_fits(jsonb, bigint), orbit.split_input_fits(jsonb, bigint)
 TO orbit_app, orbit_admin;
-GRANT EXECUTE ON FUNCTION orbit.check_split_sum(), orbit.check_payer_sum() TO orbit_admin;
+GRANT EXECUTE ON FUNCTION orbit.check_split_sum(), orbit.check_payer_sum(), orbit.check_receipt_media() TO orbit_admin;

@@ -178,6 +178,9 @@ CREATE TRIGGER trigger_change_points AFTER INSERT OR UPDATE OR DELETE ON points_
 DROP TRIGGER IF EXISTS trigger_change_recurring_charge ON recurring_charges;
 CREATE TRIGGER trigger_change_recurring_charge AFTER INSERT OR UPDATE OR DELETE ON recurring_charges
     FOR EACH ROW EXECUTE FUNCTION orbit.record_change('recurring_charge', 'community_id');
+DROP TRIGGER IF EXISTS trigger_change_expense_category ON expense_categories;
+CREATE TRIGGER trigger_change_expense_category AFTER INSERT OR UPDATE OR DELETE ON expense_categories
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('expense_category', 'community_id');
 -- A community's own rates (the reference rates belong to no community and sync nowhere).
 DROP TRIGGER IF EXISTS trigger_change_exchange_rate ON exchange_rates;
 CREATE TRIGGER trigger_change_exchange_rate AFTER INSERT OR UPDATE OR DELETE ON exchange_rates

@@ -14,7 +14,8 @@ struct Orbitctl: AsyncParsableCommand {
             """,
         version: OrbitVersion.current,
         subcommands: [
-            Migrate.self, Dev.self, Serve.self, UserCommand.self, CommunityCommand.self, InviteCommand.self, GuestCommand.self, FamilyCommand.self,
+            Migrate.self, Dev.self, Serve.self, UserCommand.self, CommunityCommand.self, InviteCommand.self, GuestCommand.self, CategoryCommand.self,
+            FamilyCommand.self,
             EventCommand.self,
             CalendarCommand.self,
             PostCommand.self, MediaCommand.self, ExpenseCommand.self, SettleCommand.self, BalancesCommand.self, DuesCommand.self,

@@ -239,6 +239,13 @@ struct SeedTests {
                     "Zoe Washington>Grandpa Joe:1000", "Ada Lovelace>Zoe Washington:700", "Zoe Washington>Max Planck:600",
                     "Max Planck>Ada Lovelace:300",
                 ])
+            // The team's own category, which the gas expense has.
+            let categorized = try await database.withConnection { connection in
+                try await connection.query(
+                    "SELECT k.emoji || ' ' || k.name AS name FROM transactions t JOIN expense_categories k ON k.id = t.category_id"
+                ).map { try $0.decode(String.self) }
+            }
+            #expect(categorized == ["🚌 Away games"])
         }
     }
 }

@@ -58,7 +58,8 @@ struct World {
 
     static let tables = [
         "users", "family_members", "communities", "members", "invites", "events", "rsvps", "posts", "reactions",
-        "comments", "poll_votes", "transactions", "splits", "transaction_payers", "money_activity", "recurring_charges", "exchange_rates", "dues",
+        "comments", "poll_votes", "transactions", "splits", "transaction_payers", "money_activity", "recurring_charges", "exchange_rates",
+        "expense_categories", "dues",
         "dues_payments", "dues_attendees",
         "media",
         "notifications", "audit_log", "refresh_tokens", "calendar_feeds", "devices", "conversations", "conversation_participants", "messages",
@@ -249,6 +250,15 @@ struct World {
                     VALUES (\(community), 'dues', 'Monthly', 2500, 'USD', 'FREQ=MONTHLY', current_date, current_date, \(ownerID)) RETURNING id
                     """
                 ), everyone)
+            // A community's own category (sql/152_categories.sql), added by its owner; the expense
+            // above takes it.
+            let category = try await seed.id(
+                """
+                INSERT INTO expense_categories (community_id, name, emoji, created_by)
+                VALUES (\(community), 'Camp', '🏕️', \(ownerID)) RETURNING id
+                """)
+            add("expense_categories", category, everyone)
+            try await connection.query("UPDATE transactions SET category = 'other', category_id = \(category) WHERE id = \(transaction)")
             add(
                 "exchange_rates",
                 try await seed.id(
@@ -937,6 +947,22 @@ struct RowLevelSecurityTests {
         ("reading children's PIN hashes", .a, { _ in "SELECT * FROM child_credentials" }),
         ("reading paired children's devices", .a, { _ in "SELECT * FROM child_devices" }),
         (
+            "a category added to a community one is not in", .a2,
+            { w in
+                "INSERT INTO expense_categories (community_id, name, emoji, created_by) VALUES (\(w.communityB), 'Mine', '🎲', \(w.id(.a2)))"
+            }
+        ),
+        (
+            "a category added in somebody else's name", .a2,
+            { w in
+                "INSERT INTO expense_categories (community_id, name, emoji, created_by) VALUES (\(w.communityA), 'Mine', '🎲', \(w.id(.a)))"
+            }
+        ),
+        (
+            "a category moved to another community, even by an admin of both", .a,
+            { w in "UPDATE expense_categories SET community_id = \(w.communityB) WHERE community_id = \(w.communityA)" }
+        ),
+        (
             "a new community created in somebody else's name", .a2,
             { w in
                 "INSERT INTO communities (name, created_by) VALUES ('Mine', \(w.id(.a)))"
@@ -975,9 +1001,11 @@ struct RowLevelSecurityTests {
                         try await connection.query("UPDATE messages SET text = 'x' WHERE sender_id <> \(world.id(.a2))").affectedRows,
                         try await connection.query("UPDATE conversation_participants SET read_position = 9 WHERE user_id <> \(world.id(.a2))")
                             .affectedRows,
+                        // A's category, which a2 sees but did not add and, not an admin, may not change.
+                        try await connection.query("UPDATE expense_categories SET name = 'x' WHERE community_id = \(world.communityA)").affectedRows,
                     ]
                 }
-                #expect(affected == [0, 0, 0, 0, 0, 0])
+                #expect(affected == [0, 0, 0, 0, 0, 0, 0])
             }
         }
     }

@@ -1,7 +1,7 @@
 -- Demo data for `orbitctl dev` (loaded once, into an empty database): three people and a guest
 -- (Zoe's grandfather, who has no account), a team, a weekly practice, a game, a few posts and a
--- poll, three expenses, an income, a settlement with notes and season dues. Fixed ids, so
--- that README examples and curl sessions can name them.
+-- poll, three expenses (one in the team's own category), an income, a settlement with notes and
+-- season dues. Fixed ids, so that README examples and curl sessions can name them.
 INSERT INTO users (id, apple_id, email, display_name) VALUES
     ('00000000-0000-4000-8000-00000000a0a0', 'demo.ada', 'ada@example.com', 'Ada Lovelace'),
     ('00000000-0000-4000-8000-00000000b0b0', 'demo.max', 'max@example.com', 'Max Planck'),
@@ -78,10 +78,16 @@ INSERT INTO transactions (id, community_id, created_by, type, description, total
      'Paid at Tuesday practice');
 INSERT INTO splits (transaction_id, user_id, amount) VALUES
     ('00000000-0000-4000-8000-0000000d0003', '00000000-0000-4000-8000-00000000a0a0', 1000);
--- Grandpa Joe paid the gas to the away game, 20.00, for Zoe and himself (transport).
-INSERT INTO transactions (id, community_id, created_by, type, description, total_amount, paid_by, category, transaction_date) VALUES
+-- The team's own category (docs/money.md, "Categories"), which Zoe added: away games.
+INSERT INTO expense_categories (id, community_id, name, emoji, created_by) VALUES
+    ('00000000-0000-4000-8000-0000000ca701', '00000000-0000-4000-8000-0000000c0001', 'Away games', '🚌',
+     '00000000-0000-4000-8000-00000000c0c0');
+-- Grandpa Joe paid the gas to the away game, 20.00, for Zoe and himself (in "Away games").
+INSERT INTO transactions (id, community_id, created_by, type, description, total_amount, paid_by, category, category_id,
+    transaction_date) VALUES
     ('00000000-0000-4000-8000-0000000d0004', '00000000-0000-4000-8000-0000000c0001', '00000000-0000-4000-8000-00000000c0c0',
-     'expense', 'Gas for the away game', 2000, '00000000-0000-4000-8000-00000000d0d0', 'transport', current_date);
+     'expense', 'Gas for the away game', 2000, '00000000-0000-4000-8000-00000000d0d0', 'other',
+     '00000000-0000-4000-8000-0000000ca701', current_date);
 INSERT INTO splits (transaction_id, user_id, amount) VALUES
     ('00000000-0000-4000-8000-0000000d0004', '00000000-0000-4000-8000-00000000c0c0', 1000),
     ('00000000-0000-4000-8000-0000000d0004', '00000000-0000-4000-8000-00000000d0d0', 1000);

@@ -145,7 +145,13 @@ extension OrbitAPI {
             /// Left out: the community's default split (docs/money.md, "Who a new split takes").
             var split: SplitBody?
             var transactionDate: String?
+            /// `HH:MM`, the community's local time.
+            var transactionTime: String?
+            /// An image uploaded to the community (`POST /communities/{id}/media`), as the receipt.
+            var receiptMediaId: MediaID?
             var category: String?
+            /// One of the community's own categories (then `category` is `other`).
+            var categoryId: CustomCategoryID?
             var receiptUrl: String?
             var linkedEventId: EventID?
             var notes: String?
@@ -168,6 +174,7 @@ extension OrbitAPI {
             let filter = ExpenseFilter(
                 member: try request.queryID("member", as: UserID.self),
                 category: try request.query("category").map { try ExpenseCategory.parse($0, field: "category") },
+                categoryID: try request.queryID("category_id", as: CustomCategoryID.self),
                 from: try request.query("from").map { try CivilDate.parse($0, field: "from") },
                 to: try request.query("to").map { try CivilDate.parse($0, field: "to") }
             )
@@ -198,7 +205,8 @@ extension OrbitAPI {
                     split: split,
                     date: try body.transactionDate.map { try CivilDate.parse($0, field: "transaction_date") },
                     category: try ExpenseCategory.parse(body.category ?? "other", field: "category"), receiptURL: body.receiptUrl,
-                    linkedEvent: body.linkedEventId, notes: body.notes, income: try body.income, as: user
+                    linkedEvent: body.linkedEventId, notes: body.notes, income: try body.income, customCategory: body.categoryId,
+                    time: body.transactionTime, receiptMedia: body.receiptMediaId, as: user
                 )
             }
         }
@@ -207,7 +215,7 @@ extension OrbitAPI {
         }
         // A key left out is left as it is; `"notes": null` clears the notes.
         struct ExpenseChange: Decodable, NullableFields {
-            static let nullableFields: Set<String> = ["notes", "linked_event_id"]
+            static let nullableFields: Set<String> = ["notes", "linked_event_id", "category_id", "transaction_time", "receipt_media_id"]
             var description: String?
             var amount: Int64?
             /// Another currency (with `amount`, in it), while no split is settled.
@@ -216,12 +224,19 @@ extension OrbitAPI {
             var payers: [PayerBody]?
             var split: SplitBody?
             var category: String?
+            /// One of the community's own categories; null leaves it for `category` (or `other`).
+            var categoryId: CustomCategoryID??
+            /// `HH:MM`; null clears it.
+            var transactionTime: String??
+            /// An image of the community's media; null removes the receipt.
+            var receiptMediaId: MediaID??
             var notes: String??
             var transactionDate: String?
             var linkedEventId: EventID??
 
             enum CodingKeys: String, CodingKey {
-                case description, amount, currency, paidBy, payers, split, category, notes, transactionDate, linkedEventId
+                case description, amount, currency, paidBy, payers, split, category, categoryId, notes, transactionDate, linkedEventId
+                case transactionTime, receiptMediaId
             }
 
             init(from decoder: any Decoder) throws {
@@ -240,6 +255,18 @@ extension OrbitAPI {
                 linkedEventId =
                     container.contains(.linkedEventId)
                     ? .some(try container.decodeNil(forKey: .linkedEventId) ? nil : try container.decode(EventID.self, forKey: .linkedEventId))
+                    : .none
+                transactionTime =
+                    container.contains(.transactionTime)
+                    ? .some(try container.decodeNil(forKey: .transactionTime) ? nil : try container.decode(String.self, forKey: .transactionTime))
+                    : .none
+                receiptMediaId =
+                    container.contains(.receiptMediaId)
+                    ? .some(try container.decodeNil(forKey: .receiptMediaId) ? nil : try container.decode(MediaID.self, forKey: .receiptMediaId))
+                    : .none
+                categoryId =
+                    container.contains(.categoryId)
+                    ? .some(try container.decodeNil(forKey: .categoryId) ? nil : try container.decode(CustomCategoryID.self, forKey: .categoryId))
                     : .none
             }
         }
@@ -265,7 +292,7 @@ extension OrbitAPI {
                         split: try body.split?.method(currency: currency, people: people),
                         category: try body.category.map { try ExpenseCategory.parse($0, field: "category") }, notes: body.notes,
                         date: try body.transactionDate.map { try CivilDate.parse($0, field: "transaction_date") }, linkedEvent: body.linkedEventId,
-                        as: user
+                        customCategory: body.categoryId, time: body.transactionTime, receiptMedia: body.receiptMediaId, as: user
                     )
                 }
             )
@@ -296,6 +323,38 @@ extension OrbitAPI {
                 try await services.expenses.deleteExpense(id, as: try context.requireUser())
             }
             return NoContent()
+        }
+
+        // A community's own categories (docs/money.md, "Categories"): members list and add them;
+        // their creator or an admin renames, archives and unarchives them.
+        router.get("communities/:community_id/categories") { request, context in
+            let limit = try request.queryInt("limit", default: 100, range: 1...200)
+            return JSON(
+                try await services.expenses.categories(
+                    of: try context.id("community_id"), archived: try request.queryBool("archived"), limit: limit,
+                    cursor: request.query("cursor"), as: try context.requireUser()))
+        }
+        struct CategoryBody: Decodable {
+            var name: String
+            var emoji: String
+        }
+        router.post("communities/:community_id/categories") { request, context in
+            let body = try await request.decodeJSON(CategoryBody.self, context: context)
+            return Created(
+                try await services.expenses.addCategory(
+                    named: body.name, emoji: body.emoji, to: try context.id("community_id"), as: try context.requireUser()))
+        }
+        struct CategoryChange: Decodable {
+            var name: String?
+            var emoji: String?
+            var archived: Bool?
+        }
+        router.patch("communities/:community_id/categories/:category_id") { request, context in
+            let body = try await request.decodeJSON(CategoryChange.self, context: context)
+            return JSON(
+                try await services.expenses.updateCategory(
+                    try context.id("category_id"), in: try context.id("community_id"), name: body.name, emoji: body.emoji,
+                    archived: body.archived, as: try context.requireUser()))
         }
 
         // Undo: a deleted expense or settlement, back as it was (its creator or an admin, 30 days).

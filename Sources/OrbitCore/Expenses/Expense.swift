@@ -82,12 +82,19 @@ package struct Expense: Sendable, Codable, Equatable {
     package var totalAmount: Int64
     package var currency: String
     package var paidBy: UserID
+    /// `other` when the expense has one of its community's own categories (`categoryID`).
     package var category: ExpenseCategory
+    /// One of the community's own categories (`CustomCategory`), or nil for a built-in one.
+    package var categoryID: CustomCategoryID?
     package var receiptURL: String?
     /// Up to 2,000 characters, for anyone in the community.
     package var notes: String?
     package var linkedEventID: EventID?
     package var transactionDate: CivilDate
+    /// The time of day it was spent, `HH:MM` in the community's time zone, if given.
+    package var transactionTime: String?
+    /// The receipt: an image uploaded to the community's media (`GET /media/{id}`), if any.
+    package var receiptMediaID: MediaID?
     /// The recurring expense it is an occurrence of, or nil.
     package var recurringChargeID: RecurringChargeID?
     /// A settlement paid in another currency: what was paid and at what rate; nil otherwise.
@@ -103,14 +110,17 @@ package struct Expense: Sendable, Codable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case id, communityID = "community_id", createdBy = "created_by", type, description, totalAmount = "total_amount", currency
-        case paidBy = "paid_by", category, receiptURL = "receipt_url", notes, linkedEventID = "linked_event_id", transactionDate = "transaction_date"
+        case paidBy = "paid_by", category, categoryID = "category_id", receiptURL = "receipt_url", notes, linkedEventID = "linked_event_id",
+            transactionDate = "transaction_date"
+        case transactionTime = "transaction_time", receiptMediaID = "receipt_media_id"
         case recurringChargeID = "recurring_charge_id", conversion, splitInput = "split_input", createdAt = "created_at", updatedAt = "updated_at",
             payers, splits
     }
 
     static let columns = """
         id, community_id, created_by, type::text AS type, description, total_amount, currency, paid_by, category::text AS category,
-        receipt_url, notes, linked_event_id, transaction_date, recurring_charge_id, paid_amount, paid_currency,
+        category_id, receipt_url, notes, linked_event_id, transaction_date, to_char(transaction_time, 'HH24:MI') AS transaction_time,
+        receipt_media_id, recurring_charge_id, paid_amount, paid_currency,
         trim_scale(exchange_rate)::text AS exchange_rate, split_input, created_at, updated_at
         """
 
@@ -125,10 +135,13 @@ package struct Expense: Sendable, Codable, Equatable {
         currency = try row.decode("currency")
         paidBy = try row.decode("paid_by")
         category = try row.decode("category")
+        categoryID = try row.decode("category_id")
         receiptURL = try row.decode("receipt_url")
         notes = try row.decode("notes")
         linkedEventID = try row.decode("linked_event_id")
         transactionDate = try row.decode("transaction_date")
+        transactionTime = try row.decode("transaction_time")
+        receiptMediaID = try row.decode("receipt_media_id")
         recurringChargeID = try row.decode("recurring_charge_id")
         if let paid = try row.decode("paid_amount", as: Int32?.self), let currency = try row.decode("paid_currency", as: String?.self),
             let rate = try row.decode("exchange_rate", as: String?.self)
@@ -162,14 +175,19 @@ package struct ExpenseFilter: Sendable {
     /// Paid by this member, or with a split of theirs.
     package var member: UserID?
     package var category: ExpenseCategory?
+    /// One of the community's own categories.
+    package var categoryID: CustomCategoryID?
     /// `transaction_date` from (inclusive) …
     package var from: CivilDate?
     /// … to (inclusive).
     package var to: CivilDate?
 
-    package init(member: UserID? = nil, category: ExpenseCategory? = nil, from: CivilDate? = nil, to: CivilDate? = nil) {
+    package init(
+        member: UserID? = nil, category: ExpenseCategory? = nil, categoryID: CustomCategoryID? = nil, from: CivilDate? = nil, to: CivilDate? = nil
+    ) {
         self.member = member
         self.category = category
+        self.categoryID = categoryID
         self.from = from
         self.to = to
     }

@@ -117,7 +117,13 @@ package struct ExpenseState: Sendable, Codable, Equatable {
     /// Nil for dues.
     package var paidBy: UserID?
     package var category: ExpenseCategory
+    /// The community's own category, if it has one (absent from states recorded before them).
+    package var categoryID: CustomCategoryID?
     package var transactionDate: CivilDate
+    /// `HH:MM`, if given (absent from states recorded before times of day).
+    package var transactionTime: String?
+    /// The receipt's upload, if any.
+    package var receiptMediaID: MediaID?
     package var linkedEventID: EventID?
     package var deleted: Bool
     /// An expense's split as entered (absent from states recorded before it was kept).
@@ -128,7 +134,9 @@ package struct ExpenseState: Sendable, Codable, Equatable {
     package var splits: [Share]
 
     enum CodingKeys: String, CodingKey {
-        case type, description, totalAmount = "total_amount", currency, paidBy = "paid_by", category, transactionDate = "transaction_date"
+        case type, description, totalAmount = "total_amount", currency, paidBy = "paid_by", category, categoryID = "category_id", transactionDate =
+            "transaction_date"
+        case transactionTime = "transaction_time", receiptMediaID = "receipt_media_id"
         case linkedEventID = "linked_event_id", deleted, splitInput = "split_input", notes, payers, splits
     }
 }

@@ -20,13 +20,18 @@ package struct ExpenseService: Sendable {
     ///   - payers: who paid how much, when several did: positive amounts adding up to `total`.
     ///     `paidBy` must be one of them; the largest payer is the main one otherwise.
     ///   - date: the day it was spent; today in the community's time zone when nil.
+    ///   - time: the time of day it was spent, `HH:MM` in the community's time zone.
+    ///   - receiptMedia: an image uploaded to the community's media, as its receipt.
+    ///   - customCategory: one of the community's own categories, in use (not archived); the
+    ///     expense's `category` is then `other`.
     ///   - income: money `paidBy` received for the group (a refund, a sale), shared by `split`:
     ///     `paidBy` then owes each of them their share (Settle Up's negative expense). An income
     ///     has one receiver: `payers` are a conflict (409).
     package func addExpense(
         in community: CommunityID, description: String, total: Money, paidBy: UserID? = nil, payers: [UserID: Int64]? = nil,
         split: SplitMethod, date: CivilDate? = nil, category: ExpenseCategory = .other, receiptURL: String? = nil,
-        linkedEvent: EventID? = nil, notes: String? = nil, income: Bool = false, as actor: UserID
+        linkedEvent: EventID? = nil, notes: String? = nil, income: Bool = false, customCategory: CustomCategoryID? = nil, time: String? = nil,
+        receiptMedia: MediaID? = nil, as actor: UserID
     ) async throws -> Expense {
         let description = try Validate.text(description, field: "description", limit: 500)
         let notes = try notes.map { try Validate.text($0, field: "notes", limit: 2000, multiline: true) }
@@ -35,10 +40,12 @@ package struct ExpenseService: Sendable {
         let paying = try Payers.resolve(payers, paidBy: paidBy ?? actor, total: total.minorUnits, namedPaidBy: paidBy != nil)
         let splits = try SplitCalculator.splits(of: total.minorUnits, split)
         let receiptURL = try Validate.url(receiptURL, field: "receipt_url")
+        let time = try Validate.timeOfDay(time, field: "transaction_time")
         let entry = NewTransaction(
             community: community, type: income ? .income : .expense, description: description, total: total, paidBy: paying.paidBy,
             payers: paying.rows,
-            category: category, receiptURL: receiptURL, notes: notes, linkedEvent: linkedEvent, date: date, splits: splits, splitInput: split)
+            category: customCategory == nil ? category : .other, categoryID: customCategory, receiptURL: receiptURL, notes: notes,
+            linkedEvent: linkedEvent, date: date, time: time, receiptMedia: receiptMedia, splits: splits, splitInput: split)
         return try await runner.asUser(actor) { connection in
             if let expense = try await insert(entry, as: actor, adminOnly: false, on: connection) { return expense }
             // Nothing was written: the checks the statement holds say why.
@@ -87,11 +94,16 @@ package struct ExpenseService: Sendable {
         /// Payer rows: empty when `paidBy` paid it all.
         var payers: [Payer] = []
         var category: ExpenseCategory
+        /// One of the community's own categories (`category` is then `other`).
+        var categoryID: CustomCategoryID? = nil
         var receiptURL: String?
         var notes: String?
         var linkedEvent: EventID?
         /// Nil: today in the community's time zone, by the services' clock.
         var date: CivilDate?
+        /// `HH:MM`, validated.
+        var time: String? = nil
+        var receiptMedia: MediaID? = nil
         var splits: [(participant: Holder, amount: Int64)]
         /// The recurring charge and day this expense is the occurrence of (stored once: a unique key).
         var occurrence: (charge: RecurringChargeID, day: CivilDate)?
@@ -139,12 +151,15 @@ package struct ExpenseService: Sendable {
                 ),
                 t AS (
                     INSERT INTO transactions (id, community_id, created_by, type, description, total_amount, currency, paid_by, category,
-                        receipt_url, notes, linked_event_id, transaction_date, recurring_charge_id, occurrence_on, paid_amount, paid_currency, exchange_rate,
+                        category_id, receipt_url, notes, linked_event_id, transaction_date, transaction_time, receipt_media_id,
+                        recurring_charge_id, occurrence_on, paid_amount, paid_currency, exchange_rate,
                         split_input)
                     SELECT \(id), \(entry.community), \(actor), \(entry.type)::transaction_type, \(entry.description), \(Int32(entry.total.minorUnits)),
-                        \(entry.total.currency.code), \(entry.paidBy), \(entry.category)::expense_category, \(entry.receiptURL), \(entry.notes),
+                        \(entry.total.currency.code), \(entry.paidBy), \(entry.category)::expense_category, \(entry.categoryID),
+                        \(entry.receiptURL), \(entry.notes),
                         \(entry.linkedEvent),
-                        coalesce(\(entry.date), orbit.civil_date(\(runner.now()), allowed.timezone)), \(entry.occurrence?.charge), \(entry.occurrence?.day),
+                        coalesce(\(entry.date), orbit.civil_date(\(runner.now()), allowed.timezone)), \(entry.time)::time,
+                        \(entry.receiptMedia), \(entry.occurrence?.charge), \(entry.occurrence?.day),
                         \(entry.conversion.map { Int32($0.paidAmount) }), \(entry.conversion?.paidCurrency), \(entry.conversion?.rate)::numeric,
                         \(try entry.splitInput.map { try PostgresJSON(encoding: $0) })
                     FROM allowed
@@ -176,6 +191,8 @@ package struct ExpenseService: Sendable {
                 """,
                 MoneyHistory.recordCreation(of: id, by: actor),
             ])
+        } catch let error as PostgresError where error.constraint == "transactions_category_fkey" {
+            throw ServiceError.notFound("Category \(entry.categoryID?.description ?? "")")
         } catch let error as PostgresError where error.constraint == "transactions_linked_event_fkey" {
             // The linked event is an event of this community, or none (schemathesis sent a made-up id).
             throw ServiceError.notFound("Event \(entry.linkedEvent?.description ?? "")")
@@ -214,11 +231,18 @@ package struct ExpenseService: Sendable {
     ///   - paidBy: a new single payer (who paid it all), or the main one among new `payers`.
     ///   - date: a new day (a settlement's: today or earlier where the community is).
     ///   - linkedEvent: an event of the community to link, `.some(nil)` to unlink.
+    ///   - category: a built-in category (the expense leaves its own category, if it had one).
+    ///   - time: a time of day, `HH:MM`, or `.some(nil)` to clear it.
+    ///   - receiptMedia: an image uploaded to the community as the receipt, `.some(nil)` to remove it.
+    ///   - customCategory: one of the community's own categories, in use (`category` becomes
+    ///     `other`), or `.some(nil)` to leave it for `category` (or `other`).
     package func updateExpense(
         _ id: TransactionID, description: String? = nil, total newTotal: Money? = nil, paidBy: UserID? = nil,
         payers newPayers: [UserID: Int64]? = nil, split: SplitMethod? = nil, category: ExpenseCategory? = nil, notes: String?? = nil,
-        date: CivilDate? = nil, linkedEvent: EventID?? = nil, as actor: UserID
+        date: CivilDate? = nil, linkedEvent: EventID?? = nil, customCategory: CustomCategoryID?? = nil,
+        time: String?? = nil, receiptMedia: MediaID?? = nil, as actor: UserID
     ) async throws -> Expense {
+        let time = try time.map { try Validate.timeOfDay($0, field: "transaction_time") }
         let description = try description.map { try Validate.text($0, field: "description", limit: 500) }
         let notes = try notes.map { try $0.map { try Validate.text($0, field: "notes", limit: 2000, multiline: true) } }
         try newTotal?.requirePositive()
@@ -280,9 +304,25 @@ package struct ExpenseService: Sendable {
             case (nil, nil, _): splits = nil
             }
             return try await replace(
-                current, total: total, paying: paying, splits: splits, splitInput: split, description, category, notes: notes,
-                date: date, linkedEvent: linkedEvent, as: actor, on: connection)
+                current, total: total, paying: paying, splits: splits, splitInput: split, description,
+                Self.categoryChange(category, customCategory), notes: notes, date: date, linkedEvent: linkedEvent,
+                time: time, receiptMedia: receiptMedia, as: actor, on: connection)
         }
+    }
+
+    /// What an edit does to an expense's categories: a built-in `category` (nil: unchanged), and
+    /// whether its own category changes to `custom` (nil: none).
+    struct CategoryChange {
+        var category: ExpenseCategory?
+        var changesCustom: Bool
+        var custom: CustomCategoryID?
+    }
+
+    /// One of the community's own categories wins over a built-in one given with it, and makes
+    /// `category` `other`; a built-in one alone leaves the community's own.
+    static func categoryChange(_ category: ExpenseCategory?, _ customCategory: CustomCategoryID??) -> CategoryChange {
+        if let custom = customCategory ?? nil { return CategoryChange(category: .other, changesCustom: true, custom: custom) }
+        return CategoryChange(category: category, changesCustom: customCategory != nil || category != nil, custom: nil)
     }
 
     /// The expense, locked, if the acting user may edit it (its creator, or an admin of its
@@ -310,8 +350,8 @@ package struct ExpenseService: Sendable {
     /// statement of its own, before the payer rows (sql/155_balances.sql: the journal reads paid_by).
     private func replace(
         _ current: Expense, total: Money, paying: Payers.Resolved?, splits: [(participant: Holder, amount: Int64)]?, splitInput: SplitMethod?,
-        _ description: String?, _ category: ExpenseCategory?, notes: String?? = nil, date: CivilDate? = nil, linkedEvent: EventID?? = nil,
-        as actor: UserID, on connection: PostgresConnection
+        _ description: String?, _ category: CategoryChange, notes: String?? = nil, date: CivilDate? = nil, linkedEvent: EventID?? = nil,
+        time: String?? = nil, receiptMedia: MediaID?? = nil, as actor: UserID, on connection: PostgresConnection
     ) async throws -> Expense {
         let activity = UUID()
         var statements: [PostgresQuery] = [
@@ -319,11 +359,14 @@ package struct ExpenseService: Sendable {
             """
             UPDATE transactions SET total_amount = \(Int32(total.minorUnits)), currency = \(total.currency.code),
                 description = coalesce(\(description), description),
-                category = coalesce(\(category)::expense_category, category), paid_by = coalesce(\(paying?.paidBy), paid_by),
+                category = coalesce(\(category.category)::expense_category, category),
+                category_id = CASE WHEN \(category.changesCustom) THEN \(category.custom) ELSE category_id END, paid_by = coalesce(\(paying?.paidBy), paid_by),
                 split_input = coalesce(\(try splitInput.map { try PostgresJSON(encoding: $0) }), split_input),
                 notes = CASE WHEN \(notes != nil) THEN \(notes ?? nil) ELSE notes END,
                 transaction_date = coalesce(\(date), transaction_date),
-                linked_event_id = CASE WHEN \(linkedEvent != nil) THEN \(linkedEvent ?? nil) ELSE linked_event_id END
+                linked_event_id = CASE WHEN \(linkedEvent != nil) THEN \(linkedEvent ?? nil) ELSE linked_event_id END,
+                transaction_time = CASE WHEN \(time != nil) THEN \(time ?? nil)::time ELSE transaction_time END,
+                receipt_media_id = CASE WHEN \(receiptMedia != nil) THEN \(receiptMedia ?? nil) ELSE receipt_media_id END
             WHERE id = \(current.id)
             RETURNING \(unescaped: Expense.columns)
             """,
@@ -502,6 +545,7 @@ package struct ExpenseService: Sendable {
                        OR EXISTS (SELECT FROM splits s WHERE s.transaction_id = t.id AND s.user_id = \(filter.member))
                        OR EXISTS (SELECT FROM transaction_payers p WHERE p.transaction_id = t.id AND p.user_id = \(filter.member)))
                   AND (\(filter.category)::expense_category IS NULL OR category = \(filter.category)::expense_category)
+                  AND (\(filter.categoryID)::uuid IS NULL OR category_id = \(filter.categoryID))
                   AND (\(filter.from)::date IS NULL OR transaction_date >= \(filter.from))
                   AND (\(filter.to)::date IS NULL OR transaction_date <= \(filter.to))
                   AND \(try Self.expenseOrder.after(after))

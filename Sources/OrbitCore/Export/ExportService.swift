@@ -22,8 +22,8 @@ extension ExportService {
             let results = try await connection.pipeline([
                 """
                 SELECT t.id, t.transaction_date, t.type::text AS type, t.description, t.paid_by, t.total_amount, t.currency,
-                    t.category::text AS category, t.linked_event_id, t.created_at
-                FROM transactions t
+                    coalesce(k.name, t.category::text) AS category, t.linked_event_id, t.created_at
+                FROM transactions t LEFT JOIN expense_categories k ON k.id = t.category_id
                 WHERE t.community_id = \(community) AND t.deleted_at IS NULL
                   AND (\(from)::date IS NULL OR t.transaction_date >= \(from)) AND (\(to)::date IS NULL OR t.transaction_date <= \(to))
                 ORDER BY t.transaction_date, t.created_at, t.id

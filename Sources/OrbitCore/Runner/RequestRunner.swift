@@ -221,6 +221,8 @@ package struct RequestRunner: Sendable {
                 throw ServiceError.conflict("That was already decided (\(error.message)).")
             case "23505" where error.constraint == "community_keys_one_per_member_and_version":
                 throw ServiceError.conflict(field: "key_version", reason: "was recorded meanwhile by another admin: read the keys again")
+            case "23505" where error.constraint == "expense_categories_name_unique":
+                throw ServiceError.conflict(field: "name", reason: "is the name of another category here")
             case "23505" where RequestRunner.clientCreate != nil && (error.constraint?.hasSuffix("_pkey") ?? false):
                 // A client-generated id (`ClientCreate`) that another entity has, or another create
                 // took first.
@@ -234,6 +236,14 @@ package struct RequestRunner: Sendable {
             case "23503" where error.constraint == "transactions_payer_member" || error.constraint == "recurring_charges_paid_by_fkey":
                 // A well-formed id of someone who is not a member: the state refuses it (409).
                 throw ServiceError.conflict(field: "paid_by", reason: "must be a member of the community")
+            case "23503" where error.constraint == "transactions_category_fkey":
+                // A category id that is not one of the community's own.
+                throw ServiceError.notFound("Category")
+            case "23514" where error.constraint == "transactions_receipt_media":
+                // A well-formed id that names no image of this community.
+                throw ServiceError.notFound("Receipt image")
+            case "23514" where error.constraint == "transactions_category_archived":
+                throw ServiceError.conflict(field: "category_id", reason: "is archived: unarchive it, or choose another category")
             case "23514" where error.constraint?.hasPrefix("e2e_") == true:
                 throw Self.encryptionError(error)
             case "23514" where error.constraint == "members_last_admin":

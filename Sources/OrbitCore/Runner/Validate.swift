@@ -95,6 +95,16 @@ enum Validate {
         return bytes[index] == UInt8(ascii: "/") && bytes[(index + 1)...].allSatisfy { (0x21...0x7E).contains($0) }
     }
 
+    /// A time of day as openapi.yaml's `TimeOfDay` states it: `HH:MM`, 24-hour, exactly.
+    static func timeOfDay(_ value: String?, field: String) throws -> String? {
+        guard let value else { return nil }
+        let bytes = Array(value.utf8)
+        guard bytes.count == 5, bytes[2] == UInt8(ascii: ":"), [0, 1, 3, 4].allSatisfy({ isDigit(bytes[$0]) }),
+            let hours = Int(value.prefix(2)), let minutes = Int(value.suffix(2)), hours < 24, minutes < 60
+        else { throw ServiceError.invalidInput(field: field, reason: "must be a time of day, HH:MM (24-hour)") }
+        return value
+    }
+
     /// `limit` for a list, or an error naming the allowed range.
     static func limit(_ limit: Int, in range: ClosedRange<Int>) throws {
         guard range.contains(limit) else {

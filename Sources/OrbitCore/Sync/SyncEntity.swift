@@ -11,6 +11,8 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
     case chore, choreCompletion = "chore_completion", reward, rewardRedemption = "reward_redemption", points
     /// Money besides expenses and dues: the series that make them, and the community's own rates.
     case recurringCharge = "recurring_charge", exchangeRate = "exchange_rate"
+    /// The community's own categories (archived ones too: expenses keep them).
+    case expenseCategory = "expense_category"
     /// The dependents of the community's members (whose names splits and chores show); in the
     /// user's own feed, their own.
     case familyMember = "family_member"
@@ -95,6 +97,8 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
             query = "SELECT id FROM recurring_charges WHERE community_id = \(community) AND id > \(after) ORDER BY id LIMIT \(limit)"
         case .exchangeRate:
             query = "SELECT id FROM exchange_rates WHERE community_id = \(community) AND id > \(after) ORDER BY id LIMIT \(limit)"
+        case .expenseCategory:
+            query = "SELECT id FROM expense_categories WHERE community_id = \(community) AND id > \(after) ORDER BY id LIMIT \(limit)"
         case .user, .device:
             return []  // the user's own feed's (`ownIDs`)
         case .familyMember:
@@ -279,6 +283,9 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
         case .exchangeRate:
             rows = try await connection.query("SELECT \(unescaped: ExchangeRate.columns), id FROM exchange_rates WHERE id = ANY(\(ids))")
             decode = ExchangeRate.init(row:)
+        case .expenseCategory:
+            rows = try await connection.query("SELECT \(unescaped: CustomCategory.columns) FROM expense_categories WHERE id = ANY(\(ids))")
+            decode = CustomCategory.init(row:)
         case .user:
             guard let user else { return [:] }
             rows = try await connection.query(

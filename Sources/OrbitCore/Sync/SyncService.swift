@@ -29,7 +29,7 @@ package struct SyncService: Sendable {
         .community, .member, .event, .rsvp, .post, .comment, .media, .expense, .dues, .duesPayment, .notification, .conversation, .message,
         // Added later, so at the end: a cursor in the middle of the state names its entity by
         // position here, and one a phone holds must still mean the same one.
-        .familyMember, .recurringCharge, .exchangeRate, .chore, .choreCompletion, .reward, .rewardRedemption, .points,
+        .familyMember, .recurringCharge, .exchangeRate, .chore, .choreCompletion, .reward, .rewardRedemption, .points, .expenseCategory,
     ]
 
     /// What the user's own feed lists (`GET /users/me/changes`): what belongs to them and to no

@@ -126,8 +126,12 @@ struct ExpenseCommand: AsyncParsableCommand {
         @OptionGroup var split: SplitOptions
         @Option(help: "food, transport, groceries, rent, entertainment, utilities, shopping, health, travel, equipment, dues or other.") var category:
             ExpenseCategory = .other
+        @Option(help: "One of the community's own categories (orbitctl category list), instead of --category.")
+        var categoryID: CustomCategoryID?
         @Option(help: "When it was spent (YYYY-MM-DD; default today).") var date: String?
+        @Option(help: "The time of day it was spent (HH:MM, 24-hour, the community's time).") var time: String?
         @Option(help: "Receipt image URL.") var receiptURL: String?
+        @Option(help: "The receipt: an image uploaded to the community (media upload).") var receipt: MediaID?
         @Option(help: "Notes, up to 2,000 characters.") var notes: String?
         @Flag(help: "An income: money the --paid-by member received for the group (a refund, a sale); they owe each of the split their share.")
         var income = false
@@ -145,7 +149,11 @@ struct ExpenseCommand: AsyncParsableCommand {
                 guard description != nil else { throw ValidationError("--description is required (or --from-event).") }
                 guard occurrence == nil else { throw ValidationError("--occurrence goes with --from-event.") }
             } else {
+                guard categoryID == nil else { throw ValidationError("--category-id goes with --community: give --category for an attendance fee.") }
                 guard !income else { throw ValidationError("--from-event charges attendees: an income is added with --community.") }
+                guard time == nil, receipt == nil else {
+                    throw ValidationError("--time and --receipt go with --community (expense update sets them later).")
+                }
                 guard !split.isBeyondEqual else {
                     throw ValidationError("--from-event splits per head among the attendees: leave out --between, --parts and --item.")
                 }
@@ -166,7 +174,8 @@ struct ExpenseCommand: AsyncParsableCommand {
             let method = try await split.methodOrEveryone(services, community: community, currency: currency, as: actor)
             return try await services.expenses.addExpense(
                 in: community, description: description, total: total, paidBy: paying?.paidBy, payers: paying?.payers,
-                split: method, date: day, category: category, receiptURL: receiptURL, notes: notes, income: income, as: actor
+                split: method, date: day, category: category, receiptURL: receiptURL, notes: notes, income: income,
+                customCategory: categoryID, time: time, receiptMedia: receipt, as: actor
             )
         }
 
@@ -182,6 +191,7 @@ struct ExpenseCommand: AsyncParsableCommand {
         @Option(help: "Community id.") var community: CommunityID
         @Option(help: "Only those this member paid or shares (id or email).") var member: String?
         @Option(help: "Only this category.") var category: ExpenseCategory?
+        @Option(help: "Only this one of the community's own categories.") var categoryID: CustomCategoryID?
         @Option(help: "Spent on or after this day (YYYY-MM-DD).") var from: String?
         @Option(help: "Spent on or before this day (YYYY-MM-DD).") var to: String?
         @OptionGroup var page: PageOptions
@@ -198,7 +208,8 @@ struct ExpenseCommand: AsyncParsableCommand {
         func act(_ services: OrbitServices, as actor: UserID) async throws -> Page<Expense> {
             let (from, to) = try days
             let filter = ExpenseFilter(
-                member: try await member.asyncMap { try await services.users.resolve($0) }, category: category, from: from, to: to)
+                member: try await member.asyncMap { try await services.users.resolve($0) }, category: category, categoryID: categoryID,
+                from: from, to: to)
             return try await services.expenses.expenses(
                 in: community, filter: filter, limit: page.limit, cursor: page.cursor, as: actor)
         }
@@ -257,10 +268,16 @@ struct ExpenseCommand: AsyncParsableCommand {
         @Option(help: "New description.") var description: String?
         @Option(help: "New total, in the expense's currency or in --currency (\(MoneyHelp.amounts)).") var amount: String?
         @Option(help: "Another currency (ISO 4217), with --amount in it, while no share is settled.") var currency: Currency?
-        @Option(help: "New category.") var category: ExpenseCategory?
+        @Option(help: "New category (built-in; it replaces the community's own category, if any).") var category: ExpenseCategory?
+        @Option(help: "One of the community's own categories (orbitctl category list).") var categoryID: CustomCategoryID?
+        @Flag(help: "Leave the community's own category, for --category (or other).") var noCategoryID = false
         @Option(help: "New notes, up to 2,000 characters.") var notes: String?
         @Flag(help: "Remove the notes.") var clearNotes = false
         @Option(help: "The day it was spent (YYYY-MM-DD; a settlement's: today or earlier).") var date: String?
+        @Option(help: "The time of day it was spent (HH:MM, 24-hour, the community's time).") var time: String?
+        @Flag(help: "Remove the time of day.") var clearTime = false
+        @Option(help: "A receipt: an image uploaded to the community (media upload).") var receipt: MediaID?
+        @Flag(help: "Remove the receipt image.") var noReceipt = false
         @Option(help: "Link an event of the community.") var event: EventID?
         @Flag(help: "Unlink its event.") var noEvent = false
         @Option(help: "Who paid it all (id or email), or several payers: USER=AMOUNT,… adding up to the total.") var paidBy: String?
@@ -278,12 +295,16 @@ struct ExpenseCommand: AsyncParsableCommand {
                 expense, description: description, total: total, paidBy: paying?.paidBy, payers: paying?.payers, split: method,
                 category: category, notes: clearNotes ? .some(nil) : notes.map { .some($0) },
                 date: try date.map { try CivilDate.parse($0, field: "date") }, linkedEvent: noEvent ? .some(nil) : event.map { .some($0) },
-                as: actor)
+                customCategory: noCategoryID ? .some(nil) : categoryID.map { .some($0) },
+                time: clearTime ? .some(nil) : time.map { .some($0) }, receiptMedia: noReceipt ? .some(nil) : receipt.map { .some($0) }, as: actor)
         }
 
         func validate() throws {
             if notes != nil && clearNotes { throw ValidationError("Give --notes or --clear-notes, not both.") }
             if event != nil && noEvent { throw ValidationError("Give --event or --no-event, not both.") }
+            if categoryID != nil && noCategoryID { throw ValidationError("Give --category-id or --no-category-id, not both.") }
+            if time != nil && clearTime { throw ValidationError("Give --time or --clear-time, not both.") }
+            if receipt != nil && noReceipt { throw ValidationError("Give --receipt or --no-receipt, not both.") }
             if currency != nil && amount == nil { throw ValidationError("--currency needs --amount, in the new currency.") }
         }
 
