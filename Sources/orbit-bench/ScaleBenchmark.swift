@@ -235,6 +235,12 @@ struct ScaleBenchmark: AsyncParsableCommand {
         var expense: TransactionID
         var doomedExpenses: [TransactionID]
         var newcomers: [UserID]
+        /// A user in 200 communities of the data set ("my groups").
+        var traveller: UserID
+        /// A third member of the writes community, and a guest there: an expense among three
+        /// members against one among two members and the guest.
+        var third: UserID
+        var guest: UserID
 
         static func make(_ cast: Cast, _ services: OrbitServices, configuration: PostgresConfiguration, uses: Int) async throws -> Fixtures {
             let writes = cast.writes
@@ -260,7 +266,35 @@ struct ScaleBenchmark: AsyncParsableCommand {
                 ).map { UserID(try $0.decode("id", as: UUID.self)) }
             }
             guard newcomers.count == uses else { throw ValidationError("Fewer than \(uses) users outside \(writes.id): seed more communities.") }
-            return Fixtures(post: post, poll: poll, expense: try await expense("Scale edited"), doomedExpenses: doomed, newcomers: newcomers)
+            // The traveller joins 200 communities (not the writes one) as a member: rows written
+            // as the seed writes them, so the counters' triggers keep member_count right.
+            let traveller = try await services.users.create(
+                email: "traveller.\(UUID().uuidString.lowercased())@example.com", displayName: "Traveller"
+            ).id
+            let (joined, third) = try await PostgresConnection.withConnection(configuration) { connection in
+                let joined = try await connection.query(
+                    """
+                    INSERT INTO members (community_id, user_id)
+                    SELECT c.id, \(traveller) FROM communities c
+                    WHERE c.deleted_at IS NULL AND c.id <> \(writes.id) ORDER BY c.id LIMIT 200
+                    RETURNING community_id
+                    """
+                ).count
+                let third = try await connection.query(
+                    """
+                    SELECT m.user_id FROM members m
+                    WHERE m.community_id = \(writes.id) AND m.left_at IS NULL AND m.user_id NOT IN (\(writes.admin), \(writes.member))
+                    ORDER BY m.joined_at, m.id LIMIT 1
+                    """
+                ).first.map { UserID(try $0.decode("user_id", as: UUID.self)) }
+                return (joined, third)
+            }
+            guard joined == 200 else { throw ValidationError("Fewer than 201 communities in the data set: seed more.") }
+            guard let third else { throw ValidationError("The writes community has fewer than three members: seed more.") }
+            let guest = try await services.members.addGuest(named: "Scale guest", to: writes.id, as: writes.admin).userID
+            return Fixtures(
+                post: post, poll: poll, expense: try await expense("Scale edited"), doomedExpenses: doomed, newcomers: newcomers,
+                traveller: traveller, third: third, guest: guest)
         }
     }
 
@@ -284,6 +318,9 @@ struct ScaleBenchmark: AsyncParsableCommand {
             Operation(name: "upcoming events (30 days, series expanded)", kind: "read") { services in
                 _ = try await services.events.calendar(
                     of: cast.typical.id, from: now, to: now.addingTimeInterval(30 * 86_400), as: cast.typical.member)
+            },
+            Operation(name: "my groups (a user in 200 communities)", kind: "read") { services in
+                _ = try await services.communities.mine(as: fixtures.traveller)
             },
             Operation(name: "balances", kind: "read") { services in
                 _ = try await services.settlements.balances(in: cast.typical.id, as: cast.typical.member)
@@ -314,6 +351,19 @@ struct ScaleBenchmark: AsyncParsableCommand {
                     in: writes.id, description: "Scale expense \(next())", total: Money(minorUnits: 1234, currency: .usd),
                     paidBy: writes.admin,
                     split: .equal([writes.admin, writes.member]), as: writes.admin
+                )
+            },
+            // A guest costs no more than a member (issue 54): the same expense, three ways.
+            Operation(name: "add expense (equal split of 3 members)", kind: "write") { services in
+                _ = try await services.expenses.addExpense(
+                    in: writes.id, description: "Scale expense \(next())", total: Money(minorUnits: 1234, currency: .usd),
+                    paidBy: writes.admin, split: .equal([writes.admin, writes.member, fixtures.third]), as: writes.admin
+                )
+            },
+            Operation(name: "add expense (equal split of 2 members and a guest)", kind: "write") { services in
+                _ = try await services.expenses.addExpense(
+                    in: writes.id, description: "Scale expense \(next())", total: Money(minorUnits: 1234, currency: .usd),
+                    paidBy: writes.admin, split: .equal([writes.admin, writes.member, fixtures.guest]), as: writes.admin
                 )
             },
             Operation(name: "update expense (new total, split again)", kind: "write") { services in
