@@ -26,10 +26,12 @@ export PYTHONPATH="$PWD/scripts${PYTHONPATH:+:$PYTHONPATH}" SCHEMATHESIS_HOOKS=s
 seed="${ORBIT_SCHEMATHESIS_SEED:-1}"
 echo "schemathesis: seed $seed, ${ORBIT_SCHEMATHESIS_EXAMPLES:-100} examples per operation (replay: ORBIT_SCHEMATHESIS_SEED=$seed scripts/schemathesis.sh)"
 status=0
+# Archiving is left out: an archived demo community answers every later write 409 (documented),
+# which would leave the rest of the run fuzzing refusals; ArchiveTests and ArchiveAPITests cover it.
 # Which answers each operation may give to valid data, from what openapi.yaml documents for it.
 "$venv/bin/python" scripts/schemathesis-config.py openapi.yaml results/schemathesis.toml
 "$venv/bin/st" --config-file results/schemathesis.toml run "$base/openapi.yaml" --url "$base" -H "Authorization: Bearer $token" \
-    --checks all --suppress-health-check all \
+    --checks all --suppress-health-check all --exclude-operation-id archiveCommunity \
     --max-examples "${ORBIT_SCHEMATHESIS_EXAMPLES:-100}" --workers 2 --seed "$seed" "$@" | tee results/schemathesis.txt || status=$?
 # Any failure fails; an error only if it is not schemathesis's own (scripts/schemathesis-verdict.py).
 if [ "$status" -ne 0 ]; then

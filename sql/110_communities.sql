@@ -135,7 +135,7 @@ REVOKE ALL ON communities, members FROM orbit_app, orbit_admin;
 GRANT SELECT ON communities TO orbit_app;
 -- Not member_count (sql/040_counters.sql keeps it), nor the subscription's columns (billing's).
 GRANT INSERT (id, name, description, icon_url, created_by, settings) ON communities TO orbit_app;
-GRANT UPDATE (name, description, icon_url, settings, deleted_at) ON communities TO orbit_app;
+GRANT UPDATE (name, description, icon_url, settings, deleted_at, archived_at) ON communities TO orbit_app;
 GRANT SELECT, INSERT ON members TO orbit_app;
 GRANT UPDATE (role, nickname, notification_prefs, joined_at, invited_by, left_at, pinned, pin_position, active, default_weight) ON members TO orbit_app;
 GRANT ALL ON communities, members TO orbit_admin;

@@ -552,6 +552,55 @@ struct RowLevelSecurityTests {
         }
     }
 
+    @Test("an archived community: every row reads as before, and every write of its members in it is refused, as orbit_app")
+    func archivedCommunity() async throws {
+        try await withTestDatabase { database in
+            try await database.withConnection { connection in
+                let world = try await World.build(connection)
+                try await connection.query("UPDATE communities SET archived_at = now() WHERE id = \(world.communityA)")
+                for person in [World.Person.a, .a2, .ab] {
+                    try await connection.asApp(world.id(person)) { connection in
+                        for table in World.tables {
+                            let visible = Set(
+                                try await connection.query("SELECT id FROM \(unescaped: table)").map { try $0.decode("id", as: UUID.self) })
+                            #expect(visible == world.expectedIDs(table, for: person), "\(person) on \(table)")
+                        }
+                    }
+                }
+                let a = world.communityA
+                let writes: [(String, PostgresQuery)] = [
+                    ("a post", "INSERT INTO posts (community_id, author_id, content) VALUES (\(a), \(world.id(.a)), 'late')"),
+                    ("a post edited", "UPDATE posts SET content = 'x' WHERE community_id = \(a)"),
+                    ("a comment edited", "UPDATE comments SET content = 'x' WHERE community_id = \(a)"),
+                    ("a vote", "INSERT INTO poll_votes (post_id, user_id, option_index) VALUES (\(world.posts[a]), \(world.id(.a)), 0)"),
+                    ("an expense edited", "UPDATE transactions SET description = 'x' WHERE community_id = \(a)"),
+                    ("a split settled", "UPDATE splits SET is_settled = true, settled_at = now() WHERE community_id = \(a)"),
+                    ("an event", "INSERT INTO events (community_id, created_by, title, starts_at) VALUES (\(a), \(world.id(.a)), 'x', now())"),
+                    ("dues edited", "UPDATE dues SET name = 'x' WHERE community_id = \(a)"),
+                    ("a rate", "UPDATE exchange_rates SET rate = 2 WHERE community_id = \(a)"),
+                    ("a category", "INSERT INTO expense_categories (community_id, name, emoji, created_by) VALUES (\(a), 'x', '⛺', \(world.id(.a)))"),
+                    ("an invite", "INSERT INTO invites (community_id, code, created_by) VALUES (\(a), 'ARCHVD', \(world.id(.a)))"),
+                    (
+                        "a message",
+                        "INSERT INTO messages (conversation_id, community_id, sender_id, text) VALUES (\(world.group), \(a), \(world.id(.a)), 'hi')"
+                    ),
+                    ("a reward edited", "UPDATE rewards SET title = 'x' WHERE community_id = \(a)"),
+                    ("the community renamed", "UPDATE communities SET name = 'x' WHERE id = \(a)"),
+                ]
+                for (what, statement) in writes {
+                    let error = await #expect(throws: PostgresError.self, "\(what)") {
+                        try await connection.asApp(world.id(.a)) { connection in try await connection.query(statement) }
+                    }
+                    #expect(error?.constraint == "community_archived", "\(what): \(String(describing: error))")
+                }
+                // B is not archived: its admin writes as ever.
+                try await connection.asApp(world.id(.b)) { connection in
+                    try await connection.query("UPDATE posts SET content = 'still here' WHERE community_id = \(world.communityB)")
+                }
+            }
+        }
+    }
+
     @Test(
         "a signed-in child sees their own chores, completions, redemptions and points and the rewards of their device's community; nothing else",
         arguments: World.pairedKids.map { "\($0.parent.rawValue)@\($0.community)" })

@@ -10,9 +10,10 @@ extension OrbitAPI {
             var iconUrl: String?
             var settings: CommunitySettings?
         }
-        router.get("communities") { _, context in
+        // "My groups"; archived communities only with `archived=true`.
+        router.get("communities") { request, context in
             let user = try context.requireUser()
-            return JSON(Items(try await services.communities.mine(as: user)))
+            return JSON(Items(try await services.communities.mine(archived: try request.queryBool("archived"), as: user)))
         }
         router.post("communities") { request, context in
             let body = try await request.decodeJSON(CommunityBody.self, context: context)
@@ -49,6 +50,13 @@ extension OrbitAPI {
                 try await services.communities.delete(id, as: try context.requireUser())
             }
             return NoContent()
+        }
+        // An admin archives a community (read-only, listed on request) or unarchives it.
+        community.post("archive") { _, context in
+            JSON(try await services.communities.archive(try context.id("community_id"), as: try context.requireUser()))
+        }
+        community.post("unarchive") { _, context in
+            JSON(try await services.communities.unarchive(try context.id("community_id"), as: try context.requireUser()))
         }
         // An admin restores the community within 30 days of its deletion.
         community.post("restore") { _, context in

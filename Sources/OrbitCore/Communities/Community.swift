@@ -15,16 +15,19 @@ package struct Community: Sendable, Codable, Equatable {
     package var createdAt: Date
     package var updatedAt: Date
     package var deletedAt: Date?
+    /// Archived by an admin: read-only, listed in "my groups" only on request, until unarchived.
+    package var archivedAt: Date?
 
     enum CodingKeys: String, CodingKey {
         case id, name, description, iconURL = "icon_url", createdBy = "created_by", memberCount = "member_count"
         case subscriptionStatus = "subscription_status", subscriptionExpiresAt = "subscription_expires_at"
         case settings, createdAt = "created_at", updatedAt = "updated_at", deletedAt = "deleted_at"
+        case archivedAt = "archived_at"
     }
 
     static let columns = """
         id, name, description, icon_url, created_by, member_count, subscription_status::text AS subscription_status,
-        subscription_expires_at, settings, created_at, updated_at, deleted_at
+        subscription_expires_at, settings, created_at, updated_at, deleted_at, archived_at
         """
 
     init(row: PostgresRow) throws {
@@ -40,6 +43,7 @@ package struct Community: Sendable, Codable, Equatable {
         createdAt = try row.decode("created_at")
         updatedAt = try row.decode("updated_at")
         deletedAt = try row.decode("deleted_at")
+        archivedAt = try row.decode("archived_at")
     }
 }
 

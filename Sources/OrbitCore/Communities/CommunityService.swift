@@ -65,7 +65,8 @@ package struct CommunityService: Sendable {
 
     /// The acting user's communities ("my groups"): those they pinned first, by their position
     /// (none last), then the most recently active; each with their role, balances and pin.
-    package func mine(as actor: UserID) async throws -> [MyCommunity] {
+    /// - Parameter archived: archived communities too (they are left out otherwise).
+    package func mine(archived: Bool = false, as actor: UserID) async throws -> [MyCommunity] {
         try await runner.asUserReading(actor) { connection in
             // One query however many communities: each with the actor's row, their balances
             // (snapshot + journal, by index) and the newest change they can see (the change
@@ -83,7 +84,7 @@ package struct CommunityService: Sendable {
                 FROM (
                     SELECT communities.*, m.role::text AS my_role, m.pinned AS my_pinned, m.pin_position AS my_position
                     FROM communities JOIN members m ON m.community_id = communities.id
-                    WHERE m.user_id = \(actor) AND m.left_at IS NULL
+                    WHERE m.user_id = \(actor) AND m.left_at IS NULL AND (\(archived) OR communities.archived_at IS NULL)
                 ) c
                 ORDER BY my_pinned DESC, my_position ASC NULLS LAST, last_activity_at DESC, id
                 """
@@ -167,6 +168,37 @@ package struct CommunityService: Sendable {
             guard current.createdBy == actor else { throw ServiceError.forbidden(rule: "only the community's creator can delete it") }
             try await runner.audit("community.deleted", by: actor, community: id, target: ("community", id.uuid), on: connection)
             try await connection.query("UPDATE communities SET deleted_at = now() WHERE id = \(id)")
+        }
+    }
+
+    /// Archives a community (admins; docs/api.md, "Archived communities"): it becomes read-only
+    /// for everyone (sql/830_archive.sql refuses every write in it), keeps its money, and is
+    /// listed in "my groups" only on request, until an admin unarchives it. Archiving an
+    /// archived community changes nothing. Audit-logged.
+    package func archive(_ id: CommunityID, as actor: UserID) async throws -> Community {
+        try await setArchived(id, true, as: actor)
+    }
+
+    /// Makes an archived community writable again (admins); one that is not archived is left as it is.
+    package func unarchive(_ id: CommunityID, as actor: UserID) async throws -> Community {
+        try await setArchived(id, false, as: actor)
+    }
+
+    private func setArchived(_ id: CommunityID, _ archived: Bool, as actor: UserID) async throws -> Community {
+        let action = archived ? "community.archived" : "community.unarchived"
+        return try await runner.asUser(actor, auditingRefusal: .init(action: action, community: id, target: ("community", id.uuid))) {
+            connection in
+            try await runner.requireAdmin(actor, of: id, rule: "only admins archive or unarchive a community", on: connection)
+            let results = try await connection.pipeline([
+                """
+                UPDATE communities SET archived_at = CASE WHEN \(archived) THEN coalesce(archived_at, now()) END
+                WHERE id = \(id)
+                RETURNING \(unescaped: Community.columns)
+                """,
+                try runner.auditStatement(action, by: actor, community: id, target: ("community", id.uuid)),
+            ])
+            guard let row = results[0].first else { throw ServiceError.notFound("Community \(id)") }
+            return try Community(row: row)
         }
     }
 

@@ -39,7 +39,7 @@ extension RecurringChargeService {
             try await connection.query(
                 """
                 SELECT r.id, r.created_by FROM recurring_charges r
-                JOIN communities c ON c.id = r.community_id AND c.deleted_at IS NULL
+                JOIN communities c ON c.id = r.community_id AND c.deleted_at IS NULL AND c.archived_at IS NULL
                 WHERE r.status = 'active' AND r.next_on <= orbit.civil_date(\(runner.now()), c.settings ->> 'timezone')
                 ORDER BY r.next_on, r.id LIMIT \(Self.jobBatch)
                 """

@@ -239,6 +239,8 @@ package struct RequestRunner: Sendable {
             case "23503" where error.constraint == "transactions_category_fkey":
                 // A category id that is not one of the community's own.
                 throw ServiceError.notFound("Category")
+            case "23514" where error.constraint == "community_archived":
+                throw ServiceError.conflict("This community is archived: it is read-only until an admin unarchives it.")
             case "23514" where error.constraint == "transactions_receipt_media":
                 // A well-formed id that names no image of this community.
                 throw ServiceError.notFound("Receipt image")

@@ -8,7 +8,7 @@ struct CommunityCommand: AsyncParsableCommand {
         commandName: "community",
         abstract: "Create and administer communities, their members and audit log.",
         subcommands: [
-            Create.self, List.self, Show.self, Update.self, Delete.self, Restore.self, Members.self, AddMember.self,
+            Create.self, List.self, Show.self, Update.self, Delete.self, Restore.self, Archive.self, Unarchive.self, Members.self, AddMember.self,
             RemoveMember.self, SetRole.self, SplitDefaults.self, Leave.self, CommunityMembershipCommand.self, Subscription.self, Audit.self,
         ]
     )
@@ -36,25 +36,27 @@ struct CommunityCommand: AsyncParsableCommand {
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the acting user's communities, or (without --as) all of them.")
+        @Flag(help: "The acting user's archived communities too.") var archived = false
         @OptionGroup var reading: ReadingOptions
         @OptionGroup var output: JSONOption
 
         func run() async throws {
             // An operator's list of every community, or the acting user's "my groups".
             let (all, mine) = try await reading.run { services, actor -> ([Community], [MyCommunity]) in
-                if let actor { return ([], try await services.communities.mine(as: actor)) }
+                if let actor { return ([], try await services.communities.mine(archived: archived, as: actor)) }
                 return (try await services.communities.all(), [])
             }
             if output.json { return all.isEmpty && !mine.isEmpty ? try printJSON(mine) : try printJSON(all) }
             if !mine.isEmpty {
                 return printTable(
-                    ["ID", "NAME", "ROLE", "MY BALANCE", "PINNED", "LAST ACTIVITY"],
+                    ["ID", "NAME", "ROLE", "MY BALANCE", "PINNED", "LAST ACTIVITY", "ARCHIVED"],
                     mine.map { entry in
                         let balance = entry.my.balances.map { Money(minorUnits: $0.balance, currency: Currency($0.currency) ?? .usd).description }
                         let pin = entry.my.pinned ? "yes" + (entry.my.position.map { " (\($0))" } ?? "") : ""
                         return [
                             entry.community.id.description, entry.community.name, entry.my.role.rawValue,
                             balance.isEmpty ? "settled" : balance.joined(separator: ", "), pin, show(entry.my.lastActivityAt),
+                            entry.community.archivedAt.map(show) ?? "",
                         ]
                     }
                 )
@@ -151,6 +153,37 @@ struct CommunityCommand: AsyncParsableCommand {
 
         func tell(_ restored: Community) {
             print("Restored community \(restored.id) (\(restored.name)).")
+        }
+    }
+
+    struct Archive: ActingCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Archive a community (admins): read-only for everyone, its money kept, listed with community list --archived.")
+        @Argument(help: "Community id.") var community: CommunityID
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Community {
+            try await services.communities.archive(community, as: actor)
+        }
+
+        func tell(_ archived: Community) {
+            print("Archived community \(archived.id) (\(archived.name)): it is read-only until unarchived.")
+        }
+    }
+
+    struct Unarchive: ActingCommand {
+        static let configuration = CommandConfiguration(abstract: "Make an archived community writable again (admins).")
+        @Argument(help: "Community id.") var community: CommunityID
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Community {
+            try await services.communities.unarchive(community, as: actor)
+        }
+
+        func tell(_ community: Community) {
+            print("Community \(community.id) (\(community.name)) is writable again.")
         }
     }
 
