@@ -50,7 +50,7 @@ BEGIN
             ('poll_votes', 'INSERT OR UPDATE OR DELETE'), ('media', 'INSERT OR DELETE'), ('invites', 'INSERT OR UPDATE'),
             ('members', 'INSERT'), ('conversations', 'INSERT'), ('messages', 'INSERT OR UPDATE OR DELETE'),
             ('chores', 'INSERT OR UPDATE OR DELETE'), ('chore_completions', 'INSERT OR UPDATE'), ('rewards', 'INSERT OR UPDATE'),
-            ('reward_redemptions', 'INSERT OR UPDATE'), ('points_ledger', 'INSERT')
+            ('reward_redemptions', 'INSERT OR UPDATE'), ('points_ledger', 'INSERT'), ('nudges', 'INSERT')
         ) AS t (name, events)
     LOOP
         EXECUTE format('DROP TRIGGER IF EXISTS %I ON public.%I', 'trigger_' || target.name || '_read_only_when_archived', target.name);

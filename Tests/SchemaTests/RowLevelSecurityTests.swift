@@ -59,7 +59,7 @@ struct World {
     static let tables = [
         "users", "family_members", "communities", "members", "invites", "events", "rsvps", "posts", "reactions",
         "comments", "poll_votes", "transactions", "splits", "transaction_payers", "money_activity", "recurring_charges", "exchange_rates",
-        "expense_categories", "dues",
+        "expense_categories", "nudges", "dues",
         "dues_payments", "dues_attendees",
         "media",
         "notifications", "audit_log", "refresh_tokens", "calendar_feeds", "devices", "conversations", "conversation_participants", "messages",
@@ -258,6 +258,12 @@ struct World {
                 VALUES (\(community), 'Camp', '🏕️', \(ownerID)) RETURNING id
                 """)
             add("expense_categories", category, everyone)
+            // A nudge (sql/158_nudges.sql): the owner asks the member; only the two of them see it.
+            add(
+                "nudges",
+                try await seed.id(
+                    "INSERT INTO nudges (community_id, from_user_id, to_user_id) VALUES (\(community), \(ownerID), \(memberID)) RETURNING id"),
+                .people([owner, member]))
             try await connection.query("UPDATE transactions SET category = 'other', category_id = \(category) WHERE id = \(transaction)")
             add(
                 "exchange_rates",
@@ -1006,6 +1012,10 @@ struct RowLevelSecurityTests {
             { w in
                 "INSERT INTO expense_categories (community_id, name, emoji, created_by) VALUES (\(w.communityA), 'Mine', '🎲', \(w.id(.a)))"
             }
+        ),
+        (
+            "a nudge in somebody else's name", .a2,
+            { w in "INSERT INTO nudges (community_id, from_user_id, to_user_id) VALUES (\(w.communityA), \(w.id(.a)), \(w.id(.a2)))" }
         ),
         (
             "a category moved to another community, even by an admin of both", .a,

@@ -88,6 +88,9 @@ package struct APIProblem: Error, Sendable, OmitsNilMembers {
         case .unavailable:
             self.init("unavailable", title: "Service unavailable", status: .serviceUnavailable, detail: error.message)
             retryAfter = 1
+        case .tooSoon:
+            self.init("too-soon", title: "Too soon", status: .tooManyRequests, detail: error.message)
+            retryAfter = error.retryAfter ?? 1
         default:
             self = .internalError
         }

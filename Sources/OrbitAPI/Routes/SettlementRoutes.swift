@@ -56,6 +56,15 @@ extension OrbitAPI {
             }
         }
         // Each member's balance, or with `view=pairs` who owes whom (docs/money.md).
+        // Someone who is owed asks someone who owes them to settle up; once a day per pair (429).
+        struct NudgeBody: Decodable {
+            var member: UserID
+        }
+        router.post("communities/:community_id/nudges") { request, context in
+            let body = try await request.decodeJSON(NudgeBody.self, context: context)
+            return Created(
+                try await services.settlements.nudge(body.member, in: try context.id("community_id"), as: try context.requireUser()))
+        }
         router.get("communities/:community_id/balances") { request, context in
             let community: CommunityID = try context.id("community_id")
             let user = try context.requireUser()

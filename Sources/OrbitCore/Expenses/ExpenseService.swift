@@ -190,6 +190,7 @@ package struct ExpenseService: Sendable {
                 ORDER BY s.user_id, s.family_member_id NULLS FIRST
                 """,
                 MoneyHistory.recordCreation(of: id, by: actor),
+                MoneyNotifications.added(id, entry.type, by: actor),
             ])
         } catch let error as PostgresError where error.constraint == "transactions_category_fkey" {
             throw ServiceError.notFound("Category \(entry.categoryID?.description ?? "")")
@@ -418,6 +419,10 @@ package struct ExpenseService: Sendable {
         }
         statements.append(MoneyHistory.recordAfter(activity))
         statements.append(
+            MoneyNotifications.edited(
+                current.id, before: current.splits.reduce(into: [:]) { $0[$1.userID, default: 0] += $1.amount },
+                currencyChanged: total.currency.code != current.currency, by: actor))
+        statements.append(
             "SELECT \(unescaped: Self.splitColumns) FROM \(unescaped: Self.splitSource) WHERE s.transaction_id = \(current.id) ORDER BY \(unescaped: Self.splitOrder)"
         )
         statements.append("SELECT transaction_id, user_id, amount FROM transaction_payers WHERE transaction_id = \(current.id) ORDER BY user_id")
@@ -469,6 +474,7 @@ package struct ExpenseService: Sendable {
                         AND (m.role = 'admin' OR t.created_by = \(actor)))
                 """,
                 MoneyHistory.recordAfter(activity),
+                MoneyNotifications.deleted(id, by: actor),
             ])
             guard results[1].affectedRows == 1 else {
                 // Nothing was deleted: the checks the statement holds say why.

@@ -17,6 +17,12 @@ package enum NotificationType: String, DatabaseEnum {
     /// A dues payment made online is disputed with the payer's bank, taken back, or won (to the
     /// dues' treasurer; docs/money.md, "Disputes").
     case paymentDisputed = "payment_disputed"
+    /// Money (docs/money.md, "Who hears about money"): an expense added, changed or deleted, to
+    /// those whose share it is; a settlement, to its other party.
+    case expenseAdded = "expense_added", expenseEdited = "expense_edited", expenseDeleted = "expense_deleted"
+    case settlementRecorded = "settlement_recorded"
+    /// Someone who is owed asks the one who owes them to settle up (at most once a day per pair).
+    case nudge
 }
 
 /// A notification (spec: Notifications); `data` is the deep link (JSON object text).

@@ -24,6 +24,9 @@ package struct ServiceError: Error, Sendable, Equatable, CustomStringConvertible
         /// cancelled, a conflict that did not clear after retries): the same request may succeed
         /// later.
         package static let unavailable = Code("unavailable")
+        /// Allowed again after `retryAfter` seconds (a nudge of the same person within a day):
+        /// the state's limit, not a rate limiter's.
+        package static let tooSoon = Code("tooSoon")
 
         package var description: String { name }
     }
@@ -34,6 +37,8 @@ package struct ServiceError: Error, Sendable, Equatable, CustomStringConvertible
     /// For `.forbidden`: the rule of the permission matrix, e.g. "only admins can remove members".
     package var rule: String?
     package var message: String
+    /// For `.tooSoon`: seconds until it is allowed.
+    package var retryAfter: Int?
 
     package var description: String { message }
 
@@ -66,6 +71,10 @@ package struct ServiceError: Error, Sendable, Equatable, CustomStringConvertible
 
     package static func unavailable(_ reason: String) -> ServiceError {
         ServiceError(code: .unavailable, message: reason)
+    }
+
+    package static func tooSoon(_ reason: String, retryAfter seconds: Int) -> ServiceError {
+        ServiceError(code: .tooSoon, message: reason, retryAfter: max(1, seconds))
     }
 
     package static func unauthenticated(_ reason: String) -> ServiceError {
