@@ -93,4 +93,28 @@ struct MoneyNotificationTests {
             #expect(try await services.notifications.list(as: cast.member).items.filter { $0.type == .nudge }.count == 2)
         }
     }
+
+    @Test("a user's own switches hold in every community; a community's switch of a type overrides them there")
+    func preferencesPerUser() async throws {
+        try await withServices { services, _ in
+            let cast = try await Cast.make(services)
+            let second = try await services.communities.create(name: "Book club", as: cast.admin).id
+            _ = try await services.members.add(cast.member, to: second, as: cast.admin)
+            #expect(try await services.users.notificationPreferences(as: cast.member) == NotificationPreferences())
+            let off = try await services.users.updateNotificationPreferences(expenses: false, as: cast.member)
+            #expect(off == NotificationPreferences(expenses: false))
+            // Switched on again for one community only, by type.
+            _ = try await services.members.updateMine(in: second, notificationPrefs: [.expenseAdded: true], as: cast.member)
+            for community in [cast.community, second] {
+                _ = try await services.expenses.addExpense(
+                    in: community, description: "Snacks", total: try dollars("10.00"), split: .equal([cast.admin, cast.member]), as: cast.admin)
+            }
+            let told = try await services.notifications.list(as: cast.member).items.filter { $0.type == .expenseAdded }
+            #expect(told.map(\.communityID) == [second], "\(told)")
+            // Settlements are another switch, still on.
+            _ = try await services.settlements.recordSettlement(
+                in: cast.community, from: cast.admin, to: cast.member, amount: try dollars("1.00"), as: cast.admin)
+            #expect(try await services.notifications.list(as: cast.member).items.contains { $0.type == .settlementRecorded })
+        }
+    }
 }

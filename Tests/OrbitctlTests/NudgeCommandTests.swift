@@ -22,3 +22,18 @@ struct NudgeCommandTests {
         }
     }
 }
+
+@Suite("orbitctl notifications preferences")
+struct NotificationPreferencesCommandTests {
+    @Test("shows the switches, all on at first, and sets some")
+    func preferences() async throws {
+        try await withTestDatabase { database in
+            let cli = Orbitctl(database: database)
+            _ = try await cli.json("user", "create", "--email", "ada@example.com", "--name", "Ada")
+            let shown = try await cli.run("notifications", "preferences", "--as", "ada@example.com")
+            #expect(shown.succeeded && shown.output.contains("expenses on") && shown.output.contains("weekly digest on"), "\(shown.output)")
+            let set = try await cli.json("notifications", "preferences", "--no-expenses", "--no-weekly-digest", "--as", "ada@example.com")
+            #expect(set["expenses"] as? Bool == false && set["weekly_digest"] as? Bool == false && set["settlements"] as? Bool == true, "\(set)")
+        }
+    }
+}

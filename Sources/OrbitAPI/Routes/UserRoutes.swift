@@ -20,6 +20,24 @@ extension OrbitAPI {
             return JSON(try await services.users.updateProfile(displayName: body.displayName, email: body.email, avatarURL: body.avatarUrl, as: user))
         }
 
+        // Notification preferences across communities; a community's own switches override them there.
+        me.get("notification-preferences") { _, context in
+            JSON(try await services.users.notificationPreferences(as: try context.requireUser()))
+        }
+        struct PreferencesChange: Decodable {
+            var expenses: Bool?
+            var settlements: Bool?
+            var reminders: Bool?
+            var weeklyDigest: Bool?
+        }
+        me.patch("notification-preferences") { request, context in
+            let body = try await request.decodeJSON(PreferencesChange.self, context: context)
+            return JSON(
+                try await services.users.updateNotificationPreferences(
+                    expenses: body.expenses, settlements: body.settlements, reminders: body.reminders, weeklyDigest: body.weeklyDigest,
+                    as: try context.requireUser()))
+        }
+
         // Account deletion: a 7-day grace period, cancellable (the App Store wants it in the app).
         struct DeletionScheduled: Encodable, Sendable {
             var deletesAt: Date

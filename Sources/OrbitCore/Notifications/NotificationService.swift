@@ -47,8 +47,10 @@ package struct NotificationService: Sendable {
     /// The one statement that writes notifications, whatever their cause: `rows` selects each
     /// one's `(user_id, community_id, title, body, data, dedupe_key, preferences)`, in that order.
     /// `preferences` is the recipient's `members.notification_prefs` in the community, read from
-    /// the member row the statement found them by: a member who switched `type` off gets none.
-    /// NULL where no community preference applies. A guest (docs/money.md, "Guests") is nobody to
+    /// the member row the statement found them by: a member who switched `type` off gets none,
+    /// and one who switched it on gets it. NULL where no community preference applies. Where the
+    /// community says nothing of `type`, the user's own switch of its group decides
+    /// (`users.notification_prefs`, `NotificationPreferences`); on unless switched off. A guest (docs/money.md, "Guests") is nobody to
     /// notify: they have no account to read them.
     /// - Parameters:
     ///   - deduplicated: a row whose `dedupe_key` its user already has is skipped (a reminder is
@@ -64,8 +66,10 @@ package struct NotificationService: Sendable {
             INSERT INTO notifications (user_id, community_id, type, title, body, data, dedupe_key)
             SELECT n.user_id, n.community_id, \(type)::notification_type, n.title, n.body, n.data, n.dedupe_key
             FROM (\(rows)) AS n(user_id, community_id, title, body, data, dedupe_key, preferences)
-            WHERE (n.preferences -> \(type.rawValue)) IS DISTINCT FROM 'false'::jsonb
-              AND NOT EXISTS (SELECT FROM users guest WHERE guest.id = n.user_id AND guest.is_guest)
+            LEFT JOIN users u ON u.id = n.user_id
+            WHERE CASE WHEN jsonb_typeof(n.preferences -> \(type.rawValue)) = 'boolean' THEN (n.preferences -> \(type.rawValue))::boolean
+                       ELSE (u.notification_prefs -> \(type.preferenceGroup ?? "")) IS DISTINCT FROM 'false'::jsonb END
+              AND NOT coalesce(u.is_guest, false)
             \(onConflict)
             """
     }

@@ -8,8 +8,35 @@ struct NotificationsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "notifications",
         abstract: "The acting user's notifications.",
-        subcommands: [List.self, Read.self]
+        subcommands: [List.self, Read.self, Preferences.self]
     )
+
+    struct Preferences: ActingCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show or set the acting user's notification preferences, across communities.",
+            discussion: "A community's own switch of a type (community membership) overrides these there. Each is on unless switched off.")
+        @Flag(inversion: .prefixedNo, help: "Expenses added, changed or deleted.") var expenses: Bool?
+        @Flag(inversion: .prefixedNo, help: "Settlements recorded.") var settlements: Bool?
+        @Flag(inversion: .prefixedNo, help: "Reminders and nudges.") var reminders: Bool?
+        @Flag(inversion: .prefixedNo, help: "The weekly digest.") var weeklyDigest: Bool?
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> NotificationPreferences {
+            if expenses == nil && settlements == nil && reminders == nil && weeklyDigest == nil {
+                return try await services.users.notificationPreferences(as: actor)
+            }
+            return try await services.users.updateNotificationPreferences(
+                expenses: expenses, settlements: settlements, reminders: reminders, weeklyDigest: weeklyDigest, as: actor)
+        }
+
+        func tell(_ preferences: NotificationPreferences) {
+            let on = { (value: Bool) in value ? "on" : "off" }
+            print(
+                "expenses \(on(preferences.expenses)), settlements \(on(preferences.settlements)), reminders \(on(preferences.reminders)), weekly digest \(on(preferences.weeklyDigest))"
+            )
+        }
+    }
 
     struct List: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Newest first, with the unread count.")
