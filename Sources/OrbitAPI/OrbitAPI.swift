@@ -147,6 +147,7 @@ package struct OrbitAPI: Sendable {
         addMediaRoutes(to: app)
         addExpenseRoutes(to: app)
         addSettlementRoutes(to: app)
+        addPaymentRoutes(to: app)
         addDuesRoutes(to: app)
         addRecurringChargeRoutes(to: app)
         addRateRoutes(to: app)

@@ -6,7 +6,7 @@
 package enum Domain: String, CaseIterable, Sendable {
     case users = "Users", family = "Family", communities = "Communities", members = "Members", invites = "Invites"
     case events = "Events", calendarFeeds = "CalendarFeeds", feed = "Feed", media = "Media"
-    case expenses = "Expenses", settlements = "Settlements", rates = "Rates", export = "Export", dues = "Dues"
+    case expenses = "Expenses", settlements = "Settlements", payments = "Payments", rates = "Rates", export = "Export", dues = "Dues"
     case recurringCharges = "RecurringCharges", billing = "Billing"
     case notifications = "Notifications", devices = "Devices", chat = "Chat", chores = "Chores", search = "Search"
     case encryption = "Encryption", sync = "Sync", sessions = "Sessions", idempotency = "Idempotency", lifecycle = "Lifecycle"
@@ -48,6 +48,7 @@ package enum Domain: String, CaseIterable, Sendable {
         case .calendarFeeds: "CalendarFeed"
         case .expenses: "Expense"
         case .settlements: "Settlement"
+        case .payments: "Payment"
         case .rates: "Rate"
         case .recurringCharges: "RecurringCharge"
         case .notifications: "Notification"
@@ -77,6 +78,7 @@ package enum Domain: String, CaseIterable, Sendable {
         case .feed: "Feed"
         case .media: "Media"
         case .expenses, .settlements, .rates, .export, .dues, .recurringCharges, .billing: "Money"
+        case .payments: "Getting paid back"
         case .notifications: "Notifications"
         case .chat: "Chat"
         case .chores: "Chores, points and rewards"
@@ -103,6 +105,7 @@ package enum Domain: String, CaseIterable, Sendable {
         case .media: "/communities/{c}/media"
         case .expenses: "/communities/{c}/expenses"
         case .settlements: "/communities/{c}/settle-up"
+        case .payments: "/users/{a}/payment-handles"
         case .rates: "/communities/{c}/exchange-rates"
         case .export: "/communities/{c}/export"
         case .dues: "/communities/{c}/dues"
@@ -183,7 +186,7 @@ package enum Domain: String, CaseIterable, Sendable {
                 .docs: "docs/operations.md describes them: they have no API",
                 .authorizationMatrix: "jobs run as the operator, outside any request",
             ]
-        case .communities, .events, .feed, .media, .expenses, .rates, .dues, .recurringCharges, .chat, .chores, .search, .encryption:
+        case .communities, .events, .feed, .media, .expenses, .payments, .rates, .dues, .recurringCharges, .chat, .chores, .search, .encryption:
             [:]
         }
     }

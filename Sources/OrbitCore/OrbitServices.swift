@@ -49,6 +49,7 @@ package struct OrbitServices: Sendable {
     package var media: MediaService { MediaService(runner) }
     package var expenses: ExpenseService { ExpenseService(runner) }
     package var settlements: SettlementService { SettlementService(runner) }
+    package var payments: PaymentService { PaymentService(runner) }
     package var rates: RateService { RateService(runner) }
     package var exports: ExportService { ExportService(runner) }
     package var dues: DuesService { DuesService(runner) }

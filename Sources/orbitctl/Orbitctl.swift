@@ -15,7 +15,7 @@ struct Orbitctl: AsyncParsableCommand {
         version: OrbitVersion.current,
         subcommands: [
             Migrate.self, Dev.self, Serve.self, UserCommand.self, CommunityCommand.self, InviteCommand.self, GuestCommand.self, CategoryCommand.self,
-            NudgeCommand.self,
+            NudgeCommand.self, HandlesCommand.self, ProvidersCommand.self,
             FamilyCommand.self,
             EventCommand.self,
             CalendarCommand.self,

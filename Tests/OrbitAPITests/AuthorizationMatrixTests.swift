@@ -87,6 +87,9 @@ struct AuthorizationMatrixTests {
                 Case(method: .get, path: "/communities/{c}/balances?view=pairs", expected: [401, 401, 404, 404, 200, 200]),
                 Case(method: .get, path: "/communities/{c}/balances/with/{a}", expected: [401, 401, 404, 404, 200, 200]),
                 Case(method: .get, path: "/communities/{c}/settle-up", expected: [401, 401, 404, 404, 200, 200]),
+                // Payment handles: read by the people who share a community with their owner; anyone else is
+                // told the user was not found.
+                Case(method: .get, path: "/users/{a}/payment-handles", expected: [401, 401, 404, 404, 200, 200]),
                 Case(method: .get, path: "/communities/{c}/dues", expected: [401, 401, 404, 404, 200, 200]),
                 Case(
                     method: .post, path: "/communities/{c}/dues", body: ["name": "Kit", "amount": 2500, "due_date": "2027-03-01"],

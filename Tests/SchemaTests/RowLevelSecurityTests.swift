@@ -64,7 +64,7 @@ struct World {
         "media",
         "notifications", "audit_log", "refresh_tokens", "calendar_feeds", "devices", "conversations", "conversation_participants", "messages",
         "chores", "chore_assignees", "chore_completions", "rewards", "reward_redemptions", "points_ledger", "points_accounts",
-        "community_keys", "user_public_keys",
+        "community_keys", "user_public_keys", "payment_handles",
     ]
 
     /// Tables only the server reads and writes, as orbit_admin (billing: what the payment
@@ -149,6 +149,10 @@ struct World {
                 "INSERT INTO devices (user_id, token, environment, bundle_id) VALUES (\(id), \(String(repeating: hex, count: 32)), 'production', 'app.orbitcove.ios') RETURNING id"
             )
             add("devices", device, .only(person))
+            // A payment handle (sql/159_payments.sql): read by the people who share a community with its owner.
+            let handle = try await seed.id(
+                "INSERT INTO payment_handles (user_id, kind, handle) VALUES (\(id), 'revolut', \(person.rawValue + "-pays")) RETURNING id")
+            add("payment_handles", handle, .contactsOf(person))
         }
         world.communityA = try await seed.community("A", creator: world.id(.a))
         world.communityB = try await seed.community("B", creator: world.id(.b))
@@ -1014,6 +1018,17 @@ struct RowLevelSecurityTests {
             }
         ),
         (
+            "a payment handle in somebody else's name", .a2,
+            { w in "INSERT INTO payment_handles (user_id, kind, handle) VALUES (\(w.id(.a)), 'venmo', 'not-theirs')" }
+        ),
+        (
+            "a payment provider added by a user", .a,
+            { _ in
+                "INSERT INTO payment_providers (id, name, handle_kind, link_template) VALUES ('evil', 'Evil', 'revolut', 'https://evil.example/{handle}')"
+            }
+        ),
+        ("a payment provider changed by a user", .a, { _ in "UPDATE payment_providers SET link_template = 'https://evil.example/{handle}'" }),
+        (
             "a nudge in somebody else's name", .a2,
             { w in "INSERT INTO nudges (community_id, from_user_id, to_user_id) VALUES (\(w.communityA), \(w.id(.a)), \(w.id(.a2)))" }
         ),
@@ -1045,6 +1060,31 @@ struct RowLevelSecurityTests {
         }
     }
 
+    @Test("payment providers: every user, and a signed-in child, reads the active ones only; none is written as orbit_app")
+    func paymentProviders() async throws {
+        try await withTestDatabase { database in
+            try await database.withConnection { connection in
+                let world = try await World.build(connection)
+                try await connection.query(
+                    """
+                    INSERT INTO payment_providers (id, name, handle_kind, link_template, active) VALUES
+                        ('shown', 'Shown', 'revolut', 'https://pay.example/{handle}', true), ('hidden', 'Hidden', 'venmo', 'https://pay.example/{handle}', false)
+                    """)
+                for person in World.Person.allCases {
+                    let seen = try await connection.asApp(world.id(person)) { connection in
+                        try await connection.query("SELECT id FROM payment_providers").map { try $0.decode("id", as: String.self) }
+                    }
+                    #expect(seen == ["shown"], "\(person): \(seen)")
+                }
+                let kid = try #require(world.kids[.a])
+                let seenByKid = try await connection.asChild(kid, device: world.devices[World.Child(parent: .a, community: "A")]) { connection in
+                    try await connection.query("SELECT id FROM payment_providers").map { try $0.decode("id", as: String.self) }
+                }
+                #expect(seenByKid == ["shown"], "\(seenByKid)")
+            }
+        }
+    }
+
     @Test("updates of rows one cannot see change nothing")
     func invisibleUpdates() async throws {
         try await withTestDatabase { database in
@@ -1062,9 +1102,12 @@ struct RowLevelSecurityTests {
                             .affectedRows,
                         // A's category, which a2 sees but did not add and, not an admin, may not change.
                         try await connection.query("UPDATE expense_categories SET name = 'x' WHERE community_id = \(world.communityA)").affectedRows,
+                        // a's payment handle, which a2 reads (they share A) but may not change or remove.
+                        try await connection.query("UPDATE payment_handles SET handle = 'x' WHERE user_id = \(world.id(.a))").affectedRows,
+                        try await connection.query("DELETE FROM payment_handles WHERE user_id = \(world.id(.a))").affectedRows,
                     ]
                 }
-                #expect(affected == [0, 0, 0, 0, 0, 0, 0])
+                #expect(affected == [0, 0, 0, 0, 0, 0, 0, 0, 0])
             }
         }
     }

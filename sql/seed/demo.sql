@@ -1,7 +1,7 @@
 -- Demo data for `orbitctl dev` (loaded once, into an empty database): three people and a guest
 -- (Zoe's grandfather, who has no account), a team, a weekly practice, a game, a few posts and a
--- poll, three expenses (one in the team's own category), an income, a settlement with notes and
--- season dues. Fixed ids, so that README examples and curl sessions can name them.
+-- poll, three expenses (one in the team's own category), an income, a settlement with notes,
+-- season dues, payment handles and providers (pay links in settle-up) and a nudge. Fixed ids, so that README examples and curl sessions can name them.
 INSERT INTO users (id, apple_id, email, display_name) VALUES
     ('00000000-0000-4000-8000-00000000a0a0', 'demo.ada', 'ada@example.com', 'Ada Lovelace'),
     ('00000000-0000-4000-8000-00000000b0b0', 'demo.max', 'max@example.com', 'Max Planck'),
@@ -107,3 +107,30 @@ INSERT INTO dues (id, community_id, name, amount, due_date, created_by) VALUES
 INSERT INTO dues_payments (dues_id, user_id, amount_paid, recorded_by, payment_method) VALUES
     ('00000000-0000-4000-8000-0000000a0001', '00000000-0000-4000-8000-00000000b0b0', 5000,
      '00000000-0000-4000-8000-00000000a0a0', 'cash');
+
+-- Getting paid back (docs/money.md, "Getting paid back"): the providers an operator keeps, and
+-- where each of the three is paid. Settle-up offers Max a Revolut and a PayPal.me link to pay Ada
+-- his 3.00 (GET …/settle-up); in euros or crowns, the banks' QR codes; in rupees, UPI.
+INSERT INTO payment_providers (id, name, icon, handle_kind, payload, link_template, handle_prefix, amount_format, currencies, regions, platforms, sort_order) VALUES
+    ('revolut', 'Revolut', 'https://assets.orbitcove.example/providers/revolut.png', 'revolut', 'link',
+     'https://revolut.me/{handle}?amount={amount}&currency={currency}&note={note}', 'revolut.me/', 'minor', '{}', '{}', '{}', 10),
+    ('paypal_me', 'PayPal.me', 'https://assets.orbitcove.example/providers/paypal.png', 'paypal_me', 'link',
+     'https://paypal.me/{handle}/{amount}{currency}', 'paypal.me/', 'decimal', '{}', '{}', '{}', 20),
+    ('upi', 'UPI', 'https://assets.orbitcove.example/providers/upi.png', 'upi', 'link',
+     'upi://pay?pa={handle}&pn={name}&am={amount}&cu={currency}&tn={note}', '', 'decimal', '{INR}', '{IN}', '{ios,android}', 30),
+    ('sepa', 'Bank transfer (SEPA)', NULL, 'iban', 'epc_qr', NULL, '', 'decimal', '{EUR}', '{}', '{}', 40),
+    ('qr_platba', 'QR Platba', NULL, 'czech_account', 'spayd', NULL, '', 'decimal', '{CZK}', '{CZ,SK}', '{}', 50);
+INSERT INTO payment_handles (user_id, kind, handle, bic, holder) VALUES
+    ('00000000-0000-4000-8000-00000000a0a0', 'revolut', 'adalovelace', NULL, NULL),
+    ('00000000-0000-4000-8000-00000000a0a0', 'paypal_me', 'adalovelace', NULL, NULL),
+    ('00000000-0000-4000-8000-00000000a0a0', 'iban', 'DE89370400440532013000', 'COBADEFFXXX', 'Ada Lovelace'),
+    ('00000000-0000-4000-8000-00000000c0c0', 'upi', 'zoe@okaxis', NULL, NULL),
+    ('00000000-0000-4000-8000-00000000c0c0', 'czech_account', '19-2000145399/0800', NULL, NULL),
+    ('00000000-0000-4000-8000-00000000b0b0', 'text', 'Cash at Tuesday practice is fine', NULL, NULL);
+-- Ada nudged Max about his 3.00 (docs/money.md, "Who hears about money"): he was told.
+INSERT INTO nudges (community_id, from_user_id, to_user_id) VALUES
+    ('00000000-0000-4000-8000-0000000c0001', '00000000-0000-4000-8000-00000000a0a0', '00000000-0000-4000-8000-00000000b0b0');
+INSERT INTO notifications (user_id, community_id, type, title, body, data) VALUES
+    ('00000000-0000-4000-8000-00000000b0b0', '00000000-0000-4000-8000-0000000c0001', 'nudge', 'Tigers U10',
+     'Ada Lovelace asks you to settle up',
+     '{"community_id": "00000000-0000-4000-8000-0000000c0001", "from_user_id": "00000000-0000-4000-8000-00000000a0a0", "owed": [{"currency": "USD", "balance": 300}]}');

@@ -90,14 +90,19 @@ extension OrbitAPI {
             let community: CommunityID = try context.id("community_id")
             let user = try context.requireUser()
             let simplify = request.query("simplify") == nil ? nil : try request.queryBool("simplify")
+            let platform = try request.platform()
+            let region = try request.region()
+            let suggestions: [SettleUp.Payment]
             if let code = request.query("in") {
                 guard let currency = Currency(code), currency.code == code else {
                     throw APIProblem.validation(field: "in", "in must be an ISO 4217 code such as USD or EUR.")
                 }
-                return JSON(
-                    Items(try await services.settlements.settleUpSuggestions(in: community, currency: currency, simplify: simplify, as: user)))
+                suggestions = try await services.settlements.settleUpSuggestions(in: community, currency: currency, simplify: simplify, as: user)
+            } else {
+                suggestions = try await services.settlements.settleUpSuggestions(in: community, simplify: simplify, as: user)
             }
-            return JSON(Items(try await services.settlements.settleUpSuggestions(in: community, simplify: simplify, as: user)))
+            // Each with the ways to pay it: the payee's handles and the active providers (docs/money.md, "Getting paid back").
+            return JSON(Items(try await services.payments.withPayOptions(suggestions, in: community, platform: platform, region: region, as: user)))
         }
 
     }

@@ -38,6 +38,11 @@ extension OrbitAPI {
                     as: try context.requireUser()))
         }
 
+        // The user's own data, portable: the account, preferences, payment handles, family, memberships.
+        me.get("export") { _, context in
+            JSON(try await services.users.exportData(as: try context.requireUser()))
+        }
+
         // Account deletion: a 7-day grace period, cancellable (the App Store wants it in the app).
         struct DeletionScheduled: Encodable, Sendable {
             var deletesAt: Date

@@ -186,8 +186,28 @@ package enum SettleUp {
         package var to: UserID
         package var amount: Int64
         package var currency: String
+        /// How the payer can pay it: one for each of the payee's handles an active provider pays
+        /// in the currency (`PaymentService.withPayOptions`); empty until then.
+        package var payOptions: [PayOption] = []
 
-        enum CodingKeys: String, CodingKey { case from = "from_user_id", to = "to_user_id", amount, currency }
+        enum CodingKeys: String, CodingKey { case from = "from_user_id", to = "to_user_id", amount, currency, payOptions = "pay_options" }
+
+        package init(from: UserID, to: UserID, amount: Int64, currency: String, payOptions: [PayOption] = []) {
+            self.from = from
+            self.to = to
+            self.amount = amount
+            self.currency = currency
+            self.payOptions = payOptions
+        }
+
+        package init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            from = try container.decode(UserID.self, forKey: .from)
+            to = try container.decode(UserID.self, forKey: .to)
+            amount = try container.decode(Int64.self, forKey: .amount)
+            currency = try container.decode(String.self, forKey: .currency)
+            payOptions = try container.decodeIfPresent([PayOption].self, forKey: .payOptions) ?? []
+        }
     }
 
     /// - Parameter balances: per user and currency; positive = is owed. Each currency must sum to zero.

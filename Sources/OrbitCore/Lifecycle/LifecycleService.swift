@@ -280,6 +280,7 @@ package struct LifecycleService: Sendable {
             """
         )
         try await connection.query("DELETE FROM family_members WHERE user_id = \(user)")
+        try await connection.query("DELETE FROM payment_handles WHERE user_id = \(user)")
         try await DeviceService.removeAll(of: user, on: connection)
         try await connection.query("UPDATE refresh_tokens SET revoked_at = now() WHERE user_id = \(user) AND revoked_at IS NULL")
         try await connection.query(

@@ -63,10 +63,13 @@ struct SettleCommand: AsyncParsableCommand {
         @OptionGroup var output: JSONOption
 
         func act(_ services: OrbitServices, as actor: UserID) async throws -> [SettleUp.Payment] {
-            if let currency {
-                return try await services.settlements.settleUpSuggestions(in: community, currency: currency, simplify: simplify, as: actor)
-            }
-            return try await services.settlements.settleUpSuggestions(in: community, simplify: simplify, as: actor)
+            let payments =
+                if let currency {
+                    try await services.settlements.settleUpSuggestions(in: community, currency: currency, simplify: simplify, as: actor)
+                } else {
+                    try await services.settlements.settleUpSuggestions(in: community, simplify: simplify, as: actor)
+                }
+            return try await services.payments.withPayOptions(payments, in: community, as: actor)
         }
 
         func tell(_ payments: [SettleUp.Payment]) {
@@ -76,6 +79,13 @@ struct SettleCommand: AsyncParsableCommand {
                     [$0.from.description, $0.to.description, Money(minorUnits: $0.amount, currency: Currency($0.currency) ?? .usd).description]
                 }
             )
+            // The ways to pay each (the payee's handles and the active providers), a link or a QR code's text.
+            for payment in payments where !payment.payOptions.isEmpty {
+                print("\nPay \(payment.to) \(Money(minorUnits: payment.amount, currency: Currency(payment.currency) ?? .usd)):")
+                for option in payment.payOptions {
+                    print("  \(option.name): \(option.url ?? option.qr.map { "QR " + $0.replacingOccurrences(of: "\n", with: "|") } ?? "")")
+                }
+            }
         }
     }
 }

@@ -69,6 +69,11 @@ struct TextOutput: CommandOutput {
     var json: Bool { false }
 }
 
+/// The output of a command whose outcome is JSON whatever it is asked (`user export`).
+struct JSONOutput: CommandOutput {
+    var json: Bool { true }
+}
+
 /// A decision on something waiting for one (`chore approve|reject`, `reward fulfil|cancel`):
 /// one command, `Decide`, with the decision as its parameter.
 protocol Decision {

@@ -44,3 +44,20 @@ struct UserOperatorCommand: ActingCommand {
         print("\(updated.email) is \(change == .grant ? "now" : "no longer") an operator.")
     }
 }
+
+/// `orbitctl user export --as U`: the user's own data, as `GET /users/me/export` gives it.
+struct UserExportCommand: ActingCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Your own data, portable (JSON): the account, notification preferences, payment handles, family and memberships.",
+        discussion: "A community's content and money are in its own export (`orbitctl export`).")
+    @OptionGroup var acting: ActingOptions
+    /// Always JSON: the export is for another program.
+    var output: JSONOutput { JSONOutput() }
+
+    func act(_ services: OrbitServices, as actor: UserID) async throws -> UserExport {
+        try await services.users.exportData(as: actor)
+    }
+
+    func tell(_ export: UserExport) {}
+}
