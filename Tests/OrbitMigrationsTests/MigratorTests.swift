@@ -247,20 +247,21 @@ struct SeedTests {
             }
             #expect(categorized == ["🚌 Away games"])
             // Getting paid back: the providers the issue names among the five, Ada's handles (which
-            // settle-up turns into Max's links), and Ada's nudge of Max, who was told.
+            // settle-up turns into Max's links), Ada's nudge of Max, who was told, and Zoe's debt reminder.
             let (providers, adaHandles, nudged) = try await database.withConnection { connection in
                 try await connection.query(
                     """
                     SELECT (SELECT string_agg(name, ', ' ORDER BY sort_order) FROM payment_providers WHERE active) AS providers,
                            (SELECT string_agg(kind::text, ', ' ORDER BY kind) FROM payment_handles
                             WHERE user_id = '00000000-0000-4000-8000-00000000a0a0') AS handles,
-                           (SELECT count(*) FROM nudges n JOIN notifications o ON o.user_id = n.to_user_id AND o.type = 'nudge') AS nudged
+                           (SELECT count(*) FROM nudges n JOIN notifications o ON o.user_id = n.to_user_id AND o.type = 'nudge')
+                               + (SELECT count(*) FROM notifications WHERE type = 'debt_reminder') AS nudged
                     """
                 ).single().decode((String, String, Int64).self)
             }
             #expect(providers == "Revolut, PayPal.me, UPI, Bank transfer (SEPA), QR Platba")
             #expect(adaHandles == "revolut, paypal_me, iban")
-            #expect(nudged == 1)
+            #expect(nudged == 2)
         }
     }
 }

@@ -111,4 +111,55 @@ struct JobTests {
             #expect(!keptDeleted)
         }
     }
+
+    @Test("four processes sending debt reminders at once remind each debtor once a week")
+    func debtRemindersOnce() async throws {
+        try await withTestDatabase { database in
+            let cli = Orbitctl(database: database)
+            _ = try await cli.json("user", "create", "--email", "ada@example.com", "--name", "Ada")
+            let community = try #require(
+                try await cli.json(
+                    "community", "create", "--name", "Club", "--settings", #"{"remindOldDebts": true, "remindOldDebtsDays": 14}"#, "--as",
+                    "ada@example.com")["id"] as? String)
+            // Fifty members, each owing Ada 10.00 for the balls she bought them (old enough from 14 days on).
+            try await database.withConnection { connection in
+                let club = try #require(UUID(uuidString: community))
+                try await connection.query(
+                    """
+                    WITH people AS (
+                        INSERT INTO users (apple_id, email, display_name)
+                        SELECT 'local.m' || i, 'm' || i || '@example.com', 'M ' || i FROM generate_series(1, 50) i RETURNING id
+                    ), joined AS (
+                        INSERT INTO members (community_id, user_id) SELECT \(club), id FROM people RETURNING user_id
+                    ), ball AS (
+                        INSERT INTO transactions (community_id, created_by, type, description, total_amount, currency, paid_by, transaction_date)
+                        SELECT \(club), u.id, 'expense', 'Balls', 50000, 'USD', u.id, current_date FROM users u WHERE u.email = 'ada@example.com'
+                        RETURNING id
+                    )
+                    INSERT INTO splits (transaction_id, user_id, amount) SELECT ball.id, joined.user_id, 1000 FROM ball, joined
+                    """)
+            }
+            var calendar = Calendar(identifier: .iso8601)
+            calendar.timeZone = .gmt
+            let monday = try #require(
+                calendar.nextDate(
+                    after: Date().addingTimeInterval(15 * 86_400), matching: DateComponents(hour: 10, weekday: 2), matchingPolicy: .nextTime))
+            let now = monday.formatted(.iso8601)
+            for week in 0..<2 {
+                let at = monday.addingTimeInterval(Double(week) * 7 * 86_400).formatted(.iso8601)
+                let runs = try await runConcurrently(cli, ["jobs", "run", "--job", "debt-reminders", "--now", week == 0 ? now : at])
+                for run in runs { #expect(run.succeeded, "\(run.errors)") }
+            }
+            let (reminders, perWeek) = try await database.withConnection { connection in
+                let count = try await connection.query("SELECT count(*) FROM notifications WHERE type = 'debt_reminder'").single().decode(
+                    0, as: Int64.self)
+                let most = try await connection.query(
+                    "SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM notifications WHERE type = 'debt_reminder' GROUP BY user_id, dedupe_key) x"
+                ).single().decode(0, as: Int64.self)
+                return (count, most)
+            }
+            #expect(reminders == 100, "fifty debtors, two weeks")
+            #expect(perWeek == 1)
+        }
+    }
 }

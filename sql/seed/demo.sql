@@ -9,7 +9,7 @@ INSERT INTO users (id, apple_id, email, display_name) VALUES
 
 INSERT INTO communities (id, name, description, created_by, settings) VALUES
     ('00000000-0000-4000-8000-0000000c0001', 'Tigers U10', 'Saturday soccer, Tuesday practice',
-     '00000000-0000-4000-8000-00000000a0a0', '{"timezone": "America/New_York", "defaultReminderHours": 24}');
+     '00000000-0000-4000-8000-00000000a0a0', '{"timezone": "America/New_York", "defaultReminderHours": 24, "remindOldDebts": true, "remindOldDebtsDays": 14}');
 
 INSERT INTO members (community_id, user_id, role) VALUES
     ('00000000-0000-4000-8000-0000000c0001', '00000000-0000-4000-8000-00000000a0a0', 'admin'),
@@ -127,6 +127,12 @@ INSERT INTO payment_handles (user_id, kind, handle, bic, holder) VALUES
     ('00000000-0000-4000-8000-00000000c0c0', 'upi', 'zoe@okaxis', NULL, NULL),
     ('00000000-0000-4000-8000-00000000c0c0', 'czech_account', '19-2000145399/0800', NULL, NULL),
     ('00000000-0000-4000-8000-00000000b0b0', 'text', 'Cash at Tuesday practice is fine', NULL, NULL);
+-- The team reminds old debts weekly (remindOldDebts): Zoe, who owes 9.00 in all, had this week's.
+INSERT INTO notifications (user_id, community_id, type, title, body, data, dedupe_key) VALUES
+    ('00000000-0000-4000-8000-00000000c0c0', '00000000-0000-4000-8000-0000000c0001', 'debt_reminder', 'Tigers U10',
+     'You have owed 9.00 USD for more than 14 days: settle up',
+     '{"community_id": "00000000-0000-4000-8000-0000000c0001", "currency": "USD", "owed": 900, "days": 14}',
+     'debt_reminder:00000000-0000-4000-8000-0000000c0001:USD:demo');
 -- Ada nudged Max about his 3.00 (docs/money.md, "Who hears about money"): he was told.
 INSERT INTO nudges (community_id, from_user_id, to_user_id) VALUES
     ('00000000-0000-4000-8000-0000000c0001', '00000000-0000-4000-8000-00000000a0a0', '00000000-0000-4000-8000-00000000b0b0');

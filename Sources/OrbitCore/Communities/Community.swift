@@ -118,6 +118,14 @@ package struct CommunitySettings: Sendable, Codable, Equatable, OmitsNilMembers 
     /// The split of an expense added without one (docs/money.md, "Who a new split takes"):
     /// `equal` (the default) among the members in new splits, or `shares` by their default weights.
     package var defaultSplit: String?
+    /// Settle Up's `remindOldDebts` (docs/money.md, "Who hears about money"): once a week, remind
+    /// everyone who has owed more than `remindOldDebtsThreshold` for longer than
+    /// `remindOldDebtsDays`. Off unless true.
+    package var remindOldDebts: Bool?
+    /// 1 to 365 days; unset: 14.
+    package var remindOldDebtsDays: Int?
+    /// Whole units of the debt's currency (20: 20.00 USD, 20 JPY), 0 to 1,000,000; unset: 0, any debt.
+    package var remindOldDebtsThreshold: Int?
 
     /// `defaultSplit`'s values.
     package static let defaultSplits = ["equal", "shares"]
@@ -125,9 +133,12 @@ package struct CommunitySettings: Sendable, Codable, Equatable, OmitsNilMembers 
     package init(
         allowMemberEvents: Bool? = nil, allowMemberPosts: Bool? = nil, defaultReminderHours: Int? = nil, timezone: String? = nil,
         baseCurrency: String? = nil, language: String? = nil, endToEndEncryption: Bool? = nil, minimizeDebts: Bool? = nil,
-        defaultSplit: String? = nil
+        defaultSplit: String? = nil, remindOldDebts: Bool? = nil, remindOldDebtsDays: Int? = nil, remindOldDebtsThreshold: Int? = nil
     ) {
         self.defaultSplit = defaultSplit
+        self.remindOldDebts = remindOldDebts
+        self.remindOldDebtsDays = remindOldDebtsDays
+        self.remindOldDebtsThreshold = remindOldDebtsThreshold
         self.allowMemberEvents = allowMemberEvents
         self.allowMemberPosts = allowMemberPosts
         self.defaultReminderHours = defaultReminderHours
@@ -140,7 +151,7 @@ package struct CommunitySettings: Sendable, Codable, Equatable, OmitsNilMembers 
 
     static let knownKeys: Set<String> = [
         "allowMemberEvents", "allowMemberPosts", "defaultReminderHours", "timezone", "baseCurrency", "language", "endToEndEncryption",
-        "minimizeDebts", "defaultSplit",
+        "minimizeDebts", "defaultSplit", "remindOldDebts", "remindOldDebtsDays", "remindOldDebtsThreshold",
     ]
 
     /// The languages search knows: PostgreSQL's own text search configurations, each as
@@ -180,7 +191,12 @@ package struct CommunitySettings: Sendable, Codable, Equatable, OmitsNilMembers 
             case ("endToEndEncryption", .bool(let flag)): settings.endToEndEncryption = flag
             case ("minimizeDebts", .bool(let flag)): settings.minimizeDebts = flag
             case ("defaultSplit", .string(let method)): settings.defaultSplit = method
-            case ("allowMemberEvents", _), ("allowMemberPosts", _), ("endToEndEncryption", _), ("minimizeDebts", _):
+            case ("remindOldDebts", .bool(let flag)): settings.remindOldDebts = flag
+            case ("remindOldDebtsDays", .integer(let days)): settings.remindOldDebtsDays = days
+            case ("remindOldDebtsThreshold", .integer(let units)): settings.remindOldDebtsThreshold = units
+            case ("remindOldDebtsDays", _), ("remindOldDebtsThreshold", _):
+                throw ServiceError.invalidInput(field: "settings.\(key)", reason: "must be a whole number")
+            case ("allowMemberEvents", _), ("allowMemberPosts", _), ("endToEndEncryption", _), ("minimizeDebts", _), ("remindOldDebts", _):
                 throw ServiceError.invalidInput(field: "settings.\(key)", reason: "must be true or false")
             case ("defaultReminderHours", _):
                 throw ServiceError.invalidInput(field: "settings.\(key)", reason: "must be a whole number of hours")
@@ -205,6 +221,12 @@ package struct CommunitySettings: Sendable, Codable, Equatable, OmitsNilMembers 
         }
         if let timezone, !Self.timeZoneNames.contains(timezone) {
             throw ServiceError.invalidInput(field: "settings.timezone", reason: "is not an IANA time zone name such as America/New_York")
+        }
+        if let days = remindOldDebtsDays, !(1...365).contains(days) {
+            throw ServiceError.invalidInput(field: "settings.remindOldDebtsDays", reason: "must be between 1 and 365")
+        }
+        if let units = remindOldDebtsThreshold, !(0...1_000_000).contains(units) {
+            throw ServiceError.invalidInput(field: "settings.remindOldDebtsThreshold", reason: "must be between 0 and 1000000")
         }
         if let defaultSplit, !Self.defaultSplits.contains(defaultSplit) {
             throw ServiceError.invalidInput(field: "settings.defaultSplit", reason: "must be equal or shares")
@@ -236,7 +258,10 @@ package struct CommunitySettings: Sendable, Codable, Equatable, OmitsNilMembers 
             language: other.language ?? language,
             endToEndEncryption: other.endToEndEncryption ?? endToEndEncryption,
             minimizeDebts: other.minimizeDebts ?? minimizeDebts,
-            defaultSplit: other.defaultSplit ?? defaultSplit
+            defaultSplit: other.defaultSplit ?? defaultSplit,
+            remindOldDebts: other.remindOldDebts ?? remindOldDebts,
+            remindOldDebtsDays: other.remindOldDebtsDays ?? remindOldDebtsDays,
+            remindOldDebtsThreshold: other.remindOldDebtsThreshold ?? remindOldDebtsThreshold
         )
     }
 }

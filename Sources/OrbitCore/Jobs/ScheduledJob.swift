@@ -21,6 +21,9 @@ package struct ScheduledJob: Sendable {
             ScheduledJob(name: "reminders", everyTicks: 1, timeout: .seconds(50)) { services in
                 "\(try await services.notifications.sendReminders()) created"
             },
+            ScheduledJob(name: "debt-reminders", everyTicks: 60, timeout: .seconds(300)) { services in
+                "\(try await services.settlements.sendDebtReminders()) created"
+            },
             ScheduledJob(name: "recurring-charges", everyTicks: 1, timeout: .seconds(50)) { services in
                 "\(try await services.recurringCharges.createDue())"
             },

@@ -23,6 +23,8 @@ package enum NotificationType: String, DatabaseEnum {
     case settlementRecorded = "settlement_recorded"
     /// Someone who is owed asks the one who owes them to settle up (at most once a day per pair).
     case nudge
+    /// Settle Up's remindOldDebts: a weekly reminder of an old debt (docs/money.md).
+    case debtReminder = "debt_reminder"
 }
 
 /// A notification (spec: Notifications); `data` is the deep link (JSON object text).

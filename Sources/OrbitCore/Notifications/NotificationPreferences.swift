@@ -35,7 +35,7 @@ extension NotificationType {
         switch self {
         case .expenseAdded, .expenseEdited, .expenseDeleted: "expenses"
         case .settlementRecorded: "settlements"
-        case .nudge: "reminders"
+        case .nudge, .debtReminder: "reminders"
         default: nil
         }
     }
