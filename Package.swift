@@ -72,7 +72,9 @@ let package = Package(
             dependencies: [
                 "OrbitPostgres", .product(name: "Logging", package: "swift-log"), .product(name: "CSV", package: "CSV.swift"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            // The notifications' texts per language (catalogs/), built into the module.
+            plugins: ["EmbedFiles"]
         ),
         // The deterministic bulk data set of `orbitctl dev seed`, `orbit-bench scale` and the tests:
         // set-based SQL as a superuser, with triggers off, verified against recounts afterwards.

@@ -79,4 +79,22 @@ struct PaymentAPITests {
             #expect(options.first?["url"] as? String == "https://paypal.me/AdaAdmin/15.00USD", "\(settle.text)")
         }
     }
+
+    @Test("PATCH /users/me takes a language (BCP 47, 400 otherwise); GET /notifications then reads in it")
+    func language() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let set = try await harness.request(.patch, "/users/me", token: cast.memberToken, json: ["language": "es"])
+            let setJSON = try set.json
+            #expect(set.status == 200 && setJSON["language"] as? String == "es", "\(set.text)")
+            let bad = try await harness.request(.patch, "/users/me", token: cast.memberToken, json: ["language": "spanish please"])
+            #expect(bad.status == 400 && bad.text.contains("language"), "\(bad.text)")
+            _ = try await harness.services.expenses.addExpense(
+                in: cast.community, description: "Pelotas", total: try dollars("30.00"), paidBy: cast.admin,
+                split: .equal([cast.admin, cast.member]), as: cast.admin)
+            let list = try await harness.request(.get, "/notifications", token: cast.memberToken)
+            let body = try #require(try list.items.first?["body"] as? String, "\(list.text)")
+            #expect(body == "Ada Admin añadió un gasto que compartes: tu parte es 15,00\u{00A0}US$", "\(body)")
+        }
+    }
 }

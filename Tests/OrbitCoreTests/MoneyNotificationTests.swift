@@ -33,7 +33,9 @@ struct MoneyNotificationTests {
             #expect(try await Self.told(cast.admin, .expenseAdded, services).isEmpty, "the author is not told")
             #expect(try await Self.told(cast.outsider, .expenseAdded, services).isEmpty)
             let notification = try #require(try await services.notifications.list(as: cast.member).items.first { $0.type == .expenseAdded })
-            #expect(notification.title == "Dinner" && notification.body == "Ada Admin added an expense you share in", "\(notification)")
+            #expect(
+                notification.title == "Dinner" && notification.body == "Ada Admin added an expense you share in: your share is $22.50",
+                "\(notification)")
 
             // Max moves his share onto Zoe: both hear of it, Ada (the author of the change) and the guest do not.
             _ = try await services.expenses.updateExpense(
@@ -71,7 +73,7 @@ struct MoneyNotificationTests {
             let nudge = try await services.settlements.nudge(cast.member, in: cast.community, as: cast.admin)
             #expect(nudge.owed == [CurrencyBalance(currency: "USD", balance: 1000)] && nudge.toUserID == cast.member)
             let told = try await services.notifications.list(as: cast.member).items.filter { $0.type == .nudge }
-            #expect(told.count == 1 && told.first?.body == "Ada Admin asks you to settle up", "\(told)")
+            #expect(told.count == 1 && told.first?.body == "Ada Admin asks you to settle up: you owe $10.00", "\(told)")
             #expect(told.first?.data.contains("\"owed\"") == true)
 
             let owesNothing = await serviceError { try await services.settlements.nudge(cast.admin, in: cast.community, as: cast.member) }

@@ -49,4 +49,16 @@ struct PaymentCommandTests {
             #expect((object["payment_handles"] as? [String: Any])?["revolut"] as? String == "ada.l", "\(export.output)")
         }
     }
+
+    @Test("user update sets the user's language (checked), in which notifications then read")
+    func language() async throws {
+        try await withTestDatabase { database in
+            let cli = Orbitctl(database: database)
+            _ = try await cli.json("user", "create", "--email", "ada@example.com", "--name", "Ada")
+            let set = try await cli.json("user", "update", "--language", "de-de", "--as", "ada@example.com")
+            #expect(set["language"] as? String == "de-DE", "\(set)")
+            let bad = try await cli.run("user", "update", "--language", "deutsch!", "--as", "ada@example.com")
+            #expect(!bad.succeeded && bad.errors.contains("language"), "\(bad.errors)")
+        }
+    }
 }

@@ -24,14 +24,20 @@ package struct DeviceService: Sendable {
         if let locale, !Self.isLocale(locale) {
             throw ServiceError.invalidInput(field: "locale", reason: "must be a language tag such as en-US")
         }
+        // The user's language, when they have none yet, is their first device's (docs/api.md).
+        let language = locale.map { LanguageTag.canonical($0) }
         return try await runner.asUser(actor) { connection in
-            try Device(
+            let device = try Device(
                 row: try await connection.query(
                     """
                     SELECT \(unescaped: Device.columns)
                     FROM orbit.register_device(\(token), \(environment.rawValue), \(bundleID), \(locale))
                     """
                 ).single())
+            if let language {
+                try await connection.query("UPDATE users SET language = \(language) WHERE id = \(actor) AND language IS NULL")
+            }
+            return device
         }
     }
 

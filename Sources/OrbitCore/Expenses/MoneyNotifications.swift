@@ -5,11 +5,13 @@ import OrbitPostgres
 /// statement in the round trip of the change that causes it, through `NotificationService`'s
 /// one statement (a member who switched a type off in the community gets none; a guest gets
 /// none). `data` says what the app opens (`expense_id`, `community_id`) and the recipient's
-/// share (`share`, minor units of `currency`), for the app to show in the user's own format.
+/// share (`share`, minor units of `currency`), for the app to show in the user's own format, and
+/// what the text is written from in the reader's language (`kind`, `actor_name`; `NotificationText`).
 enum MoneyNotifications {
     /// The recipient's share of transaction `t`, and where it is.
     private static let data: PostgresQuery = """
-        jsonb_build_object('expense_id', t.id, 'community_id', t.community_id, 'share', p.amount::text, 'currency', t.currency)
+        jsonb_build_object('expense_id', t.id, 'community_id', t.community_id, 'share', p.amount::text, 'currency', t.currency,
+            'kind', t.type::text, 'actor_name', a.display_name)
         """
 
     /// Rows for `NotificationService.enqueue`: one per person `p` (user_id, amount) of transaction

@@ -306,7 +306,8 @@ extension NotificationService {
                        JOIN members m ON m.community_id = p.community_id AND m.user_id = p.user_id AND m.left_at IS NULL
                        JOIN messages x ON x.conversation_id = p.conversation_id AND x.position > p.read_position
                        WHERE p.user_id = c.user_id AND p.left_at IS NULL AND x.sender_id IS DISTINCT FROM p.user_id AND x.deleted_at IS NULL)
-                    AS badge
+                    AS badge,
+                    (SELECT u.language FROM users u WHERE u.id = c.user_id) AS language
                 FROM claimed c
                 """
             )
@@ -320,7 +321,8 @@ extension NotificationService {
                 dropped += 1
                 continue
             }
-            let notification = try AppNotification(columnsNamedIn: row)
+            // In the user's language (NotificationText).
+            let notification = try AppNotification(columnsNamedIn: row).localized(to: try row.decode("language", as: String?.self))
             pushes.append(
                 Push(
                     notification: notification, deviceID: deviceID, token: token, environment: environment, bundleID: bundleID,

@@ -88,13 +88,18 @@ package struct NotificationService: Sendable {
         return try await runner.asUser(actor) { connection in
             let rows = try await connection.query(
                 """
-                SELECT \(unescaped: AppNotification.columns), \(unescaped: Self.notificationOrder.columns) FROM notifications
+                SELECT \(unescaped: AppNotification.columns), \(unescaped: Self.notificationOrder.columns),
+                    (SELECT u.language FROM users u WHERE u.id = \(actor)) AS reader_language
+                FROM notifications
                 WHERE user_id = \(actor) AND (NOT \(unreadOnly) OR read_at IS NULL)
                   AND \(try Self.notificationOrder.after(after))
                 ORDER BY \(unescaped: Self.notificationOrder.order) LIMIT \(limit + 1)
                 """
             )
-            return try Self.notificationOrder.page(rows, limit: limit, item: AppNotification.init(row:))
+            // In the reader's language (NotificationText).
+            return try Self.notificationOrder.page(rows, limit: limit) { row in
+                try AppNotification(row: row).localized(to: try row.decode("reader_language", as: String?.self))
+            }
         }
     }
 

@@ -68,7 +68,8 @@ extension SettlementService {
                     .nudge,
                     """
                     SELECT m.user_id, m.community_id, left(c.name, 200), coalesce(a.display_name, 'Someone') || ' asks you to settle up',
-                        jsonb_build_object('community_id', m.community_id, 'from_user_id', \(actor)::uuid, 'owed', \(owedJSON)::jsonb),
+                        jsonb_build_object('community_id', m.community_id, 'from_user_id', \(actor)::uuid, 'owed', \(owedJSON)::jsonb,
+                            'actor_name', a.display_name),
                         NULL::text, m.notification_prefs
                     FROM members m JOIN communities c ON c.id = m.community_id LEFT JOIN users a ON a.id = \(actor)
                     WHERE m.community_id = \(community) AND m.user_id = \(member) AND m.left_at IS NULL

@@ -7,7 +7,9 @@ struct UserCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "user",
         abstract: "Create, list and show users.",
-        subcommands: [Create.self, List.self, Show.self, UserProfileCommand.self, UserOperatorCommand.self, UserExportCommand.self]
+        subcommands: [
+            Create.self, List.self, Show.self, UserProfileCommand.self, UserOperatorCommand.self, UserExportCommand.self, UserUpdateCommand.self,
+        ]
     )
 
     struct Create: AsyncParsableCommand {

@@ -61,3 +61,25 @@ struct UserExportCommand: ActingCommand {
 
     func tell(_ export: UserExport) {}
 }
+
+/// `orbitctl user update --as U`: the acting user's own profile, as `PATCH /users/me`.
+struct UserUpdateCommand: ActingCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "update", abstract: "Change your own profile: name, email, avatar, language; what is not given stays.")
+    @Option(help: "Display name, up to 100 characters.") var name: String?
+    @Option(help: "Email address.") var email: String?
+    @Option(help: "An http(s) address of the avatar.") var avatarURL: String?
+    @Option(help: "A BCP 47 language tag (en, hi-IN, cs): notifications and pushes come in it, amounts formatted by its locale.")
+    var language: String?
+    @OptionGroup var acting: ActingOptions
+    @OptionGroup var output: JSONOption
+
+    func act(_ services: OrbitServices, as actor: UserID) async throws -> User {
+        try await services.users.updateProfile(displayName: name, email: email, avatarURL: avatarURL, language: language, as: actor)
+    }
+
+    func tell(_ user: User) {
+        printTable(
+            ["ID", "NAME", "EMAIL", "LANGUAGE"], [[user.id.description, user.displayName, user.email, user.language ?? "(English)"]])
+    }
+}

@@ -1,0 +1,138 @@
+package import Foundation
+
+/// The catalogs of `catalogs/notifications/`, built into the module by the EmbedFiles plugin.
+enum EmbeddedCatalogs {}
+
+/// A BCP 47 language tag as OrbitCove keeps it (`users.language`): a language of two or three
+/// letters, then up to three subtags of 2 to 8 letters and digits (a script, a region, a
+/// variant), each in its conventional case (`hi-IN`, `sr-Latn-RS`, `de-CH`).
+package enum LanguageTag {
+    /// `text` in its conventional case, `_` read as `-` (a device's `en_IN`).
+    package static func canonical(_ text: String) -> String {
+        let parts = text.split { $0 == "-" || $0 == "_" }
+        return parts.enumerated().map { index, part in
+            if index == 0 { return part.lowercased() }
+            if part.count == 4, part.allSatisfy(\.isLetter) { return part.prefix(1).uppercased() + part.dropFirst().lowercased() }
+            if part.count == 2 { return part.uppercased() }
+            return part.lowercased()
+        }.joined(separator: "-")
+    }
+
+    /// `text` as a tag, in its conventional case.
+    /// - Throws: `ServiceError.invalidInput(field:)` unless it is one.
+    package static func parse(_ text: String, field: String) throws -> String {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard let first = parts.first, (2...3).contains(first.utf8.count), first.utf8.allSatisfy(Validate.isLetter), parts.count <= 4,
+            parts.dropFirst().allSatisfy({ (2...8).contains($0.utf8.count) && $0.utf8.allSatisfy { Validate.isLetter($0) || Validate.isDigit($0) } })
+        else {
+            throw ServiceError.invalidInput(field: field, reason: "must be a BCP 47 language tag such as en, hi-IN or pt-BR")
+        }
+        return canonical(text)
+    }
+}
+
+/// The texts of notifications in the reader's language (docs/api.md, "Notifications"): money's
+/// types are written from the catalog of the language (`catalogs/notifications/<language>.json`,
+/// English when there is none for it) with the values their `data` keeps, amounts formatted by
+/// the language's locale with Foundation (₹1,23,456.50 in hi-IN, 1 234,50 Kč in cs). The stored
+/// title and body are the English text, for readers that do not localize (the change feed);
+/// other types keep them.
+package enum NotificationText {
+    /// language → key → template.
+    static let catalogs: [String: [String: String]] = {
+        var catalogs: [String: [String: String]] = [:]
+        for file in EmbeddedCatalogs.encoded where file.path.hasPrefix("catalogs/notifications/") {
+            let language = String(file.path.dropFirst("catalogs/notifications/".count).dropLast(".json".count))
+            // A catalog that does not parse is left out (English stands in); CatalogTests fails on it.
+            guard let data = Data(base64Encoded: file.base64), let catalog = try? JSONDecoder().decode([String: String].self, from: data) else {
+                continue
+            }
+            catalogs[language] = catalog
+        }
+        return catalogs
+    }()
+
+    /// The languages with a catalog.
+    package static var languages: [String] { catalogs.keys.sorted() }
+
+    /// The keys of `language`'s own catalog.
+    package static func keys(of language: String) -> [String] { catalogs[language].map { Array($0.keys) } ?? [] }
+
+    /// The catalog for `language`: its own, else its base language's (`hi` for `hi-IN`), else English.
+    static func catalog(for language: String?) -> [String: String] {
+        let tag = language ?? "en"
+        let base = String(tag.prefix { $0 != "-" })
+        return catalogs[tag] ?? catalogs[base] ?? catalogs["en"] ?? [:]
+    }
+
+    /// `minorUnits` of `currency` as `locale` writes money.
+    package static func money(_ minorUnits: Int64, currency code: String, locale: Locale) -> String {
+        let exponent = Currency(code)?.exponent ?? 2
+        let amount = Decimal(sign: minorUnits < 0 ? .minus : .plus, exponent: -exponent, significand: Decimal(minorUnits.magnitude))
+        return amount.formatted(.currency(code: code).locale(locale))
+    }
+
+    /// The body of a notification of `type` for a reader of `language`, from its `data`; nil for
+    /// a type no catalog writes (its stored body stands).
+    package static func body(_ type: NotificationType, data: String, language: String?) -> String? {
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(data.utf8))) as? [String: Any] else { return nil }
+        let catalog = catalog(for: language)
+        let locale = Locale(identifier: language ?? "en")
+        let actor = (object["actor_name"] as? String) ?? catalog["someone"] ?? "Someone"
+        func integer(_ value: Any?) -> Int64? {
+            if let number = value as? NSNumber { return number.int64Value }
+            if let text = value as? String { return Int64(text) }
+            return nil
+        }
+        let key: String
+        var values: [String: String] = ["actor": actor]
+        switch type {
+        case .expenseAdded, .expenseEdited, .expenseDeleted, .settlementRecorded:
+            guard let share = integer(object["share"]), let currency = object["currency"] as? String else { return nil }
+            values["share"] = money(share, currency: currency, locale: locale)
+            key =
+                type == .expenseAdded && object["kind"] as? String == "income"
+                ? "income_added" : type.rawValue
+        case .nudge:
+            guard let owed = object["owed"] as? [[String: Any]] else { return nil }
+            values["owed"] = owed.compactMap { entry in
+                guard let amount = integer(entry["balance"]), let currency = entry["currency"] as? String else { return nil }
+                return money(amount, currency: currency, locale: locale)
+            }.formatted(.list(type: .and).locale(locale))
+            key = "nudge"
+        case .debtReminder:
+            guard let owed = integer(object["owed"]), let currency = object["currency"] as? String, let days = integer(object["days"]) else {
+                return nil
+            }
+            values["owed"] = money(owed, currency: currency, locale: locale)
+            values["days"] = days.formatted(.number.locale(locale))
+            key = "debt_reminder"
+        default:
+            return nil
+        }
+        guard let template = catalog[key] ?? self.catalog(for: "en")[key] else { return nil }
+        return fill(template, values)
+    }
+
+    /// `template` with each `{name}` replaced by its value, in one pass.
+    static func fill(_ template: String, _ values: [String: String]) -> String {
+        var result = ""
+        var rest = Substring(template)
+        while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+            result += rest[..<open]
+            let name = String(rest[rest.index(after: open)..<close])
+            result += values[name] ?? String(rest[open...close])
+            rest = rest[rest.index(after: close)...]
+        }
+        return result + rest
+    }
+}
+
+extension AppNotification {
+    /// This notification as a reader of `language` reads it (`NotificationText`).
+    package func localized(to language: String?) -> AppNotification {
+        var copy = self
+        if let body = NotificationText.body(type, data: data, language: language) { copy.body = body }
+        return copy
+    }
+}
