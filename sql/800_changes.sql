@@ -396,9 +396,9 @@ DROP TRIGGER IF EXISTS trigger_change_device ON devices;
 CREATE TRIGGER trigger_change_device AFTER INSERT OR UPDATE OR DELETE ON devices
     FOR EACH ROW EXECUTE FUNCTION orbit.record_own_change('device', 'user_id');
 DROP TRIGGER IF EXISTS trigger_change_user ON users;
-CREATE TRIGGER trigger_change_user AFTER UPDATE OF apple_id, email, display_name, avatar_url, language, deleted_at ON users
-    FOR EACH ROW WHEN ((OLD.apple_id, OLD.email, OLD.display_name, OLD.avatar_url, OLD.language, OLD.deleted_at)
-        IS DISTINCT FROM (NEW.apple_id, NEW.email, NEW.display_name, NEW.avatar_url, NEW.language, NEW.deleted_at))
+CREATE TRIGGER trigger_change_user AFTER UPDATE OF apple_id, email, display_name, avatar_url, language, timezone, deleted_at ON users
+    FOR EACH ROW WHEN ((OLD.apple_id, OLD.email, OLD.display_name, OLD.avatar_url, OLD.language, OLD.timezone, OLD.deleted_at)
+        IS DISTINCT FROM (NEW.apple_id, NEW.email, NEW.display_name, NEW.avatar_url, NEW.language, NEW.timezone, NEW.deleted_at))
     EXECUTE FUNCTION orbit.record_own_change('user', 'id');
 
 -- Policies. This file owns every policy on changes: it drops them all and recreates the ones below,

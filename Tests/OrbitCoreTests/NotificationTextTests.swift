@@ -86,7 +86,7 @@ struct NotificationTextTests {
     func catalogs() {
         #expect(NotificationText.languages == ["cs", "de", "en", "es", "hi"])
         let english = Set(NotificationText.keys(of: "en"))
-        #expect(english.count == 8)
+        #expect(english.count == 14)
         for language in NotificationText.languages {
             #expect(Set(NotificationText.keys(of: language)) == english, "\(language)")
         }

@@ -14,13 +14,15 @@ extension OrbitAPI {
             var email: String?
             var avatarUrl: String?
             var language: String?
+            var timezone: String?
         }
         me.patch { request, context in
             let body = try await request.decodeJSON(ProfileChange.self, context: context)
             let user = try context.requireUser()
             return JSON(
                 try await services.users.updateProfile(
-                    displayName: body.displayName, email: body.email, avatarURL: body.avatarUrl, language: body.language, as: user))
+                    displayName: body.displayName, email: body.email, avatarURL: body.avatarUrl, language: body.language, timezone: body.timezone,
+                    as: user))
         }
 
         // Notification preferences across communities; a community's own switches override them there.

@@ -24,6 +24,9 @@ package struct ScheduledJob: Sendable {
             ScheduledJob(name: "debt-reminders", everyTicks: 60, timeout: .seconds(300)) { services in
                 "\(try await services.settlements.sendDebtReminders()) created"
             },
+            ScheduledJob(name: "weekly-digest", everyTicks: 60, timeout: .seconds(300)) { services in
+                "\(try await services.notifications.sendWeeklyDigests()) created"
+            },
             ScheduledJob(name: "recurring-charges", everyTicks: 1, timeout: .seconds(50)) { services in
                 "\(try await services.recurringCharges.createDue())"
             },

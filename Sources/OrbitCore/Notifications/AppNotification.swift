@@ -25,6 +25,8 @@ package enum NotificationType: String, DatabaseEnum {
     case nudge
     /// Settle Up's remindOldDebts: a weekly reminder of an old debt (docs/money.md).
     case debtReminder = "debt_reminder"
+    /// One By Two's weeklyDigest: the week's money across the user's communities (docs/money.md).
+    case weeklyDigest = "weekly_digest"
 }
 
 /// A notification (spec: Notifications); `data` is the deep link (JSON object text).

@@ -36,6 +36,7 @@ extension NotificationType {
         case .expenseAdded, .expenseEdited, .expenseDeleted: "expenses"
         case .settlementRecorded: "settlements"
         case .nudge, .debtReminder: "reminders"
+        case .weeklyDigest: "weekly_digest"
         default: nil
         }
     }

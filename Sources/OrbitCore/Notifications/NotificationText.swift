@@ -100,6 +100,9 @@ package enum NotificationText {
                 return money(amount, currency: currency, locale: locale)
             }.formatted(.list(type: .and).locale(locale))
             key = "nudge"
+        case .weeklyDigest:
+            guard let money = object["money"] as? [[String: Any]] else { return nil }
+            return digest(money, catalog: catalog, locale: locale)
         case .debtReminder:
             guard let owed = integer(object["owed"]), let currency = object["currency"] as? String, let days = integer(object["days"]) else {
                 return nil
@@ -112,6 +115,40 @@ package enum NotificationText {
         }
         guard let template = catalog[key] ?? self.catalog(for: "en")[key] else { return nil }
         return fill(template, values)
+    }
+
+    /// The weekly digest: the week's new expenses with a share of the user's (how many, their
+    /// shares per currency), and where the user stands per currency across their communities.
+    static func digest(_ money: [[String: Any]], catalog: [String: String], locale: Locale) -> String? {
+        func integer(_ value: Any?) -> Int64 { (value as? NSNumber)?.int64Value ?? 0 }
+        func amounts(_ entries: [(Int64, String)]) -> String {
+            entries.map { Self.money($0.0, currency: $0.1, locale: locale) }.formatted(.list(type: .and).locale(locale))
+        }
+        let expenses = money.map { integer($0["expenses"]) }.reduce(0, +)
+        let shares = money.compactMap { entry -> (Int64, String)? in
+            guard let currency = entry["currency"] as? String, integer(entry["share"]) > 0 else { return nil }
+            return (integer(entry["share"]), currency)
+        }
+        let balances = money.compactMap { entry -> (Int64, String)? in
+            guard let currency = entry["currency"] as? String, integer(entry["balance"]) != 0 else { return nil }
+            return (integer(entry["balance"]), currency)
+        }
+        let owe = balances.filter { $0.0 < 0 }.map { (-$0.0, $0.1) }
+        let owed = balances.filter { $0.0 > 0 }
+        let balance: String?
+        switch (owe.isEmpty, owed.isEmpty) {
+        case (true, true): balance = catalog["digest_even"]
+        case (false, true): balance = catalog["digest_owe"].map { fill($0, ["amounts": amounts(owe)]) }
+        case (true, false): balance = catalog["digest_owed"].map { fill($0, ["amounts": amounts(owed)]) }
+        case (false, false): balance = catalog["digest_both"].map { fill($0, ["owe": amounts(owe), "owed": amounts(owed)]) }
+        }
+        guard let balance else { return nil }
+        if expenses == 0 {
+            return catalog["weekly_digest_quiet"].map { fill($0, ["balance": balance]) }
+        }
+        return catalog["weekly_digest"].map {
+            fill($0, ["expenses": expenses.formatted(.number.locale(locale)), "shares": amounts(shares), "balance": balance])
+        }
     }
 
     /// `template` with each `{name}` replaced by its value, in one pass.

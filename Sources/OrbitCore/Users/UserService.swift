@@ -35,17 +35,22 @@ package struct UserService: Sendable {
 
     /// Changes the acting user's own profile; nil leaves a field as it is.
     package func updateProfile(
-        displayName: String? = nil, email: String? = nil, avatarURL: String? = nil, language: String? = nil, as actor: UserID
+        displayName: String? = nil, email: String? = nil, avatarURL: String? = nil, language: String? = nil, timezone: String? = nil,
+        as actor: UserID
     ) async throws -> User {
         let displayName = try displayName.map { try Validate.text($0, field: "display_name", limit: 100) }
         let email = try email.map(Validate.email)
         let avatarURL = try Validate.url(avatarURL, field: "avatar_url")
         let language = try language.map { try LanguageTag.parse($0, field: "language") }
+        if let timezone, !CommunitySettings.timeZoneNames.contains(timezone) {
+            throw ServiceError.invalidInput(field: "timezone", reason: "is not an IANA time zone name such as Asia/Kolkata")
+        }
         return try await runner.asUser(actor) { connection in
             let rows = try await connection.query(
                 """
                 UPDATE users SET display_name = coalesce(\(displayName), display_name), email = coalesce(\(email), email),
-                    avatar_url = coalesce(\(avatarURL), avatar_url), language = coalesce(\(language), language)
+                    avatar_url = coalesce(\(avatarURL), avatar_url), language = coalesce(\(language), language),
+                    timezone = coalesce(\(timezone), timezone)
                 WHERE id = \(actor) AND deleted_at IS NULL RETURNING \(unescaped: User.columns)
                 """
             )

@@ -71,11 +71,13 @@ struct UserUpdateCommand: ActingCommand {
     @Option(help: "An http(s) address of the avatar.") var avatarURL: String?
     @Option(help: "A BCP 47 language tag (en, hi-IN, cs): notifications and pushes come in it, amounts formatted by its locale.")
     var language: String?
+    @Option(help: "An IANA time zone name (Asia/Kolkata): the weekly digest comes Monday morning there.") var timezone: String?
     @OptionGroup var acting: ActingOptions
     @OptionGroup var output: JSONOption
 
     func act(_ services: OrbitServices, as actor: UserID) async throws -> User {
-        try await services.users.updateProfile(displayName: name, email: email, avatarURL: avatarURL, language: language, as: actor)
+        try await services.users.updateProfile(
+            displayName: name, email: email, avatarURL: avatarURL, language: language, timezone: timezone, as: actor)
     }
 
     func tell(_ user: User) {
