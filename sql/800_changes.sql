@@ -272,12 +272,14 @@ DROP TRIGGER IF EXISTS trigger_change_chore_done_delete ON chore_completions;
 CREATE TRIGGER trigger_change_chore_done_delete AFTER DELETE ON chore_completions REFERENCING OLD TABLE AS parts
     FOR EACH STATEMENT EXECUTE FUNCTION orbit.record_part_changes('chore');
 
--- A family member belongs to no community: it is shown in each community of its parent, so a
--- change of it is a change there (and the parent joining or leaving one is, below).
-CREATE OR REPLACE FUNCTION orbit.record_family_member() RETURNS trigger
+-- A family member or a payment handle belongs to no community: it is shown in each community of
+-- its owner (the parent, the user), so a change of it is a change there (and the owner joining or
+-- leaving one is, below), and in the owner's own feed. trigger argument: the entity.
+CREATE OR REPLACE FUNCTION orbit.record_shown_with_owner() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
+    entity text := TG_ARGV[0];
     member_id uuid;
     parent uuid;
 BEGIN
@@ -295,18 +297,24 @@ BEGIN
     -- user (KEY SHARE) do not wait for it.
     PERFORM 1 FROM public.users u WHERE u.id = parent FOR NO KEY UPDATE;
     INSERT INTO public.changes (community_id, entity, entity_id, op, user_id)
-    SELECT m.community_id, 'family_member', member_id, CASE WHEN TG_OP = 'DELETE' THEN 'delete' ELSE 'upsert' END, NULL
+    SELECT m.community_id, entity, member_id, CASE WHEN TG_OP = 'DELETE' THEN 'delete' ELSE 'upsert' END, NULL
     FROM public.members m WHERE m.user_id = parent AND m.left_at IS NULL
     -- and in the parent's own feed (GET /users/me/family), communities or not.
     UNION ALL
-    SELECT NULL, 'family_member', member_id, CASE WHEN TG_OP = 'DELETE' THEN 'delete' ELSE 'upsert' END, parent;
+    SELECT NULL, entity, member_id, CASE WHEN TG_OP = 'DELETE' THEN 'delete' ELSE 'upsert' END, parent;
     RETURN NULL;
 END
 $$;
-ALTER FUNCTION orbit.record_family_member() OWNER TO orbit_admin;
+ALTER FUNCTION orbit.record_shown_with_owner() OWNER TO orbit_admin;
 DROP TRIGGER IF EXISTS trigger_change_family_member ON family_members;
 CREATE TRIGGER trigger_change_family_member AFTER INSERT OR UPDATE OR DELETE ON family_members
-    FOR EACH ROW EXECUTE FUNCTION orbit.record_family_member();
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_shown_with_owner('family_member');
+DROP FUNCTION IF EXISTS orbit.record_family_member();
+-- A user's payment handles (sql/159_payments.sql, docs/money.md "Getting paid back") are shown to
+-- whoever shares a community with them, as their family members are: logged the same way.
+DROP TRIGGER IF EXISTS trigger_change_payment_handle ON payment_handles;
+CREATE TRIGGER trigger_change_payment_handle AFTER INSERT OR UPDATE OR DELETE ON payment_handles
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_shown_with_owner('payment_handle');
 
 -- What other entities' JSON shows of a row (issue 38): a user's `display_name` is part of each
 -- of their memberships (`member`); a family member's name is part of each expense with a split
@@ -328,7 +336,8 @@ BEGIN
     ELSE
         -- members: whether someone shares a community with the parent may have changed; and
         -- the parent's family members come into (or leave) this community with them (under the
-        -- lock orbit.record_family_member takes, so that a rename at the same time is not lost).
+        -- lock orbit.record_shown_with_owner takes, so that a rename at the same time is not lost);
+        -- their payment handles likewise.
         PERFORM 1 FROM public.users u WHERE u.id = (CASE WHEN TG_OP = 'DELETE' THEN OLD.user_id ELSE NEW.user_id END) FOR NO KEY UPDATE;
         INSERT INTO public.changes (community_id, entity, entity_id, op)
         SELECT DISTINCT t.community_id, 'expense', t.id, 'upsert'
@@ -339,7 +348,11 @@ BEGIN
         UNION ALL
         SELECT (CASE WHEN TG_OP = 'DELETE' THEN OLD.community_id ELSE NEW.community_id END), 'family_member', f.id, 'upsert'
         FROM public.family_members f
-        WHERE f.user_id = (CASE WHEN TG_OP = 'DELETE' THEN OLD.user_id ELSE NEW.user_id END);
+        WHERE f.user_id = (CASE WHEN TG_OP = 'DELETE' THEN OLD.user_id ELSE NEW.user_id END)
+        UNION ALL
+        SELECT (CASE WHEN TG_OP = 'DELETE' THEN OLD.community_id ELSE NEW.community_id END), 'payment_handle', h.id, 'upsert'
+        FROM public.payment_handles h
+        WHERE h.user_id = (CASE WHEN TG_OP = 'DELETE' THEN OLD.user_id ELSE NEW.user_id END);
     END IF;
     RETURN NULL;
 END
@@ -453,12 +466,12 @@ GRANT ALL ON changes TO orbit_admin;
 REVOKE ALL ON orbit_private.change_horizon FROM orbit_app, orbit_admin;
 GRANT SELECT, UPDATE ON orbit_private.change_horizon TO orbit_admin;
 REVOKE ALL ON FUNCTION
-    orbit.record_change(), orbit.record_participant_changes(), orbit.record_part_changes(), orbit.record_family_member(),
+    orbit.record_change(), orbit.record_participant_changes(), orbit.record_part_changes(), orbit.record_shown_with_owner(),
     orbit.record_shown_elsewhere(), orbit.record_own_change(), orbit.changes_compacted_through()
 FROM PUBLIC, orbit_app;
 -- What the feed (as orbit_app) checks a cursor against.
 GRANT EXECUTE ON FUNCTION orbit.changes_compacted_through() TO orbit_app, orbit_admin;
 GRANT EXECUTE ON FUNCTION
-    orbit.record_change(), orbit.record_participant_changes(), orbit.record_part_changes(), orbit.record_family_member(),
+    orbit.record_change(), orbit.record_participant_changes(), orbit.record_part_changes(), orbit.record_shown_with_owner(),
     orbit.record_shown_elsewhere(), orbit.record_own_change(), orbit.changes_compacted_through()
 TO orbit_admin;

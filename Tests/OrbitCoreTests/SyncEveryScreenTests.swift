@@ -75,6 +75,39 @@ struct SyncEveryScreenTests {
         }
     }
 
+    @Test("a member's payment handles are in the feed of each community they are in, change and go with them; the user's own feed has theirs")
+    func paymentHandlesFollowTheirOwner() async throws {
+        try await withServices { services, database in
+            let cast = try await Cast.make(services)
+            var admin = Follower(cast.admin, of: cast.community)
+            try await admin.pull(services)
+            _ = try await services.payments.setHandles(PaymentHandles(revolut: "maxm", upi: "max@okaxis"), as: cast.member)
+            let ids = try await database.withConnection { connection in
+                try await connection.query("SELECT id, kind::text FROM payment_handles WHERE user_id = \(cast.member) ORDER BY kind").map {
+                    try $0.decode((UUID, String).self)
+                }
+            }
+            let revolut = try #require(ids.first { $0.1 == "revolut" }?.0)
+            let upi = try #require(ids.first { $0.1 == "upi" }?.0)
+            try await admin.pull(services)
+            #expect(admin.has(.paymentHandle, revolut) && admin.data(.paymentHandle, upi)?.contains("max@okaxis") == true)
+            // A new handle of the same kind, and one removed.
+            _ = try await services.payments.setHandles(PaymentHandles(revolut: "max.m"), as: cast.member)
+            try await admin.pull(services)
+            #expect(admin.data(.paymentHandle, revolut)?.contains("max.m") == true && !admin.has(.paymentHandle, upi))
+            var own = Follower(cast.member, of: nil)
+            try await own.pull(services)
+            #expect(own.has(.paymentHandle, revolut))
+            // The owner leaves: their handles leave the community's feed.
+            try await services.members.leave(cast.community, as: cast.member)
+            try await admin.pull(services)
+            #expect(!admin.has(.paymentHandle, revolut))
+            var fresh = Follower(cast.admin, of: cast.community)
+            try await fresh.pull(services)
+            #expect(fresh.copy == admin.copy)
+        }
+    }
+
     @Test("a parent's family members are in the feed of each community the parent is in, and leave it with them")
     func familyMembersFollowTheirParent() async throws {
         try await withServices { services, _ in

@@ -1,4 +1,5 @@
-import Foundation
+package import Foundation
+import OrbitPostgres
 
 /// What a payment handle is (`payment_handle_kind`): where a user is paid, one of each per user.
 package enum PaymentHandleKind: String, DatabaseEnum {
@@ -286,5 +287,27 @@ package struct CzechAccount: Sendable, Equatable, CustomStringConvertible {
     package var iban: String {
         func padded(_ text: String, _ width: Int) -> String { String(repeating: "0", count: width - text.count) + text }
         return IBAN.make(country: "CZ", bban: bank + padded(prefix ?? "", 6) + padded(number, 10))
+    }
+}
+
+/// One payment handle as the change feed carries it (`payment_handle`): a row of
+/// `payment_handles`, its owner and kind, normalized as stored.
+package struct PaymentHandle: Sendable, Codable, Equatable {
+    package var id: UUID
+    package var userID: UserID
+    package var kind: PaymentHandleKind
+    package var handle: String
+    package var bic: String?
+    package var holder: String?
+    package var updatedAt: Date
+
+    enum CodingKeys: String, CodingKey {
+        case id, userID = "user_id", kind, handle, bic, holder, updatedAt = "updated_at"
+    }
+
+    static let columns = "h.id, h.user_id, h.kind, h.handle, h.bic, h.holder, h.updated_at"
+
+    init(row: PostgresRow) throws {
+        (id, userID, kind, handle, bic, holder, updatedAt) = try row.decode((UUID, UserID, PaymentHandleKind, String, String?, String?, Date).self)
     }
 }

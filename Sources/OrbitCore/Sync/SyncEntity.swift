@@ -18,6 +18,9 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
     case familyMember = "family_member"
     /// The user's own feed only (`GET /users/me/changes`): their account and their devices.
     case user, device
+    /// The members' payment handles (docs/money.md, "Getting paid back"), where settle-up's pay
+    /// options come from; in the user's own feed, their own.
+    case paymentHandle = "payment_handle"
 
     /// What a signed-in child's device syncs: their chores, completions, rewards, redemptions and
     /// points, under row-level security as the child (docs/chores.md).
@@ -101,6 +104,11 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
             query = "SELECT id FROM expense_categories WHERE community_id = \(community) AND id > \(after) ORDER BY id LIMIT \(limit)"
         case .user, .device:
             return []  // the user's own feed's (`ownIDs`)
+        case .paymentHandle:
+            query = """
+                SELECT h.id FROM payment_handles h JOIN members m ON m.user_id = h.user_id AND m.community_id = \(community) AND m.left_at IS NULL
+                WHERE h.id > \(after) ORDER BY h.id LIMIT \(limit)
+                """
         case .familyMember:
             query = """
                 SELECT f.id FROM family_members f JOIN members m ON m.user_id = f.user_id AND m.community_id = \(community) AND m.left_at IS NULL
@@ -121,6 +129,8 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
             query = "SELECT id FROM devices WHERE user_id = \(user) AND id > \(after) ORDER BY id LIMIT \(limit)"
         case .familyMember:
             query = "SELECT id FROM family_members WHERE user_id = \(user) AND id > \(after) ORDER BY id LIMIT \(limit)"
+        case .paymentHandle:
+            query = "SELECT id FROM payment_handles WHERE user_id = \(user) AND id > \(after) ORDER BY id LIMIT \(limit)"
         case .notification:
             query = "SELECT id FROM notifications WHERE user_id = \(user) AND community_id IS NULL AND id > \(after) ORDER BY id LIMIT \(limit)"
         default:
@@ -295,6 +305,15 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
             guard let user else { return [:] }
             rows = try await connection.query("SELECT \(unescaped: Device.columns) FROM devices WHERE id = ANY(\(ids)) AND user_id = \(user)")
             decode = Device.init(row:)
+        case .paymentHandle:
+            // In a community's feed, the handles of its active members; in the own feed, one's own.
+            rows = try await connection.query(
+                """
+                SELECT \(unescaped: PaymentHandle.columns) FROM payment_handles h
+                WHERE h.id = ANY(\(ids)) AND CASE WHEN \(community)::uuid IS NULL THEN h.user_id = \(user)
+                    ELSE EXISTS (SELECT FROM members m WHERE m.community_id = \(community) AND m.user_id = h.user_id AND m.left_at IS NULL) END
+                """)
+            decode = PaymentHandle.init(row:)
         case .message:
             // One query for the messages; their status (for the reader's own) one per conversation.
             guard let user else { return [:] }

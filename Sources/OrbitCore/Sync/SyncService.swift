@@ -30,11 +30,12 @@ package struct SyncService: Sendable {
         // Added later, so at the end: a cursor in the middle of the state names its entity by
         // position here, and one a phone holds must still mean the same one.
         .familyMember, .recurringCharge, .exchangeRate, .chore, .choreCompletion, .reward, .rewardRedemption, .points, .expenseCategory,
+        .paymentHandle,
     ]
 
     /// What the user's own feed lists (`GET /users/me/changes`): what belongs to them and to no
     /// community. A cursor in its state names its entity by position here.
-    static let ownEntities: [SyncEntity] = [.user, .device, .familyMember, .notification]
+    static let ownEntities: [SyncEntity] = [.user, .device, .familyMember, .notification, .paymentHandle]
 
     /// One page of `community`'s feed for `actor`: from the start (no cursor: the current state,
     /// then changes) or after `cursor` (a `next_cursor` of an earlier page).
