@@ -359,6 +359,11 @@ CREATE POLICY chores_insert ON chores FOR INSERT TO orbit_app
 CREATE POLICY chores_update ON chores FOR UPDATE TO orbit_app
     USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
     WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
+-- A chore nobody has done yet is deleted by an admin; one with a completion is archived instead,
+-- so that its points keep their cause.
+CREATE POLICY chores_delete ON chores FOR DELETE TO orbit_app
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
+           AND NOT EXISTS (SELECT FROM chore_completions d WHERE d.chore_id = chores.id));
 -- What a holder's rows are read by, one policy for each table that holds them: the community's
 -- members, and the signed-in child their own.
 DO $do$
@@ -439,10 +444,10 @@ REVOKE ALL ON chores, chore_assignees, chore_completions, rewards, reward_redemp
 FROM orbit_app, orbit_admin;
 -- Unassign a chore: a hard delete.
 GRANT SELECT, INSERT ON chores, chore_assignees, chore_completions, rewards, reward_redemptions, points_ledger TO orbit_app;
-GRANT DELETE ON chore_assignees TO orbit_app;
+GRANT DELETE ON chore_assignees, chores TO orbit_app;
 GRANT SELECT ON points_accounts TO orbit_app;
 GRANT UPDATE (title, description, points, difficulty, category, due_at, recurrence_rule, recurrence_timezone, requires_approval, archived_at,
-    completion_window_days)
+    completion_window_days, recurrence_ends_at)
     ON chores TO orbit_app;
 GRANT UPDATE (status, reviewed_by, reviewed_at) ON chore_completions TO orbit_app;
 GRANT UPDATE (title, description, points_cost, available, stock) ON rewards TO orbit_app;

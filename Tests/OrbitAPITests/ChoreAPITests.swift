@@ -264,3 +264,37 @@ struct ChoreAPITests {
         }
     }
 }
+
+@Suite("Chores change over HTTP")
+struct ChoreChangeAPITests {
+    @Test("PATCH /chores/{id} (admins; null clears), archive and unarchive, DELETE only while nobody did it")
+    func changeOverHTTP() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let chore = try await harness.services.chores.create(
+                .init(title: "Dishes", description: "After dinner", points: 10, assignees: [cast.member.uuid]), in: cast.community, as: cast.admin)
+            let path = "/chores/\(chore.id)"
+            let refused = try await harness.request(.patch, path, token: cast.memberToken, json: ["points": 20])
+            #expect(refused.status == 403, "\(refused.text)")
+            let changed = try await harness.request(
+                .patch, path, token: cast.adminToken, json: ["points": 20, "description": NSNull(), "title": "Dishes and pans"])
+            let json = try changed.json
+            #expect(changed.status == 200 && json["points"] as? Int == 20 && json["description"] is NSNull, "\(changed.text)")
+            let ends = try await harness.request(.patch, path, token: cast.adminToken, json: ["ends_on": "2030-01-01"])
+            #expect(ends.status == 409 && ends.text.contains("ends_on"), "\(ends.text)")
+            let archived = try await harness.request(.post, "\(path)/archive", token: cast.adminToken)
+            let archivedJSON = try archived.json
+            #expect(archived.status == 200 && archivedJSON["archived_at"] as? String != nil, "\(archived.text)")
+            let back = try await harness.request(.post, "\(path)/unarchive", token: cast.adminToken)
+            let backJSON = try back.json
+            #expect(back.status == 200 && backJSON["archived_at"] is NSNull, "\(back.text)")
+            _ = try await harness.services.chores.complete(chore.id, as: .user(cast.member))
+            let kept = try await harness.request(.delete, path, token: cast.adminToken)
+            #expect(kept.status == 409 && kept.text.contains("archive"), "\(kept.text)")
+            let fresh = try await harness.services.chores.create(
+                .init(title: "Bins", points: 5, assignees: [cast.member.uuid]), in: cast.community, as: cast.admin)
+            let deleted = try await harness.request(.delete, "/chores/\(fresh.id)", token: cast.adminToken)
+            #expect(deleted.status == 204, "\(deleted.text)")
+        }
+    }
+}

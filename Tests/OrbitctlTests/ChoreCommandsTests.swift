@@ -51,3 +51,32 @@ struct ChoreCommandsTests {
         }
     }
 }
+
+@Suite("orbitctl chore update, archive, unarchive, delete")
+struct ChoreChangeCommandTests {
+    @Test("an admin changes a chore, ends it, archives and unarchives it, and deletes one nobody did")
+    func changes() async throws {
+        try await withTestDatabase { database in
+            let cli = Orbitctl(database: database)
+            _ = try await cli.json("user", "create", "--email", "mum@example.com", "--name", "Mum")
+            let kid = try #require(try await cli.json("user", "create", "--email", "kid@example.com", "--name", "Kid")["id"] as? String)
+            let home = try #require(try await cli.json("community", "create", "--name", "Home", "--as", "mum@example.com")["id"] as? String)
+            _ = try await cli.json("community", "add-member", home, "--user", kid, "--as", "mum@example.com")
+            let chore = try #require(
+                try await cli.json(
+                    "chore", "create", "--community", home, "--title", "Walk the dog", "--points", "10", "--assign", kid, "--due",
+                    "2026-11-01T08:00:00Z", "--rrule", "FREQ=DAILY", "--as", "mum@example.com")["id"] as? String)
+            let changed = try await cli.json(
+                "chore", "update", chore, "--points", "15", "--ends-on", "2030-12-31", "--title", "Walk both dogs", "--as", "mum@example.com")
+            #expect(changed["points"] as? Int == 15 && changed["recurrence_rule"] as? String == "FREQ=DAILY;UNTIL=20301231", "\(changed)")
+            let refused = try await cli.run("chore", "update", chore, "--points", "99", "--as", "kid@example.com")
+            #expect(!refused.succeeded, "\(refused.output)")
+            let archived = try await cli.run("chore", "archive", chore, "--as", "mum@example.com")
+            #expect(archived.succeeded && archived.output.contains("Archived"), "\(archived.errors)")
+            let unarchived = try await cli.run("chore", "unarchive", chore, "--as", "mum@example.com")
+            #expect(unarchived.succeeded, "\(unarchived.errors)")
+            let deleted = try await cli.run("chore", "delete", chore, "--as", "mum@example.com")
+            #expect(deleted.succeeded && deleted.output.contains("Deleted"), "\(deleted.errors)")
+        }
+    }
+}

@@ -1105,9 +1105,18 @@ struct RowLevelSecurityTests {
                         // a's payment handle, which a2 reads (they share A) but may not change or remove.
                         try await connection.query("UPDATE payment_handles SET handle = 'x' WHERE user_id = \(world.id(.a))").affectedRows,
                         try await connection.query("DELETE FROM payment_handles WHERE user_id = \(world.id(.a))").affectedRows,
+                        // A's chores, which a2, not an admin, may not delete.
+                        try await connection.query("DELETE FROM chores WHERE community_id = \(world.communityA)").affectedRows,
                     ]
                 }
-                #expect(affected == [0, 0, 0, 0, 0, 0, 0, 0, 0])
+                #expect(affected == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+                // Even A's admin deletes no chore that has a completion (sql/210_chores.sql): it is archived instead.
+                let done = try await connection.asApp(world.id(.a)) { connection in
+                    try await connection.query(
+                        "DELETE FROM chores c WHERE c.community_id = \(world.communityA) AND EXISTS (SELECT FROM chore_completions d WHERE d.chore_id = c.id)"
+                    ).affectedRows
+                }
+                #expect(done == 0)
             }
         }
     }

@@ -44,6 +44,67 @@ extension OrbitAPI {
         router.get("chores/:chore_id") { _, context in
             JSON(try await services.chores.get(try context.id("chore_id"), as: try context.requirePrincipal()))
         }
+        // Chores change (admins): what it says, its points, its schedule, who does it; archived,
+        // unarchived, or deleted while nobody has done it.
+        struct ChoreChange: Decodable, NullableFields {
+            var title: String?
+            var description: String??
+            var points: Int?
+            var difficulty: String?
+            var category: String??
+            var dueAt: Date??
+            var recurrenceRule: String??
+            var requiresApproval: Bool?
+            var completionWindowDays: Int?
+            var assignees: [UUID]?
+            var endsOn: String?
+            static let nullableFields: Set<String> = ["description", "category", "due_at", "recurrence_rule"]
+
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                title = try container.decodeIfPresent(String.self, forKey: .title)
+                description = try container.decodeNullable(String.self, forKey: .description)
+                points = try container.decodeIfPresent(Int.self, forKey: .points)
+                difficulty = try container.decodeIfPresent(String.self, forKey: .difficulty)
+                category = try container.decodeNullable(String.self, forKey: .category)
+                dueAt = try container.decodeNullable(Date.self, forKey: .dueAt)
+                recurrenceRule = try container.decodeNullable(String.self, forKey: .recurrenceRule)
+                requiresApproval = try container.decodeIfPresent(Bool.self, forKey: .requiresApproval)
+                completionWindowDays = try container.decodeIfPresent(Int.self, forKey: .completionWindowDays)
+                assignees = try container.decodeIfPresent([UUID].self, forKey: .assignees)
+                endsOn = try container.decodeIfPresent(String.self, forKey: .endsOn)
+            }
+
+            enum CodingKeys: String, CodingKey {
+                case title, description, points, difficulty, category, dueAt, recurrenceRule, requiresApproval, completionWindowDays, assignees,
+                    endsOn
+            }
+        }
+        router.patch("chores/:chore_id") { request, context in
+            let body = try await request.decodeJSON(ChoreChange.self, context: context)
+            let difficulty = try body.difficulty.map { text in
+                guard let value = ChoreDifficulty(rawValue: text) else {
+                    throw APIProblem.validation(field: "difficulty", "difficulty must be easy, medium or hard.")
+                }
+                return value
+            }
+            let change = ChoreService.ChoreChange(
+                title: body.title, description: body.description, points: body.points, difficulty: difficulty, category: body.category,
+                dueAt: body.dueAt, recurrenceRule: body.recurrenceRule, requiresApproval: body.requiresApproval,
+                completionWindowDays: body.completionWindowDays, assignees: body.assignees,
+                endsOn: try body.endsOn.map { try CivilDate.parse($0, field: "ends_on") })
+            return JSON(try await services.chores.update(try context.id("chore_id"), change, as: try context.requireUser()))
+        }
+        router.post("chores/:chore_id/archive") { _, context in
+            JSON(try await services.chores.setArchived(try context.id("chore_id"), true, as: try context.requireUser()))
+        }
+        router.post("chores/:chore_id/unarchive") { _, context in
+            JSON(try await services.chores.setArchived(try context.id("chore_id"), false, as: try context.requireUser()))
+        }
+        router.delete("chores/:chore_id") { _, context in
+            try await services.chores.delete(try context.id("chore_id"), as: try context.requireUser())
+            return NoContent()
+        }
         struct Completion: Decodable {
             var occurrence: Date?
             var by: UUID?
@@ -173,5 +234,13 @@ extension Request {
         guard let text = query(name) else { return nil }
         guard let id = UUID(uuidString: text) else { throw APIProblem.validation(field: name, "\(name) must be a UUID.") }
         return id
+    }
+}
+
+extension KeyedDecodingContainer {
+    /// A key left out: nil (leave it); `null`: `.some(nil)` (clear it); a value: `.some(value)`.
+    fileprivate func decodeNullable<Value: Decodable>(_ type: Value.Type, forKey key: Key) throws -> Value?? {
+        guard contains(key) else { return .none }
+        return .some(try decodeNil(forKey: key) ? nil : try decode(type, forKey: key))
     }
 }

@@ -21,17 +21,18 @@ package struct ScheduledJob: Sendable {
             ScheduledJob(name: "reminders", everyTicks: 1, timeout: .seconds(50)) { services in
                 "\(try await services.notifications.sendReminders()) created"
             },
-            ScheduledJob(name: "debt-reminders", everyTicks: 60, timeout: .seconds(300)) { services in
-                "\(try await services.settlements.sendDebtReminders()) created"
-            },
-            ScheduledJob(name: "weekly-digest", everyTicks: 60, timeout: .seconds(300)) { services in
-                "\(try await services.notifications.sendWeeklyDigests()) created"
-            },
             ScheduledJob(name: "recurring-charges", everyTicks: 1, timeout: .seconds(50)) { services in
                 "\(try await services.recurringCharges.createDue())"
             },
             ScheduledJob(name: "delivery", everyTicks: 1, timeout: .seconds(50)) { services in
                 "\(try await services.notifications.deliverPending(using: pushes))"
+            },
+            // Hourly, after delivery: a tick hands out what is pending before the weekly work.
+            ScheduledJob(name: "debt-reminders", everyTicks: 60, timeout: .seconds(300)) { services in
+                "\(try await services.settlements.sendDebtReminders()) created"
+            },
+            ScheduledJob(name: "weekly-digest", everyTicks: 60, timeout: .seconds(300)) { services in
+                "\(try await services.notifications.sendWeeklyDigests()) created"
             },
             ScheduledJob(name: "balances", everyTicks: 5, timeout: .seconds(300)) { services in
                 guard let duration = try await services.settlements.refreshBalancesSnapshot(timeout: .seconds(290)) else {

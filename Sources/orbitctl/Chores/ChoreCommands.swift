@@ -35,7 +35,10 @@ private func describeHolder(_ holder: Holder) -> String {
 struct ChoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chore", abstract: "Chores: set by admins (parents), done by members and their family members for points.",
-        subcommands: [Create.self, List.self, Complete.self, Decide<Approve>.self, Decide<Reject>.self, Completions.self]
+        subcommands: [
+            Create.self, List.self, Update.self, Archive.self, Unarchive.self, Delete.self, Complete.self, Decide<Approve>.self, Decide<Reject>.self,
+            Completions.self,
+        ]
     )
 
     struct Create: ActingCommand {
@@ -68,6 +71,75 @@ struct ChoreCommand: AsyncParsableCommand {
         func tell(_ chore: Chore) {
             print("Set chore \(chore.id) (\(chore.title), \(chore.points) points) for \(chore.assignees.count) people.")
         }
+    }
+
+    struct Update: ActingCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change a chore (admins): what is not given stays. Points already earned stay as credited.")
+        @Argument(help: "Chore id.") var chore: ChoreID
+        @Option(help: "What to do (at most 200 characters).") var title: String?
+        @Option(help: "More about it.") var description: String?
+        @Flag(help: "Remove the description.") var noDescription = false
+        @Option(help: "Points it earns from now on (1 to 1,000).") var points: Int?
+        @Option(help: "easy, medium or hard.") var difficulty: ChoreDifficulty?
+        @Option(help: "A category (at most 50 characters).") var category: String?
+        @Option(help: "Who does it, all of them: user ids or family member ids, comma-separated.") var assign: String?
+        @Option(help: "When it is due (RFC 3339); a recurring chore's first occurrence.") var due: Timestamp?
+        @Option(help: "A new recurrence (RRULE), in the community's time zone.") var rrule: String?
+        @Flag(help: "Make it happen once (no recurrence).") var once = false
+        @Option(help: "A recurring chore's last day (YYYY-MM-DD, the community's): it ends there.") var endsOn: String?
+        @Option(help: "Whether the points need a parent's approval (true or false).") var approval: Bool?
+        @Option(help: "How many days back an occurrence may still be marked done (0 to 31).") var windowDays: Int?
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Chore {
+            let change = ChoreService.ChoreChange(
+                title: title, description: noDescription ? .some(nil) : description.map { .some($0) }, points: points, difficulty: difficulty,
+                category: category.map { .some($0) }, dueAt: due.map { .some($0.date) }, recurrenceRule: once ? .some(nil) : rrule.map { .some($0) },
+                requiresApproval: approval, completionWindowDays: windowDays, assignees: try assign.map { try holderIDs($0, option: "--assign") },
+                endsOn: try endsOn.map { try CivilDate.parse($0, field: "ends-on") })
+            return try await services.chores.update(chore, change, as: actor)
+        }
+
+        func tell(_ chore: Chore) {
+            print("Changed chore \(chore.id) (\(chore.title), \(chore.points) points\(chore.recurrenceRule.map { ", \($0)" } ?? "")).")
+        }
+    }
+
+    struct Archive: ActingCommand {
+        static let configuration = CommandConfiguration(abstract: "Archive a chore (admins): off the lists; its completions and points stay.")
+        @Argument(help: "Chore id.") var chore: ChoreID
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Chore { try await services.chores.setArchived(chore, true, as: actor) }
+        func tell(_ chore: Chore) { print("Archived chore \(chore.id) (\(chore.title)).") }
+    }
+
+    struct Unarchive: ActingCommand {
+        static let configuration = CommandConfiguration(abstract: "Bring an archived chore back (admins).")
+        @Argument(help: "Chore id.") var chore: ChoreID
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Chore { try await services.chores.setArchived(chore, false, as: actor) }
+        func tell(_ chore: Chore) { print("Unarchived chore \(chore.id) (\(chore.title)).") }
+    }
+
+    struct Delete: ActingCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete a chore nobody has done yet (admins); one with completions is archived instead.")
+        @Argument(help: "Chore id.") var chore: ChoreID
+        @OptionGroup var acting: ActingOptions
+        var output: TextOutput { TextOutput() }
+
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> ChoreID {
+            try await services.chores.delete(chore, as: actor)
+            return chore
+        }
+
+        func tell(_ chore: ChoreID) { print("Deleted chore \(chore).") }
     }
 
     struct List: ActingCommand {
