@@ -17,6 +17,10 @@ says for itself, from the answers openapi.yaml documents for it:
   The limiters are off in the fuzzed server (scripts/schemathesis.sh), so any other 429 is a fault.
 An answer the operation does not document fails `status_code_conformance` anyway; this keeps an
 operation that documents 409 for one rule from having any 409 taken as a refusal of valid data.
+
+`negative_data_rejection` takes schemathesis's default refusals, and 412 where the operation
+documents it: RFC 9110 13.2.1 evaluates If-Match before the content is processed, so an invalid
+body naming a stale version is rightly answered 412.
 """
 
 import sys
@@ -24,6 +28,7 @@ import sys
 import yaml
 
 ALWAYS = ["2XX", "3XX", "5XX"]
+NEGATIVE = ["400", "401", "403", "404", "405", "406", "409", "415", "422", "428", "429", "5XX"]
 IF_DOCUMENTED = ["401", "403", "404", "409", "412", "416", "426"]
 STATE_429 = {"signInChild", "nudgeMember"}
 
@@ -55,6 +60,8 @@ def main(document_path, output_path):
             if identifier in SIGNATURE_REFUSED:
                 accepted.append("400")
             lines = ["[[operations]]", f'include-operation-id = "{identifier}"', f"checks.positive_data_acceptance.expected-statuses = {quoted(accepted)}"]
+            if "412" in documented:
+                lines.append(f"checks.negative_data_rejection.expected-statuses = {quoted(NEGATIVE + ['412'])}")
             if identifier in NOT_CONFIGURED:
                 lines.append(f'checks.not_a_server_error.expected-statuses = {quoted(["2XX", "3XX", "4XX", "501"])}')
             sections.append("\n".join(lines) + "\n")
