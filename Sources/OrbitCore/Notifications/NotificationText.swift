@@ -72,6 +72,13 @@ package enum NotificationText {
         return amount.formatted(.currency(code: code).locale(locale))
     }
 
+    /// A number of `data`: JSON's, or text (a share is stored as text, bigint-safe).
+    static func integer(_ value: Any?) -> Int64? {
+        if let number = value as? NSNumber { return number.int64Value }
+        if let text = value as? String { return Int64(text) }
+        return nil
+    }
+
     /// The body of a notification of `type` for a reader of `language`, from its `data`; nil for
     /// a type no catalog writes (its stored body stands).
     package static func body(_ type: NotificationType, data: String, language: String?) -> String? {
@@ -79,11 +86,6 @@ package enum NotificationText {
         let catalog = catalog(for: language)
         let locale = Locale(identifier: language ?? "en")
         let actor = (object["actor_name"] as? String) ?? catalog["someone"] ?? "Someone"
-        func integer(_ value: Any?) -> Int64? {
-            if let number = value as? NSNumber { return number.int64Value }
-            if let text = value as? String { return Int64(text) }
-            return nil
-        }
         let key: String
         var values: [String: String] = ["actor": actor]
         switch type {
@@ -114,13 +116,13 @@ package enum NotificationText {
             return nil
         }
         guard let template = catalog[key] ?? self.catalog(for: "en")[key] else { return nil }
-        return fill(template, values)
+        return Template.fill(template, values)
     }
 
     /// The weekly digest: the week's new expenses with a share of the user's (how many, their
     /// shares per currency), and where the user stands per currency across their communities.
     static func digest(_ money: [[String: Any]], catalog: [String: String], locale: Locale) -> String? {
-        func integer(_ value: Any?) -> Int64 { (value as? NSNumber)?.int64Value ?? 0 }
+        func integer(_ value: Any?) -> Int64 { Self.integer(value) ?? 0 }
         func amounts(_ entries: [(Int64, String)]) -> String {
             entries.map { Self.money($0.0, currency: $0.1, locale: locale) }.formatted(.list(type: .and).locale(locale))
         }
@@ -138,30 +140,17 @@ package enum NotificationText {
         let balance: String?
         switch (owe.isEmpty, owed.isEmpty) {
         case (true, true): balance = catalog["digest_even"]
-        case (false, true): balance = catalog["digest_owe"].map { fill($0, ["amounts": amounts(owe)]) }
-        case (true, false): balance = catalog["digest_owed"].map { fill($0, ["amounts": amounts(owed)]) }
-        case (false, false): balance = catalog["digest_both"].map { fill($0, ["owe": amounts(owe), "owed": amounts(owed)]) }
+        case (false, true): balance = catalog["digest_owe"].map { Template.fill($0, ["amounts": amounts(owe)]) }
+        case (true, false): balance = catalog["digest_owed"].map { Template.fill($0, ["amounts": amounts(owed)]) }
+        case (false, false): balance = catalog["digest_both"].map { Template.fill($0, ["owe": amounts(owe), "owed": amounts(owed)]) }
         }
         guard let balance else { return nil }
         if expenses == 0 {
-            return catalog["weekly_digest_quiet"].map { fill($0, ["balance": balance]) }
+            return catalog["weekly_digest_quiet"].map { Template.fill($0, ["balance": balance]) }
         }
         return catalog["weekly_digest"].map {
-            fill($0, ["expenses": expenses.formatted(.number.locale(locale)), "shares": amounts(shares), "balance": balance])
+            Template.fill($0, ["expenses": expenses.formatted(.number.locale(locale)), "shares": amounts(shares), "balance": balance])
         }
-    }
-
-    /// `template` with each `{name}` replaced by its value, in one pass.
-    static func fill(_ template: String, _ values: [String: String]) -> String {
-        var result = ""
-        var rest = Substring(template)
-        while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
-            result += rest[..<open]
-            let name = String(rest[rest.index(after: open)..<close])
-            result += values[name] ?? String(rest[open...close])
-            rest = rest[rest.index(after: close)...]
-        }
-        return result + rest
     }
 }
 

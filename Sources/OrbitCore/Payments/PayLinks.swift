@@ -76,22 +76,12 @@ enum PayLinks {
 
     static func fill(_ template: String, handle: String, amount: String, currency: String, note: String, name: String) -> String {
         func encoded(_ text: String, _ allowed: CharacterSet) -> String { text.addingPercentEncoding(withAllowedCharacters: allowed) ?? "" }
-        // One pass, so that a value holding "{note}" is never filled in again.
-        var result = ""
-        var rest = Substring(template)
-        while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
-            result += rest[..<open]
-            switch rest[rest.index(after: open)..<close] {
-            case "handle": result += encoded(handle, handleCharacters)
-            case "amount": result += amount
-            case "currency": result += currency
-            case "note": result += encoded(note, unreserved)
-            case "name": result += encoded(name, unreserved)
-            default: result += rest[open...close]
-            }
-            rest = rest[rest.index(after: close)...]
-        }
-        return result + rest
+        return Template.fill(
+            template,
+            [
+                "handle": encoded(handle, handleCharacters), "amount": amount, "currency": currency, "note": encoded(note, unreserved),
+                "name": encoded(name, unreserved),
+            ])
     }
 
     /// The first `limit` characters of `text`.
