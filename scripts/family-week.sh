@@ -49,6 +49,10 @@ while [[ $day < $today || $day == "$today" ]]; do
 done
 run chore complete "$cat" --by "$leo" --occurrence "${day}T17:00:00Z" --as "$mum" || true
 run chore completions --community "$home" --as "$dad"
+# Wednesday: the dishes are worth more from now on (Mia's 20 points stay as credited), and the
+# week's chores page two at a time.
+run chore update "$dishes" --points 25 --title "Dishes and pans" --as "$dad" >/dev/null
+run chore list --community "$home" --limit 1 --as "$mum"
 run points show --community "$home" --for "$mia" --as "$mum" --json
 run points show --community "$home" --for "$leo" --as "$mum" --json
 
@@ -59,6 +63,11 @@ run reward redeem "$film" --by "$mia" --as "$mum" || true
 run reward cancel "$first" --as "$dad"
 second=$(id_of reward redeem "$film" --by "$mia" --as "$mum" --json)
 run reward fulfil "$second" --as "$dad"
+# A pony is hidden until Christmas: off Mia's list, nobody redeems it; the parents still see it.
+pony=$(id_of reward create --community "$home" --title Pony --cost 100000 --as "$mum" --json)
+run reward update "$pony" --hide --as "$mum"
+run reward redeem "$pony" --by "$mia" --as "$mum" || true
+run reward list --community "$home" --as "$dad"
 run points adjust --community "$home" --for "$leo" --delta=-2 --reason "Left the bike out in the rain" --as "$mum"
 run points show --community "$home" --for "$mia" --as "$dad" --json
 run points show --community "$home" --for "$leo" --as "$dad" --json

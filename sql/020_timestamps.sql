@@ -45,6 +45,15 @@ CREATE TRIGGER trigger_transactions_updated_at BEFORE UPDATE ON transactions
 DROP TRIGGER IF EXISTS trigger_splits_updated_at ON splits;
 CREATE TRIGGER trigger_splits_updated_at BEFORE UPDATE ON splits
     FOR EACH ROW EXECUTE FUNCTION orbit.touch_updated_at();
+DROP TRIGGER IF EXISTS trigger_chores_updated_at ON chores;
+CREATE TRIGGER trigger_chores_updated_at BEFORE UPDATE ON chores
+    FOR EACH ROW EXECUTE FUNCTION orbit.touch_updated_at();
+DROP TRIGGER IF EXISTS trigger_rewards_updated_at ON rewards;
+CREATE TRIGGER trigger_rewards_updated_at BEFORE UPDATE ON rewards
+    FOR EACH ROW EXECUTE FUNCTION orbit.touch_updated_at();
+DROP TRIGGER IF EXISTS trigger_family_members_updated_at ON family_members;
+CREATE TRIGGER trigger_family_members_updated_at BEFORE UPDATE ON family_members
+    FOR EACH ROW EXECUTE FUNCTION orbit.touch_updated_at();
 
 -- editable_until = created_at + 24 h, fixed at INSERT; created_at itself never changes.
 CREATE OR REPLACE FUNCTION orbit.set_post_editable_until() RETURNS trigger

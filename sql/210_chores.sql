@@ -10,7 +10,7 @@
 --
 -- A holder of points is a user or a child, a family member signed in on a paired device
 -- (orbit.app_child_id()). A child sees their own chores, completions, redemptions and points and
--- the rewards of their parent's communities.
+-- the rewards on offer in their parent's communities.
 
 -- The chores assigned to the signed-in child, in the communities they reach
 -- (orbit.child_community_ids()).
@@ -196,12 +196,15 @@ AS $$
 DECLARE
     reward record;
 BEGIN
-    SELECT r.community_id, r.points_cost, r.available, r.stock INTO reward FROM public.rewards r WHERE r.id = NEW.reward_id FOR UPDATE;
+    SELECT r.community_id, r.points_cost, r.available, r.stock, r.archived_at INTO reward FROM public.rewards r WHERE r.id = NEW.reward_id FOR UPDATE;
     NEW.community_id := reward.community_id;
     NEW.points_cost := reward.points_cost;
     NEW.status := 'requested';
     NEW.resolved_by := NULL;
     NEW.resolved_at := NULL;
+    IF reward.archived_at IS NOT NULL THEN
+        RAISE EXCEPTION 'the reward is archived' USING ERRCODE = 'check_violation', CONSTRAINT = 'reward_redemptions_live_reward';
+    END IF;
     IF NOT reward.available THEN
         RAISE EXCEPTION 'the reward is not available' USING ERRCODE = 'check_violation', CONSTRAINT = 'reward_redemptions_available';
     END IF;
@@ -417,10 +420,11 @@ $do$;
 CREATE POLICY chore_completions_update ON chore_completions FOR UPDATE TO orbit_app
     USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
     WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
+-- A child sees the rewards on offer: not hidden (available), not archived.
 CREATE POLICY rewards_select ON rewards FOR SELECT TO orbit_app
     USING (
         community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
-        OR community_id = ANY ((SELECT orbit.child_community_ids())::uuid[])
+        OR (community_id = ANY ((SELECT orbit.child_community_ids())::uuid[]) AND available AND archived_at IS NULL)
     );
 CREATE POLICY rewards_insert ON rewards FOR INSERT TO orbit_app
     WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) AND created_by = (SELECT orbit.app_user_id()));
@@ -450,7 +454,7 @@ GRANT UPDATE (title, description, points, difficulty, category, due_at, recurren
     completion_window_days, recurrence_ends_at)
     ON chores TO orbit_app;
 GRANT UPDATE (status, reviewed_by, reviewed_at) ON chore_completions TO orbit_app;
-GRANT UPDATE (title, description, points_cost, available, stock) ON rewards TO orbit_app;
+GRANT UPDATE (title, description, points_cost, available, stock, archived_at) ON rewards TO orbit_app;
 GRANT UPDATE (status, resolved_by, resolved_at) ON reward_redemptions TO orbit_app;
 GRANT ALL ON chores, chore_assignees, chore_completions, rewards, reward_redemptions, points_ledger, points_accounts TO orbit_admin;
 REVOKE ALL ON SEQUENCE points_ledger_seq_seq FROM orbit_app, orbit_admin;

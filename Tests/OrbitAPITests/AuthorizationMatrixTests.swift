@@ -122,6 +122,10 @@ struct AuthorizationMatrixTests {
                 Case(
                     method: .post, path: "/communities/{c}/rewards", body: ["title": "Movie night", "points_cost": 50],
                     expected: [401, 401, 404, 404, 403, 201]),
+                Case(method: .get, path: "/rewards/{r}", expected: [401, 401, 404, 404, 200, 200]),
+                Case(method: .patch, path: "/rewards/{r}", body: ["points_cost": 6], expected: [401, 401, 404, 404, 403, 200]),
+                Case(method: .post, path: "/rewards/{r}/archive", expected: [401, 401, 404, 404, 403, 200]),
+                Case(method: .post, path: "/rewards/{r}/unarchive", expected: [401, 401, 404, 404, 403, 200]),
                 Case(method: .get, path: "/communities/{c}/reward-redemptions", expected: [401, 401, 404, 404, 200, 200]),
                 Case(method: .get, path: "/communities/{c}/points", expected: [401, 401, 404, 404, 200, 200]),
                 Case(

@@ -297,4 +297,68 @@ struct ChoreChangeAPITests {
             #expect(deleted.status == 204, "\(deleted.text)")
         }
     }
+
+    @Test("PATCH /rewards/{id} (admins; null clears the description and the stock), hide and show, archive; the lists are pages")
+    func rewardsChangeOverHTTP() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let reward = try await harness.services.chores.createReward(
+                in: cast.community, title: "Pizza", description: "Friday", cost: 40, stock: 2, as: cast.admin)
+            let path = "/rewards/\(reward.id)"
+            let refused = try await harness.request(.patch, path, token: cast.memberToken, json: ["points_cost": 1])
+            #expect(refused.status == 403, "\(refused.text)")
+            let hidden = try await harness.request(
+                .patch, path, token: cast.adminToken, json: ["points_cost": 50, "description": NSNull(), "stock": NSNull(), "available": false])
+            let json = try hidden.json
+            #expect(
+                hidden.status == 200 && json["points_cost"] as? Int == 50 && json["description"] is NSNull && json["stock"] is NSNull,
+                "\(hidden.text)")
+            #expect(json["available"] as? Bool == false && json["updated_at"] as? String != nil)
+            let bad = try await harness.request(.patch, path, token: cast.adminToken, json: ["points_cost": 0])
+            #expect(bad.status == 400 && bad.text.contains("points_cost"), "\(bad.text)")
+            // Hidden: the member's list is empty, the admin's has it; GET names it for both.
+            #expect(try await harness.request(.get, "/communities/\(cast.community)/rewards", token: cast.memberToken).items.isEmpty)
+            #expect(try await harness.request(.get, "/communities/\(cast.community)/rewards", token: cast.adminToken).items.count == 1)
+            #expect(try await harness.request(.get, path, token: cast.memberToken).status == 200)
+            #expect(try await harness.request(.get, path, token: cast.outsiderToken).status == 404)
+            let archived = try await harness.request(.post, "\(path)/archive", token: cast.adminToken)
+            #expect(try archived.status == 200 && archived.json["archived_at"] as? String != nil, "\(archived.text)")
+            #expect(try await harness.request(.get, "/communities/\(cast.community)/rewards", token: cast.adminToken).items.isEmpty)
+            let withArchived = try await harness.request(.get, "/communities/\(cast.community)/rewards?archived=true", token: cast.adminToken)
+            #expect(try withArchived.items.count == 1, "\(withArchived.text)")
+            let unarchived = try await harness.request(.post, "\(path)/unarchive", token: cast.adminToken)
+            #expect(try unarchived.status == 200 && unarchived.json["archived_at"] is NSNull, "\(unarchived.text)")
+            let byMember = try await harness.request(.post, "\(path)/archive", token: cast.memberToken)
+            #expect(byMember.status == 403)
+
+            // Pages: one per request with limit=1, then the next by its cursor.
+            _ = try await harness.services.chores.updateReward(reward.id, .init(available: true), as: cast.admin)
+            _ = try await harness.services.chores.createReward(in: cast.community, title: "Cinema", cost: 10, as: cast.admin)
+            _ = try await harness.services.chores.adjust(in: cast.community, for: cast.member.uuid, delta: 500, reason: "Start", as: cast.admin)
+            for index in 0..<2 {
+                let chore = try await harness.services.chores.create(
+                    .init(title: "Chore \(index)", points: 5, requiresApproval: false, assignees: [cast.member.uuid]), in: cast.community,
+                    as: cast.admin)
+                _ = try await harness.services.chores.complete(chore.id, as: .user(cast.member))
+            }
+            _ = try await harness.services.chores.redeem(reward.id, as: .user(cast.member))
+            _ = try await harness.services.chores.redeem(reward.id, as: .user(cast.member))
+            for list in ["chores", "rewards", "chore-completions", "reward-redemptions"] {
+                let first = try await harness.request(.get, "/communities/\(cast.community)/\(list)?limit=1", token: cast.memberToken)
+                let cursor = try first.json["next_cursor"] as? String
+                #expect(try first.status == 200 && first.items.count == 1 && cursor != nil, "\(list): \(first.text)")
+                let second = try await harness.request(
+                    .get, "/communities/\(cast.community)/\(list)?limit=1&cursor=\(cursor ?? "")", token: cast.memberToken)
+                #expect(try second.status == 200 && second.items.count == 1 && second.json["next_cursor"] is NSNull, "\(list): \(second.text)")
+                #expect(try first.items[0]["id"] as? String != second.items[0]["id"] as? String)
+                let tooMany = try await harness.request(.get, "/communities/\(cast.community)/\(list)?limit=201", token: cast.memberToken)
+                #expect(tooMany.status == 400, "\(list): \(tooMany.text)")
+            }
+            let requested = try await harness.request(
+                .get, "/communities/\(cast.community)/reward-redemptions?status=requested", token: cast.adminToken)
+            #expect(try requested.items.count == 2, "\(requested.text)")
+            let status = try await harness.request(.get, "/communities/\(cast.community)/reward-redemptions?status=done", token: cast.adminToken)
+            #expect(status.status == 400)
+        }
+    }
 }

@@ -48,9 +48,9 @@ struct ChoreChangeTests {
 
             // Archived: off the list, back when unarchived.
             _ = try await chores.setArchived(daily.id, true, as: cast.admin)
-            #expect(!(try await chores.list(in: cast.community, as: .user(cast.member))).contains { $0.id == daily.id })
+            #expect(!(try await chores.list(in: cast.community, as: .user(cast.member))).items.contains { $0.id == daily.id })
             _ = try await chores.setArchived(daily.id, false, as: cast.admin)
-            #expect(try await chores.list(in: cast.community, as: .user(cast.member)).contains { $0.id == daily.id })
+            #expect(try await chores.list(in: cast.community, as: .user(cast.member)).items.contains { $0.id == daily.id })
 
             // Deleted only while nobody has done it: the answer says to archive.
             let refused = await serviceError { try await chores.delete(daily.id, as: cast.admin) }

@@ -29,7 +29,7 @@ struct ChoreTests {
             let twice = await serviceError { try await chores.review(done.id, approve: true, as: family.mum) }
             #expect(twice?.code == .conflict)
             #expect(try await chores.points(in: family.home, as: mia) == PointsAccount(balance: 20, lifetimeEarned: 20))
-            #expect(try await chores.list(in: family.home, as: .user(family.lodger)).first?.nextOccurrenceDone == true)
+            #expect(try await chores.list(in: family.home, as: .user(family.lodger)).items.first?.nextOccurrenceDone == true)
 
             let film = try await chores.createReward(in: family.home, title: "Film night", cost: 15, stock: 2, as: family.mum)
             let redemption = try await chores.redeem(film.id, as: mia)
@@ -98,8 +98,8 @@ struct ChoreTests {
             let refusals = try await services.communities.auditLog(family.home, limit: 200, as: family.mum).items.map(\.action)
             #expect(refusals.contains("chore.created.refused") && refusals.contains("points.adjusted.refused"))
             // A child sees their own chores only, and nothing of the neighbours.
-            #expect(try await chores.list(in: family.home, as: leo).isEmpty)
-            #expect(try await chores.list(in: family.home, as: mia).map(\.id) == [chore.id])
+            #expect(try await chores.list(in: family.home, as: leo).items.isEmpty)
+            #expect(try await chores.list(in: family.home, as: mia).items.map(\.id) == [chore.id])
             let elsewhere = await serviceError { try await chores.list(in: family.next, as: mia) }
             #expect(elsewhere?.code == .notFound)
         }

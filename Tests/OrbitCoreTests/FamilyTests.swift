@@ -158,9 +158,9 @@ struct FamilyTests: MoneyScenarios {
             let atHome = try await services.signedInChild(family.mia, in: family.home, guardian: family.mum)
             let atClub = try await services.signedInChild(family.mia, in: family.next, guardian: family.mum)
             for (principal, mine, other) in [(atHome, family.home, family.next), (atClub, family.next, family.home)] {
-                #expect(try await chores.list(in: mine, as: principal).count == 1)
+                #expect(try await chores.list(in: mine, as: principal).items.count == 1)
                 #expect(try await chores.points(in: mine, as: principal).balance == 50)
-                #expect(try await chores.rewards(in: mine, as: principal).count == 1)
+                #expect(try await chores.rewards(in: mine, as: principal).items.count == 1)
                 _ = try await chores.redeem(try #require(rewards[mine]), as: principal)
                 let list = await serviceError { try await chores.list(in: other, as: principal) }
                 let points = await serviceError { try await chores.points(in: other, as: principal) }

@@ -79,4 +79,43 @@ struct ChoreChangeCommandTests {
             #expect(deleted.succeeded && deleted.output.contains("Deleted"), "\(deleted.errors)")
         }
     }
+
+    @Test("an admin changes a reward, hides and shows it, archives it; the lists page with --limit and --cursor")
+    func rewardChanges() async throws {
+        try await withTestDatabase { database in
+            let cli = Orbitctl(database: database)
+            _ = try await cli.json("user", "create", "--email", "mum@example.com", "--name", "Mum")
+            let kid = try #require(try await cli.json("user", "create", "--email", "kid@example.com", "--name", "Kid")["id"] as? String)
+            let home = try #require(try await cli.json("community", "create", "--name", "Home", "--as", "mum@example.com")["id"] as? String)
+            _ = try await cli.json("community", "add-member", home, "--user", kid, "--as", "mum@example.com")
+            let reward = try #require(
+                try await cli.json(
+                    "reward", "create", "--community", home, "--title", "Pizza", "--cost", "40", "--stock", "3", "--as", "mum@example.com")[
+                        "id"] as? String)
+            _ = try await cli.json("reward", "create", "--community", home, "--title", "Cinema", "--cost", "10", "--as", "mum@example.com")
+            let changed = try await cli.json(
+                "reward", "update", reward, "--cost", "45", "--unlimited", "--hide", "--title", "Big pizza", "--as", "mum@example.com")
+            #expect(changed["points_cost"] as? Int == 45 && changed["stock"] is NSNull && changed["available"] as? Bool == false, "\(changed)")
+            let both = try await cli.run("reward", "update", reward, "--hide", "--show", "--as", "mum@example.com")
+            #expect(!both.succeeded && both.errors.contains("--hide and --show"), "\(both.errors)")
+            let refused = try await cli.run("reward", "update", reward, "--show", "--as", "kid@example.com")
+            #expect(!refused.succeeded, "\(refused.output)")
+            // The kid (a member) sees what is on offer; the admin sees the hidden one too.
+            let kidsList = try await cli.run("reward", "list", "--community", home, "--as", "kid@example.com")
+            #expect(kidsList.succeeded && kidsList.output.contains("Cinema") && !kidsList.output.contains("Big pizza"), "\(kidsList.output)")
+            let shown = try await cli.run("reward", "update", reward, "--show", "--as", "mum@example.com")
+            #expect(shown.succeeded && shown.output.contains("Changed reward"), "\(shown.errors)")
+            let page = try await cli.run("reward", "list", "--community", home, "--limit", "1", "--as", "kid@example.com")
+            #expect(page.succeeded && page.output.contains("Cinema") && page.output.contains("More: --cursor"), "\(page.output)")
+            let cursor = try #require(page.output.components(separatedBy: "--cursor ").last?.trimmingCharacters(in: .whitespacesAndNewlines))
+            let next = try await cli.run("reward", "list", "--community", home, "--limit", "1", "--cursor", cursor, "--as", "kid@example.com")
+            #expect(next.succeeded && next.output.contains("Big pizza") && !next.output.contains("More:"), "\(next.output)")
+            let archived = try await cli.run("reward", "archive", reward, "--as", "mum@example.com")
+            #expect(archived.succeeded && archived.output.contains("Archived reward"), "\(archived.errors)")
+            let listed = try await cli.json("reward", "list", "--community", home, "--archived", "--as", "mum@example.com")
+            #expect((listed["items"] as? [[String: Any]])?.count == 2, "\(listed)")
+            let unarchived = try await cli.run("reward", "unarchive", reward, "--as", "mum@example.com")
+            #expect(unarchived.succeeded, "\(unarchived.errors)")
+        }
+    }
 }

@@ -448,6 +448,13 @@ extension World {
             let reward = try await seed.id(
                 "INSERT INTO rewards (community_id, title, points_cost, created_by) VALUES (\(community), 'Ice cream', 3, \(ownerID)) RETURNING id")
             add("rewards", reward, .membersAndChildren(community, childrenOf: Set(Person.allCases)))
+            // A hidden reward and an archived one: the members' (the parents keep them), no child's.
+            for hiddenOrArchived in ["available = false", "archived_at = now()"] {
+                let offShelf = try await seed.id(
+                    "INSERT INTO rewards (community_id, title, points_cost, created_by) VALUES (\(community), 'Pony', 3, \(ownerID)) RETURNING id")
+                try await connection.query("UPDATE rewards SET \(unescaped: hiddenOrArchived) WHERE id = \(offShelf)")
+                add("rewards", offShelf, .membersOf(community))
+            }
             add(
                 "reward_redemptions",
                 try await seed.id("INSERT INTO reward_redemptions (reward_id, family_member_id) VALUES (\(reward), \(kid)) RETURNING id"),

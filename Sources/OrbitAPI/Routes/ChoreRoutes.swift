@@ -36,10 +36,11 @@ extension OrbitAPI {
             }
         }
         router.get("communities/:community_id/chores") { request, context in
-            JSON(
-                Items(
-                    try await services.chores.list(
-                        in: try context.id("community_id"), for: try request.queryUUID("for"), as: try context.requirePrincipal())))
+            let limit = try request.queryInt("limit", default: 100, range: 1...200)
+            return JSON(
+                try await services.chores.list(
+                    in: try context.id("community_id"), for: try request.queryUUID("for"), archived: try request.queryBool("archived"),
+                    limit: limit, cursor: request.query("cursor"), as: try context.requirePrincipal()))
         }
         router.get("chores/:chore_id") { _, context in
             JSON(try await services.chores.get(try context.id("chore_id"), as: try context.requirePrincipal()))
@@ -123,10 +124,11 @@ extension OrbitAPI {
         router.get("communities/:community_id/chore-completions") { request, context in
             let status = request.query("status")
             guard status == nil || status == "pending" else { throw APIProblem.validation(field: "status", "status can only be pending.") }
+            let limit = try request.queryInt("limit", default: 100, range: 1...200)
             return JSON(
-                Items(
-                    try await services.chores.completions(
-                        in: try context.id("community_id"), pendingOnly: status == "pending", as: try context.requirePrincipal())))
+                try await services.chores.completions(
+                    in: try context.id("community_id"), pendingOnly: status == "pending", limit: limit, cursor: request.query("cursor"),
+                    as: try context.requirePrincipal()))
         }
         for (verb, approve) in [("approve", true), ("reject", false)] {
             router.post("chore-completions/:completion_id/\(verb)") { _, context in
@@ -151,8 +153,48 @@ extension OrbitAPI {
                     as: user)
             }
         }
-        router.get("communities/:community_id/rewards") { _, context in
-            JSON(Items(try await services.chores.rewards(in: try context.id("community_id"), as: try context.requirePrincipal())))
+        router.get("communities/:community_id/rewards") { request, context in
+            let limit = try request.queryInt("limit", default: 100, range: 1...200)
+            return JSON(
+                try await services.chores.rewards(
+                    in: try context.id("community_id"), archived: try request.queryBool("archived"), limit: limit, cursor: request.query("cursor"),
+                    as: try context.requirePrincipal()))
+        }
+        // Rewards change (admins): what they are, their cost from now on, their stock; hidden and
+        // shown (`available`); archived and unarchived.
+        struct RewardChange: Decodable, NullableFields {
+            var title: String?
+            var description: String??
+            var pointsCost: Int?
+            var stock: Int??
+            var available: Bool?
+            static let nullableFields: Set<String> = ["description", "stock"]
+
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                title = try container.decodeIfPresent(String.self, forKey: .title)
+                description = try container.decodeNullable(String.self, forKey: .description)
+                pointsCost = try container.decodeIfPresent(Int.self, forKey: .pointsCost)
+                stock = try container.decodeNullable(Int.self, forKey: .stock)
+                available = try container.decodeIfPresent(Bool.self, forKey: .available)
+            }
+
+            enum CodingKeys: String, CodingKey { case title, description, pointsCost, stock, available }
+        }
+        router.get("rewards/:reward_id") { _, context in
+            JSON(try await services.chores.reward(try context.id("reward_id"), as: try context.requirePrincipal()))
+        }
+        router.patch("rewards/:reward_id") { request, context in
+            let body = try await request.decodeJSON(RewardChange.self, context: context)
+            let change = ChoreService.RewardChange(
+                title: body.title, description: body.description, pointsCost: body.pointsCost, stock: body.stock, available: body.available)
+            return JSON(try await services.chores.updateReward(try context.id("reward_id"), change, as: try context.requireUser()))
+        }
+        router.post("rewards/:reward_id/archive") { _, context in
+            JSON(try await services.chores.setRewardArchived(try context.id("reward_id"), true, as: try context.requireUser()))
+        }
+        router.post("rewards/:reward_id/unarchive") { _, context in
+            JSON(try await services.chores.setRewardArchived(try context.id("reward_id"), false, as: try context.requireUser()))
         }
         struct Redeem: Decodable {
             var by: UUID?
@@ -166,8 +208,14 @@ extension OrbitAPI {
                 try await services.chores.redeem(try context.id("reward_id"), by: body.by, as: principal)
             }
         }
-        router.get("communities/:community_id/reward-redemptions") { _, context in
-            JSON(Items(try await services.chores.redemptions(in: try context.id("community_id"), as: try context.requirePrincipal())))
+        router.get("communities/:community_id/reward-redemptions") { request, context in
+            let status = request.query("status")
+            guard status == nil || status == "requested" else { throw APIProblem.validation(field: "status", "status can only be requested.") }
+            let limit = try request.queryInt("limit", default: 100, range: 1...200)
+            return JSON(
+                try await services.chores.redemptions(
+                    in: try context.id("community_id"), requestedOnly: status == "requested", limit: limit, cursor: request.query("cursor"),
+                    as: try context.requirePrincipal()))
         }
         for (verb, fulfil) in [("fulfil", true), ("cancel", false)] {
             router.post("reward-redemptions/:redemption_id/\(verb)") { _, context in

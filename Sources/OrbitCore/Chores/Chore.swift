@@ -36,6 +36,8 @@ package struct Chore: Sendable, Codable, Equatable {
     package var assignees: [Holder]
     package var createdBy: UserID?
     package var createdAt: Date
+    /// When the chore itself last changed (not its completions), kept by the database.
+    package var updatedAt: Date
     package var archivedAt: Date?
     /// The occurrence a completion now counts for (`ChoreService.currentOccurrence`), and
     /// whether it is done (completed and not rejected).
@@ -46,13 +48,14 @@ package struct Chore: Sendable, Codable, Equatable {
         case id, communityID = "community_id", title, description, points, difficulty, category, dueAt = "due_at"
         case recurrenceRule = "recurrence_rule", recurrenceTimezone = "recurrence_timezone", requiresApproval = "requires_approval"
         case completionWindowDays = "completion_window_days"
-        case assignees, createdBy = "created_by", createdAt = "created_at", archivedAt = "archived_at"
+        case assignees, createdBy = "created_by", createdAt = "created_at", updatedAt = "updated_at", archivedAt = "archived_at"
         case nextOccurrenceAt = "next_occurrence_at", nextOccurrenceDone = "next_occurrence_done"
     }
 
     static let columns = """
         c.id, c.community_id, c.title, c.description, c.points, c.difficulty, c.category, c.due_at, c.recurrence_rule,
-        c.recurrence_timezone, c.requires_approval, c.completion_window_days, c.recurrence_ends_at, c.created_by, c.created_at, c.archived_at,
+        c.recurrence_timezone, c.requires_approval, c.completion_window_days, c.recurrence_ends_at, c.created_by, c.created_at, c.updated_at,
+        c.archived_at,
         (SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', a.user_id, 'family_member_id', a.family_member_id)
                                    ORDER BY a.user_id NULLS LAST, a.family_member_id), '[]')
          FROM chore_assignees a WHERE a.chore_id = c.id) AS assignees
@@ -75,6 +78,7 @@ package struct Chore: Sendable, Codable, Equatable {
         assignees = try row.decode("assignees", as: PostgresJSON.self).decode([Holder].self)
         createdBy = try row.decode("created_by")
         createdAt = try row.decode("created_at")
+        updatedAt = try row.decode("updated_at")
         archivedAt = try row.decode("archived_at")
         nextOccurrenceAt = nil
         nextOccurrenceDone = false
@@ -140,18 +144,22 @@ package struct Reward: Sendable, Codable, Equatable {
     package var stock: Int?
     package var createdBy: UserID?
     package var createdAt: Date
+    /// When anything of it last changed (its stock too), kept by the database.
+    package var updatedAt: Date
+    /// Archived: off the lists, nobody redeems it; its redemptions stay.
+    package var archivedAt: Date?
 
     enum CodingKeys: String, CodingKey {
         case id, communityID = "community_id", title, description, pointsCost = "points_cost", available, stock
-        case createdBy = "created_by", createdAt = "created_at"
+        case createdBy = "created_by", createdAt = "created_at", updatedAt = "updated_at", archivedAt = "archived_at"
     }
 
-    static let columns = "id, community_id, title, description, points_cost, available, stock, created_by, created_at"
+    static let columns = "id, community_id, title, description, points_cost, available, stock, created_by, created_at, updated_at, archived_at"
 
     init(row: PostgresRow) throws {
         let (cost, stock): (Int32, Int32?)
-        (id, communityID, title, description, cost, available, stock, createdBy, createdAt) = try row.decode(
-            (RewardID, CommunityID, String, String?, Int32, Bool, Int32?, UserID?, Date).self)
+        (id, communityID, title, description, cost, available, stock, createdBy, createdAt, updatedAt, archivedAt) = try row.decode(
+            (RewardID, CommunityID, String, String?, Int32, Bool, Int32?, UserID?, Date, Date, Date?).self)
         pointsCost = Int(cost)
         self.stock = stock.map(Int.init)
     }

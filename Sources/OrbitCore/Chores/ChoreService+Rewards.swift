@@ -29,13 +29,106 @@ extension ChoreService {
         }
     }
 
-    /// The community's rewards (a child sees those of their parent's communities).
-    package func rewards(in community: CommunityID, as principal: Principal) async throws -> [Reward] {
-        try await runner.run(as: principal) { connection in
-            try await requireAccess(principal, to: community, on: connection)
-            return try await connection.query(
-                "SELECT \(unescaped: Reward.columns) FROM rewards WHERE community_id = \(community) ORDER BY points_cost, created_at, id"
-            ).map(Reward.init(row:))
+    /// The order of rewards: cheapest first.
+    static let rewardOrder = Paging.Keyset("rewards", [.integer("points_cost"), .time("created_at"), .id("id")], newestFirst: false)
+
+    /// A page of the community's rewards, cheapest first. Admins see hidden ones too (`available`
+    /// false), and archived ones with `archived`; other members see those on offer, and a child
+    /// (row-level security) only those.
+    package func rewards(
+        in community: CommunityID, archived: Bool = false, limit: Int = 100, cursor: String? = nil, as principal: Principal
+    ) async throws -> Page<Reward> {
+        try Validate.limit(limit, in: 1...200)
+        let after = try Self.rewardOrder.decode(cursor)
+        return try await runner.run(as: principal) { connection in
+            let admin: Bool
+            switch principal {
+            case .user(let user):
+                admin = try await runner.requireMember(user, of: community, on: connection) == .admin
+            case .child:
+                try await requireAccess(principal, to: community, on: connection)
+                admin = false
+            }
+            let rows = try await connection.query(
+                """
+                SELECT \(unescaped: Reward.columns), \(unescaped: Self.rewardOrder.columns) FROM rewards
+                WHERE community_id = \(community) AND (\(admin) OR (available AND archived_at IS NULL))
+                  AND (\(admin && archived) OR archived_at IS NULL) AND \(try Self.rewardOrder.after(after))
+                ORDER BY \(unescaped: Self.rewardOrder.order) LIMIT \(limit + 1)
+                """)
+            return try Self.rewardOrder.page(rows, limit: limit, item: Reward.init(row:))
+        }
+    }
+
+    /// What an admin changes of a reward; nil leaves a field as it is, `.some(nil)` clears an
+    /// optional one.
+    package struct RewardChange: Sendable {
+        package var title: String?
+        package var description: String??
+        /// The cost from now on: a redemption already asked for keeps the cost it was asked at.
+        package var pointsCost: Int?
+        /// How many are left (`.some(nil)`: unlimited).
+        package var stock: Int??
+        /// Shown (true) or hidden (false): a hidden reward is off the children's lists, and
+        /// nobody redeems it.
+        package var available: Bool?
+
+        package init(title: String? = nil, description: String?? = nil, pointsCost: Int? = nil, stock: Int?? = nil, available: Bool? = nil) {
+            self.title = title
+            self.description = description
+            self.pointsCost = pointsCost
+            self.stock = stock
+            self.available = available
+        }
+    }
+
+    /// Changes a reward (admins; docs/chores.md, "Rewards change"). Only the fields given are
+    /// written, so a redemption taking one from the stock meanwhile is never undone.
+    package func updateReward(_ id: RewardID, _ change: RewardChange, as actor: UserID) async throws -> Reward {
+        let title = try change.title.map { try Validate.text($0, field: "title", limit: 200) }
+        let description = try change.description.map { try $0.map { try Validate.text($0, field: "description", limit: 2000, multiline: true) } }
+        if let cost = change.pointsCost, !(1...1_000_000).contains(cost) {
+            throw ServiceError.invalidInput(field: "points_cost", reason: "must be from 1 to 1000000")
+        }
+        if let stock = change.stock ?? nil, !(0...1_000_000).contains(stock) {
+            throw ServiceError.invalidInput(field: "stock", reason: "must be from 0 to 1000000")
+        }
+        return try await changeReward(
+            id, as: actor, action: "reward.updated",
+            """
+            UPDATE rewards SET title = coalesce(\(title), title),
+                description = CASE WHEN \(description != nil) THEN \(description ?? nil) ELSE description END,
+                points_cost = coalesce(\(change.pointsCost.map(Int32.init)), points_cost),
+                stock = CASE WHEN \(change.stock != nil) THEN \((change.stock ?? nil).map(Int32.init)) ELSE stock END,
+                available = coalesce(\(change.available), available)
+            WHERE id = \(id) RETURNING \(unescaped: Reward.columns)
+            """)
+    }
+
+    /// Archives a reward (admins): off the lists, nobody redeems it; redemptions already asked
+    /// for stay, to be fulfilled or cancelled. `archived: false` brings it back.
+    package func setRewardArchived(_ id: RewardID, _ archived: Bool, as actor: UserID) async throws -> Reward {
+        try await changeReward(
+            id, as: actor, action: archived ? "reward.archived" : "reward.unarchived",
+            """
+            UPDATE rewards SET archived_at = CASE WHEN \(archived) THEN coalesce(archived_at, now()) END
+            WHERE id = \(id) RETURNING \(unescaped: Reward.columns)
+            """)
+    }
+
+    /// Runs `update` on a reward an admin of its community changes, and audits it.
+    private func changeReward(_ id: RewardID, as actor: UserID, action: String, _ update: PostgresQuery) async throws -> Reward {
+        try await runner.asUser(actor) { connection in
+            guard
+                let community = try await connection.query("SELECT community_id FROM rewards WHERE id = \(id)").first?
+                    .decode("community_id", as: CommunityID.self)
+            else { throw ServiceError.notFound("Reward \(id)") }
+            try await runner.requireAdmin(actor, of: community, rule: Self.adminRule, on: connection)
+            guard let row = try await connection.query(update).first else { throw ServiceError.changedMeanwhile }
+            let reward = try Reward(row: row)
+            try await runner.audit(
+                action, by: actor, community: community, target: ("reward", id.uuid), metadata: ["title": reward.title], on: connection)
+            return reward
         }
     }
 
@@ -82,16 +175,25 @@ extension ChoreService {
             target: ("reward_redemption", id.uuid), RewardRedemption.init(row:))
     }
 
-    /// Redemptions in the community, newest first (a child sees their own).
-    package func redemptions(in community: CommunityID, as principal: Principal) async throws -> [RewardRedemption] {
-        try await runner.run(as: principal) { connection in
+    /// The order of redemptions: newest first.
+    static let redemptionOrder = Paging.Keyset.timeAndID("reward-redemptions", time: "requested_at")
+
+    /// A page of redemptions in the community, newest first (a child sees their own); only
+    /// those waiting for a parent with `requestedOnly`.
+    package func redemptions(
+        in community: CommunityID, requestedOnly: Bool = false, limit: Int = 100, cursor: String? = nil, as principal: Principal
+    ) async throws -> Page<RewardRedemption> {
+        try Validate.limit(limit, in: 1...200)
+        let after = try Self.redemptionOrder.decode(cursor)
+        return try await runner.run(as: principal) { connection in
             try await requireAccess(principal, to: community, on: connection)
-            return try await connection.query(
+            let rows = try await connection.query(
                 """
-                SELECT \(unescaped: RewardRedemption.columns) FROM reward_redemptions WHERE community_id = \(community)
-                ORDER BY requested_at DESC, id LIMIT 500
-                """
-            ).map(RewardRedemption.init(row:))
+                SELECT \(unescaped: RewardRedemption.columns), \(unescaped: Self.redemptionOrder.columns) FROM reward_redemptions
+                WHERE community_id = \(community) AND (NOT \(requestedOnly) OR status = 'requested') AND \(try Self.redemptionOrder.after(after))
+                ORDER BY \(unescaped: Self.redemptionOrder.order) LIMIT \(limit + 1)
+                """)
+            return try Self.redemptionOrder.page(rows, limit: limit, item: RewardRedemption.init(row:))
         }
     }
 

@@ -93,18 +93,34 @@ package struct ChoreService: Sendable {
         }
     }
 
-    /// The community's live chores, or those of one holder (`for`), with the occurrence a
-    /// completion now counts for. A child sees only their own.
-    package func list(in community: CommunityID, for holderID: UUID? = nil, as principal: Principal) async throws -> [Chore] {
-        try await runner.run(as: principal) { connection in
+    /// The order of a community's chores: those with a due time first, soonest first; then the
+    /// others, oldest first.
+    static let choreOrder = Paging.Keyset(
+        "chores", [.flag("c.due_at IS NULL"), .time("coalesce(c.due_at, c.created_at)"), .time("c.created_at"), .id("c.id")], newestFirst: false)
+
+    /// A page of the community's live chores (archived ones too with `archived`), or those of one
+    /// holder (`for`), with the occurrence a completion now counts for. A child sees only their
+    /// own, never archived ones.
+    package func list(
+        in community: CommunityID, for holderID: UUID? = nil, archived: Bool = false, limit: Int = 100, cursor: String? = nil,
+        as principal: Principal
+    ) async throws -> Page<Chore> {
+        try Validate.limit(limit, in: 1...200)
+        let after = try Self.choreOrder.decode(cursor)
+        let archived: Bool = if case .user = principal { archived } else { false }
+        return try await runner.run(as: principal) { connection in
             try await requireAccess(principal, to: community, on: connection)
-            return try await chores(
+            let rows = try await connection.query(
                 """
-                SELECT \(unescaped: Chore.columns) FROM chores c
-                WHERE c.community_id = \(community) AND c.archived_at IS NULL
+                SELECT \(unescaped: Chore.columns), \(unescaped: Self.choreOrder.columns) FROM chores c
+                WHERE c.community_id = \(community) AND (\(archived) OR c.archived_at IS NULL)
                   AND (\(holderID)::uuid IS NULL OR EXISTS (SELECT FROM chore_assignees a WHERE a.chore_id = c.id AND a.holder_id = \(holderID)))
-                ORDER BY c.due_at NULLS LAST, c.created_at, c.id
-                """, on: connection)
+                  AND \(try Self.choreOrder.after(after))
+                ORDER BY \(unescaped: Self.choreOrder.order) LIMIT \(limit + 1)
+                """)
+            var page = try Self.choreOrder.page(rows, limit: limit, item: Chore.init(row:))
+            page.items = try await withOccurrences(page.items, on: connection)
+            return page
         }
     }
 
@@ -199,18 +215,25 @@ package struct ChoreService: Sendable {
         }
     }
 
-    /// Completions of the community's chores, newest first; `pending` ones only when asked. A
-    /// child sees their own.
-    package func completions(in community: CommunityID, pendingOnly: Bool = false, as principal: Principal) async throws -> [ChoreCompletion] {
-        try await runner.run(as: principal) { connection in
+    /// The order of completions: newest first.
+    static let completionOrder = Paging.Keyset.timeAndID("chore-completions", time: "completed_at")
+
+    /// A page of completions of the community's chores, newest first; `pending` ones only when
+    /// asked. A child sees their own.
+    package func completions(
+        in community: CommunityID, pendingOnly: Bool = false, limit: Int = 100, cursor: String? = nil, as principal: Principal
+    ) async throws -> Page<ChoreCompletion> {
+        try Validate.limit(limit, in: 1...200)
+        let after = try Self.completionOrder.decode(cursor)
+        return try await runner.run(as: principal) { connection in
             try await requireAccess(principal, to: community, on: connection)
-            return try await connection.query(
+            let rows = try await connection.query(
                 """
-                SELECT \(unescaped: ChoreCompletion.columns) FROM chore_completions
-                WHERE community_id = \(community) AND (NOT \(pendingOnly) OR status = 'pending')
-                ORDER BY completed_at DESC, id LIMIT 500
-                """
-            ).map(ChoreCompletion.init(row:))
+                SELECT \(unescaped: ChoreCompletion.columns), \(unescaped: Self.completionOrder.columns) FROM chore_completions
+                WHERE community_id = \(community) AND (NOT \(pendingOnly) OR status = 'pending') AND \(try Self.completionOrder.after(after))
+                ORDER BY \(unescaped: Self.completionOrder.order) LIMIT \(limit + 1)
+                """)
+            return try Self.completionOrder.page(rows, limit: limit, item: ChoreCompletion.init(row:))
         }
     }
 
@@ -233,7 +256,12 @@ package struct ChoreService: Sendable {
     /// The chores `query` selects (`Chore.columns` of `c`), with their current occurrence and
     /// whether it is done.
     func chores(_ query: PostgresQuery, on connection: PostgresConnection) async throws -> [Chore] {
-        var chores = try await connection.query(query).map(Chore.init(row:))
+        try await withOccurrences(try await connection.query(query).map(Chore.init(row:)), on: connection)
+    }
+
+    /// `chores` with their current occurrence and whether it is done.
+    func withOccurrences(_ chores: [Chore], on connection: PostgresConnection) async throws -> [Chore] {
+        var chores = chores
         let now = runner.now()
         for index in chores.indices {
             chores[index].nextOccurrenceAt = try Self.currentOccurrence(of: chores[index], now: now)

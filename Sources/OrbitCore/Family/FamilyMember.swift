@@ -8,14 +8,16 @@ package struct FamilyMember: Sendable, Codable, Equatable {
     package var name: String
     package var avatarURL: String?
     package var createdAt: Date
+    /// When their name or avatar last changed, kept by the database.
+    package var updatedAt: Date
 
     enum CodingKeys: String, CodingKey {
-        case id, userID = "user_id", name, avatarURL = "avatar_url", createdAt = "created_at"
+        case id, userID = "user_id", name, avatarURL = "avatar_url", createdAt = "created_at", updatedAt = "updated_at"
     }
 
-    static let columns = "id, user_id, name, avatar_url, created_at"
+    static let columns = "id, user_id, name, avatar_url, created_at, updated_at"
 
     init(row: PostgresRow) throws {
-        (id, userID, name, avatarURL, createdAt) = try row.decode((FamilyMemberID, UserID, String, String?, Date).self)
+        (id, userID, name, avatarURL, createdAt, updatedAt) = try row.decode((FamilyMemberID, UserID, String, String?, Date, Date).self)
     }
 }

@@ -21,6 +21,8 @@ enum Paging {
             case day(String)
             /// A boolean, kept as `1` or `0`.
             case flag(String)
+            /// An integer column (a cost, a count), kept as its decimal digits.
+            case integer(String)
             /// A label of an enum type, kept as its text and cast back to `type`.
             case label(String, type: String)
             /// A `uuid`, the last part of every key.
@@ -28,7 +30,7 @@ enum Paging {
 
             var expression: String {
                 switch self {
-                case .time(let column), .day(let column), .flag(let column), .label(let column, _), .id(let column): column
+                case .time(let column), .day(let column), .flag(let column), .integer(let column), .label(let column, _), .id(let column): column
                 }
             }
         }
@@ -63,6 +65,7 @@ enum Paging {
                     case .time(let column): "(extract(epoch FROM \(column)) * 1000000)::bigint"
                     case .day(let column): "(\(column) - date '2000-01-01')"
                     case .flag(let column): "(\(column))"
+                    case .integer(let column): "(\(column))::bigint"
                     case .label(let column, _): "(\(column))::text"
                     case .id(let column): column
                     }
@@ -89,6 +92,7 @@ enum Paging {
                         throw ServiceError.invalidInput(field: "cursor", reason: "is not a cursor from this list")
                     }
                     values.append("\(cursor.key[index] == "1")")
+                case .integer: values.append("\(try cursor.integer(index))::bigint")
                 case .label(_, let type): values.append("\(cursor.key[index])::\(unescaped: type)")
                 case .id: values.append("\(try cursor.uuid(index))")
                 }
@@ -112,6 +116,7 @@ enum Paging {
                 case .time: String(try row.decode(column, as: Int64.self))
                 case .day: String(try row.decode(column, as: Int32.self))
                 case .flag: try row.decode(column, as: Bool.self) ? "1" : "0"
+                case .integer: String(try row.decode(column, as: Int64.self))
                 case .label: try row.decode(column, as: String.self)
                 case .id: try row.decode(column, as: UUID.self).uuidString
                 }

@@ -146,23 +146,24 @@ struct ChoreCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "The community's chores, or one person's, with the occurrence now due.")
         @Option(help: "Community id.") var community: CommunityID
         @Option(name: .customLong("for"), help: "Only this person's: a user id or a family member id.") var holder: String?
+        @Flag(help: "Archived chores too.") var archived = false
+        @OptionGroup var page: PageOptions
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func act(_ services: OrbitServices, as actor: UserID) async throws -> [Chore] {
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Page<Chore> {
             let holder = try holderID(holder, option: "--for")
-            return try await services.chores.list(in: community, for: holder, as: .user(actor))
+            return try await services.chores.list(
+                in: community, for: holder, archived: archived, limit: page.limit, cursor: page.cursor, as: .user(actor))
         }
 
-        func tell(_ chores: [Chore]) {
-            printTable(
-                ["ID", "TITLE", "POINTS", "NEXT", "DONE", "ASSIGNEES"],
-                chores.map {
-                    [
-                        $0.id.description, $0.title, String($0.points), show($0.nextOccurrenceAt), $0.nextOccurrenceDone ? "yes" : "no",
-                        String($0.assignees.count),
-                    ]
-                })
+        func tell(_ chores: Page<Chore>) {
+            printPage(chores, ["ID", "TITLE", "POINTS", "NEXT", "DONE", "ASSIGNEES", "ARCHIVED"]) {
+                [
+                    $0.id.description, $0.title, String($0.points), show($0.nextOccurrenceAt), $0.nextOccurrenceDone ? "yes" : "no",
+                    String($0.assignees.count), $0.archivedAt.map(show) ?? "",
+                ]
+            }
         }
     }
 
@@ -215,22 +216,21 @@ struct ChoreCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Completions of the community's chores, newest first.")
         @Option(help: "Community id.") var community: CommunityID
         @Flag(help: "Only those waiting for approval.") var pending = false
+        @OptionGroup var page: PageOptions
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func act(_ services: OrbitServices, as actor: UserID) async throws -> [ChoreCompletion] {
-            return try await services.chores.completions(in: community, pendingOnly: pending, as: .user(actor))
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Page<ChoreCompletion> {
+            try await services.chores.completions(in: community, pendingOnly: pending, limit: page.limit, cursor: page.cursor, as: .user(actor))
         }
 
-        func tell(_ completions: [ChoreCompletion]) {
-            printTable(
-                ["ID", "CHORE", "BY", "STATUS", "POINTS", "OCCURRENCE"],
-                completions.map {
-                    [
-                        $0.id.description, $0.choreID.description, describeHolder($0.holder), $0.status.rawValue, String($0.points),
-                        show($0.occurrenceAt),
-                    ]
-                })
+        func tell(_ completions: Page<ChoreCompletion>) {
+            printPage(completions, ["ID", "CHORE", "BY", "STATUS", "POINTS", "OCCURRENCE"]) {
+                [
+                    $0.id.description, $0.choreID.description, describeHolder($0.holder), $0.status.rawValue, String($0.points),
+                    show($0.occurrenceAt),
+                ]
+            }
         }
     }
 }
@@ -239,7 +239,10 @@ struct ChoreCommand: AsyncParsableCommand {
 struct RewardCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reward", abstract: "Rewards: set by admins, redeemed with points; a cancellation refunds.",
-        subcommands: [Create.self, List.self, Redeem.self, Decide<Fulfil>.self, Decide<Cancel>.self, Redemptions.self]
+        subcommands: [
+            Create.self, List.self, Update.self, Archive.self, Unarchive.self, Redeem.self, Decide<Fulfil>.self, Decide<Cancel>.self,
+            Redemptions.self,
+        ]
     )
 
     struct Create: ActingCommand {
@@ -264,20 +267,84 @@ struct RewardCommand: AsyncParsableCommand {
     }
 
     struct List: ActingCommand {
-        static let configuration = CommandConfiguration(abstract: "The community's rewards.")
+        static let configuration = CommandConfiguration(
+            abstract: "The community's rewards, cheapest first: hidden ones too for admins, the others see those on offer.")
         @Option(help: "Community id.") var community: CommunityID
+        @Flag(help: "Archived rewards too (admins).") var archived = false
+        @OptionGroup var page: PageOptions
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func act(_ services: OrbitServices, as actor: UserID) async throws -> [Reward] {
-            return try await services.chores.rewards(in: community, as: .user(actor))
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Page<Reward> {
+            try await services.chores.rewards(in: community, archived: archived, limit: page.limit, cursor: page.cursor, as: .user(actor))
         }
 
-        func tell(_ rewards: [Reward]) {
-            printTable(
-                ["ID", "TITLE", "COST", "STOCK", "AVAILABLE"],
-                rewards.map { [$0.id.description, $0.title, String($0.pointsCost), $0.stock.map(String.init) ?? "-", $0.available ? "yes" : "no"] })
+        func tell(_ rewards: Page<Reward>) {
+            printPage(rewards, ["ID", "TITLE", "COST", "STOCK", "SHOWN", "ARCHIVED"]) {
+                [
+                    $0.id.description, $0.title, String($0.pointsCost), $0.stock.map(String.init) ?? "-", $0.available ? "yes" : "no",
+                    $0.archivedAt.map(show) ?? "",
+                ]
+            }
         }
+    }
+
+    struct Update: ActingCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change a reward (admins): what is not given stays. A redemption already asked for keeps its cost.")
+        @Argument(help: "Reward id.") var reward: RewardID
+        @Option(help: "What it is (at most 200 characters).") var title: String?
+        @Option(help: "More about it.") var description: String?
+        @Flag(help: "Remove the description.") var noDescription = false
+        @Option(help: "Its cost in points from now on (1 to 1,000,000).") var cost: Int?
+        @Option(help: "How many are left (0 to 1,000,000).") var stock: Int?
+        @Flag(help: "No limit on how many.") var unlimited = false
+        @Flag(help: "Hide it: off the children's lists, nobody redeems it.") var hide = false
+        @Flag(help: "Show it again.") var show = false
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func validate() throws {
+            if hide && show { throw ValidationError("--hide and --show: one or the other.") }
+            if unlimited && stock != nil { throw ValidationError("--stock and --unlimited: one or the other.") }
+            if noDescription && description != nil { throw ValidationError("--description and --no-description: one or the other.") }
+        }
+
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Reward {
+            let change = ChoreService.RewardChange(
+                title: title, description: noDescription ? .some(nil) : description.map { .some($0) }, pointsCost: cost,
+                stock: unlimited ? .some(nil) : stock.map { .some($0) }, available: hide ? false : (show ? true : nil))
+            return try await services.chores.updateReward(reward, change, as: actor)
+        }
+
+        func tell(_ reward: Reward) {
+            print("Changed reward \(reward.id) (\(reward.title), \(reward.pointsCost) points\(reward.available ? "" : ", hidden")).")
+        }
+    }
+
+    struct Archive: ActingCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Archive a reward (admins): off the lists, nobody redeems it; redemptions asked for stay.")
+        @Argument(help: "Reward id.") var reward: RewardID
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Reward {
+            try await services.chores.setRewardArchived(reward, true, as: actor)
+        }
+        func tell(_ reward: Reward) { print("Archived reward \(reward.id) (\(reward.title)).") }
+    }
+
+    struct Unarchive: ActingCommand {
+        static let configuration = CommandConfiguration(abstract: "Bring an archived reward back (admins).")
+        @Argument(help: "Reward id.") var reward: RewardID
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Reward {
+            try await services.chores.setRewardArchived(reward, false, as: actor)
+        }
+        func tell(_ reward: Reward) { print("Unarchived reward \(reward.id) (\(reward.title)).") }
     }
 
     struct Redeem: ActingCommand {
@@ -322,19 +389,20 @@ struct RewardCommand: AsyncParsableCommand {
     struct Redemptions: ActingCommand {
         static let configuration = CommandConfiguration(abstract: "Redemptions in the community, newest first.")
         @Option(help: "Community id.") var community: CommunityID
+        @Flag(help: "Only those waiting to be fulfilled or cancelled.") var requested = false
+        @OptionGroup var page: PageOptions
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
-        func act(_ services: OrbitServices, as actor: UserID) async throws -> [RewardRedemption] {
-            return try await services.chores.redemptions(in: community, as: .user(actor))
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> Page<RewardRedemption> {
+            try await services.chores.redemptions(
+                in: community, requestedOnly: requested, limit: page.limit, cursor: page.cursor, as: .user(actor))
         }
 
-        func tell(_ redemptions: [RewardRedemption]) {
-            printTable(
-                ["ID", "REWARD", "FOR", "COST", "STATUS"],
-                redemptions.map {
-                    [$0.id.description, $0.rewardID.description, describeHolder($0.holder), String($0.pointsCost), $0.status.rawValue]
-                })
+        func tell(_ redemptions: Page<RewardRedemption>) {
+            printPage(redemptions, ["ID", "REWARD", "FOR", "COST", "STATUS"]) {
+                [$0.id.description, $0.rewardID.description, describeHolder($0.holder), String($0.pointsCost), $0.status.rawValue]
+            }
         }
     }
 }
