@@ -53,6 +53,16 @@ run chore completions --community "$home" --as "$dad"
 # week's chores page two at a time.
 run chore update "$dishes" --points 25 --title "Dishes and pans" --as "$dad" >/dev/null
 run chore list --community "$home" --limit 1 --as "$mum"
+# Thursday: Mia's room is done with a photo, or not at all; Dad sees it waiting, then approves.
+room=$(id_of chore create --community "$home" --title "Tidy your room" --points 15 --assign "$mia" --requires-photo --as "$mum" --json)
+run chore complete "$room" --by "$mia" --as "$mum" || true
+pictures=$(mktemp -d)
+trap 'rm -rf "$pictures"' EXIT
+printf '\xff\xd8\xff\xe0\x00\x10JFIF' >"$pictures/room.jpg"
+photo=$(id_of media upload "$pictures/room.jpg" --community "$home" --width 800 --height 600 --as "$mum" --json)
+proof=$(id_of chore complete "$room" --by "$mia" --photo "$photo" --note "All tidy" --as "$mum" --json)
+run chore completions --community "$home" --pending --as "$dad"
+run chore approve "$proof" --as "$dad"
 run points show --community "$home" --for "$mia" --as "$mum" --json
 run points show --community "$home" --for "$leo" --as "$mum" --json
 

@@ -143,7 +143,51 @@ AS $$
     )
 $$;
 
+-- Who is asking when it is a child: a family member signed in on a paired device
+-- (`app.current_family_member_id`, set instead of the user; docs/chores.md), the device their
+-- token was issued on, the one community it reaches, and the parent who answers for them.
+
+CREATE OR REPLACE FUNCTION orbit.app_child_id() RETURNS uuid
+LANGUAGE sql STABLE PARALLEL SAFE
+AS $$ SELECT nullif(current_setting('app.current_family_member_id', true), '')::uuid $$;
+
+-- The paired device the signed-in child's token was issued on (`app.current_child_device_id`).
+CREATE OR REPLACE FUNCTION orbit.app_child_device_id() RETURNS uuid
+LANGUAGE sql STABLE PARALLEL SAFE
+AS $$ SELECT nullif(current_setting('app.current_child_device_id', true), '')::uuid $$;
+
+-- The community the signed-in child reaches: the one their device was paired for, while the
+-- device is the child's and not revoked, the child's parent is an active member of it and it is
+-- not deleted. One community or none: a child paired in the household never reaches the club.
+CREATE OR REPLACE FUNCTION orbit.child_community_ids() RETURNS uuid[]
+LANGUAGE plpgsql STABLE SECURITY DEFINER PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN (
+        SELECT coalesce(array_agg(d.community_id), '{}')
+        FROM public.child_devices d
+        JOIN public.family_members f ON f.id = d.family_member_id
+        JOIN public.members m ON m.user_id = f.user_id AND m.community_id = d.community_id AND m.left_at IS NULL
+        JOIN public.communities c ON c.id = d.community_id AND c.deleted_at IS NULL
+        WHERE d.id = orbit.app_child_device_id() AND d.family_member_id = orbit.app_child_id()
+          AND d.revoked_at IS NULL AND d.token_hash IS NOT NULL
+    );
+END
+$$;
+
+-- The signed-in child's parent, who answers for what the child uploads (media.uploaded_by).
+CREATE OR REPLACE FUNCTION orbit.app_child_parent_id() RETURNS uuid
+LANGUAGE plpgsql STABLE SECURITY DEFINER PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN (SELECT f.user_id FROM public.family_members f WHERE f.id = orbit.app_child_id());
+END
+$$;
 ALTER FUNCTION orbit.member_community_ids() OWNER TO orbit_admin;
+ALTER FUNCTION orbit.child_community_ids() OWNER TO orbit_admin;
+ALTER FUNCTION orbit.app_child_parent_id() OWNER TO orbit_admin;
 ALTER FUNCTION orbit.admin_community_ids() OWNER TO orbit_admin;
 ALTER FUNCTION orbit.joined_community_ids() OWNER TO orbit_admin;
 ALTER FUNCTION orbit.contact_user_ids() OWNER TO orbit_admin;
@@ -161,14 +205,15 @@ GRANT USAGE ON SCHEMA orbit_private TO orbit_admin;
 -- grants exactly these; orbit_admin, the operators' role, gets everything on public's tables and
 -- orbit's functions. (orbit_admin's EXECUTE is revoked too where the migrating role owns the
 -- function, not where orbit_admin owns it: sql/README.md.)
-REVOKE ALL ON FUNCTION orbit.app_user_id() FROM PUBLIC, orbit_app, orbit_admin;
+REVOKE ALL ON FUNCTION orbit.app_user_id(), orbit.app_child_id(), orbit.app_child_device_id() FROM PUBLIC, orbit_app, orbit_admin;
 REVOKE ALL ON FUNCTION
     orbit.member_community_ids(), orbit.admin_community_ids(), orbit.joined_community_ids(), orbit.contact_user_ids(),
-    orbit.can_found(uuid), orbit.community_allows(uuid, text)
+    orbit.can_found(uuid), orbit.community_allows(uuid, text), orbit.child_community_ids(), orbit.app_child_parent_id()
 FROM PUBLIC, orbit_app;
 -- Functions policies and views call as the querying role.
 GRANT EXECUTE ON FUNCTION
     orbit.app_user_id(), orbit.member_community_ids(), orbit.admin_community_ids(),
     orbit.joined_community_ids(), orbit.contact_user_ids(), orbit.can_found(uuid),
-    orbit.community_allows(uuid, text)
+    orbit.community_allows(uuid, text), orbit.app_child_id(), orbit.app_child_device_id(), orbit.child_community_ids(),
+    orbit.app_child_parent_id()
 TO orbit_app, orbit_admin;

@@ -15,11 +15,25 @@ BEGIN
 END
 $$;
 
--- media: members upload as themselves; the uploader or an admin removes.
+-- media: members upload as themselves; the uploader or an admin removes. A signed-in child
+-- (sql/205_family.sql) uploads to the community their device reaches, as themselves on behalf of
+-- their parent (a chore's photo proof, docs/chores.md), and sees their own uploads only.
 CREATE POLICY media_select ON media FOR SELECT TO orbit_app
-    USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]));
+    USING (
+        community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
+        OR (family_member_id = (SELECT orbit.app_child_id()) AND community_id = ANY ((SELECT orbit.child_community_ids())::uuid[]))
+    );
 CREATE POLICY media_insert ON media FOR INSERT TO orbit_app
-    WITH CHECK (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND uploaded_by = (SELECT orbit.app_user_id()));
+    WITH CHECK (
+        (
+            community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND uploaded_by = (SELECT orbit.app_user_id())
+            AND family_member_id IS NULL
+        )
+        OR (
+            family_member_id = (SELECT orbit.app_child_id()) AND uploaded_by = (SELECT orbit.app_child_parent_id())
+            AND community_id = ANY ((SELECT orbit.child_community_ids())::uuid[]) AND type = 'image'
+        )
+    );
 CREATE POLICY media_change ON media FOR UPDATE TO orbit_app
     USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
            OR (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND uploaded_by = (SELECT orbit.app_user_id())))

@@ -1,42 +1,12 @@
 -- The family (sql/README.md): family members, the signed-in child, PINs and paired devices.
--- This file owns the child principal (who asks: a parent's child on a paired device), the
--- person behind a holder of points (the user, or a family member's parent: their name and
--- their notifications), the child sign-in functions, the policies of family_members,
+-- This file owns the person behind a holder of points (the user, or a family member's parent:
+-- their name and their notifications), the child sign-in functions, the policies of family_members,
 -- child_credentials and child_devices, and the rights on them and on its functions. Chores,
 -- points and rewards (sql/210_chores.sql) build on it; what a child's device syncs is
 -- sql/800_changes.sql's.
 --
--- Who asks: a user (orbit.app_user_id()) or a child, a family member signed in on a paired
--- device (`app.current_family_member_id`, set instead of the user).
-
-CREATE OR REPLACE FUNCTION orbit.app_child_id() RETURNS uuid
-LANGUAGE sql STABLE PARALLEL SAFE
-AS $$ SELECT nullif(current_setting('app.current_family_member_id', true), '')::uuid $$;
-
--- The paired device the signed-in child's token was issued on (`app.current_child_device_id`).
-CREATE OR REPLACE FUNCTION orbit.app_child_device_id() RETURNS uuid
-LANGUAGE sql STABLE PARALLEL SAFE
-AS $$ SELECT nullif(current_setting('app.current_child_device_id', true), '')::uuid $$;
-
--- The community the signed-in child reaches: the one their device was paired for, while the
--- device is the child's and not revoked, the child's parent is an active member of it and it is
--- not deleted. One community or none: a child paired in the household never reaches the club.
-CREATE OR REPLACE FUNCTION orbit.child_community_ids() RETURNS uuid[]
-LANGUAGE plpgsql STABLE SECURITY DEFINER PARALLEL SAFE
-SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-    RETURN (
-        SELECT coalesce(array_agg(d.community_id), '{}')
-        FROM public.child_devices d
-        JOIN public.family_members f ON f.id = d.family_member_id
-        JOIN public.members m ON m.user_id = f.user_id AND m.community_id = d.community_id AND m.left_at IS NULL
-        JOIN public.communities c ON c.id = d.community_id AND c.deleted_at IS NULL
-        WHERE d.id = orbit.app_child_device_id() AND d.family_member_id = orbit.app_child_id()
-          AND d.revoked_at IS NULL AND d.token_hash IS NOT NULL
-    );
-END
-$$;
+-- Who asks — a user, or a child signed in on a paired device (orbit.app_child_id(),
+-- orbit.child_community_ids(), orbit.app_child_parent_id()) — is sql/010_session.sql's.
 
 -- The family members the current user is the parent of.
 CREATE OR REPLACE FUNCTION orbit.parent_family_member_ids() RETURNS uuid[]
@@ -47,7 +17,6 @@ BEGIN
     RETURN (SELECT coalesce(array_agg(f.id), '{}') FROM public.family_members f WHERE f.user_id = orbit.app_user_id());
 END
 $$;
-ALTER FUNCTION orbit.child_community_ids() OWNER TO orbit_admin;
 ALTER FUNCTION orbit.parent_family_member_ids() OWNER TO orbit_admin;
 
 -- Notifies the person behind a holder — the user, or a family member's parent — and, with
@@ -316,20 +285,16 @@ REVOKE ALL ON family_members, child_credentials, child_devices FROM orbit_app, o
 -- Remove a family member: a hard delete.
 GRANT SELECT, INSERT, UPDATE, DELETE ON family_members TO orbit_app;
 GRANT ALL ON family_members, child_credentials, child_devices TO orbit_admin;
+REVOKE ALL ON FUNCTION orbit.child_device_idle_limit(), orbit.child_lockout_duration(integer) FROM PUBLIC, orbit_app, orbit_admin;
 REVOKE ALL ON FUNCTION
-    orbit.app_child_id(), orbit.app_child_device_id(), orbit.child_device_idle_limit(), orbit.child_lockout_duration(integer)
-FROM PUBLIC, orbit_app, orbit_admin;
-REVOKE ALL ON FUNCTION
-    orbit.child_community_ids(), orbit.parent_family_member_ids(),
+    orbit.parent_family_member_ids(),
     orbit.chore_notify(uuid, uuid, uuid, boolean, text, text, text, jsonb), orbit.holder_name(uuid, uuid),
     orbit.can_manage_child(uuid, uuid), orbit.set_child_pin(uuid, uuid, text), orbit.start_child_pairing(uuid, uuid, bytea, timestamptz),
     orbit.finish_child_pairing(bytea, bytea), orbit.child_devices_of(uuid, uuid), orbit.revoke_child_devices(uuid, uuid, uuid),
     orbit.child_sign_in(bytea, text)
 FROM PUBLIC, orbit_app;
 -- Who is asking, read by the policies as the querying role.
-GRANT EXECUTE ON FUNCTION
-    orbit.app_child_id(), orbit.app_child_device_id(), orbit.child_community_ids(), orbit.parent_family_member_ids()
-TO orbit_app, orbit_admin;
+GRANT EXECUTE ON FUNCTION orbit.parent_family_member_ids() TO orbit_app, orbit_admin;
 -- Operations a guardian or a child's device performs, each checked inside the function.
 GRANT EXECUTE ON FUNCTION
     orbit.set_child_pin(uuid, uuid, text), orbit.start_child_pairing(uuid, uuid, bytea, timestamptz),
@@ -337,8 +302,7 @@ GRANT EXECUTE ON FUNCTION
     orbit.child_devices_of(uuid, uuid), orbit.revoke_child_devices(uuid, uuid, uuid)
 TO orbit_app, orbit_admin;
 GRANT EXECUTE ON FUNCTION
-    orbit.app_child_id(), orbit.app_child_device_id(), orbit.child_device_idle_limit(), orbit.child_lockout_duration(integer),
-    orbit.child_community_ids(), orbit.parent_family_member_ids(),
+    orbit.child_device_idle_limit(), orbit.child_lockout_duration(integer), orbit.parent_family_member_ids(),
     orbit.chore_notify(uuid, uuid, uuid, boolean, text, text, text, jsonb), orbit.holder_name(uuid, uuid),
     orbit.can_manage_child(uuid, uuid), orbit.set_child_pin(uuid, uuid, text), orbit.start_child_pairing(uuid, uuid, bytea, timestamptz),
     orbit.finish_child_pairing(bytea, bytea), orbit.child_devices_of(uuid, uuid), orbit.revoke_child_devices(uuid, uuid, uuid),

@@ -80,7 +80,7 @@ DECLARE
     chore record;
 BEGIN
     SELECT c.community_id, c.points, c.due_at, c.recurrence_rule, c.requires_approval, c.archived_at, c.created_at, c.title,
-        c.completion_window_days
+        c.completion_window_days, c.requires_photo
     INTO chore FROM public.chores c WHERE c.id = NEW.chore_id;
     NEW.community_id := chore.community_id;
     NEW.points := chore.points;
@@ -106,6 +106,16 @@ BEGIN
        AND NEW.occurrence_at < NEW.completed_at - make_interval(days => chore.completion_window_days + 1) THEN
         RAISE EXCEPTION 'the occurrence is older than the chore''s completion window of % days', chore.completion_window_days
             USING ERRCODE = 'check_violation', CONSTRAINT = 'chore_completions_within_window';
+    END IF;
+    -- Photo proof: required when the chore says so; an image uploaded to the chore's community.
+    IF chore.requires_photo AND NEW.photo_media_id IS NULL THEN
+        RAISE EXCEPTION 'the chore needs a photo' USING ERRCODE = 'check_violation', CONSTRAINT = 'chore_completions_photo_required';
+    END IF;
+    IF NEW.photo_media_id IS NOT NULL AND NOT EXISTS (
+        SELECT FROM public.media m WHERE m.id = NEW.photo_media_id AND m.community_id = NEW.community_id AND m.type = 'image'
+    ) THEN
+        RAISE EXCEPTION 'photo % is not an image uploaded to this community', NEW.photo_media_id
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'chore_completions_photo_media';
     END IF;
     PERFORM orbit.chore_require_holder(NEW.community_id, NEW.user_id, NEW.family_member_id);
     RETURN NEW;
@@ -138,9 +148,9 @@ CREATE OR REPLACE FUNCTION orbit.chore_check_review() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    IF (NEW.chore_id, NEW.occurrence_at, NEW.user_id, NEW.family_member_id, NEW.points, NEW.community_id)
-       IS DISTINCT FROM (OLD.chore_id, OLD.occurrence_at, OLD.user_id, OLD.family_member_id, OLD.points, OLD.community_id) THEN
-        RAISE EXCEPTION 'a completion''s chore, occurrence, doer and points do not change'
+    IF (NEW.chore_id, NEW.occurrence_at, NEW.user_id, NEW.family_member_id, NEW.points, NEW.community_id, NEW.photo_media_id)
+       IS DISTINCT FROM (OLD.chore_id, OLD.occurrence_at, OLD.user_id, OLD.family_member_id, OLD.points, OLD.community_id, OLD.photo_media_id) THEN
+        RAISE EXCEPTION 'a completion''s chore, occurrence, doer, points and photo do not change'
             USING ERRCODE = 'check_violation', CONSTRAINT = 'chore_completions_fixed';
     END IF;
     IF NEW.status IS DISTINCT FROM OLD.status AND OLD.status <> 'pending' THEN
@@ -451,7 +461,7 @@ GRANT SELECT, INSERT ON chores, chore_assignees, chore_completions, rewards, rew
 GRANT DELETE ON chore_assignees, chores TO orbit_app;
 GRANT SELECT ON points_accounts TO orbit_app;
 GRANT UPDATE (title, description, points, difficulty, category, due_at, recurrence_rule, recurrence_timezone, requires_approval, archived_at,
-    completion_window_days, recurrence_ends_at)
+    completion_window_days, recurrence_ends_at, requires_photo)
     ON chores TO orbit_app;
 GRANT UPDATE (status, reviewed_by, reviewed_at) ON chore_completions TO orbit_app;
 GRANT UPDATE (title, description, points_cost, available, stock, archived_at) ON rewards TO orbit_app;

@@ -361,4 +361,55 @@ struct ChoreChangeAPITests {
             #expect(status.status == 400)
         }
     }
+
+    @Test("photo proof over HTTP: a child's token uploads an image and marks the chore done with it; the parent opens it, then approves")
+    func photoProofOverHTTP() async throws {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "orbit-media-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await withAPI(storage: LocalDirectoryStorage(root: folder)) { harness in
+            let cast = try await APICast.make(harness)
+            let kid = try await harness.services.family.add(name: "Kit", as: cast.member).id
+            let chore = try await harness.request(
+                .post, "/communities/\(cast.community)/chores", token: cast.adminToken,
+                json: ["title": "Tidy room", "points": 30, "assignees": [kid.description], "requires_photo": true])
+            #expect(try chore.status == 201 && chore.json["requires_photo"] as? Bool == true, "\(chore.text)")
+            let choreID = try chore.string("id")
+            // The parent pairs Kit's device; Kit signs in.
+            _ = try await harness.request(.put, "/communities/\(cast.community)/family/\(kid)/pin", token: cast.memberToken, json: ["pin": "2580"])
+            let pairing = try await harness.request(.post, "/communities/\(cast.community)/family/\(kid)/devices", token: cast.memberToken)
+            let paired = try await harness.request(.post, "/auth/child", json: ["pairing_code": try pairing.string("pairing_code")])
+            let signedIn = try await harness.request(.post, "/auth/child", json: ["device_token": try paired.string("device_token"), "pin": "2580"])
+            let child = try signedIn.string("access_token")
+
+            let none = try await harness.request(.post, "/chores/\(choreID)/completions", token: child, json: [String: Any]())
+            #expect(none.status == 409 && none.text.contains("photo_media_id"), "\(none.text)")
+            let jpeg = Data([0xFF, 0xD8, 0xFF, 0x00, 0x01])
+            let photo = try await harness.request(
+                .post, "/communities/\(cast.community)/media?filename=room.jpg&width=800&height=600", token: child, body: jpeg,
+                headers: ["Content-Type": "image/jpeg"])
+            #expect(photo.status == 201, "\(photo.text)")
+            #expect(
+                try photo.json["family_member_id"] as? String == kid.description && photo.json["uploaded_by"] as? String == cast.member.description)
+            let pdf = try await harness.request(
+                .post, "/communities/\(cast.community)/media?filename=a.pdf", token: child, body: Data("%PDF-1.4".utf8),
+                headers: ["Content-Type": "application/pdf"])
+            #expect(pdf.status == 400, "\(pdf.text)")
+            let elsewhere = try await harness.request(
+                .post, "/communities/\(cast.otherCommunity)/media?filename=room.jpg", token: child, body: jpeg,
+                headers: ["Content-Type": "image/jpeg"])
+            #expect(elsewhere.status == 404, "\(elsewhere.text)")
+
+            let done = try await harness.request(
+                .post, "/chores/\(choreID)/completions", token: child, json: ["photo_media_id": try photo.string("id"), "note": "Done!"])
+            #expect(try done.status == 201 && done.json["photo_media_id"] as? String == photo.string("id"), "\(done.text)")
+            let waiting = try await harness.request(.get, "/communities/\(cast.community)/chore-completions?status=pending", token: cast.adminToken)
+            #expect(try waiting.items.first?["photo_media_id"] as? String == photo.string("id"), "\(waiting.text)")
+            let file = try await harness.request(.get, "/media/\(try photo.string("id"))", token: cast.adminToken)
+            #expect(file.status == 200 && file.body == jpeg)
+            #expect(try await harness.request(.get, "/media/\(try photo.string("id"))", token: child).status == 200)
+            #expect(try await harness.request(.get, "/media/\(try photo.string("id"))", token: cast.outsiderToken).status == 404)
+            let approved = try await harness.request(.post, "/chore-completions/\(try done.string("id"))/approve", token: cast.adminToken)
+            #expect(try approved.status == 200 && approved.json["status"] as? String == "approved", "\(approved.text)")
+        }
+    }
 }

@@ -118,4 +118,37 @@ struct ChoreChangeCommandTests {
             #expect(unarchived.succeeded, "\(unarchived.errors)")
         }
     }
+
+    @Test("a chore that needs a photo: done with one uploaded by the parent; without, refused; the completions list the photo")
+    func photoProof() async throws {
+        try await withTestDatabase { database in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "orbit-media-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let cli = Orbitctl(database: database)
+            _ = try await cli.json("user", "create", "--email", "mum@example.com", "--name", "Mum")
+            let home = try #require(try await cli.json("community", "create", "--name", "Home", "--as", "mum@example.com")["id"] as? String)
+            let kid = try #require(try await cli.json("family", "add", "--name", "Kit", "--as", "mum@example.com")["id"] as? String)
+            let chore = try await cli.json(
+                "chore", "create", "--community", home, "--title", "Tidy room", "--points", "10", "--assign", kid, "--requires-photo", "--as",
+                "mum@example.com")
+            let choreID = try #require(chore["id"] as? String)
+            #expect(chore["requires_photo"] as? Bool == true, "\(chore)")
+            let without = try await cli.run("chore", "complete", choreID, "--by", kid, "--as", "mum@example.com")
+            #expect(!without.succeeded && without.errors.contains("photo"), "\(without.errors)")
+            let picture = folder.appending(path: "room.jpg")
+            try Data([0xFF, 0xD8, 0xFF, 0x00, 0x01]).write(to: picture)
+            let media = try #require(
+                try await cli.json(
+                    "media", "upload", picture.path, "--community", home, "--media-dir", folder.appending(path: "store").path, "--width", "10",
+                    "--height",
+                    "10", "--as", "mum@example.com")["id"] as? String)
+            let done = try await cli.json("chore", "complete", choreID, "--by", kid, "--photo", media, "--as", "mum@example.com")
+            #expect(done["photo_media_id"] as? String == media, "\(done)")
+            let listed = try await cli.run("chore", "completions", "--community", home, "--pending", "--as", "mum@example.com")
+            #expect(listed.succeeded && listed.output.contains(media), "\(listed.output)")
+            let off = try await cli.json("chore", "update", choreID, "--photo", "false", "--as", "mum@example.com")
+            #expect(off["requires_photo"] as? Bool == false, "\(off)")
+        }
+    }
 }

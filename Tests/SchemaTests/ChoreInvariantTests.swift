@@ -229,6 +229,43 @@ struct ChoreInvariantTests {
         }
     }
 
+    @Test(
+        "a chore that needs a photo refuses a completion without one, whoever writes; a photo is an image of the chore's community; it never changes")
+    func photoProof() async throws {
+        try await withTestDatabase { database in
+            try await database.seeding { seed, connection in
+                let home = try await Household.make(seed)
+                let elsewhere = try await seed.community("Club", creator: home.parent)
+                func media(in community: UUID, type: String) async throws -> UUID {
+                    try await seed.id(
+                        """
+                        INSERT INTO media (id, community_id, uploaded_by, type, filename, mime_type, size_bytes, storage_path)
+                        SELECT id, \(community), \(home.parent), \(type)::media_type, 'a', 'image/jpeg', 10, \(community)::text || '/' || id || '/a'
+                        FROM (SELECT gen_random_uuid() AS id) AS new RETURNING id
+                        """)
+                }
+                let photo = try await media(in: home.community, type: "image")
+                let foreign = try await media(in: elsewhere, type: "image")
+                let video = try await media(in: home.community, type: "video")
+                try await connection.query("UPDATE chores SET requires_photo = true WHERE id = \(home.chore)")
+                await checkViolation("chore_completions_photo_required") { _ = try await home.complete(on: connection) }
+                func complete(with photo: UUID) async throws -> UUID {
+                    try await connection.value(
+                        """
+                        INSERT INTO chore_completions (chore_id, occurrence_at, family_member_id, photo_media_id)
+                        SELECT id, created_at, \(home.kid), \(photo) FROM chores WHERE id = \(home.chore) RETURNING id
+                        """)
+                }
+                await checkViolation("chore_completions_photo_media") { _ = try await complete(with: foreign) }
+                await checkViolation("chore_completions_photo_media") { _ = try await complete(with: video) }
+                let completion = try await complete(with: photo)
+                await checkViolation("chore_completions_fixed") {
+                    try await connection.query("UPDATE chore_completions SET photo_media_id = NULL WHERE id = \(completion)")
+                }
+            }
+        }
+    }
+
     @Test("no free points from the past: an occurrence older than the chore's window of when it is recorded is refused, whoever writes")
     func completionWindow() async throws {
         try await withTestDatabase { database in

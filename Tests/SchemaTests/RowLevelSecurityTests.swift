@@ -424,6 +424,19 @@ extension World {
             let chore = try await seed.id(
                 "INSERT INTO chores (community_id, title, points, created_by) VALUES (\(community), 'Dishes', 10, \(ownerID)) RETURNING id")
             add("chores", chore, forKid)
+            // The kid's photo proof, uploaded on their device on behalf of their parent: the
+            // members' and the kid's, no other child's.
+            add(
+                "media",
+                try await seed.id(
+                    """
+                    INSERT INTO media (id, community_id, uploaded_by, family_member_id, type, filename, mime_type, size_bytes, storage_path)
+                    SELECT id, \(community), \(world.id(member)), \(kid), 'image', 'room.jpg', 'image/jpeg', 10,
+                        \(community)::text || '/' || id || '/room.jpg'
+                    FROM (SELECT gen_random_uuid() AS id) AS new RETURNING id
+                    """
+                ),
+                forKid)
             let own = try await seed.id(
                 "INSERT INTO chores (community_id, title, points, created_by) VALUES (\(community), 'Taxes', 50, \(ownerID)) RETURNING id")
             add("chores", own, everyone)
@@ -634,6 +647,47 @@ struct RowLevelSecurityTests {
                     let expected = world.expectedIDs(table, for: child)
                     #expect(seen[table] == expected, "kid of \(child) on \(table): saw \(seen[table]?.count ?? -1) rows, expected \(expected.count)")
                 }
+            }
+        }
+    }
+
+    @Test("a child uploads an image on behalf of their parent, to their device's community only; any other upload is refused")
+    func childUploads() async throws {
+        try await withTestDatabase { database in
+            try await database.withConnection { connection in
+                let world = try await World.build(connection)
+                let kid = try #require(world.kids[.a2])
+                let device = world.devices[World.Child(parent: .a2, community: "A")]
+                func upload(community: UUID, uploadedBy: UUID, type: String = "image", child: UUID? = nil) -> PostgresQuery {
+                    """
+                    INSERT INTO media (id, community_id, uploaded_by, family_member_id, type, filename, mime_type, size_bytes, storage_path)
+                    SELECT id, \(community), \(uploadedBy), \(child ?? kid), \(type)::media_type, 'room.jpg', 'image/jpeg', 10,
+                        \(community)::text || '/' || id || '/room.jpg'
+                    FROM (SELECT gen_random_uuid() AS id) AS new
+                    """
+                }
+                try await connection.asChild(kid, device: device) { connection in
+                    try await connection.query(upload(community: world.communityA, uploadedBy: world.id(.a2)))
+                }
+                let refused: [(String, PostgresQuery)] = [
+                    ("as another parent", upload(community: world.communityA, uploadedBy: world.id(.a))),
+                    ("to another community", upload(community: world.communityB, uploadedBy: world.id(.a2))),
+                    ("a video", upload(community: world.communityA, uploadedBy: world.id(.a2), type: "video")),
+                    ("as another child", upload(community: world.communityA, uploadedBy: world.id(.a), child: try #require(world.kids[.a]))),
+                ]
+                for (what, statement) in refused {
+                    let error = await #expect(throws: PostgresError.self, "\(what)") {
+                        try await connection.asChild(kid, device: device) { connection in try await connection.query(statement) }
+                    }
+                    #expect(error?.sqlState == "42501", "\(what): \(String(describing: error))")
+                }
+                // A member may not pass an upload off as a child's.
+                let member = await #expect(throws: PostgresError.self) {
+                    try await connection.asApp(world.id(.a2)) { connection in
+                        try await connection.query(upload(community: world.communityA, uploadedBy: world.id(.a2)))
+                    }
+                }
+                #expect(member?.sqlState == "42501")
             }
         }
     }

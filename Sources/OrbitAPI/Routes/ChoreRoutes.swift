@@ -17,6 +17,7 @@ extension OrbitAPI {
             var requiresApproval: Bool?
             var completionWindowDays: Int?
             var assignees: [UUID]
+            var requiresPhoto: Bool?
         }
         router.post("communities/:community_id/chores") { request, context in
             let body = try await request.decodeJSON(NewChore.self, context: context)
@@ -29,7 +30,8 @@ extension OrbitAPI {
             let new = ChoreService.NewChore(
                 title: body.title, description: body.description, points: body.points, difficulty: difficulty ?? .easy, category: body.category,
                 dueAt: body.dueAt, recurrenceRule: body.recurrenceRule, requiresApproval: body.requiresApproval ?? true,
-                completionWindowDays: body.completionWindowDays ?? ChoreService.defaultCompletionWindowDays, assignees: body.assignees)
+                completionWindowDays: body.completionWindowDays ?? ChoreService.defaultCompletionWindowDays, assignees: body.assignees,
+                requiresPhoto: body.requiresPhoto ?? false)
             let user = try context.requireUser()
             return try await creating(.chores, request, context: context, stored: { try await services.chores.get(ChoreID($0), as: .user(user)) }) {
                 try await services.chores.create(new, in: try context.id("community_id"), as: user)
@@ -59,6 +61,7 @@ extension OrbitAPI {
             var completionWindowDays: Int?
             var assignees: [UUID]?
             var endsOn: String?
+            var requiresPhoto: Bool?
             static let nullableFields: Set<String> = ["description", "category", "due_at", "recurrence_rule"]
 
             init(from decoder: any Decoder) throws {
@@ -74,11 +77,12 @@ extension OrbitAPI {
                 completionWindowDays = try container.decodeIfPresent(Int.self, forKey: .completionWindowDays)
                 assignees = try container.decodeIfPresent([UUID].self, forKey: .assignees)
                 endsOn = try container.decodeIfPresent(String.self, forKey: .endsOn)
+                requiresPhoto = try container.decodeIfPresent(Bool.self, forKey: .requiresPhoto)
             }
 
             enum CodingKeys: String, CodingKey {
                 case title, description, points, difficulty, category, dueAt, recurrenceRule, requiresApproval, completionWindowDays, assignees,
-                    endsOn
+                    endsOn, requiresPhoto
             }
         }
         router.patch("chores/:chore_id") { request, context in
@@ -93,7 +97,7 @@ extension OrbitAPI {
                 title: body.title, description: body.description, points: body.points, difficulty: difficulty, category: body.category,
                 dueAt: body.dueAt, recurrenceRule: body.recurrenceRule, requiresApproval: body.requiresApproval,
                 completionWindowDays: body.completionWindowDays, assignees: body.assignees,
-                endsOn: try body.endsOn.map { try CivilDate.parse($0, field: "ends_on") })
+                endsOn: try body.endsOn.map { try CivilDate.parse($0, field: "ends_on") }, requiresPhoto: body.requiresPhoto)
             return JSON(try await services.chores.update(try context.id("chore_id"), change, as: try context.requireUser()))
         }
         router.post("chores/:chore_id/archive") { _, context in
@@ -110,6 +114,7 @@ extension OrbitAPI {
             var occurrence: Date?
             var by: UUID?
             var note: String?
+            var photoMediaId: UUID?
         }
         router.post("chores/:chore_id/completions") { request, context in
             let body = try await request.decodeJSON(Completion.self, context: context)
@@ -118,7 +123,8 @@ extension OrbitAPI {
                 .choreCompletions, request, context: context, stored: { try await services.chores.completion(ChoreCompletionID($0), as: principal) }
             ) {
                 try await services.chores.complete(
-                    try context.id("chore_id"), occurrence: body.occurrence, by: body.by, note: body.note, as: principal)
+                    try context.id("chore_id"), occurrence: body.occurrence, by: body.by, note: body.note, photo: body.photoMediaId.map(MediaID.init),
+                    as: principal)
             }
         }
         router.get("communities/:community_id/chore-completions") { request, context in

@@ -39,8 +39,9 @@ extension OrbitAPI {
                 return id
             }
             guard let storage = services.storage else { throw APIProblem(ServiceError.conflict("Media storage is not configured on this server.")) }
-            // Someone who may not upload here is refused before the file is read.
-            let user = try context.requireUser()
+            // Someone who may not upload here is refused before the file is read. A child's token
+            // uploads a photo (a chore's proof) to the community their device reaches.
+            let user = try context.requirePrincipal()
             try await services.media.requireUploader(in: community, as: user)
             let file = try storage.incomingFile()
             // Gone once stored (moved into place) or answered from what is stored.
@@ -85,7 +86,7 @@ extension OrbitAPI {
         // ETag (an upload never changes, so its id is its version), long private caching, and
         // single byte ranges for video seeking.
         router.get("media/:media_id") { request, context in
-            let (media, path) = try await services.media.file(try context.id("media_id", as: MediaID.self), as: try context.requireUser())
+            let (media, path) = try await services.media.file(try context.id("media_id", as: MediaID.self), as: try context.requirePrincipal())
             guard let path else { throw APIProblem.notFound("The file of media \(media.id) is not kept by this server.") }
             return try await Self.serveFile(
                 at: path, size: media.sizeBytes, type: media.mimeType, etag: "\"\(media.id)\"", request: request, context: context)
@@ -93,7 +94,7 @@ extension OrbitAPI {
         // Its thumbnail (images only; JPEG, at most 512 pixels on the longer side), the same way.
         router.get("media/:media_id/thumbnail") { request, context in
             let (media, path) = try await services.media.file(
-                try context.id("media_id", as: MediaID.self), .thumbnail, as: try context.requireUser())
+                try context.id("media_id", as: MediaID.self), .thumbnail, as: try context.requirePrincipal())
             guard let path, let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int else {
                 throw APIProblem.notFound("The thumbnail of media \(media.id) is not kept by this server.")
             }

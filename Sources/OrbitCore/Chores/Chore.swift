@@ -28,6 +28,8 @@ package struct Chore: Sendable, Codable, Equatable {
     package var recurrenceRule: String?
     package var recurrenceTimezone: String?
     package var requiresApproval: Bool
+    /// Whether marking it done needs a photo.
+    package var requiresPhoto: Bool
     /// How many days back an occurrence may still be marked done: today and the N days before,
     /// in the chore's zone (a one-off chore without a due time: any time).
     package var completionWindowDays: Int
@@ -47,14 +49,14 @@ package struct Chore: Sendable, Codable, Equatable {
     enum CodingKeys: String, CodingKey {
         case id, communityID = "community_id", title, description, points, difficulty, category, dueAt = "due_at"
         case recurrenceRule = "recurrence_rule", recurrenceTimezone = "recurrence_timezone", requiresApproval = "requires_approval"
-        case completionWindowDays = "completion_window_days"
+        case requiresPhoto = "requires_photo", completionWindowDays = "completion_window_days"
         case assignees, createdBy = "created_by", createdAt = "created_at", updatedAt = "updated_at", archivedAt = "archived_at"
         case nextOccurrenceAt = "next_occurrence_at", nextOccurrenceDone = "next_occurrence_done"
     }
 
     static let columns = """
         c.id, c.community_id, c.title, c.description, c.points, c.difficulty, c.category, c.due_at, c.recurrence_rule,
-        c.recurrence_timezone, c.requires_approval, c.completion_window_days, c.recurrence_ends_at, c.created_by, c.created_at, c.updated_at,
+        c.recurrence_timezone, c.requires_approval, c.requires_photo, c.completion_window_days, c.recurrence_ends_at, c.created_by, c.created_at, c.updated_at,
         c.archived_at,
         (SELECT coalesce(jsonb_agg(jsonb_build_object('user_id', a.user_id, 'family_member_id', a.family_member_id)
                                    ORDER BY a.user_id NULLS LAST, a.family_member_id), '[]')
@@ -73,6 +75,7 @@ package struct Chore: Sendable, Codable, Equatable {
         recurrenceRule = try row.decode("recurrence_rule")
         recurrenceTimezone = try row.decode("recurrence_timezone")
         requiresApproval = try row.decode("requires_approval")
+        requiresPhoto = try row.decode("requires_photo")
         completionWindowDays = Int(try row.decode("completion_window_days", as: Int16.self))
         recurrenceEndsAt = try row.decode("recurrence_ends_at")
         assignees = try row.decode("assignees", as: PostgresJSON.self).decode([Holder].self)
@@ -101,19 +104,22 @@ package struct ChoreCompletion: Sendable, Codable, Equatable {
     package var status: CompletionStatus
     package var points: Int
     package var note: String?
+    /// The photo proof: an image of the community (`GET /media/{id}`).
+    package var photoMediaID: MediaID?
     package var completedAt: Date
     package var reviewedBy: UserID?
     package var reviewedAt: Date?
 
     enum CodingKeys: String, CodingKey {
         case id, choreID = "chore_id", communityID = "community_id", occurrenceAt = "occurrence_at", holder = "done_by"
-        case recordedBy = "recorded_by", status, points, note, completedAt = "completed_at", reviewedBy = "reviewed_by"
+        case recordedBy = "recorded_by", status, points, note, photoMediaID = "photo_media_id", completedAt = "completed_at"
+        case reviewedBy = "reviewed_by"
         case reviewedAt = "reviewed_at"
     }
 
     static let columns = """
-        id, chore_id, community_id, occurrence_at, user_id, family_member_id, recorded_by, status, points, note, completed_at,
-        reviewed_by, reviewed_at
+        id, chore_id, community_id, occurrence_at, user_id, family_member_id, recorded_by, status, points, note, photo_media_id,
+        completed_at, reviewed_by, reviewed_at
         """
 
     init(row: PostgresRow) throws {
@@ -126,6 +132,7 @@ package struct ChoreCompletion: Sendable, Codable, Equatable {
         status = CompletionStatus(rawValue: try row.decode("status", as: String.self)) ?? .pending
         points = Int(try row.decode("points", as: Int32.self))
         note = try row.decode("note")
+        photoMediaID = try row.decode("photo_media_id")
         completedAt = try row.decode("completed_at")
         reviewedBy = try row.decode("reviewed_by")
         reviewedAt = try row.decode("reviewed_at")

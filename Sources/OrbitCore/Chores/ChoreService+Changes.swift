@@ -15,6 +15,8 @@ extension ChoreService {
         /// A new RRULE, or `.some(nil)` to make the chore one-off.
         package var recurrenceRule: String??
         package var requiresApproval: Bool?
+        /// Whether marking it done needs a photo from now on.
+        package var requiresPhoto: Bool?
         package var completionWindowDays: Int?
         /// The people who do it, all of them (user or family member ids).
         package var assignees: [UUID]?
@@ -24,8 +26,9 @@ extension ChoreService {
         package init(
             title: String? = nil, description: String?? = nil, points: Int? = nil, difficulty: ChoreDifficulty? = nil, category: String?? = nil,
             dueAt: Date?? = nil, recurrenceRule: String?? = nil, requiresApproval: Bool? = nil, completionWindowDays: Int? = nil,
-            assignees: [UUID]? = nil, endsOn: CivilDate? = nil
+            assignees: [UUID]? = nil, endsOn: CivilDate? = nil, requiresPhoto: Bool? = nil
         ) {
+            self.requiresPhoto = requiresPhoto
             self.title = title
             self.description = description
             self.points = points
@@ -86,6 +89,7 @@ extension ChoreService {
                     points = \(Int32(change.points ?? current.points)), difficulty = \((change.difficulty ?? current.difficulty).rawValue),
                     category = \(category ?? current.category), due_at = \(dueAt), recurrence_rule = \(rule), recurrence_timezone = \(zone),
                     requires_approval = \(change.requiresApproval ?? current.requiresApproval),
+                    requires_photo = \(change.requiresPhoto ?? current.requiresPhoto),
                     completion_window_days = \(Int16(change.completionWindowDays ?? current.completionWindowDays)), recurrence_ends_at = \(endsAt)
                 WHERE id = \(id)
                 """)

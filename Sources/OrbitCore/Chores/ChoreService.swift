@@ -26,12 +26,15 @@ package struct ChoreService: Sendable {
         /// Today and how many days before an occurrence may be marked done (0 to 31).
         package var completionWindowDays: Int
         package var assignees: [UUID]
+        /// Whether marking it done needs a photo (docs/chores.md, "Photo proof").
+        package var requiresPhoto: Bool
 
         package init(
             title: String, description: String? = nil, points: Int, difficulty: ChoreDifficulty = .easy, category: String? = nil,
             dueAt: Date? = nil, recurrenceRule: String? = nil, requiresApproval: Bool = true,
-            completionWindowDays: Int = ChoreService.defaultCompletionWindowDays, assignees: [UUID]
+            completionWindowDays: Int = ChoreService.defaultCompletionWindowDays, assignees: [UUID], requiresPhoto: Bool = false
         ) {
+            self.requiresPhoto = requiresPhoto
             self.title = title
             self.description = description
             self.points = points
@@ -76,9 +79,10 @@ package struct ChoreService: Sendable {
             let id: ChoreID = try await connection.query(
                 """
                 INSERT INTO chores (community_id, title, description, points, difficulty, category, due_at, recurrence_rule,
-                    recurrence_timezone, requires_approval, completion_window_days, recurrence_ends_at, created_by)
+                    recurrence_timezone, requires_approval, completion_window_days, recurrence_ends_at, created_by, requires_photo)
                 VALUES (\(community), \(title), \(description), \(Int32(new.points)), \(new.difficulty.rawValue), \(category), \(new.dueAt),
-                    \(new.recurrenceRule), \(zone), \(new.requiresApproval), \(Int16(new.completionWindowDays)), \(endsAt), \(actor))
+                    \(new.recurrenceRule), \(zone), \(new.requiresApproval), \(Int16(new.completionWindowDays)), \(endsAt), \(actor),
+                    \(new.requiresPhoto))
                 RETURNING id
                 """
             ).single().decode("id")
@@ -135,9 +139,11 @@ package struct ChoreService: Sendable {
     /// Marks an occurrence of a chore done (the current one unless `occurrence` names another):
     /// by `holderID` (an assignee; the actor themselves when nil), recorded by the actor — the
     /// assignee, the child's parent, an admin for a family member, or the child on their
-    /// device. Approved at once when the chore needs no approval.
+    /// device. Approved at once when the chore needs no approval. `photo` is the proof: an image
+    /// uploaded to the community (required when the chore says so), which the parents see before
+    /// they approve.
     package func complete(
-        _ id: ChoreID, occurrence: Date? = nil, by holderID: UUID? = nil, note: String? = nil, as principal: Principal
+        _ id: ChoreID, occurrence: Date? = nil, by holderID: UUID? = nil, note: String? = nil, photo: MediaID? = nil, as principal: Principal
     ) async throws -> ChoreCompletion {
         let note = try note.map { try Validate.text($0, field: "note", limit: 1000, multiline: true) }
         return try await runner.run(as: principal) { connection in
@@ -154,6 +160,9 @@ package struct ChoreService: Sendable {
                 try await requireMayAct(for: holder, as: actor, in: chore.communityID, on: connection)
             }
             guard chore.assignees.contains(holder) else { throw ServiceError.conflict(field: "by", reason: "is not assigned this chore") }
+            if chore.requiresPhoto, photo == nil {
+                throw ServiceError.conflict(field: "photo_media_id", reason: "is required: this chore is marked done with a photo")
+            }
             let now = runner.now()
             let at = try occurrence.map { try Self.requireOccurrence($0, of: chore) } ?? Self.currentOccurrence(of: chore, now: now)
             guard let at else { throw ServiceError.conflict("That chore has no occurrence left.") }
@@ -176,8 +185,8 @@ package struct ChoreService: Sendable {
             return try ChoreCompletion(
                 row: try await connection.query(
                     """
-                    INSERT INTO chore_completions (chore_id, occurrence_at, user_id, family_member_id, recorded_by, note, completed_at)
-                    VALUES (\(id), \(at), \(holder.userID), \(holder.familyMemberID), \(recordedBy), \(note), \(now))
+                    INSERT INTO chore_completions (chore_id, occurrence_at, user_id, family_member_id, recorded_by, note, completed_at, photo_media_id)
+                    VALUES (\(id), \(at), \(holder.userID), \(holder.familyMemberID), \(recordedBy), \(note), \(now), \(photo))
                     RETURNING \(unescaped: ChoreCompletion.columns)
                     """
                 ).single())

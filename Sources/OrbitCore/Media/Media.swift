@@ -14,6 +14,9 @@ package struct Media: Sendable, Codable, Equatable {
     package var id: MediaID
     package var communityID: CommunityID
     package var uploadedBy: UserID
+    /// The child who uploaded it on their paired device (`uploadedBy` is then their parent, who
+    /// answers for it): a chore's photo proof.
+    package var familyMemberID: FamilyMemberID?
     package var type: MediaType
     package var filename: String
     package var mimeType: String
@@ -29,7 +32,7 @@ package struct Media: Sendable, Codable, Equatable {
     package var thumbnailURL: String?
 
     enum CodingKeys: String, CodingKey {
-        case id, communityID = "community_id", uploadedBy = "uploaded_by", type, filename
+        case id, communityID = "community_id", uploadedBy = "uploaded_by", familyMemberID = "family_member_id", type, filename
         case mimeType = "mime_type", sizeBytes = "size_bytes", storagePath = "storage_path"
         case thumbnailPath = "thumbnail_path", url, thumbnailURL = "thumbnail_url", width, height
         case createdAt = "created_at"
@@ -50,13 +53,14 @@ package struct Media: Sendable, Codable, Equatable {
     }
 
     static let columns = """
-        id, community_id, uploaded_by, type::text AS type, filename, mime_type, size_bytes, storage_path, thumbnail_path, width, height, created_at
+        id, community_id, uploaded_by, family_member_id, type::text AS type, filename, mime_type, size_bytes, storage_path, thumbnail_path, width, height, created_at
         """
 
     init(row: PostgresRow) throws {
         id = try row.decode("id")
         communityID = try row.decode("community_id")
         uploadedBy = try row.decode("uploaded_by")
+        familyMemberID = try row.decode("family_member_id")
         type = try row.decode("type")
         filename = try row.decode("filename")
         mimeType = try row.decode("mime_type")

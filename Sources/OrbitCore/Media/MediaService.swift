@@ -17,8 +17,17 @@ package struct MediaService: Sendable {
     package func upload(
         to community: CommunityID, filename: String, mimeType: String, data: Data, width: Int? = nil, height: Int? = nil, as actor: UserID
     ) async throws -> Media {
+        try await upload(to: community, filename: filename, mimeType: mimeType, data: data, width: width, height: height, as: .user(actor))
+    }
+
+    /// Stores an upload and records its metadata: members of the community, or a child on their
+    /// paired device (an image, for a chore's photo proof; recorded as their parent's upload).
+    package func upload(
+        to community: CommunityID, filename: String, mimeType: String, data: Data, width: Int? = nil, height: Int? = nil,
+        as actor: Principal
+    ) async throws -> Media {
         let storage = try runner.requireStorage()
-        let checked = try Self.check(filename: filename, mimeType: mimeType, size: data.count, width: width, height: height)
+        let checked = try Self.check(filename: filename, mimeType: mimeType, size: data.count, width: width, height: height, by: actor)
         let image = try MediaContent.inspect(data.prefix(MediaContent.prefixLength), declaredAs: checked.mime)
         try await requireUploader(in: community, as: actor)
         return try await record(checked, image: image, in: community, width: width, height: height, as: actor) { path in
@@ -31,11 +40,11 @@ package struct MediaService: Sendable {
     /// stored or deleted.
     package func upload(
         to community: CommunityID, filename: String, mimeType: String, file: URL, size: Int, width: Int? = nil, height: Int? = nil,
-        as actor: UserID
+        as actor: Principal
     ) async throws -> Media {
         defer { try? FileManager.default.removeItem(at: file) }
         let storage = try runner.requireStorage()
-        let checked = try Self.check(filename: filename, mimeType: mimeType, size: size, width: width, height: height)
+        let checked = try Self.check(filename: filename, mimeType: mimeType, size: size, width: width, height: height, by: actor)
         let handle = try FileHandle(forReadingFrom: file)
         let prefix = try handle.read(upToCount: MediaContent.prefixLength) ?? Data()
         try handle.close()
@@ -47,9 +56,21 @@ package struct MediaService: Sendable {
     }
 
     /// Refuses, before a byte of the file is read, someone who could not record an upload in
-    /// `community` (not an active member): the same check the recording makes again.
-    package func requireUploader(in community: CommunityID, as actor: UserID) async throws {
-        _ = try await runner.asUser(actor) { connection in try await runner.requireMember(actor, of: community, on: connection) }
+    /// `community` (not an active member; a child, in another community than their device's):
+    /// the same check the recording makes again.
+    package func requireUploader(in community: CommunityID, as actor: Principal) async throws {
+        try await runner.run(as: actor) { connection in try await requireUploader(actor, in: community, on: connection) }
+    }
+
+    private func requireUploader(_ actor: Principal, in community: CommunityID, on connection: PostgresConnection) async throws {
+        switch actor {
+        case .user(let user):
+            _ = try await runner.requireMember(user, of: community, on: connection)
+        case .child:
+            let allowed: Bool = try await connection.query("SELECT \(community) = ANY (orbit.child_community_ids()) AS allowed").single()
+                .decode("allowed")
+            guard allowed else { throw ServiceError.notFound("Community \(community)") }
+        }
     }
 
     /// The most an upload of `mimeType` may hold, or nil for a type that is not accepted.
@@ -64,7 +85,9 @@ package struct MediaService: Sendable {
         var size: Int
     }
 
-    private static func check(filename: String, mimeType: String, size: Int, width: Int?, height: Int?) throws -> CheckedUpload {
+    private static func check(
+        filename: String, mimeType: String, size: Int, width: Int?, height: Int?, by actor: Principal
+    ) throws -> CheckedUpload {
         let filename = try Validate.text(filename, field: "filename", limit: 255)
         guard !filename.contains("/"), filename != ".", filename != ".." else {
             throw ServiceError.invalidInput(field: "filename", reason: "must be a file name, not a path")
@@ -72,6 +95,9 @@ package struct MediaService: Sendable {
         let mime = mimeType.lowercased().trimmingCharacters(in: .whitespaces)
         guard let allowed = Media.allowedTypes[mime] else {
             throw ServiceError.invalidInput(field: "mime_type", reason: "must be one of \(Media.allowedTypes.keys.sorted().joined(separator: ", "))")
+        }
+        if case .child = actor, allowed.type != .image {
+            throw ServiceError.invalidInput(field: "mime_type", reason: "must be an image type: a child's device uploads photos only")
         }
         guard size > 0, size <= allowed.limit else {
             throw ServiceError.invalidInput(field: "size_bytes", reason: "must be between 1 byte and \(allowed.limit >> 20) MB for \(mime)")
@@ -97,7 +123,7 @@ package struct MediaService: Sendable {
     /// outside any transaction and without a pooled connection; then inserts the row in a
     /// transaction of its own. A failure removes the files again.
     private func record(
-        _ upload: CheckedUpload, image: MediaContent.ImageSize?, in community: CommunityID, width: Int?, height: Int?, as actor: UserID,
+        _ upload: CheckedUpload, image: MediaContent.ImageSize?, in community: CommunityID, width: Int?, height: Int?, as actor: Principal,
         store: (String) async throws -> Void
     ) async throws -> Media {
         let storage = try runner.requireStorage()
@@ -117,13 +143,21 @@ package struct MediaService: Sendable {
             if let thumbnail { stored.append(thumbnail) }
             // An image's own size when the app did not say.
             let (width, height) = (width ?? image?.width, height ?? image?.height)
-            return try await runner.asUser(actor) { connection in
-                try await runner.requireMember(actor, of: community, on: connection)
+            // A user uploads as themselves; a child on behalf of their parent, who answers for it.
+            let (user, child): (UserID?, FamilyMemberID?) =
+                switch actor {
+                case .user(let user): (user, nil)
+                case .child(let session): (nil, session.child)
+                }
+            return try await runner.run(as: actor) { connection in
+                try await requireUploader(actor, in: community, on: connection)
                 let row = try await connection.query(
                     """
-                    INSERT INTO media (id, community_id, uploaded_by, type, filename, mime_type, size_bytes, storage_path, thumbnail_path, width, height)
-                    VALUES (\(id), \(community), \(actor), \(upload.type)::media_type, \(upload.filename), \(upload.mime), \(Int32(upload.size)),
-                        \(path), \(thumbnail), \(width.map(Int32.init)), \(height.map(Int32.init)))
+                    INSERT INTO media (id, community_id, uploaded_by, family_member_id, type, filename, mime_type, size_bytes, storage_path,
+                        thumbnail_path, width, height)
+                    VALUES (\(id), \(community), coalesce(\(user), orbit.app_child_parent_id()), \(child), \(upload.type)::media_type,
+                        \(upload.filename), \(upload.mime), \(Int32(upload.size)), \(path), \(thumbnail), \(width.map(Int32.init)),
+                        \(height.map(Int32.init)))
                     RETURNING \(unescaped: Media.columns)
                     """
                 ).single()
@@ -179,8 +213,19 @@ package struct MediaService: Sendable {
     /// finds nothing), and where its file (or its thumbnail) is on this machine, when the
     /// storage keeps it here.
     package func file(_ id: MediaID, _ variant: MediaVariant = .original, as actor: UserID) async throws -> (media: Media, localPath: String?) {
+        try await file(id, variant, as: .user(actor))
+    }
+
+    /// An upload's metadata and file, as `file(_:_:as:)` for a user; a child finds their own.
+    package func file(_ id: MediaID, _ variant: MediaVariant = .original, as actor: Principal) async throws -> (media: Media, localPath: String?) {
         let storage = try runner.requireStorage()
-        let media = try await runner.asUserReading(actor) { connection in
+        let read: @Sendable ((PostgresConnection) async throws -> Media) async throws -> Media = { body in
+            switch actor {
+            case .user(let user): try await runner.asUserReading(user, body)
+            case .child: try await runner.run(as: actor, body)
+            }
+        }
+        let media = try await read { connection in
             guard let row = try await connection.query("SELECT \(unescaped: Media.columns) FROM media WHERE id = \(id)").first else {
                 throw ServiceError.notFound("Media \(id)")
             }

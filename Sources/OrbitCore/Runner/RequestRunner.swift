@@ -243,6 +243,11 @@ package struct RequestRunner: Sendable {
                 throw ServiceError.notFound("Category")
             case "23514" where error.constraint == "community_archived":
                 throw ServiceError.conflict("This community is archived: it is read-only until an admin unarchives it.")
+            case "23514" where error.constraint == "chore_completions_photo_required":
+                throw ServiceError.conflict(field: "photo_media_id", reason: "is required: this chore is marked done with a photo")
+            case "23514" where error.constraint == "chore_completions_photo_media":
+                // A well-formed id that names no image of this community.
+                throw ServiceError.notFound("Photo image")
             case "23514" where error.constraint == "transactions_receipt_media":
                 // A well-formed id that names no image of this community.
                 throw ServiceError.notFound("Receipt image")

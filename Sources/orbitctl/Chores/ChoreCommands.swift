@@ -54,6 +54,7 @@ struct ChoreCommand: AsyncParsableCommand {
         var due: Timestamp?
         @Option(help: "Recurrence (RRULE, e.g. FREQ=WEEKLY;BYDAY=SA), in the community's time zone; needs --due.") var rrule: String?
         @Flag(help: "Credit the points when done, without a parent's approval.") var noApproval = false
+        @Flag(help: "Marking it done needs a photo (an image uploaded to the community).") var requiresPhoto = false
         @Option(help: "How many days back an occurrence may still be marked done: today and N days before (0 to 31).")
         var windowDays = ChoreService.defaultCompletionWindowDays
         @OptionGroup var acting: ActingOptions
@@ -64,7 +65,8 @@ struct ChoreCommand: AsyncParsableCommand {
             return try await services.chores.create(
                 .init(
                     title: title, description: description, points: points, difficulty: difficulty, category: category, dueAt: due?.date,
-                    recurrenceRule: rrule, requiresApproval: !noApproval, completionWindowDays: windowDays, assignees: assignees),
+                    recurrenceRule: rrule, requiresApproval: !noApproval, completionWindowDays: windowDays, assignees: assignees,
+                    requiresPhoto: requiresPhoto),
                 in: community, as: actor)
         }
 
@@ -89,6 +91,7 @@ struct ChoreCommand: AsyncParsableCommand {
         @Flag(help: "Make it happen once (no recurrence).") var once = false
         @Option(help: "A recurring chore's last day (YYYY-MM-DD, the community's): it ends there.") var endsOn: String?
         @Option(help: "Whether the points need a parent's approval (true or false).") var approval: Bool?
+        @Option(help: "Whether marking it done needs a photo (true or false).") var photo: Bool?
         @Option(help: "How many days back an occurrence may still be marked done (0 to 31).") var windowDays: Int?
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
@@ -98,7 +101,7 @@ struct ChoreCommand: AsyncParsableCommand {
                 title: title, description: noDescription ? .some(nil) : description.map { .some($0) }, points: points, difficulty: difficulty,
                 category: category.map { .some($0) }, dueAt: due.map { .some($0.date) }, recurrenceRule: once ? .some(nil) : rrule.map { .some($0) },
                 requiresApproval: approval, completionWindowDays: windowDays, assignees: try assign.map { try holderIDs($0, option: "--assign") },
-                endsOn: try endsOn.map { try CivilDate.parse($0, field: "ends-on") })
+                endsOn: try endsOn.map { try CivilDate.parse($0, field: "ends-on") }, requiresPhoto: photo)
             return try await services.chores.update(chore, change, as: actor)
         }
 
@@ -174,13 +177,14 @@ struct ChoreCommand: AsyncParsableCommand {
         @Option(help: "Which occurrence (RFC 3339); default: the one now due (today's for a recurring chore).") var occurrence: Timestamp?
         @Option(help: "Who did it: a user id or a family member id (default: the acting user).") var by: String?
         @Option(help: "A note for the parents.") var note: String?
+        @Option(help: "The photo proof: the id of an image uploaded to the community (`media upload`).") var photo: MediaID?
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
 
         func act(_ services: OrbitServices, as actor: UserID) async throws -> ChoreCompletion {
             let holder = try holderID(by, option: "--by")
             return try await services.chores.complete(
-                chore, occurrence: occurrence?.date, by: holder, note: note, as: .user(actor))
+                chore, occurrence: occurrence?.date, by: holder, note: note, photo: photo, as: .user(actor))
         }
 
         func tell(_ completion: ChoreCompletion) {
@@ -225,10 +229,10 @@ struct ChoreCommand: AsyncParsableCommand {
         }
 
         func tell(_ completions: Page<ChoreCompletion>) {
-            printPage(completions, ["ID", "CHORE", "BY", "STATUS", "POINTS", "OCCURRENCE"]) {
+            printPage(completions, ["ID", "CHORE", "BY", "STATUS", "POINTS", "OCCURRENCE", "PHOTO"]) {
                 [
                     $0.id.description, $0.choreID.description, describeHolder($0.holder), $0.status.rawValue, String($0.points),
-                    show($0.occurrenceAt),
+                    show($0.occurrenceAt), $0.photoMediaID?.description ?? "",
                 ]
             }
         }
