@@ -63,6 +63,7 @@ photo=$(id_of media upload "$pictures/room.jpg" --community "$home" --width 800 
 proof=$(id_of chore complete "$room" --by "$mia" --photo "$photo" --note "All tidy" --as "$mum" --json)
 run chore completions --community "$home" --pending --as "$dad"
 run chore approve "$proof" --as "$dad"
+run family avatar "$mia" --media "$photo" --as "$mum"
 run points show --community "$home" --for "$mia" --as "$mum" --json
 run points show --community "$home" --for "$leo" --as "$mum" --json
 

@@ -8,6 +8,26 @@
 -- Who asks — a user, or a child signed in on a paired device (orbit.app_child_id(),
 -- orbit.child_community_ids(), orbit.app_child_parent_id()) — is sql/010_session.sql's.
 
+-- A family member's avatar by upload is an image their parent uploaded (their own, or their
+-- child's from a paired device: media.uploaded_by is the parent for both), whoever writes.
+CREATE OR REPLACE FUNCTION orbit.check_family_avatar() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF NOT EXISTS (
+        SELECT FROM public.media m WHERE m.id = NEW.avatar_media_id AND m.uploaded_by = NEW.user_id AND m.type = 'image'
+    ) THEN
+        RAISE EXCEPTION 'avatar % is not an image the family member''s parent uploaded', NEW.avatar_media_id
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'family_members_avatar_media', TABLE = 'family_members';
+    END IF;
+    RETURN NEW;
+END
+$$;
+ALTER FUNCTION orbit.check_family_avatar() OWNER TO orbit_admin;
+DROP TRIGGER IF EXISTS trigger_family_avatar ON family_members;
+CREATE TRIGGER trigger_family_avatar BEFORE INSERT OR UPDATE OF avatar_media_id, user_id ON family_members
+    FOR EACH ROW WHEN (NEW.avatar_media_id IS NOT NULL) EXECUTE FUNCTION orbit.check_family_avatar();
+
 -- The family members the current user is the parent of.
 CREATE OR REPLACE FUNCTION orbit.parent_family_member_ids() RETURNS uuid[]
 LANGUAGE plpgsql STABLE SECURITY DEFINER PARALLEL SAFE
@@ -286,6 +306,7 @@ REVOKE ALL ON family_members, child_credentials, child_devices FROM orbit_app, o
 GRANT SELECT, INSERT, UPDATE, DELETE ON family_members TO orbit_app;
 GRANT ALL ON family_members, child_credentials, child_devices TO orbit_admin;
 REVOKE ALL ON FUNCTION orbit.child_device_idle_limit(), orbit.child_lockout_duration(integer) FROM PUBLIC, orbit_app, orbit_admin;
+REVOKE ALL ON FUNCTION orbit.check_family_avatar() FROM PUBLIC, orbit_app;
 REVOKE ALL ON FUNCTION
     orbit.parent_family_member_ids(),
     orbit.chore_notify(uuid, uuid, uuid, boolean, text, text, text, jsonb), orbit.holder_name(uuid, uuid),

@@ -410,6 +410,15 @@ struct ChoreChangeAPITests {
             #expect(try await harness.request(.get, "/media/\(try photo.string("id"))", token: cast.outsiderToken).status == 404)
             let approved = try await harness.request(.post, "/chore-completions/\(try done.string("id"))/approve", token: cast.adminToken)
             #expect(try approved.status == 200 && approved.json["status"] as? String == "approved", "\(approved.text)")
+            // The photo Kit took becomes Kit's avatar: the parent sets it; the admin may not; DELETE clears it.
+            let avatar = try await harness.request(
+                .put, "/users/me/family/\(kid)/avatar", token: cast.memberToken, json: ["media_id": try photo.string("id")])
+            #expect(try avatar.status == 200 && avatar.json["avatar_media_id"] as? String == photo.string("id"), "\(avatar.text)")
+            let notTheirs = try await harness.request(
+                .put, "/users/me/family/\(kid)/avatar", token: cast.adminToken, json: ["media_id": try photo.string("id")])
+            #expect(notTheirs.status == 404, "\(notTheirs.text)")
+            let cleared = try await harness.request(.delete, "/users/me/family/\(kid)/avatar", token: cast.memberToken)
+            #expect(try cleared.status == 200 && cleared.json["avatar_media_id"] is NSNull, "\(cleared.text)")
         }
     }
 }

@@ -75,4 +75,50 @@ struct PhotoProofTests {
             #expect(!changed.requiresPhoto)
         }
     }
+
+    @Test(
+        "a family member's avatar by upload: an image their parent uploaded, or they did on their device; not another's, not a PDF, only by the parent"
+    )
+    func avatars() async throws {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "orbit-media-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await withServices { services, database in
+            var services = services
+            services.storage = LocalDirectoryStorage(root: folder)
+            let family = try await Cast.Household.make(services)
+            let mia = try await services.signedInChild(family.mia, in: family.home, guardian: family.mum)
+            let jpeg = Data([0xFF, 0xD8, 0xFF, 0x00, 0x01])
+            func image(as principal: Principal) async throws -> Media {
+                try await services.media.upload(
+                    to: family.home, filename: "face.jpg", mimeType: "image/jpeg", data: jpeg, width: 64, height: 64, as: principal)
+            }
+            let mums = try await image(as: .user(family.mum))
+            let before = try await services.family.member(family.mia, as: family.mum)
+            let set = try await services.family.setAvatar(family.mia, to: mums.id, as: family.mum)
+            #expect(
+                set.avatarMediaID == mums.id && set.avatarURL?.contains(mums.id.description) == true && set.updatedAt > before.updatedAt, "\(set)")
+            // Mia's own photo from her device is her parent's upload: it may be her avatar too.
+            let selfie = try await image(as: mia)
+            #expect(try await services.family.setAvatar(family.mia, to: selfie.id, as: family.mum).avatarMediaID == selfie.id)
+            // Dad's image, a PDF, or Dad setting Mia's avatar: refused.
+            let dads = try await image(as: .user(family.dad))
+            let notMums = await serviceError { try await services.family.setAvatar(family.mia, to: dads.id, as: family.mum) }
+            #expect(notMums?.code == .conflict && notMums?.field == "media_id")
+            let pdf = try await services.media.upload(
+                to: family.home, filename: "a.pdf", mimeType: "application/pdf", data: Data("%PDF-1.7".utf8), as: family.mum)
+            let document = await serviceError { try await services.family.setAvatar(family.mia, to: pdf.id, as: family.mum) }
+            #expect(document?.field == "media_id")
+            let byDad = await serviceError { try await services.family.setAvatar(family.mia, to: dads.id, as: family.dad) }
+            #expect(byDad?.code == .notFound)
+            // The database refuses another's image whoever writes.
+            let direct = await #expect(throws: PostgresError.self) {
+                try await database.withConnection { connection in
+                    try await connection.query("UPDATE family_members SET avatar_media_id = \(dads.id) WHERE id = \(family.mia)")
+                }
+            }
+            #expect(direct?.constraint == "family_members_avatar_media")
+            let cleared = try await services.family.setAvatar(family.mia, to: nil, as: family.mum)
+            #expect(cleared.avatarMediaID == nil && cleared.avatarURL == nil)
+        }
+    }
 }

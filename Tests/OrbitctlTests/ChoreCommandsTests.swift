@@ -149,6 +149,12 @@ struct ChoreChangeCommandTests {
             #expect(listed.succeeded && listed.output.contains(media), "\(listed.output)")
             let off = try await cli.json("chore", "update", choreID, "--photo", "false", "--as", "mum@example.com")
             #expect(off["requires_photo"] as? Bool == false, "\(off)")
+            let avatar = try await cli.json("family", "avatar", kid, "--media", media, "--as", "mum@example.com")
+            #expect(avatar["avatar_media_id"] as? String == media, "\(avatar)")
+            let neither = try await cli.run("family", "avatar", kid, "--as", "mum@example.com")
+            #expect(!neither.succeeded && neither.errors.contains("--media or --clear"), "\(neither.errors)")
+            let cleared = try await cli.run("family", "avatar", kid, "--clear", "--as", "mum@example.com")
+            #expect(cleared.succeeded && cleared.output.contains("no avatar"), "\(cleared.output)")
         }
     }
 }

@@ -112,6 +112,20 @@ extension OrbitAPI {
             let body = try await request.decodeJSON(FamilyMemberBody.self, context: context)
             return JSON(try await services.family.rename(id, to: body.name, as: try context.requireUser()))
         }
+        // A family member's avatar by upload: an image the parent (or the child, on their paired
+        // device) uploaded to a community; DELETE clears it.
+        struct Avatar: Decodable {
+            var mediaId: UUID
+        }
+        me.put("family/:family_member_id/avatar") { request, context in
+            let id = try context.id("family_member_id", as: FamilyMemberID.self)
+            let body = try await request.decodeJSON(Avatar.self, context: context)
+            return JSON(try await services.family.setAvatar(id, to: MediaID(body.mediaId), as: try context.requireUser()))
+        }
+        me.delete("family/:family_member_id/avatar") { _, context in
+            let id = try context.id("family_member_id", as: FamilyMemberID.self)
+            return JSON(try await services.family.setAvatar(id, to: nil, as: try context.requireUser()))
+        }
         me.delete("family/:family_member_id") { _, context in
             try await services.family.remove(try context.id("family_member_id", as: FamilyMemberID.self), as: try context.requireUser())
             return NoContent()

@@ -34,6 +34,38 @@ package struct FamilyService: Sendable {
         }
     }
 
+    /// Sets the avatar of one of the acting user's dependents to an image they uploaded (or their
+    /// child did, on a paired device), or clears it (`media` nil). The avatar's address is the
+    /// upload's (`GET /media/{id}`): members of the upload's community open it.
+    package func setAvatar(_ id: FamilyMemberID, to media: MediaID?, as actor: UserID) async throws -> FamilyMember {
+        let storage = runner.storage
+        return try await runner.asUser(actor) { connection in
+            guard try await connection.query("SELECT FROM family_members WHERE id = \(id) AND user_id = \(actor)").first != nil else {
+                throw ServiceError.notFound("Family member \(id)")
+            }
+            var url: String?
+            if let media {
+                guard let row = try await connection.query("SELECT \(unescaped: Media.columns) FROM media WHERE id = \(media)").first else {
+                    throw ServiceError.notFound("Media \(media)")
+                }
+                let image = try Media(row: row).linked(by: storage)
+                guard image.type == .image, image.uploadedBy == actor else {
+                    throw ServiceError.conflict(field: "media_id", reason: "is not an image you (or your child) uploaded")
+                }
+                url = image.url
+            }
+            guard
+                let row = try await connection.query(
+                    """
+                    UPDATE family_members SET avatar_media_id = \(media), avatar_url = \(url) WHERE id = \(id) AND user_id = \(actor)
+                    RETURNING \(unescaped: FamilyMember.columns)
+                    """
+                ).first
+            else { throw ServiceError.notFound("Family member \(id)") }
+            return try FamilyMember(row: row)
+        }
+    }
+
     /// Removes one of the acting user's dependents (and their RSVPs).
     package func remove(_ id: FamilyMemberID, as actor: UserID) async throws {
         try await runner.asUser(actor) { connection in

@@ -248,6 +248,8 @@ package struct RequestRunner: Sendable {
             case "23514" where error.constraint == "chore_completions_photo_media":
                 // A well-formed id that names no image of this community.
                 throw ServiceError.notFound("Photo image")
+            case "23514" where error.constraint == "family_members_avatar_media":
+                throw ServiceError.conflict(field: "media_id", reason: "is not an image you (or your child) uploaded")
             case "23514" where error.constraint == "transactions_receipt_media":
                 // A well-formed id that names no image of this community.
                 throw ServiceError.notFound("Receipt image")

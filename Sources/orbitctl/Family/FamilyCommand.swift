@@ -7,7 +7,7 @@ struct FamilyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "family",
         abstract: "Manage a user's family members (dependents without a login).",
-        subcommands: [Add.self, List.self, Rename.self, Remove.self, SetPIN.self, Pair.self, Devices.self]
+        subcommands: [Add.self, List.self, Rename.self, Avatar.self, Remove.self, SetPIN.self, Pair.self, Devices.self]
     )
 
     struct SetPIN: ActingCommand {
@@ -146,6 +146,28 @@ struct FamilyCommand: AsyncParsableCommand {
 
         func tell(_ member: FamilyMember) {
             print("Renamed family member \(member.id) to \(member.name).")
+        }
+    }
+
+    struct Avatar: ActingCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set a family member's avatar to an image uploaded with `media upload` (by the parent, or the child's device), or clear it.")
+        @Argument(help: "Family member id.") var familyMember: FamilyMemberID
+        @Option(help: "The image's media id.") var media: MediaID?
+        @Flag(help: "Remove the avatar.") var clear = false
+        @OptionGroup var acting: ActingOptions
+        @OptionGroup var output: JSONOption
+
+        func validate() throws {
+            guard (media == nil) != !clear else { throw ValidationError("Give --media or --clear.") }
+        }
+
+        func act(_ services: OrbitServices, as actor: UserID) async throws -> FamilyMember {
+            try await services.family.setAvatar(familyMember, to: clear ? nil : media, as: actor)
+        }
+
+        func tell(_ member: FamilyMember) {
+            print(member.avatarMediaID.map { "\(member.name)'s avatar is now media \($0)." } ?? "\(member.name) has no avatar now.")
         }
     }
 
