@@ -27,6 +27,27 @@ END
 $$;
 ALTER FUNCTION orbit.child_chore_ids() OWNER TO orbit_admin;
 
+-- The chores a parent who is not an admin may change (docs/chores.md, "A parent sets chores for
+-- their own children"): in the current user's communities, every assignee one of their own family
+-- members; a chore they just set, before its first assignee, too.
+CREATE OR REPLACE FUNCTION orbit.parent_chore_ids() RETURNS uuid[]
+LANGUAGE plpgsql STABLE SECURITY DEFINER PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN (
+        SELECT coalesce(array_agg(c.id), '{}') FROM public.chores c
+        WHERE c.community_id = ANY (orbit.member_community_ids())
+          AND NOT EXISTS (
+              SELECT FROM public.chore_assignees a WHERE a.chore_id = c.id
+                AND (a.family_member_id IS NULL OR NOT a.family_member_id = ANY (orbit.parent_family_member_ids()))
+          )
+          AND (EXISTS (SELECT FROM public.chore_assignees a WHERE a.chore_id = c.id) OR c.created_by = orbit.app_user_id())
+    );
+END
+$$;
+ALTER FUNCTION orbit.parent_chore_ids() OWNER TO orbit_admin;
+
 -- Raises unless the holder (a user or a family member) may hold points in `community`: an
 -- active member, or a family member whose parent is one.
 CREATE OR REPLACE FUNCTION orbit.chore_require_holder(community uuid, holder_user uuid, holder_child uuid) RETURNS void
@@ -362,20 +383,29 @@ $$;
 -- completions, rewards, redemptions and points; a signed-in child (orbit.app_child_id()) sees the
 -- chores assigned to them, their own completions, redemptions, ledger and account, and the
 -- rewards of their parent's communities. Admins (parents) write chores, their assignees and
--- rewards, review completions, resolve redemptions and adjust points. A completion or a
+-- rewards, review completions, resolve redemptions and adjust points; a parent who is not an admin
+-- writes the chores of their own children and reviews and resolves their children's. A completion or a
 -- redemption is recorded by its holder (the user, or the child on their device), by the child's
 -- parent, or by an admin for a family member.
 CREATE POLICY chores_select ON chores FOR SELECT TO orbit_app
     USING (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) OR id = ANY ((SELECT orbit.child_chore_ids())::uuid[]));
+-- Admins set anyone's chores; a parent who is not an admin sets, changes and reviews their own
+-- children's (orbit.parent_chore_ids(): every assignee their child).
 CREATE POLICY chores_insert ON chores FOR INSERT TO orbit_app
-    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) AND created_by = (SELECT orbit.app_user_id()));
+    WITH CHECK (
+        created_by = (SELECT orbit.app_user_id())
+        AND (
+            community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
+            OR (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND (SELECT orbit.parent_family_member_ids()) <> '{}')
+        )
+    );
 CREATE POLICY chores_update ON chores FOR UPDATE TO orbit_app
-    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
-    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
--- A chore nobody has done yet is deleted by an admin; one with a completion is archived instead,
--- so that its points keep their cause.
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) OR id = ANY ((SELECT orbit.parent_chore_ids())::uuid[]))
+    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) OR id = ANY ((SELECT orbit.parent_chore_ids())::uuid[]));
+-- A chore nobody has done yet is deleted by an admin (or the parent of all its assignees); one with
+-- a completion is archived instead, so that its points keep their cause.
 CREATE POLICY chores_delete ON chores FOR DELETE TO orbit_app
-    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
+    USING ((community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) OR id = ANY ((SELECT orbit.parent_chore_ids())::uuid[]))
            AND NOT EXISTS (SELECT FROM chore_completions d WHERE d.chore_id = chores.id));
 -- What a holder's rows are read by, one policy for each table that holds them: the community's
 -- members, and the signed-in child their own.
@@ -395,9 +425,12 @@ BEGIN
 END
 $do$;
 CREATE POLICY chore_assignees_insert ON chore_assignees FOR INSERT TO orbit_app
-    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
+    WITH CHECK (
+        community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
+        OR (family_member_id = ANY ((SELECT orbit.parent_family_member_ids())::uuid[]) AND chore_id = ANY ((SELECT orbit.parent_chore_ids())::uuid[]))
+    );
 CREATE POLICY chore_assignees_delete ON chore_assignees FOR DELETE TO orbit_app
-    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
+    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) OR chore_id = ANY ((SELECT orbit.parent_chore_ids())::uuid[]));
 -- A completion and a redemption are recorded alike, one policy for both: by their holder (the
 -- user, or the child on their device), by the child's parent, or by an admin for a family member;
 -- `recorded_by` / `requested_by` names the user who did it (NULL: the child on their device).
@@ -427,9 +460,16 @@ BEGIN
     END LOOP;
 END
 $do$;
+-- A review and a redemption's resolution: by an admin, or by the parent of the child whose it is.
 CREATE POLICY chore_completions_update ON chore_completions FOR UPDATE TO orbit_app
-    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
-    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
+    USING (
+        community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
+        OR (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND family_member_id = ANY ((SELECT orbit.parent_family_member_ids())::uuid[]))
+    )
+    WITH CHECK (
+        community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
+        OR (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND family_member_id = ANY ((SELECT orbit.parent_family_member_ids())::uuid[]))
+    );
 -- A child sees the rewards on offer: not hidden (available), not archived.
 CREATE POLICY rewards_select ON rewards FOR SELECT TO orbit_app
     USING (
@@ -442,8 +482,14 @@ CREATE POLICY rewards_update ON rewards FOR UPDATE TO orbit_app
     USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
     WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
 CREATE POLICY reward_redemptions_update ON reward_redemptions FOR UPDATE TO orbit_app
-    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
-    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
+    USING (
+        community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
+        OR (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND family_member_id = ANY ((SELECT orbit.parent_family_member_ids())::uuid[]))
+    )
+    WITH CHECK (
+        community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
+        OR (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND family_member_id = ANY ((SELECT orbit.parent_family_member_ids())::uuid[]))
+    );
 CREATE POLICY points_ledger_insert ON points_ledger FOR INSERT TO orbit_app
     WITH CHECK (
         kind = 'adjustment' AND community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
@@ -473,15 +519,16 @@ GRANT USAGE ON SEQUENCE points_ledger_seq_seq TO orbit_app, orbit_admin;
 REVOKE ALL ON FUNCTION orbit.chore_clear_recurrence_end(), orbit.points_ledger_immutable(), orbit.points_account_check()
 FROM PUBLIC, orbit_app, orbit_admin;
 REVOKE ALL ON FUNCTION
-    orbit.child_chore_ids(), orbit.chore_require_holder(uuid, uuid, uuid), orbit.chore_check_assignee(), orbit.chore_check_completion(),
+    orbit.child_chore_ids(), orbit.parent_chore_ids(), orbit.chore_require_holder(uuid, uuid, uuid), orbit.chore_check_assignee(), orbit.chore_check_completion(),
     orbit.chore_check_review(), orbit.chore_after_completion(), orbit.reward_check_redemption(), orbit.reward_check_resolution(),
     orbit.reward_after_redemption(), orbit.points_apply_entry()
 FROM PUBLIC, orbit_app;
--- The signed-in child's chores, read by the policies as the querying role.
-GRANT EXECUTE ON FUNCTION orbit.child_chore_ids() TO orbit_app, orbit_admin;
+-- The signed-in child's chores, and the chores a parent sets for their own children, read by the
+-- policies as the querying role.
+GRANT EXECUTE ON FUNCTION orbit.child_chore_ids(), orbit.parent_chore_ids() TO orbit_app, orbit_admin;
 GRANT EXECUTE ON FUNCTION orbit.chore_clear_recurrence_end(), orbit.points_ledger_immutable(), orbit.points_account_check() TO orbit_admin;
 GRANT EXECUTE ON FUNCTION
-    orbit.child_chore_ids(), orbit.chore_require_holder(uuid, uuid, uuid), orbit.chore_check_assignee(), orbit.chore_check_completion(),
+    orbit.child_chore_ids(), orbit.parent_chore_ids(), orbit.chore_require_holder(uuid, uuid, uuid), orbit.chore_check_assignee(), orbit.chore_check_completion(),
     orbit.chore_check_review(), orbit.chore_after_completion(), orbit.reward_check_redemption(), orbit.reward_check_resolution(),
     orbit.reward_after_redemption(), orbit.points_apply_entry()
 TO orbit_admin;

@@ -63,3 +63,62 @@ struct ChoreChangeTests {
         }
     }
 }
+
+@Suite("A parent who is not an admin sets, changes and approves their own children's chores; nobody else", .serialized)
+struct ParentChoreTests {
+    @Test(
+        "a member sets a chore for their own child, changes it, approves it and resolves the child's redemption; not for another's child or an adult")
+    func parentSetsOwnChildrensChores() async throws {
+        try await withServices { services, _ in
+            let family = try await Cast.Household.make(services)
+            let chores = services.chores
+            // Ned, Nina's father, joins the Parkers' household as a member (not an admin).
+            _ = try await services.members.add(family.neighbour, to: family.home, as: family.mum)
+            let ned = family.neighbour
+            let piano = try await chores.create(
+                .init(title: "Piano practice", points: 10, assignees: [family.nina.uuid]), in: family.home, as: ned)
+            #expect(piano.assignees == [.familyMember(family.nina)])
+            // Not for another's child, not with an adult among the assignees, not for the lodger (no children).
+            for (who, assignees) in [(ned, [family.mia.uuid]), (ned, [family.nina.uuid, ned.uuid]), (family.lodger, [family.nina.uuid])] {
+                let refused = await serviceError {
+                    try await chores.create(.init(title: "Nope", points: 5, assignees: assignees), in: family.home, as: who)
+                }
+                #expect(refused?.code == .forbidden, "\(who) for \(assignees)")
+            }
+            // Ned changes, archives and unarchives his child's chore; not to take Mia in.
+            #expect(try await chores.update(piano.id, .init(points: 12), as: ned).points == 12)
+            let takeMia = await serviceError { try await chores.update(piano.id, .init(assignees: [family.nina.uuid, family.mia.uuid]), as: ned) }
+            #expect(takeMia?.code == .forbidden)
+            _ = try await chores.setArchived(piano.id, true, as: ned)
+            _ = try await chores.setArchived(piano.id, false, as: ned)
+            // Nor Mia's chores, which Mum set.
+            let dishes = try await chores.create(.init(title: "Dishes", points: 5, assignees: [family.mia.uuid]), in: family.home, as: family.mum)
+            let notHis = await serviceError { try await chores.update(dishes.id, .init(points: 50), as: ned) }
+            #expect(notHis?.code == .forbidden)
+            let notHisToDelete = await serviceError { try await chores.delete(dishes.id, as: ned) }
+            #expect(notHisToDelete?.code == .forbidden)
+
+            // Ned approves Nina's completion; Mia's he may not; the admins may approve anyone's.
+            let ninasDone = try await chores.complete(piano.id, by: family.nina.uuid, as: .user(ned))
+            #expect(try await chores.review(ninasDone.id, approve: true, as: ned).status == .approved)
+            let miasDone = try await chores.complete(dishes.id, by: family.mia.uuid, as: .user(family.mum))
+            let reviewMia = await serviceError { try await chores.review(miasDone.id, approve: true, as: ned) }
+            #expect(reviewMia?.code == .forbidden)
+            #expect(try await chores.review(miasDone.id, approve: true, as: family.dad).status == .approved)
+            let lodgersReview = await serviceError { try await chores.review(ninasDone.id, approve: false, as: family.lodger) }
+            #expect(lodgersReview?.code == .forbidden)
+
+            // Redemptions: Ned resolves Nina's, not Mia's.
+            let treat = try await chores.createReward(in: family.home, title: "Treat", cost: 5, as: family.mum)
+            let ninas = try await chores.redeem(treat.id, by: family.nina.uuid, as: .user(ned))
+            #expect(try await chores.resolveRedemption(ninas.id, fulfil: true, as: ned).status == .fulfilled)
+            let mias = try await chores.redeem(treat.id, by: family.mia.uuid, as: .user(family.mum))
+            let notNeds = await serviceError { try await chores.resolveRedemption(mias.id, fulfil: false, as: ned) }
+            #expect(notNeds?.code == .forbidden)
+
+            // A new chore of his, done by nobody yet, Ned deletes.
+            let spare = try await chores.create(.init(title: "Spare", points: 1, assignees: [family.nina.uuid]), in: family.home, as: ned)
+            try await chores.delete(spare.id, as: ned)
+        }
+    }
+}

@@ -157,4 +157,28 @@ struct ChoreChangeCommandTests {
             #expect(cleared.succeeded && cleared.output.contains("no avatar"), "\(cleared.output)")
         }
     }
+
+    @Test("a member who is not an admin sets and approves their own child's chore; not another's")
+    func parentWhoIsNotAnAdmin() async throws {
+        try await withTestDatabase { database in
+            let cli = Orbitctl(database: database)
+            _ = try await cli.json("user", "create", "--email", "mum@example.com", "--name", "Mum")
+            let ned = try #require(try await cli.json("user", "create", "--email", "ned@example.com", "--name", "Ned")["id"] as? String)
+            let home = try #require(try await cli.json("community", "create", "--name", "Home", "--as", "mum@example.com")["id"] as? String)
+            _ = try await cli.json("community", "add-member", home, "--user", ned, "--as", "mum@example.com")
+            let nina = try #require(try await cli.json("family", "add", "--name", "Nina", "--as", "ned@example.com")["id"] as? String)
+            let mia = try #require(try await cli.json("family", "add", "--name", "Mia", "--as", "mum@example.com")["id"] as? String)
+            let piano = try #require(
+                try await cli.json(
+                    "chore", "create", "--community", home, "--title", "Piano", "--points", "5", "--assign", nina, "--as", "ned@example.com")["id"]
+                    as? String)
+            let refused = try await cli.run(
+                "chore", "create", "--community", home, "--title", "Dishes", "--points", "5", "--assign", mia, "--as", "ned@example.com")
+            #expect(!refused.succeeded && refused.errors.contains("their own children"), "\(refused.errors)")
+            let done = try #require(
+                try await cli.json("chore", "complete", piano, "--by", nina, "--as", "ned@example.com")["id"] as? String)
+            let approved = try await cli.run("chore", "approve", done, "--as", "ned@example.com")
+            #expect(approved.succeeded && approved.output.contains("Approved"), "\(approved.errors)")
+        }
+    }
 }

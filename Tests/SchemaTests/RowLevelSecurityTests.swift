@@ -424,6 +424,13 @@ extension World {
             let chore = try await seed.id(
                 "INSERT INTO chores (community_id, title, points, created_by) VALUES (\(community), 'Dishes', 10, \(ownerID)) RETURNING id")
             add("chores", chore, forKid)
+            // A chore the member (not an admin) set for their own kid alone.
+            let homework = try await seed.id(
+                "INSERT INTO chores (community_id, title, points, created_by) VALUES (\(community), 'Homework', 5, \(world.id(member))) RETURNING id")
+            add("chores", homework, forKid)
+            add(
+                "chore_assignees",
+                try await seed.id("INSERT INTO chore_assignees (chore_id, family_member_id) VALUES (\(homework), \(kid)) RETURNING id"), forKid)
             // The kid's photo proof, uploaded on their device on behalf of their parent: the
             // members' and the kid's, no other child's.
             add(
@@ -1020,9 +1027,18 @@ struct RowLevelSecurityTests {
             }
         ),
         (
-            "a chore set by a plain member", .a2,
+            "a parent who is not an admin assigns another's child to their own child's chore", .a2,
             { w in
-                "INSERT INTO chores (community_id, title, points, created_by) VALUES (\(w.communityA), 'Mine', 10, \(w.id(.a2)))"
+                """
+                INSERT INTO chore_assignees (chore_id, family_member_id)
+                SELECT id, \(w.kids[.a]) FROM chores WHERE community_id = \(w.communityA) AND title = 'Homework'
+                """
+            }
+        ),
+        (
+            "a parent who is not an admin assigns themselves to their child's chore", .a2,
+            { w in
+                "INSERT INTO chore_assignees (chore_id, user_id) SELECT id, \(w.id(.a2)) FROM chores WHERE community_id = \(w.communityA) AND title = 'Homework'"
             }
         ),
         (
@@ -1166,11 +1182,27 @@ struct RowLevelSecurityTests {
                         // a's payment handle, which a2 reads (they share A) but may not change or remove.
                         try await connection.query("UPDATE payment_handles SET handle = 'x' WHERE user_id = \(world.id(.a))").affectedRows,
                         try await connection.query("DELETE FROM payment_handles WHERE user_id = \(world.id(.a))").affectedRows,
-                        // A's chores, which a2, not an admin, may not delete.
-                        try await connection.query("DELETE FROM chores WHERE community_id = \(world.communityA)").affectedRows,
+                        // A's chores but their own kid's alone, which a2, not an admin, may not change or delete.
+                        try await connection.query("UPDATE chores SET points = 99 WHERE community_id = \(world.communityA) AND title <> 'Homework'")
+                            .affectedRows,
+                        try await connection.query("DELETE FROM chores WHERE community_id = \(world.communityA) AND title <> 'Homework'")
+                            .affectedRows,
+                        // a's kid's completions and redemptions, which a2 may not review or resolve.
+                        try await connection.query(
+                            "UPDATE chore_completions SET status = 'rejected' WHERE community_id = \(world.communityA) AND family_member_id <> \(world.kids[.a2])"
+                        ).affectedRows,
                     ]
                 }
-                #expect(affected == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+                #expect(affected == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])
+                // Their own kid's chore, a2 changes and deletes.
+                let own = try await connection.asApp(world.id(.a2)) { connection in
+                    [
+                        try await connection.query("UPDATE chores SET points = 6 WHERE community_id = \(world.communityA) AND title = 'Homework'")
+                            .affectedRows,
+                        try await connection.query("DELETE FROM chores WHERE community_id = \(world.communityA) AND title = 'Homework'").affectedRows,
+                    ]
+                }
+                #expect(own == [1, 1])
                 // Even A's admin deletes no chore that has a completion (sql/210_chores.sql): it is archived instead.
                 let done = try await connection.asApp(world.id(.a)) { connection in
                     try await connection.query(

@@ -62,7 +62,12 @@ extension ChoreService {
         if let rule = change.recurrenceRule ?? nil { _ = try RecurrenceRule.parsed(rule) }
         return try await runner.asUser(actor) { connection in
             guard let current = try await chore(id, on: connection) else { throw ServiceError.notFound("Chore \(id)") }
-            try await runner.requireAdmin(actor, of: current.communityID, rule: Self.adminRule, on: connection)
+            try await requireMaySet(for: current.assignees, in: current.communityID, as: actor, on: connection)
+            var newAssignees: [Holder]?
+            if let ids = change.assignees {
+                newAssignees = try await resolve(ids, on: connection)
+                try await requireMaySet(for: newAssignees ?? [], in: current.communityID, as: actor, on: connection)
+            }
             let dueAt = change.dueAt ?? current.dueAt
             var rule = change.recurrenceRule ?? current.recurrenceRule
             if let endsOn = change.endsOn {
@@ -93,18 +98,19 @@ extension ChoreService {
                     completion_window_days = \(Int16(change.completionWindowDays ?? current.completionWindowDays)), recurrence_ends_at = \(endsAt)
                 WHERE id = \(id)
                 """)
-            if let assignees = change.assignees {
-                let holders = try await resolve(assignees, on: connection)
-                try await connection.query(
-                    """
-                    DELETE FROM chore_assignees a WHERE a.chore_id = \(id)
-                      AND NOT (a.holder_id = ANY(\(holders.map(\.id))))
-                    """)
+            if let holders = newAssignees {
+                // The new ones first, then the old ones go: a parent's chore has an assignee, their
+                // child, at every step (orbit.parent_chore_ids()).
                 for holder in holders where !current.assignees.contains(holder) {
                     try await connection.query(
                         "INSERT INTO chore_assignees (chore_id, user_id, family_member_id) VALUES (\(id), \(holder.userID), \(holder.familyMemberID))"
                     )
                 }
+                try await connection.query(
+                    """
+                    DELETE FROM chore_assignees a WHERE a.chore_id = \(id)
+                      AND NOT (a.holder_id = ANY(\(holders.map(\.id))))
+                    """)
             }
             try await runner.audit(
                 "chore.updated", by: actor, community: current.communityID, target: ("chore", id.uuid), metadata: ["title": title ?? current.title],
@@ -119,7 +125,7 @@ extension ChoreService {
     package func setArchived(_ id: ChoreID, _ archived: Bool, as actor: UserID) async throws -> Chore {
         try await runner.asUser(actor) { connection in
             guard let current = try await chore(id, on: connection) else { throw ServiceError.notFound("Chore \(id)") }
-            try await runner.requireAdmin(actor, of: current.communityID, rule: Self.adminRule, on: connection)
+            try await requireMaySet(for: current.assignees, in: current.communityID, as: actor, on: connection)
             try await connection.query(
                 """
                 UPDATE chores SET archived_at = CASE WHEN \(archived) THEN coalesce(archived_at, now()) END WHERE id = \(id)
@@ -137,7 +143,7 @@ extension ChoreService {
     package func delete(_ id: ChoreID, as actor: UserID) async throws {
         try await runner.asUser(actor) { connection in
             guard let current = try await chore(id, on: connection) else { throw ServiceError.notFound("Chore \(id)") }
-            try await runner.requireAdmin(actor, of: current.communityID, rule: Self.adminRule, on: connection)
+            try await requireMaySet(for: current.assignees, in: current.communityID, as: actor, on: connection)
             let deleted =
                 try await connection.query(
                     "DELETE FROM chores c WHERE c.id = \(id) AND NOT EXISTS (SELECT FROM chore_completions d WHERE d.chore_id = c.id)"

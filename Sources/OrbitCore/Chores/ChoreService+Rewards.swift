@@ -163,10 +163,11 @@ extension ChoreService {
         }
     }
 
-    /// Fulfils a requested redemption, or cancels it — a refund (admins).
+    /// Fulfils a requested redemption, or cancels it — a refund (admins; a parent who is not one,
+    /// their own child's).
     package func resolveRedemption(_ id: RedemptionID, fulfil: Bool, as actor: UserID) async throws -> RewardRedemption {
         try await decide(
-            as: actor, lookup: "SELECT community_id FROM reward_redemptions WHERE id = \(id)", missing: "Redemption \(id)",
+            as: actor, lookup: "SELECT community_id, user_id, family_member_id FROM reward_redemptions WHERE id = \(id)", missing: "Redemption \(id)",
             update: """
                 UPDATE reward_redemptions SET status = \(fulfil ? "fulfilled" : "cancelled"), resolved_by = \(actor), resolved_at = now()
                 WHERE id = \(id) AND status = 'requested' RETURNING \(unescaped: RewardRedemption.columns)

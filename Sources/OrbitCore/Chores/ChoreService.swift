@@ -52,6 +52,26 @@ package struct ChoreService: Sendable {
     package static let defaultCompletionWindowDays = 7
 
     static let adminRule = "only admins (parents) set chores and rewards, review completions and adjust points"
+    static let parentRule =
+        "admins set and review anyone's chores; a parent who is not an admin, only their own children's (every assignee their child)"
+
+    /// Requires that `actor` may set, change or review chores of `holders` in `community`: an
+    /// admin anyone's; another member only when every one of them is their own family member.
+    /// - Parameter role: the actor's role there, when already known (else it is read, and someone
+    ///   not a member finds nothing).
+    func requireMaySet(
+        for holders: [Holder], in community: CommunityID, as actor: UserID, role: MemberRole? = nil, on connection: PostgresConnection
+    ) async throws {
+        let known = role
+        let role = if let known { known } else { try await runner.requireMember(actor, of: community, on: connection) }
+        guard role != .admin else { return }
+        let children = Set(
+            try await connection.query("SELECT id FROM family_members WHERE user_id = \(actor)").map { try $0.decode("id", as: FamilyMemberID.self) })
+        let ownChildren = holders.allSatisfy { holder in
+            if case .familyMember(let child) = holder { children.contains(child) } else { false }
+        }
+        guard !holders.isEmpty, ownChildren else { throw ServiceError.forbidden(rule: Self.parentRule) }
+    }
 
     /// Sets a chore (admins), assigned to members and family members of members.
     package func create(_ new: NewChore, in community: CommunityID, as actor: UserID) async throws -> Chore {
@@ -72,8 +92,9 @@ package struct ChoreService: Sendable {
             }
         }
         return try await runner.asUser(actor, auditingRefusal: .init(action: "chore.created", community: community)) { connection in
-            try await runner.requireAdmin(actor, of: community, rule: Self.adminRule, on: connection)
+            let role = try await runner.requireMember(actor, of: community, on: connection)
             let holders = try await resolve(new.assignees, on: connection)
+            try await requireMaySet(for: holders, in: community, as: actor, role: role, on: connection)
             let zone = new.recurrenceRule == nil ? nil : try await runner.timeZone(of: community, on: connection).identifier
             let endsAt = try Self.lastOccurrence(rule: new.recurrenceRule, start: new.dueAt, zone: zone)
             let id: ChoreID = try await connection.query(
@@ -193,10 +214,11 @@ package struct ChoreService: Sendable {
         }
     }
 
-    /// Approves (credits the points, once) or rejects a pending completion (admins).
+    /// Approves (credits the points, once) or rejects a pending completion (admins; a parent who is
+    /// not one, their own child's).
     package func review(_ id: ChoreCompletionID, approve: Bool, as actor: UserID) async throws -> ChoreCompletion {
         try await decide(
-            as: actor, lookup: "SELECT community_id FROM chore_completions WHERE id = \(id)", missing: "Completion \(id)",
+            as: actor, lookup: "SELECT community_id, user_id, family_member_id FROM chore_completions WHERE id = \(id)", missing: "Completion \(id)",
             update: """
                 UPDATE chore_completions SET status = \(approve ? "approved" : "rejected"), reviewed_by = \(actor), reviewed_at = now()
                 WHERE id = \(id) AND status = 'pending' RETURNING \(unescaped: ChoreCompletion.columns)
@@ -206,18 +228,17 @@ package struct ChoreService: Sendable {
     }
 
     /// An admin's decision on a row that waits for one (a completion to review, a redemption to
-    /// resolve): `lookup` selects the row's `community_id` (no row: `missing` is not found), the
-    /// actor must be an admin there, `update` (an UPDATE … WHERE still undecided RETURNING) makes
+    /// resolve): `lookup` selects the row's `community_id` and holder (no row: `missing` is not
+    /// found), the actor must be an admin there or the holder's parent, `update` (an UPDATE … WHERE still undecided RETURNING) makes
     /// the decision or `decided` is the conflict, and the decision is audited as `action`.
     func decide<Result: Sendable>(
         as actor: UserID, lookup: PostgresQuery, missing: String, update: PostgresQuery, decided: String, action: String,
         target: (type: String, id: UUID), _ decode: (PostgresRow) throws -> Result
     ) async throws -> Result {
         try await runner.asUser(actor) { connection in
-            guard let community = try await connection.query(lookup).first?.decode("community_id", as: CommunityID.self) else {
-                throw ServiceError.notFound(missing)
-            }
-            try await runner.requireAdmin(actor, of: community, rule: Self.adminRule, on: connection)
+            guard let row = try await connection.query(lookup).first else { throw ServiceError.notFound(missing) }
+            let community = try row.decode("community_id", as: CommunityID.self)
+            try await requireMaySet(for: [try Holder(row: row)], in: community, as: actor, on: connection)
             guard let row = try await connection.query(update).first else { throw ServiceError.conflict(decided) }
             try await runner.audit(action, by: actor, community: community, target: target, on: connection)
             return try decode(row)
