@@ -227,7 +227,8 @@ AS $$
 DECLARE
     reward record;
 BEGIN
-    SELECT r.community_id, r.points_cost, r.available, r.stock, r.archived_at INTO reward FROM public.rewards r WHERE r.id = NEW.reward_id FOR UPDATE;
+    SELECT r.community_id, r.points_cost, r.available, r.stock, r.archived_at, r.family_of INTO reward
+    FROM public.rewards r WHERE r.id = NEW.reward_id FOR UPDATE;
     NEW.community_id := reward.community_id;
     NEW.points_cost := reward.points_cost;
     NEW.status := 'requested';
@@ -238,6 +239,13 @@ BEGIN
     END IF;
     IF NOT reward.available THEN
         RAISE EXCEPTION 'the reward is not available' USING ERRCODE = 'check_violation', CONSTRAINT = 'reward_redemptions_available';
+    END IF;
+    -- A parent's reward for their own children: theirs alone to redeem.
+    IF reward.family_of IS NOT NULL AND NOT EXISTS (
+        SELECT FROM public.family_members f WHERE f.id = NEW.family_member_id AND f.user_id = reward.family_of
+    ) THEN
+        RAISE EXCEPTION 'the reward is for another family''s children'
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'reward_redemptions_for_family';
     END IF;
     IF reward.stock = 0 THEN
         RAISE EXCEPTION 'the reward is out of stock' USING ERRCODE = 'check_violation', CONSTRAINT = 'reward_redemptions_in_stock';
@@ -474,13 +482,33 @@ CREATE POLICY chore_completions_update ON chore_completions FOR UPDATE TO orbit_
 CREATE POLICY rewards_select ON rewards FOR SELECT TO orbit_app
     USING (
         community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
-        OR (community_id = ANY ((SELECT orbit.child_community_ids())::uuid[]) AND available AND archived_at IS NULL)
+        OR (
+            community_id = ANY ((SELECT orbit.child_community_ids())::uuid[]) AND available AND archived_at IS NULL
+            AND (family_of IS NULL OR family_of = (SELECT orbit.app_child_parent_id()))
+        )
     );
+-- Admins set rewards for everyone; a parent who is not an admin, for their own children
+-- (family_of: themselves), and changes those.
 CREATE POLICY rewards_insert ON rewards FOR INSERT TO orbit_app
-    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]) AND created_by = (SELECT orbit.app_user_id()));
+    WITH CHECK (
+        created_by = (SELECT orbit.app_user_id())
+        AND (
+            community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
+            OR (
+                community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND family_of = (SELECT orbit.app_user_id())
+                AND (SELECT orbit.parent_family_member_ids()) <> '{}'
+            )
+        )
+    );
 CREATE POLICY rewards_update ON rewards FOR UPDATE TO orbit_app
-    USING (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]))
-    WITH CHECK (community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[]));
+    USING (
+        community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
+        OR (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND family_of = (SELECT orbit.app_user_id()))
+    )
+    WITH CHECK (
+        community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])
+        OR (community_id = ANY ((SELECT orbit.member_community_ids())::uuid[]) AND family_of = (SELECT orbit.app_user_id()))
+    );
 CREATE POLICY reward_redemptions_update ON reward_redemptions FOR UPDATE TO orbit_app
     USING (
         community_id = ANY ((SELECT orbit.admin_community_ids())::uuid[])

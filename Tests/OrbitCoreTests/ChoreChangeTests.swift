@@ -121,4 +121,44 @@ struct ParentChoreTests {
             try await chores.delete(spare.id, as: ned)
         }
     }
+
+    @Test("a parent who is not an admin sets a reward for their own children: theirs to redeem and change; the admins' are everyone's")
+    func parentSetsOwnChildrensRewards() async throws {
+        try await withServices { services, _ in
+            let family = try await Cast.Household.make(services)
+            let chores = services.chores
+            _ = try await services.members.add(family.neighbour, to: family.home, as: family.mum)
+            let ned = family.neighbour
+            let nina = try await services.signedInChild(family.nina, in: family.home, guardian: ned)
+            let mia = try await services.signedInChild(family.mia, in: family.home, guardian: family.mum)
+            for (child, parent) in [(family.nina, ned), (family.mia, family.mum)] {
+                _ = try await chores.adjust(in: family.home, for: child.uuid, delta: 100, reason: "Start", as: family.mum)
+                _ = parent
+            }
+            let lego = try await chores.createReward(in: family.home, title: "Lego", cost: 30, as: ned)
+            #expect(lego.familyOf == ned)
+            let film = try await chores.createReward(in: family.home, title: "Film", cost: 10, as: family.mum)
+            #expect(film.familyOf == nil)
+            // Nina sees both and redeems Lego; Mia sees only the community's and may not redeem Lego.
+            #expect(Set(try await chores.rewards(in: family.home, as: nina).items.map(\.id)) == [lego.id, film.id])
+            #expect(try await chores.rewards(in: family.home, as: mia).items.map(\.id) == [film.id])
+            // So do the grown-ups: Ned his family's and the community's, the lodger the community's; the admins all.
+            #expect(Set(try await chores.rewards(in: family.home, as: .user(ned)).items.map(\.id)) == [lego.id, film.id])
+            #expect(try await chores.rewards(in: family.home, as: .user(family.lodger)).items.map(\.id) == [film.id])
+            #expect(Set(try await chores.rewards(in: family.home, as: .user(family.dad)).items.map(\.id)) == [lego.id, film.id])
+            #expect(try await chores.redeem(lego.id, as: nina).pointsCost == 30)
+            let miaRedeems = await serviceError { try await chores.redeem(lego.id, as: mia) }
+            #expect(miaRedeems?.code == .notFound)
+            let mumRedeemsForMia = await serviceError { try await chores.redeem(lego.id, by: family.mia.uuid, as: .user(family.mum)) }
+            #expect(mumRedeemsForMia?.code == .conflict, "\(String(describing: mumRedeemsForMia))")
+            // Ned changes his; not the community's. The lodger (no children) sets none.
+            #expect(try await chores.updateReward(lego.id, .init(pointsCost: 35), as: ned).pointsCost == 35)
+            let notHis = await serviceError { try await chores.updateReward(film.id, .init(pointsCost: 1), as: ned) }
+            #expect(notHis?.code == .forbidden)
+            let lodger = await serviceError { try await chores.createReward(in: family.home, title: "Beer", cost: 5, as: family.lodger) }
+            #expect(lodger?.code == .forbidden)
+            // The admins change anyone's.
+            #expect(try await chores.setRewardArchived(lego.id, true, as: family.dad).archivedAt != nil)
+        }
+    }
 }

@@ -179,6 +179,8 @@ struct ChoreChangeCommandTests {
                 try await cli.json("chore", "complete", piano, "--by", nina, "--as", "ned@example.com")["id"] as? String)
             let approved = try await cli.run("chore", "approve", done, "--as", "ned@example.com")
             #expect(approved.succeeded && approved.output.contains("Approved"), "\(approved.errors)")
+            let lego = try await cli.json("reward", "create", "--community", home, "--title", "Lego", "--cost", "5", "--as", "ned@example.com")
+            #expect(lego["family_of"] as? String == ned, "\(lego)")
         }
     }
 }

@@ -468,6 +468,15 @@ extension World {
             let reward = try await seed.id(
                 "INSERT INTO rewards (community_id, title, points_cost, created_by) VALUES (\(community), 'Ice cream', 3, \(ownerID)) RETURNING id")
             add("rewards", reward, .membersAndChildren(community, childrenOf: Set(Person.allCases)))
+            // A reward the member (not an admin) set for their own kid: the members' and that kid's.
+            add(
+                "rewards",
+                try await seed.id(
+                    """
+                    INSERT INTO rewards (community_id, title, points_cost, created_by, family_of)
+                    VALUES (\(community), 'Lego', 30, \(world.id(member)), \(world.id(member))) RETURNING id
+                    """),
+                forKid)
             // A hidden reward and an archived one: the members' (the parents keep them), no child's.
             for hiddenOrArchived in ["available = false", "archived_at = now()"] {
                 let offShelf = try await seed.id(
@@ -1033,6 +1042,18 @@ struct RowLevelSecurityTests {
                 INSERT INTO chore_assignees (chore_id, family_member_id)
                 SELECT id, \(w.kids[.a]) FROM chores WHERE community_id = \(w.communityA) AND title = 'Homework'
                 """
+            }
+        ),
+        (
+            "a reward for everyone set by a member who is not an admin", .a2,
+            { w in
+                "INSERT INTO rewards (community_id, title, points_cost, created_by) VALUES (\(w.communityA), 'Pony', 5, \(w.id(.a2)))"
+            }
+        ),
+        (
+            "a reward set by a member for another parent's children", .a2,
+            { w in
+                "INSERT INTO rewards (community_id, title, points_cost, created_by, family_of) VALUES (\(w.communityA), 'Pony', 5, \(w.id(.a2)), \(w.id(.a)))"
             }
         ),
         (

@@ -155,18 +155,22 @@ package struct Reward: Sendable, Codable, Equatable {
     package var updatedAt: Date
     /// Archived: off the lists, nobody redeems it; its redemptions stay.
     package var archivedAt: Date?
+    /// A parent's reward for their own children (a parent who is not an admin set it): only their
+    /// children redeem it. Nil: the community's, for everyone.
+    package var familyOf: UserID?
 
     enum CodingKeys: String, CodingKey {
         case id, communityID = "community_id", title, description, pointsCost = "points_cost", available, stock
-        case createdBy = "created_by", createdAt = "created_at", updatedAt = "updated_at", archivedAt = "archived_at"
+        case createdBy = "created_by", createdAt = "created_at", updatedAt = "updated_at", archivedAt = "archived_at", familyOf = "family_of"
     }
 
-    static let columns = "id, community_id, title, description, points_cost, available, stock, created_by, created_at, updated_at, archived_at"
+    static let columns =
+        "id, community_id, title, description, points_cost, available, stock, created_by, created_at, updated_at, archived_at, family_of"
 
     init(row: PostgresRow) throws {
         let (cost, stock): (Int32, Int32?)
-        (id, communityID, title, description, cost, available, stock, createdBy, createdAt, updatedAt, archivedAt) = try row.decode(
-            (RewardID, CommunityID, String, String?, Int32, Bool, Int32?, UserID?, Date, Date, Date?).self)
+        (id, communityID, title, description, cost, available, stock, createdBy, createdAt, updatedAt, archivedAt, familyOf) = try row.decode(
+            (RewardID, CommunityID, String, String?, Int32, Bool, Int32?, UserID?, Date, Date, Date?, UserID?).self)
         pointsCost = Int(cost)
         self.stock = stock.map(Int.init)
     }

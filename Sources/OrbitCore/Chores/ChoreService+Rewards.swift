@@ -3,7 +3,8 @@ import OrbitPostgres
 
 /// Rewards, redemptions and points (docs/chores.md).
 extension ChoreService {
-    /// Adds a reward (admins): `cost` points, `stock` of them (nil: unlimited).
+    /// Adds a reward: `cost` points, `stock` of them (nil: unlimited). An admin's is for everyone;
+    /// a parent who is not an admin sets one for their own children (`familyOf`: them).
     package func createReward(
         in community: CommunityID, title: String, description: String? = nil, cost: Int, stock: Int? = nil, as actor: UserID
     ) async throws -> Reward {
@@ -14,12 +15,18 @@ extension ChoreService {
             throw ServiceError.invalidInput(field: "stock", reason: "must be from 0 to 1000000")
         }
         return try await runner.asUser(actor, auditingRefusal: .init(action: "reward.created", community: community)) { connection in
-            try await runner.requireAdmin(actor, of: community, rule: Self.adminRule, on: connection)
+            var familyOf: UserID?
+            if try await runner.requireMember(actor, of: community, on: connection) != .admin {
+                guard try await connection.query("SELECT FROM family_members WHERE user_id = \(actor) LIMIT 1").first != nil else {
+                    throw ServiceError.forbidden(rule: Self.parentRule)
+                }
+                familyOf = actor
+            }
             let reward = try Reward(
                 row: try await connection.query(
                     """
-                    INSERT INTO rewards (community_id, title, description, points_cost, stock, created_by)
-                    VALUES (\(community), \(title), \(description), \(Int32(cost)), \(stock.map(Int32.init)), \(actor))
+                    INSERT INTO rewards (community_id, title, description, points_cost, stock, created_by, family_of)
+                    VALUES (\(community), \(title), \(description), \(Int32(cost)), \(stock.map(Int32.init)), \(actor), \(familyOf))
                     RETURNING \(unescaped: Reward.columns)
                     """
                 ).single())
@@ -33,8 +40,8 @@ extension ChoreService {
     static let rewardOrder = Paging.Keyset("rewards", [.integer("points_cost"), .time("created_at"), .id("id")], newestFirst: false)
 
     /// A page of the community's rewards, cheapest first. Admins see hidden ones too (`available`
-    /// false), and archived ones with `archived`; other members see those on offer, and a child
-    /// (row-level security) only those.
+    /// false), and archived ones with `archived`; other members see those on offer, the
+    /// community's and their own family's, and a child (row-level security) only those.
     package func rewards(
         in community: CommunityID, archived: Bool = false, limit: Int = 100, cursor: String? = nil, as principal: Principal
     ) async throws -> Page<Reward> {
@@ -42,17 +49,22 @@ extension ChoreService {
         let after = try Self.rewardOrder.decode(cursor)
         return try await runner.run(as: principal) { connection in
             let admin: Bool
+            let viewer: UserID?
             switch principal {
             case .user(let user):
                 admin = try await runner.requireMember(user, of: community, on: connection) == .admin
+                viewer = user
             case .child:
+                // Row-level security shows a child their own family's and the community's.
                 try await requireAccess(principal, to: community, on: connection)
                 admin = false
+                viewer = nil
             }
             let rows = try await connection.query(
                 """
                 SELECT \(unescaped: Reward.columns), \(unescaped: Self.rewardOrder.columns) FROM rewards
                 WHERE community_id = \(community) AND (\(admin) OR (available AND archived_at IS NULL))
+                  AND (\(admin) OR \(viewer)::uuid IS NULL OR family_of IS NULL OR family_of = \(viewer))
                   AND (\(admin && archived) OR archived_at IS NULL) AND \(try Self.rewardOrder.after(after))
                 ORDER BY \(unescaped: Self.rewardOrder.order) LIMIT \(limit + 1)
                 """)
@@ -119,11 +131,14 @@ extension ChoreService {
     /// Runs `update` on a reward an admin of its community changes, and audits it.
     private func changeReward(_ id: RewardID, as actor: UserID, action: String, _ update: PostgresQuery) async throws -> Reward {
         try await runner.asUser(actor) { connection in
-            guard
-                let community = try await connection.query("SELECT community_id FROM rewards WHERE id = \(id)").first?
-                    .decode("community_id", as: CommunityID.self)
-            else { throw ServiceError.notFound("Reward \(id)") }
-            try await runner.requireAdmin(actor, of: community, rule: Self.adminRule, on: connection)
+            guard let current = try await connection.query("SELECT community_id, family_of FROM rewards WHERE id = \(id)").first else {
+                throw ServiceError.notFound("Reward \(id)")
+            }
+            let (community, familyOf) = try current.decode((CommunityID, UserID?).self)
+            // Admins change any reward; a parent who is not an admin, their own children's.
+            if try await runner.requireMember(actor, of: community, on: connection) != .admin, familyOf != actor {
+                throw ServiceError.forbidden(rule: Self.parentRule)
+            }
             guard let row = try await connection.query(update).first else { throw ServiceError.changedMeanwhile }
             let reward = try Reward(row: row)
             try await runner.audit(

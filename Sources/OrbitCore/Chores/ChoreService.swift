@@ -53,7 +53,7 @@ package struct ChoreService: Sendable {
 
     static let adminRule = "only admins (parents) set chores and rewards, review completions and adjust points"
     static let parentRule =
-        "admins set and review anyone's chores; a parent who is not an admin, only their own children's (every assignee their child)"
+        "admins set and review anyone's chores and rewards; a parent who is not an admin, only their own children's (every assignee their child)"
 
     /// Requires that `actor` may set, change or review chores of `holders` in `community`: an
     /// admin anyone's; another member only when every one of them is their own family member.

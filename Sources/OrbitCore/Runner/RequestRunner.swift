@@ -209,6 +209,8 @@ package struct RequestRunner: Sendable {
                 throw ServiceError.conflict("That reward is out of stock.")
             case "23514" where error.constraint == "reward_redemptions_available":
                 throw ServiceError.conflict("That reward is not available.")
+            case "23514" where error.constraint == "reward_redemptions_for_family":
+                throw ServiceError.conflict("That reward is for another family's children.")
             case "23514" where error.constraint == "reward_redemptions_live_reward":
                 throw ServiceError.conflict("That reward is archived.")
             case "23514" where error.constraint == "chore_completions_live_chore":
