@@ -161,4 +161,40 @@ struct ParentChoreTests {
             #expect(try await chores.setRewardArchived(lego.id, true, as: family.dad).archivedAt != nil)
         }
     }
+
+    @Test("the child's device syncs what a parent who is not an admin set for them, and a photo proof; another child's device gets none of it")
+    func childDevicesSync() async throws {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "orbit-media-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await withServices { services, _ in
+            var services = services
+            services.storage = LocalDirectoryStorage(root: folder)
+            let family = try await Cast.Household.make(services)
+            let chores = services.chores
+            _ = try await services.members.add(family.neighbour, to: family.home, as: family.mum)
+            let ned = family.neighbour
+            let nina = try await services.signedInChild(family.nina, in: family.home, guardian: ned)
+            let mia = try await services.signedInChild(family.mia, in: family.home, guardian: family.mum)
+            let ninaStart = try await services.sync.changes(of: family.home, as: nina)
+            let miaStart = try await services.sync.changes(of: family.home, as: mia)
+
+            let piano = try await chores.create(
+                .init(title: "Piano practice", points: 10, assignees: [family.nina.uuid], requiresPhoto: true), in: family.home, as: ned)
+            let lego = try await chores.createReward(in: family.home, title: "Lego", cost: 30, as: ned)
+            let photo = try await services.media.upload(
+                to: family.home, filename: "piano.jpg", mimeType: "image/jpeg", data: Data([0xFF, 0xD8, 0xFF, 0x00]), width: 8, height: 8, as: nina)
+            let done = try await chores.complete(piano.id, photo: photo.id, as: nina)
+
+            let ninas = try await services.sync.changes(of: family.home, cursor: ninaStart.nextCursor, as: nina).changes
+            func upserted(_ entity: SyncEntity, _ id: UUID, in changes: [Change]) -> Bool {
+                changes.contains { $0.entity == entity && $0.id == id && $0.op == .upsert }
+            }
+            #expect(upserted(.chore, piano.id.uuid, in: ninas) && upserted(.reward, lego.id.uuid, in: ninas), "\(ninas.map(\.entity))")
+            #expect(upserted(.choreCompletion, done.id.uuid, in: ninas))
+            let completion = try #require(ninas.first { $0.entity == .choreCompletion && $0.id == done.id.uuid }?.data as? ChoreCompletion)
+            #expect(completion.photoMediaID == photo.id)
+            let mias = try await services.sync.changes(of: family.home, cursor: miaStart.nextCursor, as: mia).changes
+            #expect(!mias.contains { [piano.id.uuid, lego.id.uuid, done.id.uuid].contains($0.id) && $0.op == .upsert }, "\(mias.map(\.entity))")
+        }
+    }
 }
