@@ -48,18 +48,9 @@ extension ChoreService {
         try Validate.limit(limit, in: 1...200)
         let after = try Self.rewardOrder.decode(cursor)
         return try await runner.run(as: principal) { connection in
-            let admin: Bool
-            let viewer: UserID?
-            switch principal {
-            case .user(let user):
-                admin = try await runner.requireMember(user, of: community, on: connection) == .admin
-                viewer = user
-            case .child:
-                // Row-level security shows a child their own family's and the community's.
-                try await requireAccess(principal, to: community, on: connection)
-                admin = false
-                viewer = nil
-            }
+            // Row-level security shows a child their own family's and the community's.
+            let admin = try await runner.requireAccess(principal, to: community, on: connection) == .admin
+            let viewer: UserID? = if case .user(let user) = principal { user } else { nil }
             let rows = try await connection.query(
                 """
                 SELECT \(unescaped: Reward.columns), \(unescaped: Self.rewardOrder.columns) FROM rewards
@@ -202,7 +193,7 @@ extension ChoreService {
         try Validate.limit(limit, in: 1...200)
         let after = try Self.redemptionOrder.decode(cursor)
         return try await runner.run(as: principal) { connection in
-            try await requireAccess(principal, to: community, on: connection)
+            try await runner.requireAccess(principal, to: community, on: connection)
             let rows = try await connection.query(
                 """
                 SELECT \(unescaped: RewardRedemption.columns), \(unescaped: Self.redemptionOrder.columns) FROM reward_redemptions
@@ -216,7 +207,7 @@ extension ChoreService {
     /// A holder's points (the actor's own when nil): zero before anything was earned.
     package func points(in community: CommunityID, for holderID: UUID? = nil, as principal: Principal) async throws -> PointsAccount {
         try await runner.run(as: principal) { connection in
-            try await requireAccess(principal, to: community, on: connection)
+            try await runner.requireAccess(principal, to: community, on: connection)
             let holder: UUID
             switch principal {
             case .child(let session):

@@ -134,7 +134,7 @@ package struct ChoreService: Sendable {
         let after = try Self.choreOrder.decode(cursor)
         let archived: Bool = if case .user = principal { archived } else { false }
         return try await runner.run(as: principal) { connection in
-            try await requireAccess(principal, to: community, on: connection)
+            try await runner.requireAccess(principal, to: community, on: connection)
             let rows = try await connection.query(
                 """
                 SELECT \(unescaped: Chore.columns), \(unescaped: Self.choreOrder.columns) FROM chores c
@@ -256,7 +256,7 @@ package struct ChoreService: Sendable {
         try Validate.limit(limit, in: 1...200)
         let after = try Self.completionOrder.decode(cursor)
         return try await runner.run(as: principal) { connection in
-            try await requireAccess(principal, to: community, on: connection)
+            try await runner.requireAccess(principal, to: community, on: connection)
             let rows = try await connection.query(
                 """
                 SELECT \(unescaped: ChoreCompletion.columns), \(unescaped: Self.completionOrder.columns) FROM chore_completions
@@ -315,18 +315,6 @@ package struct ChoreService: Sendable {
             }
         }
         return chores
-    }
-
-    /// A user principal must be an active member; a child's parent must be one.
-    func requireAccess(_ principal: Principal, to community: CommunityID, on connection: PostgresConnection) async throws {
-        switch principal {
-        case .user(let user):
-            try await runner.requireMember(user, of: community, on: connection)
-        case .child:
-            let allowed: Bool = try await connection.query("SELECT \(community) = ANY (orbit.child_community_ids()) AS allowed").single()
-                .decode("allowed")
-            guard allowed else { throw ServiceError.notFound("Community \(community)") }
-        }
     }
 
     /// Whether `actor` may act for `holder` (mark a chore done, redeem): themselves, their own

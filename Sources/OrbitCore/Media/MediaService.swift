@@ -59,18 +59,7 @@ package struct MediaService: Sendable {
     /// `community` (not an active member; a child, in another community than their device's):
     /// the same check the recording makes again.
     package func requireUploader(in community: CommunityID, as actor: Principal) async throws {
-        try await runner.run(as: actor) { connection in try await requireUploader(actor, in: community, on: connection) }
-    }
-
-    private func requireUploader(_ actor: Principal, in community: CommunityID, on connection: PostgresConnection) async throws {
-        switch actor {
-        case .user(let user):
-            _ = try await runner.requireMember(user, of: community, on: connection)
-        case .child:
-            let allowed: Bool = try await connection.query("SELECT \(community) = ANY (orbit.child_community_ids()) AS allowed").single()
-                .decode("allowed")
-            guard allowed else { throw ServiceError.notFound("Community \(community)") }
-        }
+        try await runner.run(as: actor) { connection in try await runner.requireAccess(actor, to: community, on: connection) }
     }
 
     /// The most an upload of `mimeType` may hold, or nil for a type that is not accepted.
@@ -150,7 +139,7 @@ package struct MediaService: Sendable {
                 case .child(let session): (nil, session.child)
                 }
             return try await runner.run(as: actor) { connection in
-                try await requireUploader(actor, in: community, on: connection)
+                try await runner.requireAccess(actor, to: community, on: connection)
                 let row = try await connection.query(
                     """
                     INSERT INTO media (id, community_id, uploaded_by, family_member_id, type, filename, mime_type, size_bytes, storage_path,

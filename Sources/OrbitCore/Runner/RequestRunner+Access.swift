@@ -50,6 +50,22 @@ extension RequestRunner {
         return results[1]
     }
 
+    /// Requires that `principal` reaches `community`: a user as an active member (their role is
+    /// returned), a signed-in child when it is their device's community (nil); anything else is
+    /// "not found".
+    @discardableResult
+    func requireAccess(_ principal: Principal, to community: CommunityID, on connection: PostgresConnection) async throws -> MemberRole? {
+        switch principal {
+        case .user(let user):
+            return try await requireMember(user, of: community, on: connection)
+        case .child:
+            let allowed: Bool = try await connection.query("SELECT \(community) = ANY (orbit.child_community_ids()) AS allowed").single()
+                .decode("allowed")
+            guard allowed else { throw ServiceError.notFound("Community \(community)") }
+            return nil
+        }
+    }
+
     /// Requires an active membership; a community the user cannot see is "not found".
     @discardableResult
     func requireMember(_ user: UserID, of community: CommunityID, on connection: PostgresConnection) async throws -> MemberRole {
