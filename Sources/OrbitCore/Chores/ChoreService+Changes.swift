@@ -62,11 +62,12 @@ extension ChoreService {
         if let rule = change.recurrenceRule ?? nil { _ = try RecurrenceRule.parsed(rule) }
         return try await runner.asUser(actor) { connection in
             guard let current = try await chore(id, on: connection) else { throw ServiceError.notFound("Chore \(id)") }
-            try await requireMaySet(for: current.assignees, in: current.communityID, as: actor, on: connection)
+            let role = try await runner.requireMember(actor, of: current.communityID, on: connection)
+            try await requireMaySet(for: current.assignees, in: current.communityID, as: actor, role: role, on: connection)
             var newAssignees: [Holder]?
             if let ids = change.assignees {
                 newAssignees = try await resolve(ids, on: connection)
-                try await requireMaySet(for: newAssignees ?? [], in: current.communityID, as: actor, on: connection)
+                try await requireMaySet(for: newAssignees ?? [], in: current.communityID, as: actor, role: role, on: connection)
             }
             let dueAt = change.dueAt ?? current.dueAt
             var rule = change.recurrenceRule ?? current.recurrenceRule
