@@ -21,6 +21,20 @@ package func withServices<Result>(
     }
 }
 
+/// `withServices` whose services keep media in a fresh folder of their own, removed afterwards.
+package func withMediaServices<Result>(
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: (OrbitServices, TestDatabase) async throws -> Result
+) async throws -> Result {
+    let folder = FileManager.default.temporaryDirectory.appending(path: "orbit-media-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: folder) }
+    return try await withServices(sourceLocation: sourceLocation) { services, database in
+        var services = services
+        services.storage = LocalDirectoryStorage(root: folder)
+        return try await body(services, database)
+    }
+}
+
 /// The people of most tests, made through the services as the app would: a community ("Tigers
 /// U10") with an admin (its creator) and a member, a non-member, and a former member (who joined
 /// and left). The API's tests sign them in (`APICast`); the schema's tests, which work below the

@@ -164,11 +164,7 @@ struct ParentChoreTests {
 
     @Test("the child's device syncs what a parent who is not an admin set for them, and a photo proof; another child's device gets none of it")
     func childDevicesSync() async throws {
-        let folder = FileManager.default.temporaryDirectory.appending(path: "orbit-media-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        try await withServices { services, _ in
-            var services = services
-            services.storage = LocalDirectoryStorage(root: folder)
+        try await withMediaServices { services, _ in
             let family = try await Cast.Household.make(services)
             let chores = services.chores
             _ = try await services.members.add(family.neighbour, to: family.home, as: family.mum)

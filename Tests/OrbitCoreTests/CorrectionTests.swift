@@ -8,11 +8,7 @@ import Testing
 struct CorrectionTests {
     @Test("an expense takes a time of day and an uploaded image as its receipt; edits change or clear them; history records them")
     func timeAndReceipt() async throws {
-        let folder = FileManager.default.temporaryDirectory.appending(path: "orbit-media-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        try await withServices { services, _ in
-            var services = services
-            services.storage = LocalDirectoryStorage(root: folder)
+        try await withMediaServices { services, _ in
             let cast = try await Cast.make(services)
             let jpeg = Data([0xFF, 0xD8, 0xFF, 0x00, 0x01])
             let receipt = try await services.media.upload(

@@ -10,11 +10,7 @@ struct PhotoProofTests {
         "a child uploads a photo on their device and marks the chore done with it; the parent sees it before approving; a chore that needs one refuses none"
     )
     func photoProof() async throws {
-        let folder = FileManager.default.temporaryDirectory.appending(path: "orbit-media-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        try await withServices { services, _ in
-            var services = services
-            services.storage = LocalDirectoryStorage(root: folder)
+        try await withMediaServices { services, _ in
             let family = try await Cast.Household.make(services)
             let chores = services.chores
             let mia = try await services.signedInChild(family.mia, in: family.home, guardian: family.mum)
@@ -80,11 +76,7 @@ struct PhotoProofTests {
         "a family member's avatar by upload: an image their parent uploaded, or they did on their device; not another's, not a PDF, only by the parent"
     )
     func avatars() async throws {
-        let folder = FileManager.default.temporaryDirectory.appending(path: "orbit-media-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        try await withServices { services, database in
-            var services = services
-            services.storage = LocalDirectoryStorage(root: folder)
+        try await withMediaServices { services, database in
             let family = try await Cast.Household.make(services)
             let mia = try await services.signedInChild(family.mia, in: family.home, guardian: family.mum)
             let jpeg = Data([0xFF, 0xD8, 0xFF, 0x00, 0x01])
