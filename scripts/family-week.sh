@@ -27,6 +27,15 @@ home=$(id_of community create --name "The Parkers" --settings '{"timezone": "Eur
 run community add-member "$home" --user "$dad" --role admin --as "$mum" >/dev/null
 mia=$(id_of family add --name Mia --as "$mum" --json)
 leo=$(id_of family add --name Leo --as "$mum" --json)
+# Two parents: Dad is the household's admin, which is not enough to manage the children's sign-in;
+# Mum invites him to be their guardian, and once he accepts he does everything she does.
+run family set-pin "$mia" --community "$home" --pin 2468 --as "$dad" || true
+run family guardians invite "$mia" --user "$dad" --as "$mum"
+run family guardians invite "$leo" --user "$dad" --as "$mum"
+run family guardians invitations --as "$dad"
+run family guardians accept "$mia" --as "$dad"
+run family guardians accept "$leo" --as "$dad"
+run family guardians list "$mia" --as "$dad"
 
 # Monday: the parents set the week's chores.
 today=$(TZ=Europe/Berlin date +%Y-%m-%d)
@@ -83,7 +92,11 @@ run points adjust --community "$home" --for "$leo" --delta=-2 --reason "Left the
 run points show --community "$home" --for "$mia" --as "$dad" --json
 run points show --community "$home" --for "$leo" --as "$dad" --json
 
-# Sunday: Mia gets her own tablet.
+# Sunday: Mia gets her own tablet: Mum sets the PIN, Dad pairs it; either sees the devices.
 run family set-pin "$mia" --community "$home" --pin 4321 --as "$mum"
-run family pair "$mia" --community "$home" --as "$mum"
+run family pair "$mia" --community "$home" --as "$dad"
+run family devices list "$mia" --community "$home" --as "$mum"
+# Dad becomes the guardian of record: Mia's new shares in expenses are his.
+run family guardians record "$mia" --user "$dad" --as "$mum"
+run family guardians list "$mia" --as "$mum"
 run notifications list --as "$dad" | head -12

@@ -157,8 +157,8 @@ LANGUAGE sql STABLE PARALLEL SAFE
 AS $$ SELECT nullif(current_setting('app.current_child_device_id', true), '')::uuid $$;
 
 -- The community the signed-in child reaches: the one their device was paired for, while the
--- device is the child's and not revoked, the child's parent is an active member of it and it is
--- not deleted. One community or none: a child paired in the household never reaches the club.
+-- device is the child's and not revoked, one of the child's guardians is an active member of it
+-- and it is not deleted. One community or none: a child paired in the household never reaches the club.
 CREATE OR REPLACE FUNCTION orbit.child_community_ids() RETURNS uuid[]
 LANGUAGE plpgsql STABLE SECURITY DEFINER PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
@@ -167,11 +167,14 @@ BEGIN
     RETURN (
         SELECT coalesce(array_agg(d.community_id), '{}')
         FROM public.child_devices d
-        JOIN public.family_members f ON f.id = d.family_member_id
-        JOIN public.members m ON m.user_id = f.user_id AND m.community_id = d.community_id AND m.left_at IS NULL
         JOIN public.communities c ON c.id = d.community_id AND c.deleted_at IS NULL
         WHERE d.id = orbit.app_child_device_id() AND d.family_member_id = orbit.app_child_id()
           AND d.revoked_at IS NULL AND d.token_hash IS NOT NULL
+          AND EXISTS (
+              SELECT FROM public.family_guardians g
+              JOIN public.members m ON m.user_id = g.user_id AND m.community_id = d.community_id AND m.left_at IS NULL
+              WHERE g.family_member_id = d.family_member_id AND g.accepted_at IS NOT NULL
+          )
     );
 END
 $$;
@@ -185,7 +188,22 @@ BEGIN
     RETURN (SELECT f.user_id FROM public.family_members f WHERE f.id = orbit.app_child_id());
 END
 $$;
+
+-- The signed-in child's guardians (family_guardians, an invitation accepted): a parent's reward
+-- for their own children (rewards.family_of) is on offer to the children of any of them.
+CREATE OR REPLACE FUNCTION orbit.app_child_guardian_ids() RETURNS uuid[]
+LANGUAGE plpgsql STABLE SECURITY DEFINER PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN (
+        SELECT coalesce(array_agg(g.user_id), '{}') FROM public.family_guardians g
+        WHERE g.family_member_id = orbit.app_child_id() AND g.accepted_at IS NOT NULL
+    );
+END
+$$;
 ALTER FUNCTION orbit.member_community_ids() OWNER TO orbit_admin;
+ALTER FUNCTION orbit.app_child_guardian_ids() OWNER TO orbit_admin;
 ALTER FUNCTION orbit.child_community_ids() OWNER TO orbit_admin;
 ALTER FUNCTION orbit.app_child_parent_id() OWNER TO orbit_admin;
 ALTER FUNCTION orbit.admin_community_ids() OWNER TO orbit_admin;
@@ -208,12 +226,13 @@ GRANT USAGE ON SCHEMA orbit_private TO orbit_admin;
 REVOKE ALL ON FUNCTION orbit.app_user_id(), orbit.app_child_id(), orbit.app_child_device_id() FROM PUBLIC, orbit_app, orbit_admin;
 REVOKE ALL ON FUNCTION
     orbit.member_community_ids(), orbit.admin_community_ids(), orbit.joined_community_ids(), orbit.contact_user_ids(),
-    orbit.can_found(uuid), orbit.community_allows(uuid, text), orbit.child_community_ids(), orbit.app_child_parent_id()
+    orbit.can_found(uuid), orbit.community_allows(uuid, text), orbit.child_community_ids(), orbit.app_child_parent_id(),
+    orbit.app_child_guardian_ids()
 FROM PUBLIC, orbit_app;
 -- Functions policies and views call as the querying role.
 GRANT EXECUTE ON FUNCTION
     orbit.app_user_id(), orbit.member_community_ids(), orbit.admin_community_ids(),
     orbit.joined_community_ids(), orbit.contact_user_ids(), orbit.can_found(uuid),
     orbit.community_allows(uuid, text), orbit.app_child_id(), orbit.app_child_device_id(), orbit.child_community_ids(),
-    orbit.app_child_parent_id()
+    orbit.app_child_parent_id(), orbit.app_child_guardian_ids()
 TO orbit_app, orbit_admin;

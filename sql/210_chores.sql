@@ -49,7 +49,7 @@ $$;
 ALTER FUNCTION orbit.parent_chore_ids() OWNER TO orbit_admin;
 
 -- Raises unless the holder (a user or a family member) may hold points in `community`: an
--- active member, or a family member whose parent is one.
+-- active member, or a family member one of whose guardians is one.
 CREATE OR REPLACE FUNCTION orbit.chore_require_holder(community uuid, holder_user uuid, holder_child uuid) RETURNS void
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
@@ -57,7 +57,9 @@ BEGIN
     IF NOT EXISTS (
         SELECT FROM public.members m
         WHERE m.community_id = community AND m.left_at IS NULL
-          AND m.user_id = coalesce(holder_user, (SELECT f.user_id FROM public.family_members f WHERE f.id = holder_child))
+          AND (m.user_id = holder_user OR m.user_id IN (
+              SELECT g.user_id FROM public.family_guardians g WHERE g.family_member_id = holder_child AND g.accepted_at IS NOT NULL
+          ))
     ) THEN
         RAISE EXCEPTION 'chores and points are for active members of the community and their family members'
             USING ERRCODE = 'check_violation', CONSTRAINT = 'chores_holder_in_community';
@@ -240,9 +242,11 @@ BEGIN
     IF NOT reward.available THEN
         RAISE EXCEPTION 'the reward is not available' USING ERRCODE = 'check_violation', CONSTRAINT = 'reward_redemptions_available';
     END IF;
-    -- A parent's reward for their own children: theirs alone to redeem.
+    -- A parent's reward for their own children: theirs alone to redeem (the children the parent
+    -- is a guardian of).
     IF reward.family_of IS NOT NULL AND NOT EXISTS (
-        SELECT FROM public.family_members f WHERE f.id = NEW.family_member_id AND f.user_id = reward.family_of
+        SELECT FROM public.family_guardians g
+        WHERE g.family_member_id = NEW.family_member_id AND g.user_id = reward.family_of AND g.accepted_at IS NOT NULL
     ) THEN
         RAISE EXCEPTION 'the reward is for another family''s children'
             USING ERRCODE = 'check_violation', CONSTRAINT = 'reward_redemptions_for_family';
@@ -484,7 +488,7 @@ CREATE POLICY rewards_select ON rewards FOR SELECT TO orbit_app
         community_id = ANY ((SELECT orbit.member_community_ids())::uuid[])
         OR (
             community_id = ANY ((SELECT orbit.child_community_ids())::uuid[]) AND available AND archived_at IS NULL
-            AND (family_of IS NULL OR family_of = (SELECT orbit.app_child_parent_id()))
+            AND (family_of IS NULL OR family_of = ANY ((SELECT orbit.app_child_guardian_ids())::uuid[]))
         )
     );
 -- Admins set rewards for everyone; a parent who is not an admin, for their own children

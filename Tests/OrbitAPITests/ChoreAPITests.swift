@@ -133,7 +133,7 @@ struct ChoreAPITests {
             ] {
                 let response = try await harness.request(method, path, token: cast.adminToken, json: body)
                 #expect(response.status == 403, "\(method) \(path): \(response.status) \(response.text)")
-                #expect(try response.string("rule") == "a child's sign-in is managed by the child's own parent only")
+                #expect(try response.string("rule") == "a child's sign-in is managed by the child's own guardians only")
             }
             // Nothing changed: the parent's PIN still signs the child in on the paired device, which is not revoked.
             let signedIn = try await harness.request(.post, "/auth/child", json: ["device_token": deviceToken, "pin": "2580"])
@@ -151,6 +151,57 @@ struct ChoreAPITests {
                     "child.device_pairing.refused", "child.device_revoked.refused", "child.device_revoked.refused", "child.pin_set.refused",
                 ],
                 "\(actions)")
+        }
+    }
+
+    @Test(
+        "two guardians over HTTP: an invitation accepted lets the co-parent set the PIN and pair; the guardian of record moves, then the other leaves; the last cannot"
+    )
+    func coGuardianOverHTTP() async throws {
+        try await withAPI { harness in
+            let cast = try await APICast.make(harness)
+            let kid = try await harness.services.family.add(name: "Kit", as: cast.member).id
+            let guardians = "/users/me/family/\(kid)/guardians"
+            let pin = "/communities/\(cast.community)/family/\(kid)/pin"
+            // The outsider shares no community with the member: 404; the admin is invited.
+            let stranger = try await harness.request(.post, guardians, token: cast.memberToken, json: ["user_id": cast.outsider.description])
+            #expect(stranger.status == 404, "\(stranger.text)")
+            let invited = try await harness.request(.post, guardians, token: cast.memberToken, json: ["user_id": cast.admin.description])
+            let invitedAt = try invited.json["accepted_at"]
+            #expect(invited.status == 201 && invitedAt is NSNull, "\(invited.text)")
+            let twice = try await harness.request(.post, guardians, token: cast.memberToken, json: ["user_id": cast.admin.description])
+            let twiceField = try twice.string("field")
+            #expect(twice.status == 409 && twiceField == "user_id", "\(twice.text)")
+            // Not before accepting.
+            #expect(try await harness.request(.put, pin, token: cast.adminToken, json: ["pin": "1357"]).status == 403)
+            let invitations = try await harness.request(.get, "/users/me/guardian-invitations", token: cast.adminToken)
+            #expect(try invitations.items.map { $0["family_member_name"] as? String } == ["Kit"])
+            let accepted = try await harness.request(.post, "/users/me/guardian-invitations/\(kid)/accept", token: cast.adminToken)
+            let acceptedAt = try accepted.json["accepted_at"]
+            #expect(accepted.status == 200 && acceptedAt is String, "\(accepted.text)")
+            #expect(try await harness.request(.put, pin, token: cast.adminToken, json: ["pin": "1357"]).status == 204)
+            let pairing = try await harness.request(.post, "/communities/\(cast.community)/family/\(kid)/devices", token: cast.adminToken)
+            #expect(pairing.status == 201, "\(pairing.text)")
+            let list = try await harness.request(.get, guardians, token: cast.adminToken)
+            #expect(try list.items.map { $0["of_record"] as? Bool } == [true, false])
+            #expect(try await harness.request(.get, guardians, token: cast.outsiderToken).status == 404)
+
+            // The guardian of record does not leave first; the other does not remove them.
+            let leaves = try await harness.request(.delete, "\(guardians)/\(cast.member)", token: cast.memberToken)
+            #expect(leaves.status == 409, "\(leaves.text)")
+            #expect(try await harness.request(.delete, "\(guardians)/\(cast.member)", token: cast.adminToken).status == 403)
+            let moved = try await harness.request(
+                .put, "/users/me/family/\(kid)/guardian-of-record", token: cast.adminToken, json: ["user_id": cast.admin.description])
+            let record = try moved.string("user_id")
+            #expect(moved.status == 200 && record == cast.admin.description, "\(moved.text)")
+            #expect(try await harness.request(.delete, "\(guardians)/\(cast.member)", token: cast.memberToken).status == 204)
+            #expect(try await harness.request(.put, pin, token: cast.memberToken, json: ["pin": "2468"]).status == 403)
+            let last = try await harness.request(.delete, "\(guardians)/\(cast.admin)", token: cast.adminToken)
+            #expect(last.status == 409 && last.text.contains("last guardian"), "\(last.text)")
+            // An invitation declined.
+            _ = try await harness.request(.post, guardians, token: cast.adminToken, json: ["user_id": cast.member.description])
+            #expect(try await harness.request(.delete, "/users/me/guardian-invitations/\(kid)", token: cast.memberToken).status == 204)
+            #expect(try await harness.request(.delete, "/users/me/guardian-invitations/\(kid)", token: cast.memberToken).status == 404)
         }
     }
 

@@ -95,7 +95,10 @@ struct LowercaseIDTests {
                 var path = template + (Self.queries[template] ?? "")
                 for (name, id) in ids { path = path.replacingOccurrences(of: "{\(name)}", with: id) }
                 try #require(!path.contains("{"), "no id for a parameter of \(template): add one to the world")
-                let token = template.hasSuffix("/family/{family_member_id}/devices") ? cast.memberToken : cast.adminToken
+                // The kid is the member's: their devices and guardians are the member's to read.
+                let token =
+                    template.hasSuffix("/family/{family_member_id}/devices") || template.hasSuffix("/family/{family_member_id}/guardians")
+                    ? cast.memberToken : cast.adminToken
                 let response = try await harness.request(.get, path, token: token)
                 #expect(response.status == 200, "GET \(template): \(response.status) \(response.text.prefix(300))")
                 guard response.status == 200 else { continue }

@@ -110,7 +110,7 @@ struct FamilyTests: MoneyScenarios {
 
             for (admin, community) in [(family.neighbour, family.next), (family.dad, family.home)] {
                 let pin = await serviceError { try await parents.setPIN("0000", for: family.mia, in: community, as: admin) }
-                #expect(pin?.code == .forbidden && pin?.rule == "a child's sign-in is managed by the child's own parent only")
+                #expect(pin?.code == .forbidden && pin?.rule == "a child's sign-in is managed by the child's own guardians only")
                 let pair = await serviceError { try await parents.startPairing(for: family.mia, in: community, as: admin) }
                 #expect(pair?.code == .forbidden)
                 let list = await serviceError { try await parents.devices(of: family.mia, in: community, as: admin) }

@@ -107,7 +107,7 @@ struct AppOperationCommandsTests {
 
             let admin = try await cli.run("family", "devices", "revoke", kid, "--community", community, "--all", "--as", ada)
             #expect(!admin.succeeded)
-            #expect(admin.errors.contains("a child's sign-in is managed by the child's own parent only"), "\(admin.errors)")
+            #expect(admin.errors.contains("a child's sign-in is managed by the child's own guardians only"), "\(admin.errors)")
             let neither = try await cli.run("family", "devices", "revoke", kid, "--community", community, "--as", max)
             #expect(!neither.succeeded && neither.errors.contains("--device"), "\(neither.errors)")
 

@@ -183,4 +183,46 @@ struct ChoreChangeCommandTests {
             #expect(lego["family_of"] as? String == ned, "\(lego)")
         }
     }
+
+    @Test(
+        "family guardians: Mum invites Ned, who accepts and then sets Mia's PIN and chores; the guardian of record moves; Mum leaves; the last cannot"
+    )
+    func twoGuardians() async throws {
+        try await withTestDatabase { database in
+            let cli = Orbitctl(database: database)
+            let mum = try #require(try await cli.json("user", "create", "--email", "mum@example.com", "--name", "Mum")["id"] as? String)
+            let ned = try #require(try await cli.json("user", "create", "--email", "ned@example.com", "--name", "Ned")["id"] as? String)
+            let home = try #require(try await cli.json("community", "create", "--name", "Home", "--as", "mum@example.com")["id"] as? String)
+            _ = try await cli.json("community", "add-member", home, "--user", ned, "--as", "mum@example.com")
+            let mia = try #require(try await cli.json("family", "add", "--name", "Mia", "--as", "mum@example.com")["id"] as? String)
+
+            let before = try await cli.run("family", "set-pin", mia, "--community", home, "--pin", "2468", "--as", "ned@example.com")
+            #expect(!before.succeeded && before.errors.contains("guardians only"), "\(before.errors)")
+            let invited = try await cli.run("family", "guardians", "invite", mia, "--user", "ned@example.com", "--as", "mum@example.com")
+            #expect(invited.succeeded && invited.output.contains("Invited Ned to be Mia's guardian"), "\(invited.output) \(invited.errors)")
+            let invitations = try await cli.jsonArray("family", "guardians", "invitations", "--as", "ned@example.com")
+            #expect(invitations.map { $0["family_member_id"] as? String } == [mia])
+            let accepted = try await cli.run("family", "guardians", "accept", mia, "--as", "ned@example.com")
+            #expect(accepted.succeeded && accepted.output.contains("You are now Mia's guardian"), "\(accepted.errors)")
+            let pin = try await cli.run("family", "set-pin", mia, "--community", home, "--pin", "2468", "--as", "ned@example.com")
+            #expect(pin.succeeded, "\(pin.errors)")
+            let chore = try await cli.run(
+                "chore", "create", "--community", home, "--title", "Piano", "--points", "5", "--assign", mia, "--as", "ned@example.com")
+            #expect(chore.succeeded, "\(chore.errors)")
+            let list = try await cli.run("family", "guardians", "list", mia, "--as", "ned@example.com")
+            #expect(list.output.contains("of record") && list.output.contains("guardian"), "\(list.output)")
+
+            let first = try await cli.run("family", "guardians", "leave", mia, "--as", "mum@example.com")
+            #expect(!first.succeeded && first.errors.contains("guardian of record"), "\(first.errors)")
+            let record = try await cli.json("family", "guardians", "record", mia, "--user", "ned@example.com", "--as", "mum@example.com")
+            #expect(record["user_id"] as? String == ned, "\(record)")
+            let left = try await cli.run("family", "guardians", "leave", mia, "--as", "mum@example.com")
+            #expect(left.succeeded && left.output.contains("no longer"), "\(left.errors)")
+            let last = try await cli.run("family", "guardians", "leave", mia, "--as", "ned@example.com")
+            #expect(!last.succeeded && last.errors.contains("last guardian"), "\(last.errors)")
+            #expect(try await cli.jsonArray("family", "list", "--as", "ned@example.com").map { $0["id"] as? String } == [mia])
+            #expect(try await cli.jsonArray("family", "list", "--as", "mum@example.com").isEmpty)
+            _ = mum
+        }
+    }
 }

@@ -106,7 +106,7 @@ struct PayersAndFamilySplitsTests {
                 }
                 let wrongGuardian = await expense(
                     "INSERT INTO splits (transaction_id, user_id, family_member_id, amount) VALUES (\(id), \(other), \(tim), 900)")
-                #expect(wrongGuardian?.constraint == "splits_family_member_fkey", "\(String(describing: wrongGuardian))")
+                #expect(wrongGuardian?.constraint == "splits_family_guardian_fkey", "\(String(describing: wrongGuardian))")
                 let twice = await expense(
                     """
                     INSERT INTO splits (transaction_id, user_id, family_member_id, amount)

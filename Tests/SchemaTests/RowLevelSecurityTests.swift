@@ -64,8 +64,13 @@ struct World {
         "media",
         "notifications", "audit_log", "refresh_tokens", "calendar_feeds", "devices", "conversations", "conversation_participants", "messages",
         "chores", "chore_assignees", "chore_completions", "rewards", "reward_redemptions", "points_ledger", "points_accounts",
-        "community_keys", "user_public_keys", "payment_handles",
+        "community_keys", "user_public_keys", "payment_handles", "family_guardians",
     ]
+
+    /// A row's id for the matrix: its `id`, or, for a table keyed by two ids, one made of them.
+    static func idColumn(_ table: String) -> String {
+        table == "family_guardians" ? "md5(family_member_id::text || user_id::text)::uuid" : "id"
+    }
 
     /// Tables only the server reads and writes, as orbit_admin (billing: what the payment
     /// providers said): orbit_app has no right on them at all, so no user, admin or child reaches
@@ -169,6 +174,25 @@ struct World {
                 VALUES (\(world.kids[child.parent]), \(world.community(child.community)), now(), sha256(convert_to(gen_random_uuid()::text, 'UTF8')), now())
                 RETURNING id
                 """)
+        }
+
+        // Guardians (sql/205_family.sql): each kid's first is their parent (a trigger writes it);
+        // a2 is the second guardian of a's kid, and ab is invited, not accepted yet, to be b's.
+        // A guardian sees every guardian of their kids; an invitee their own invitation.
+        try await connection.query(
+            """
+            INSERT INTO family_guardians (family_member_id, user_id, invited_by, accepted_at)
+            VALUES (\(world.kids[.a]), \(world.id(.a2)), \(world.id(.a)), now()), (\(world.kids[.b]), \(world.id(.ab)), \(world.id(.b)), NULL)
+            """)
+        for row in try await connection.query(
+            "SELECT \(unescaped: idColumn("family_guardians")) AS id, family_member_id, user_id FROM family_guardians")
+        {
+            let (id, kid, user) = try row.decode((UUID, UUID, UUID).self)
+            let audience: Audience =
+                if kid == world.kids[.a] { .people([.a, .a2]) } else if kid == world.kids[.b] {
+                    user == world.id(.ab) ? .people([.b, .ab]) : .only(.b)
+                } else { .only(try #require(world.people.first { $0.value == user }?.key)) }
+            add("family_guardians", id, audience)
         }
 
         for (community, owner, member) in [(world.communityA, Person.a, Person.a2), (world.communityB, .b, .ab)] {
@@ -403,7 +427,10 @@ extension World {
     static func visibleRows(on connection: PostgresConnection) async throws -> [String: Set<UUID>] {
         var seen: [String: Set<UUID>] = [:]
         for table in tables {
-            seen[table] = Set(try await connection.query("SELECT id FROM \(unescaped: table)").map { try $0.decode("id", as: UUID.self) })
+            seen[table] = Set(
+                try await connection.query("SELECT \(unescaped: World.idColumn(table)) AS id FROM \(unescaped: table)").map {
+                    try $0.decode("id", as: UUID.self)
+                })
         }
         return seen
     }
@@ -468,7 +495,9 @@ extension World {
             let reward = try await seed.id(
                 "INSERT INTO rewards (community_id, title, points_cost, created_by) VALUES (\(community), 'Ice cream', 3, \(ownerID)) RETURNING id")
             add("rewards", reward, .membersAndChildren(community, childrenOf: Set(Person.allCases)))
-            // A reward the member (not an admin) set for their own kid: the members' and that kid's.
+            // A reward the member (not an admin) set for their own kids: the members' and those
+            // kids'. In A the member, a2, is also the second guardian of a's kid, who sees it too;
+            // in B, ab is only invited to be b's kid's guardian, which counts for nothing.
             add(
                 "rewards",
                 try await seed.id(
@@ -476,7 +505,7 @@ extension World {
                     INSERT INTO rewards (community_id, title, points_cost, created_by, family_of)
                     VALUES (\(community), 'Lego', 30, \(world.id(member)), \(world.id(member))) RETURNING id
                     """),
-                forKid)
+                .membersAndChildren(community, childrenOf: member == .a2 ? [.a2, .a] : [member]))
             // A hidden reward and an archived one: the members' (the parents keep them), no child's.
             for hiddenOrArchived in ["available = false", "archived_at = now()"] {
                 let offShelf = try await seed.id(
@@ -579,7 +608,10 @@ struct RowLevelSecurityTests {
                 let rawSetting: String? = viewer == "(empty setting)" ? "" : nil
                 try await connection.asApp(person.map(world.id), rawSetting: rawSetting) { connection in
                     for table in World.tables {
-                        let visible = Set(try await connection.query("SELECT id FROM \(unescaped: table)").map { try $0.decode("id", as: UUID.self) })
+                        let visible = Set(
+                            try await connection.query("SELECT \(unescaped: World.idColumn(table)) AS id FROM \(unescaped: table)").map {
+                                try $0.decode("id", as: UUID.self)
+                            })
                         let expected = world.expectedIDs(table, for: person)
                         #expect(visible == expected, "\(viewer) on \(table): saw \(visible.count) rows, expected \(expected.count)")
                     }
@@ -608,7 +640,9 @@ struct RowLevelSecurityTests {
                     try await connection.asApp(world.id(person)) { connection in
                         for table in World.tables {
                             let visible = Set(
-                                try await connection.query("SELECT id FROM \(unescaped: table)").map { try $0.decode("id", as: UUID.self) })
+                                try await connection.query("SELECT \(unescaped: World.idColumn(table)) AS id FROM \(unescaped: table)").map {
+                                    try $0.decode("id", as: UUID.self)
+                                })
                             #expect(visible == world.expectedIDs(table, for: person), "\(person) on \(table)")
                         }
                     }
@@ -1040,7 +1074,7 @@ struct RowLevelSecurityTests {
             { w in
                 """
                 INSERT INTO chore_assignees (chore_id, family_member_id)
-                SELECT id, \(w.kids[.a]) FROM chores WHERE community_id = \(w.communityA) AND title = 'Homework'
+                SELECT id, \(w.kids[.ab]) FROM chores WHERE community_id = \(w.communityA) AND title = 'Homework'
                 """
             }
         ),
@@ -1101,6 +1135,20 @@ struct RowLevelSecurityTests {
         ("changing the points ledger, even by an admin", .a, { _ in "UPDATE points_ledger SET delta = 1000" }),
         ("deleting from the points ledger, even by an admin", .a, { _ in "DELETE FROM points_ledger" }),
         ("writing a points balance, even by an admin", .a, { _ in "UPDATE points_accounts SET balance = 1000" }),
+        (
+            "a stranger admin making themselves a guardian of another's child", .b,
+            { w in
+                "INSERT INTO family_guardians (family_member_id, user_id, accepted_at) VALUES (\(w.kids[.a]), \(w.id(.b)), now())"
+            }
+        ),
+        ("a stranger admin inviting themselves through the function", .b, { w in "SELECT orbit.invite_guardian(\(w.kids[.a]), \(w.id(.b)))" }),
+        ("an invitee accepting by writing the row", .ab, { _ in "UPDATE family_guardians SET accepted_at = now()" }),
+        ("a guardian removing the other by deleting the row", .a, { w in "DELETE FROM family_guardians WHERE user_id = \(w.id(.a2))" }),
+        ("a guardian removing the other through the function", .a2, { w in "SELECT orbit.remove_guardian(\(w.kids[.a]), \(w.id(.a)))" }),
+        (
+            "someone only invited pairing the child's device", .ab,
+            { w in "SELECT orbit.start_child_pairing(\(w.kids[.b]), \(w.communityB), '\\x00', now() + interval '1 hour')" }
+        ),
         ("reading children's PIN hashes", .a, { _ in "SELECT * FROM child_credentials" }),
         ("reading paired children's devices", .a, { _ in "SELECT * FROM child_devices" }),
         (
@@ -1224,6 +1272,20 @@ struct RowLevelSecurityTests {
                     ]
                 }
                 #expect(own == [1, 1])
+                // A kid's guardians rename them; a stranger admin (b, for a's kid) and someone only
+                // invited (ab, for b's kid) change nothing; only the guardian of record removes.
+                var renamed: [Int] = []
+                for (who, parent) in [(World.Person.b, World.Person.a), (.ab, .b), (.a2, .a)] {
+                    renamed.append(
+                        try await connection.asApp(world.id(who)) { connection in
+                            try await connection.query("UPDATE family_members SET name = 'x' WHERE id = \(world.kids[parent])").affectedRows ?? -1
+                        })
+                }
+                #expect(renamed == [0, 0, 1])
+                let removedByCoGuardian = try await connection.asApp(world.id(.a2)) { connection in
+                    try await connection.query("DELETE FROM family_members WHERE id = \(world.kids[.a])").affectedRows
+                }
+                #expect(removedByCoGuardian == 0)
                 // Even A's admin deletes no chore that has a completion (sql/210_chores.sql): it is archived instead.
                 let done = try await connection.asApp(world.id(.a)) { connection in
                     try await connection.query(

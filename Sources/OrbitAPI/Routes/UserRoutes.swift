@@ -130,5 +130,44 @@ extension OrbitAPI {
             try await services.family.remove(try context.id("family_member_id", as: FamilyMemberID.self), as: try context.requireUser())
             return NoContent()
         }
+
+        // Two parents: a family member's guardians. A guardian invites someone they share a
+        // community with, who accepts (or declines); a guardian leaves by themselves, withdraws an
+        // invitation, or makes another guardian the guardian of record.
+        struct GuardianBody: Decodable {
+            var userId: UserID
+        }
+        me.get("family/:family_member_id/guardians") { _, context in
+            let id = try context.id("family_member_id", as: FamilyMemberID.self)
+            return JSON(Items(try await services.family.guardians(of: id, as: try context.requireUser())))
+        }
+        me.post("family/:family_member_id/guardians") { request, context in
+            let id = try context.id("family_member_id", as: FamilyMemberID.self)
+            let body = try await request.decodeJSON(GuardianBody.self, context: context)
+            return Created(try await services.family.inviteGuardian(body.userId, of: id, as: try context.requireUser()))
+        }
+        me.delete("family/:family_member_id/guardians/:user_id") { _, context in
+            let id = try context.id("family_member_id", as: FamilyMemberID.self)
+            try await services.family.removeGuardian(try context.id("user_id"), of: id, as: try context.requireUser())
+            return NoContent()
+        }
+        me.put("family/:family_member_id/guardian-of-record") { request, context in
+            let id = try context.id("family_member_id", as: FamilyMemberID.self)
+            let body = try await request.decodeJSON(GuardianBody.self, context: context)
+            return JSON(try await services.family.setGuardianOfRecord(body.userId, of: id, as: try context.requireUser()))
+        }
+        me.get("guardian-invitations") { _, context in
+            JSON(Items(try await services.family.guardianInvitations(as: try context.requireUser())))
+        }
+        me.post("guardian-invitations/:family_member_id/accept") { _, context in
+            let id = try context.id("family_member_id", as: FamilyMemberID.self)
+            return JSON(try await services.family.acceptGuardianship(of: id, as: try context.requireUser()))
+        }
+        me.delete("guardian-invitations/:family_member_id") { _, context in
+            let id = try context.id("family_member_id", as: FamilyMemberID.self)
+            let user = try context.requireUser()
+            try await services.family.declineGuardianship(of: id, as: user)
+            return NoContent()
+        }
     }
 }

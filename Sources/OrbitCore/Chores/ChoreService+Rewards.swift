@@ -17,7 +17,7 @@ extension ChoreService {
         return try await runner.asUser(actor, auditingRefusal: .init(action: "reward.created", community: community)) { connection in
             var familyOf: UserID?
             if try await runner.requireMember(actor, of: community, on: connection) != .admin {
-                guard try await connection.query("SELECT FROM family_members WHERE user_id = \(actor) LIMIT 1").first != nil else {
+                guard try await connection.query("SELECT FROM unnest(orbit.parent_family_member_ids()) LIMIT 1").first != nil else {
                     throw ServiceError.forbidden(rule: Self.parentRule)
                 }
                 familyOf = actor

@@ -66,7 +66,7 @@ package struct ChoreService: Sendable {
         let role = if let known { known } else { try await runner.requireMember(actor, of: community, on: connection) }
         guard role != .admin else { return }
         let children = Set(
-            try await connection.query("SELECT id FROM family_members WHERE user_id = \(actor)").map { try $0.decode("id", as: FamilyMemberID.self) })
+            try await connection.query("SELECT unnest(orbit.parent_family_member_ids()) AS id").map { try $0.decode("id", as: FamilyMemberID.self) })
         let ownChildren = holders.allSatisfy { holder in
             if case .familyMember(let child) = holder { children.contains(child) } else { false }
         }
@@ -325,9 +325,9 @@ package struct ChoreService: Sendable {
         case .user(let user) where user == actor:
             return
         case .familyMember(let child):
-            let parent = try await connection.query("SELECT user_id FROM family_members WHERE id = \(child)").first?.decode(
-                "user_id", as: UserID.self)
-            if parent == actor || role == .admin { return }
+            let guardian: Bool = try await connection.query("SELECT \(child) = ANY(orbit.parent_family_member_ids()) AS guardian").single()
+                .decode("guardian")
+            if guardian || role == .admin { return }
         default:
             break
         }

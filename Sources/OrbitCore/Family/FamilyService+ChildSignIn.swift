@@ -94,7 +94,7 @@ extension FamilyService {
     /// How long a paired device may go without signing its child in (`orbit.child_device_idle_limit()`).
     package static let deviceIdleLimit: TimeInterval = 30 * 24 * 60 * 60
 
-    static let guardianRule = "a child's sign-in is managed by the child's own parent only"
+    static let guardianRule = "a child's sign-in is managed by the child's own guardians only"
 
     /// Sets or replaces `child`'s PIN (their parent, a member of `community`); clears a lockout.
     package func setPIN(_ pin: String, for child: FamilyMemberID, in community: CommunityID, as actor: UserID) async throws {

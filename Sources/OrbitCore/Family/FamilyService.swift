@@ -21,43 +21,14 @@ package struct FamilyService: Sendable {
         }
     }
 
-    /// Renames one of the acting user's dependents.
+    /// Renames a dependent the acting user is a guardian of.
     package func rename(_ id: FamilyMemberID, to name: String, as actor: UserID) async throws -> FamilyMember {
         let name = try Validate.text(name, field: "name", limit: 100)
         return try await runner.asUser(actor) { connection in
             guard
                 let row = try await connection.query(
-                    "UPDATE family_members SET name = \(name) WHERE id = \(id) AND user_id = \(actor) RETURNING \(unescaped: FamilyMember.columns)"
-                ).first
-            else { throw ServiceError.notFound("Family member \(id)") }
-            return try FamilyMember(row: row)
-        }
-    }
-
-    /// Sets the avatar of one of the acting user's dependents to an image they uploaded (or their
-    /// child did, on a paired device), or clears it (`media` nil). The avatar's address is the
-    /// upload's (`GET /media/{id}`): members of the upload's community open it.
-    package func setAvatar(_ id: FamilyMemberID, to media: MediaID?, as actor: UserID) async throws -> FamilyMember {
-        let storage = runner.storage
-        return try await runner.asUser(actor) { connection in
-            guard try await connection.query("SELECT FROM family_members WHERE id = \(id) AND user_id = \(actor)").first != nil else {
-                throw ServiceError.notFound("Family member \(id)")
-            }
-            var url: String?
-            if let media {
-                guard let row = try await connection.query("SELECT \(unescaped: Media.columns) FROM media WHERE id = \(media)").first else {
-                    throw ServiceError.notFound("Media \(media)")
-                }
-                let image = try Media(row: row).linked(by: storage)
-                guard image.type == .image, image.uploadedBy == actor else {
-                    throw ServiceError.conflict(field: "media_id", reason: "is not an image you (or your child) uploaded")
-                }
-                url = image.url
-            }
-            guard
-                let row = try await connection.query(
                     """
-                    UPDATE family_members SET avatar_media_id = \(media), avatar_url = \(url) WHERE id = \(id) AND user_id = \(actor)
+                    UPDATE family_members SET name = \(name) WHERE id = \(id) AND id = ANY(orbit.parent_family_member_ids())
                     RETURNING \(unescaped: FamilyMember.columns)
                     """
                 ).first
@@ -66,20 +37,75 @@ package struct FamilyService: Sendable {
         }
     }
 
-    /// Removes one of the acting user's dependents (and their RSVPs).
-    package func remove(_ id: FamilyMemberID, as actor: UserID) async throws {
-        try await runner.asUser(actor) { connection in
-            let deleted = try await connection.query("DELETE FROM family_members WHERE id = \(id) AND user_id = \(actor)").affectedRows
-            guard deleted == 1 else { throw ServiceError.notFound("Family member \(id)") }
+    /// Sets the avatar of a dependent the acting user is a guardian of to an image one of the
+    /// dependent's guardians uploaded (or the child did, on a paired device: their guardian of
+    /// record's upload), or clears it (`media` nil). The avatar's address is the upload's
+    /// (`GET /media/{id}`): members of the upload's community open it.
+    package func setAvatar(_ id: FamilyMemberID, to media: MediaID?, as actor: UserID) async throws -> FamilyMember {
+        let storage = runner.storage
+        return try await runner.asUser(actor) { connection in
+            guard
+                try await connection.query("SELECT FROM family_members WHERE id = \(id) AND id = ANY(orbit.parent_family_member_ids())").first != nil
+            else {
+                throw ServiceError.notFound("Family member \(id)")
+            }
+            var url: String?
+            if let media {
+                guard let row = try await connection.query("SELECT \(unescaped: Media.columns) FROM media WHERE id = \(media)").first else {
+                    throw ServiceError.notFound("Media \(media)")
+                }
+                let image = try Media(row: row).linked(by: storage)
+                let byGuardian =
+                    try await connection.query(
+                        "SELECT FROM family_guardians WHERE family_member_id = \(id) AND user_id = \(image.uploadedBy) AND accepted_at IS NOT NULL"
+                    ).first != nil
+                guard image.type == .image, byGuardian else {
+                    throw ServiceError.conflict(field: "media_id", reason: "is not an image one of the child's guardians (or the child) uploaded")
+                }
+                url = image.url
+            }
+            guard
+                let row = try await connection.query(
+                    """
+                    UPDATE family_members SET avatar_media_id = \(media), avatar_url = \(url)
+                    WHERE id = \(id) AND id = ANY(orbit.parent_family_member_ids())
+                    RETURNING \(unescaped: FamilyMember.columns)
+                    """
+                ).first
+            else { throw ServiceError.notFound("Family member \(id)") }
+            return try FamilyMember(row: row)
         }
     }
 
-    /// The dependents of `user` the acting user may see: their own, or those of people they
-    /// share a community with.
+    /// Removes a dependent the acting user is the guardian of record of (and their RSVPs, their
+    /// guardians and invitations). Another guardian is refused (403): they leave instead.
+    package func remove(_ id: FamilyMemberID, as actor: UserID) async throws {
+        try await runner.asUser(actor) { connection in
+            let deleted = try await connection.query("DELETE FROM family_members WHERE id = \(id) AND user_id = \(actor)").affectedRows
+            guard deleted == 1 else {
+                let guardian: Bool = try await connection.query("SELECT \(id) = ANY(orbit.parent_family_member_ids()) AS guardian").single()
+                    .decode("guardian")
+                guard guardian else { throw ServiceError.notFound("Family member \(id)") }
+                throw ServiceError.forbidden(rule: "the guardian of record removes a family member; another guardian leaves instead")
+            }
+        }
+    }
+
+    /// The dependents of `user` the acting user may see: of people they share a community with,
+    /// those whose guardian of record `user` is; their own (`user` nil), every one they are a
+    /// guardian of.
     package func list(of user: UserID? = nil, as actor: UserID) async throws -> [FamilyMember] {
         try await runner.asUser(actor) { connection in
-            try await connection.query(
-                "SELECT \(unescaped: FamilyMember.columns) FROM family_members WHERE user_id = \(user ?? actor) ORDER BY created_at, id"
+            if let user, user != actor {
+                return try await connection.query(
+                    "SELECT \(unescaped: FamilyMember.columns) FROM family_members WHERE user_id = \(user) ORDER BY created_at, id"
+                ).map(FamilyMember.init(row:))
+            }
+            return try await connection.query(
+                """
+                SELECT \(unescaped: FamilyMember.columns) FROM family_members WHERE id = ANY(orbit.parent_family_member_ids())
+                ORDER BY created_at, id
+                """
             ).map(FamilyMember.init(row:))
         }
     }

@@ -279,6 +279,23 @@ package struct LifecycleService: Sendable {
             WHERE user_id = \(user) AND left_at IS NULL AND community_id IN (SELECT id FROM communities WHERE deleted_at IS NULL)
             """
         )
+        // A child with another guardian stays theirs: the longest-standing other guardian becomes
+        // the guardian of record; the account's guardianships and invitations go; a child with
+        // no other guardian goes.
+        try await connection.query(
+            """
+            UPDATE family_members f SET user_id = (
+                SELECT g.user_id FROM family_guardians g
+                WHERE g.family_member_id = f.id AND g.user_id <> \(user) AND g.accepted_at IS NOT NULL
+                ORDER BY g.accepted_at, g.user_id LIMIT 1
+            )
+            WHERE f.user_id = \(user)
+              AND EXISTS (SELECT FROM family_guardians g WHERE g.family_member_id = f.id AND g.user_id <> \(user) AND g.accepted_at IS NOT NULL)
+            """
+        )
+        try await connection.query(
+            "DELETE FROM family_guardians g WHERE g.user_id = \(user) AND NOT EXISTS (SELECT FROM family_members f WHERE f.id = g.family_member_id AND f.user_id = \(user))"
+        )
         try await connection.query("DELETE FROM family_members WHERE user_id = \(user)")
         try await connection.query("DELETE FROM payment_handles WHERE user_id = \(user)")
         try await DeviceService.removeAll(of: user, on: connection)

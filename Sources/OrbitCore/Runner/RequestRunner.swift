@@ -251,7 +251,15 @@ package struct RequestRunner: Sendable {
                 // A well-formed id that names no image of this community.
                 throw ServiceError.notFound("Photo image")
             case "23514" where error.constraint == "family_members_avatar_media":
-                throw ServiceError.conflict(field: "media_id", reason: "is not an image you (or your child) uploaded")
+                throw ServiceError.conflict(field: "media_id", reason: "is not an image one of the child's guardians (or the child) uploaded")
+            case "23514" where error.constraint == "family_guardians_of_record":
+                throw ServiceError.conflict("The guardian of record leaves once another guardian is the guardian of record: make them it first.")
+            case "23514" where error.constraint == "family_guardians_last":
+                throw ServiceError.conflict("The last guardian cannot leave: remove the family member instead.")
+            case "23514" where error.constraint == "family_members_guardian_of_record":
+                throw ServiceError.conflict(field: "user_id", reason: "is not one of the family member's guardians")
+            case "23514" where error.constraint == "family_guardians_contact":
+                throw ServiceError.notFound("User (someone you share a community with)")
             case "23514" where error.constraint == "transactions_receipt_media":
                 // A well-formed id that names no image of this community.
                 throw ServiceError.notFound("Receipt image")

@@ -7,12 +7,12 @@ struct FamilyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "family",
         abstract: "Manage a user's family members (dependents without a login).",
-        subcommands: [Add.self, List.self, Rename.self, Avatar.self, Remove.self, SetPIN.self, Pair.self, Devices.self]
+        subcommands: [Add.self, List.self, Rename.self, Avatar.self, Remove.self, SetPIN.self, Pair.self, Devices.self, Guardians.self]
     )
 
     struct SetPIN: ActingCommand {
         static let configuration = CommandConfiguration(
-            commandName: "set-pin", abstract: "Set a child's sign-in PIN (4 to 6 digits; the child's own parent only).")
+            commandName: "set-pin", abstract: "Set a child's sign-in PIN (4 to 6 digits; the child's guardians only).")
         @Argument(help: "Family member id.") var member: FamilyMemberID
         @Option(help: "A community the child's parent is in.") var community: CommunityID
         @Option(help: "The PIN.") var pin: String
@@ -32,7 +32,7 @@ struct FamilyCommand: AsyncParsableCommand {
     struct Pair: ActingCommand {
         static let configuration = CommandConfiguration(
             abstract: "Pair a device for a child: prints a one-time code for POST /auth/child (valid 15 minutes).",
-            discussion: "The child's own parent only. The device's token reaches --community alone; a device unused for 30 days must be paired again."
+            discussion: "The child's guardians only. The device's token reaches --community alone; a device unused for 30 days must be paired again."
         )
         @Argument(help: "Family member id.") var member: FamilyMemberID
         @Option(help: "The community the device is for (the only one the child reaches on it).") var community: CommunityID
@@ -51,7 +51,7 @@ struct FamilyCommand: AsyncParsableCommand {
     /// `orbitctl family devices list|revoke`
     struct Devices: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "List or revoke the devices paired for a child (the child's own parent only).",
+            abstract: "List or revoke the devices paired for a child (the child's guardians only).",
             subcommands: [ListDevices.self, Revoke.self]
         )
 
@@ -118,7 +118,8 @@ struct FamilyCommand: AsyncParsableCommand {
     }
 
     struct List: ActingCommand {
-        static let configuration = CommandConfiguration(abstract: "List family members of the acting user, or of --user.")
+        static let configuration = CommandConfiguration(
+            abstract: "List the family members the acting user is a guardian of, or those --user is the guardian of record of.")
         @Option(help: "Whose family members (id or email; default: the acting user's).") var user: String?
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption
@@ -134,7 +135,7 @@ struct FamilyCommand: AsyncParsableCommand {
     }
 
     struct Rename: ActingCommand {
-        static let configuration = CommandConfiguration(abstract: "Rename one of the acting user's family members.")
+        static let configuration = CommandConfiguration(abstract: "Rename a family member the acting user is a guardian of.")
         @Argument(help: "Family member id.") var familyMember: FamilyMemberID
         @Option(help: "New name.") var name: String
         @OptionGroup var acting: ActingOptions
@@ -172,7 +173,7 @@ struct FamilyCommand: AsyncParsableCommand {
     }
 
     struct Remove: ActingCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove one of the acting user's family members.")
+        static let configuration = CommandConfiguration(abstract: "Remove a family member the acting user is the guardian of record of.")
         @Argument(help: "Family member id.") var familyMember: FamilyMemberID
         @OptionGroup var acting: ActingOptions
         @OptionGroup var output: JSONOption

@@ -1,0 +1,245 @@
+import Foundation
+import OrbitCore
+import OrbitPostgres
+import OrbitTestSupport
+import Testing
+
+@Suite("Two parents: a child's guardians, invited and accepted; each manages the child; the last cannot leave", .serialized)
+struct GuardianTests {
+    @Test(
+        "Mum invites Dad, who accepts: then, not before, he sets Mia's PIN, pairs and revokes her devices; nobody else does; invitations are for contacts, once"
+    )
+    func inviteAndAccept() async throws {
+        try await withServices { services, database in
+            let family = try await Cast.Household.make(services)
+            let parents = services.family
+            // The neighbour (an admin of the club Mum is in) and Dad (the household's admin) are
+            // not Mia's: the takeover stays refused until an invitation is accepted.
+            _ = try await services.members.add(family.mum, to: family.next, as: family.neighbour)
+            let invited = try await parents.inviteGuardian(family.dad, of: family.mia, as: family.mum)
+            #expect(invited.acceptedAt == nil && !invited.ofRecord && invited.invitedBy == family.mum && invited.familyMemberName == "Mia")
+            #expect(try await parents.guardianInvitations(as: family.dad).map(\.familyMemberID) == [family.mia])
+            for (who, community) in [(family.dad, family.home), (family.neighbour, family.next), (family.lodger, family.home)] {
+                let pin = await serviceError { try await parents.setPIN("0000", for: family.mia, in: community, as: who) }
+                #expect(pin?.code == .forbidden && pin?.rule == "a child's sign-in is managed by the child's own guardians only", "\(who)")
+                let pair = await serviceError { try await parents.startPairing(for: family.mia, in: community, as: who) }
+                #expect(pair?.code == .forbidden)
+            }
+
+            let accepted = try await parents.acceptGuardianship(of: family.mia, as: family.dad)
+            #expect(accepted.acceptedAt != nil && accepted.userID == family.dad)
+            #expect(try await parents.guardianInvitations(as: family.dad).isEmpty)
+            let again = await serviceError { try await parents.acceptGuardianship(of: family.mia, as: family.dad) }
+            #expect(again?.code == .notFound)
+            let guardians = try await parents.guardians(of: family.mia, as: family.dad)
+            #expect(guardians.map(\.userID) == [family.mum, family.dad] && guardians.map(\.ofRecord) == [true, false])
+            #expect(guardians.map(\.displayName) == ["Mum", "Dad"])
+            // Dad's family lists Mia now (not Leo), and he renames her.
+            #expect(try await parents.list(as: family.dad).map(\.id) == [family.mia])
+            #expect(try await parents.rename(family.mia, to: "Mia P.", as: family.dad).name == "Mia P.")
+            let leo = await serviceError { try await parents.setPIN("1234", for: family.leo, in: family.home, as: family.dad) }
+            #expect(leo?.code == .forbidden)
+
+            // Dad manages Mia's sign-in: a PIN, a device he pairs, the list, a revocation.
+            try await parents.setPIN("2468", for: family.mia, in: family.home, as: family.dad)
+            let pairing = try await parents.startPairing(for: family.mia, in: family.home, as: family.dad)
+            let device = try await parents.finishPairing(code: pairing.pairingCode)
+            guard case .signedIn = try await parents.signInChild(deviceToken: device.deviceToken, pin: "2468") else {
+                Issue.record("Dad's PIN does not sign Mia in")
+                return
+            }
+            #expect(try await parents.devices(of: family.mia, in: family.home, as: family.mum).map(\.id) == [pairing.deviceID])
+            try await parents.revokeDevices(of: family.mia, in: family.home, device: pairing.deviceID, as: family.mum)
+            #expect(try await parents.devices(of: family.mia, in: family.home, as: family.dad).map(\.status) == [.revoked])
+            // Still nobody else: the neighbour, an admin where Mum is a member, and the lodger.
+            for (who, community) in [(family.neighbour, family.next), (family.lodger, family.home)] {
+                let list = await serviceError { try await parents.devices(of: family.mia, in: community, as: who) }
+                #expect(list?.code == .forbidden)
+                let revoke = await serviceError { try await parents.revokeDevices(of: family.mia, in: community, as: who) }
+                #expect(revoke?.code == .forbidden)
+                let guardiansList = await serviceError { try await parents.guardians(of: family.mia, as: who) }
+                #expect(guardiansList?.code == .notFound)
+            }
+
+            // Invitations: only a guardian sends one, to someone they share a community with, once.
+            let byLodger = await serviceError { try await parents.inviteGuardian(family.lodger, of: family.mia, as: family.lodger) }
+            #expect(byLodger?.code == .forbidden)
+            let stranger = try await services.users.create(email: "stranger@example.com", displayName: "Stranger").id
+            let noContact = await serviceError { try await parents.inviteGuardian(stranger, of: family.mia, as: family.mum) }
+            #expect(noContact?.code == .notFound)
+            let herself = await serviceError { try await parents.inviteGuardian(family.mum, of: family.mia, as: family.mum) }
+            #expect(herself?.code == .notFound)
+            let twice = await serviceError { try await parents.inviteGuardian(family.dad, of: family.mia, as: family.mum) }
+            #expect(twice?.code == .conflict && twice?.field == "user_id")
+            // An invitation withdrawn, one declined.
+            _ = try await parents.inviteGuardian(family.lodger, of: family.mia, as: family.dad)
+            try await parents.removeGuardian(family.lodger, of: family.mia, as: family.mum)
+            #expect(try await parents.guardianInvitations(as: family.lodger).isEmpty)
+            _ = try await parents.inviteGuardian(family.lodger, of: family.leo, as: family.mum)
+            try await parents.declineGuardianship(of: family.leo, as: family.lodger)
+            #expect(try await parents.guardians(of: family.leo, as: family.mum).map(\.userID) == [family.mum])
+
+            let audited = try await database.withConnection { connection in
+                try await connection.query("SELECT action FROM audit_log WHERE action LIKE 'family.guardian%' ORDER BY created_at, action")
+                    .map { try $0.decode("action", as: String.self) }
+            }
+            #expect(
+                audited == [
+                    "family.guardian_invited", "family.guardian_accepted", "family.guardian_invited", "family.guardian_invitation_withdrawn",
+                    "family.guardian_invited", "family.guardian_declined",
+                ], "\(audited)")
+        }
+    }
+
+    @Test(
+        "the guardian of record owes the child's new shares and leaves only once another is it; one guardian does not remove another; the last cannot leave"
+    )
+    func guardianOfRecordAndLeaving() async throws {
+        try await withServices { services, _ in
+            let family = try await Cast.Household.make(services)
+            let parents = services.family
+            _ = try await parents.inviteGuardian(family.dad, of: family.mia, as: family.mum)
+            _ = try await parents.acceptGuardianship(of: family.mia, as: family.dad)
+            let before = try await services.expenses.addExpense(
+                in: family.home, description: "Zoo", total: try dollars("20.00"), paidBy: family.lodger,
+                split: .equal([.user(family.lodger), .familyMember(family.mia)]), as: family.lodger)
+            #expect(before.splits.first { $0.familyMemberID == family.mia }?.userID == family.mum)
+
+            // Mum is the guardian of record: she cannot leave yet; Dad cannot remove her.
+            let mumLeaves = await serviceError { try await parents.removeGuardian(family.mum, of: family.mia, as: family.mum) }
+            #expect(mumLeaves?.code == .conflict && mumLeaves?.message.contains("guardian of record") == true, "\(String(describing: mumLeaves))")
+            let dadRemovesMum = await serviceError { try await parents.removeGuardian(family.mum, of: family.mia, as: family.dad) }
+            #expect(dadRemovesMum?.code == .forbidden)
+            // Nor does Dad remove Mia (Mum's to remove), nor make the lodger her guardian of record.
+            let dadRemovesMia = await serviceError { try await parents.remove(family.mia, as: family.dad) }
+            #expect(dadRemovesMia?.code == .forbidden)
+            let lodger = await serviceError { try await parents.setGuardianOfRecord(family.lodger, of: family.mia, as: family.dad) }
+            #expect(lodger?.code == .conflict && lodger?.field == "user_id")
+            let byLodger = await serviceError { try await parents.setGuardianOfRecord(family.lodger, of: family.mia, as: family.lodger) }
+            #expect(byLodger?.code == .forbidden)
+
+            // Dad becomes the guardian of record: new shares are his; the earlier one stays Mum's.
+            #expect(try await parents.setGuardianOfRecord(family.dad, of: family.mia, as: family.dad).userID == family.dad)
+            let after = try await services.expenses.addExpense(
+                in: family.home, description: "Cinema", total: try dollars("20.00"), paidBy: family.lodger,
+                split: .equal([.user(family.lodger), .familyMember(family.mia)]), as: family.lodger)
+            #expect(after.splits.first { $0.familyMemberID == family.mia }?.userID == family.dad)
+            #expect(
+                try await services.expenses.expense(before.id, as: family.mum).splits.first { $0.familyMemberID == family.mia }?.userID == family.mum)
+
+            // Mum leaves: her earlier share stays hers, as a plain share; she manages Mia no more.
+            try await parents.removeGuardian(family.mum, of: family.mia, as: family.mum)
+            let kept = try await services.expenses.expense(before.id, as: family.mum).splits.filter { $0.userID == family.mum }
+            #expect(kept.map(\.amount) == [1000] && kept.allSatisfy { $0.familyMemberID == nil }, "\(kept)")
+            let mumPIN = await serviceError { try await parents.setPIN("1234", for: family.mia, in: family.home, as: family.mum) }
+            #expect(mumPIN?.code == .forbidden)
+            #expect(try await parents.list(as: family.mum).map(\.id) == [family.leo])
+            // The last guardian cannot leave: the family member is removed instead.
+            let last = await serviceError { try await parents.removeGuardian(family.dad, of: family.mia, as: family.dad) }
+            #expect(last?.code == .conflict && last?.message.contains("last guardian") == true, "\(String(describing: last))")
+            try await parents.remove(family.mia, as: family.dad)
+            #expect(try await parents.list(as: family.dad).isEmpty)
+        }
+    }
+
+    @Test(
+        "a co-parent who is not an admin sets the child's chores and rewards, approves them, and sees what the child sees; a device they pair in their own community"
+    )
+    func coParentManagesChores() async throws {
+        try await withServices { services, _ in
+            let family = try await Cast.Household.make(services)
+            let chores = services.chores
+            // The lodger, a plain member, becomes Leo's second guardian (not Mia's).
+            let lou = family.lodger
+            let before = await serviceError {
+                try await chores.create(.init(title: "Bins", points: 5, assignees: [family.leo.uuid]), in: family.home, as: lou)
+            }
+            #expect(before?.code == .forbidden)
+            _ = try await services.family.inviteGuardian(lou, of: family.leo, as: family.mum)
+            _ = try await services.family.acceptGuardianship(of: family.leo, as: lou)
+            let bins = try await chores.create(.init(title: "Bins", points: 5, assignees: [family.leo.uuid]), in: family.home, as: lou)
+            let notMia = await serviceError {
+                try await chores.create(.init(title: "Bins", points: 5, assignees: [family.mia.uuid]), in: family.home, as: lou)
+            }
+            #expect(notMia?.code == .forbidden)
+            // Mum's chore for Leo is Lou's to change too: every assignee is his child.
+            let mums = try await chores.create(.init(title: "Homework", points: 3, assignees: [family.leo.uuid]), in: family.home, as: family.mum)
+            #expect(try await chores.update(mums.id, .init(points: 4), as: lou).points == 4)
+
+            let leo = try await services.signedInChild(family.leo, in: family.home, guardian: lou)
+            let done = try await chores.complete(bins.id, as: leo)
+            #expect(try await chores.review(done.id, approve: true, as: lou).status == .approved)
+            let lego = try await chores.createReward(in: family.home, title: "Lego", cost: 5, as: lou)
+            #expect(lego.familyOf == lou)
+            let mia = try await services.signedInChild(family.mia, in: family.home, guardian: family.mum)
+            #expect(try await chores.rewards(in: family.home, as: leo).items.map(\.id) == [lego.id])
+            #expect(try await chores.rewards(in: family.home, as: mia).items.isEmpty)
+            // Mum's reward for her family is on offer to Leo too: she is his guardian as well.
+            let film = try await chores.createReward(in: family.home, title: "Film", cost: 1, as: family.mum)
+            #expect(Set(try await chores.rewards(in: family.home, as: leo).items.map(\.id)) == [lego.id, film.id])
+            let redeemed = try await chores.redeem(lego.id, as: leo)
+            #expect(try await chores.resolveRedemption(redeemed.id, fulfil: true, as: lou).status == .fulfilled)
+            // What Leo sees, Lou sees: his points and his chores.
+            let lousView = try await chores.points(in: family.home, for: family.leo.uuid, as: .user(lou)).balance
+            let leosView = try await chores.points(in: family.home, as: leo).balance
+            #expect(lousView == leosView)
+            let leosChores = Set(try await chores.list(in: family.home, as: leo).items.map(\.id))
+            let lousChores = Set(try await chores.list(in: family.home, as: .user(lou)).items.map(\.id))
+            #expect(leosChores == [bins.id, mums.id] && leosChores.isSubset(of: lousChores))
+
+            // Lou pairs Leo's device in his own flat, where Mum is not a member: it reaches the flat.
+            let flat = try await services.communities.create(name: "Lou's flat", as: lou).id
+            let inFlat = try await services.signedInChild(family.leo, in: flat, guardian: lou, pin: "1357")
+            #expect(try await chores.list(in: flat, as: inFlat).items.isEmpty)
+            // Once Lou leaves Leo's guardianship, the flat's device reaches nothing.
+            try await services.family.removeGuardian(lou, of: family.leo, as: lou)
+            let gone = await serviceError { try await chores.list(in: flat, as: inFlat) }
+            #expect(gone != nil, "the flat's device still reaches the flat")
+            let pin = await serviceError { try await services.family.setPIN("1111", for: family.leo, in: family.home, as: lou) }
+            #expect(pin?.code == .forbidden)
+        }
+    }
+
+    @Test("the child's device syncs the chore and family reward a co-parent set; another child's device gets none of it")
+    func childDeviceSyncsCoParentsWork() async throws {
+        try await withServices { services, _ in
+            let family = try await Cast.Household.make(services)
+            let lou = family.lodger
+            _ = try await services.family.inviteGuardian(lou, of: family.leo, as: family.mum)
+            _ = try await services.family.acceptGuardianship(of: family.leo, as: lou)
+            // Lou pairs Leo's device; Mum pairs Mia's.
+            let leo = try await services.signedInChild(family.leo, in: family.home, guardian: lou)
+            let mia = try await services.signedInChild(family.mia, in: family.home, guardian: family.mum)
+            let leoStart = try await services.sync.changes(of: family.home, as: leo)
+            let miaStart = try await services.sync.changes(of: family.home, as: mia)
+            let bins = try await services.chores.create(.init(title: "Bins", points: 5, assignees: [family.leo.uuid]), in: family.home, as: lou)
+            let lego = try await services.chores.createReward(in: family.home, title: "Lego", cost: 5, as: lou)
+            let leos = try await services.sync.changes(of: family.home, cursor: leoStart.nextCursor, as: leo).changes
+            #expect(leos.contains { $0.entity == .chore && $0.id == bins.id.uuid && $0.op == .upsert }, "\(leos.map(\.entity))")
+            #expect(leos.contains { $0.entity == .reward && $0.id == lego.id.uuid && $0.op == .upsert })
+            let mias = try await services.sync.changes(of: family.home, cursor: miaStart.nextCursor, as: mia).changes
+            #expect(!mias.contains { [bins.id.uuid, lego.id.uuid].contains($0.id) && $0.op == .upsert }, "\(mias.map(\.entity))")
+        }
+    }
+
+    @Test("deleting a parent's account leaves a child with another guardian to them, as the guardian of record; a child with no other goes")
+    func accountDeletion() async throws {
+        try await withServices { services, _ in
+            let family = try await Cast.Household.make(services)
+            _ = try await services.family.inviteGuardian(family.dad, of: family.mia, as: family.mum)
+            _ = try await services.family.acceptGuardianship(of: family.mia, as: family.dad)
+            _ = try await services.family.inviteGuardian(family.lodger, of: family.leo, as: family.mum)
+            // Mum hands the household's admin role over first: Dad is an admin already.
+            _ = try await services.lifecycle.requestAccountDeletion(as: family.mum)
+            var later = services
+            later.now = { Date().addingTimeInterval(8 * 86_400) }
+            #expect(try await later.lifecycle.deleteDueAccounts() == (1, 0))
+            let mia = try await services.family.member(family.mia, as: family.dad)
+            #expect(mia.userID == family.dad)
+            #expect(try await services.family.guardians(of: family.mia, as: family.dad).map(\.userID) == [family.dad])
+            let leo = await serviceError { try await services.family.member(family.leo, as: family.dad) }
+            #expect(leo?.code == .notFound)
+            #expect(try await services.family.guardianInvitations(as: family.lodger).isEmpty)
+        }
+    }
+}
