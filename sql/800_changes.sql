@@ -299,13 +299,44 @@ BEGIN
     INSERT INTO public.changes (community_id, entity, entity_id, op, user_id)
     SELECT m.community_id, entity, member_id, CASE WHEN TG_OP = 'DELETE' THEN 'delete' ELSE 'upsert' END, NULL
     FROM public.members m WHERE m.user_id = parent AND m.left_at IS NULL
-    -- and in the parent's own feed (GET /users/me/family), communities or not.
+    -- and in the owner's own feed (GET /users/me/family), communities or not: a payment handle's
+    -- owner; a new family member's first guardian; a changed one's every guardian. A family
+    -- member removed is a delete in each guardian's feed by orbit.record_guardian_change (their
+    -- guardians go first, by their key).
     UNION ALL
-    SELECT NULL, entity, member_id, CASE WHEN TG_OP = 'DELETE' THEN 'delete' ELSE 'upsert' END, parent;
+    SELECT NULL, entity, member_id, CASE WHEN TG_OP = 'DELETE' THEN 'delete' ELSE 'upsert' END, parent
+    WHERE entity <> 'family_member' OR TG_OP = 'INSERT'
+    UNION ALL
+    SELECT NULL, entity, member_id, 'upsert', g.user_id FROM public.family_guardians g
+    WHERE entity = 'family_member' AND TG_OP = 'UPDATE' AND g.family_member_id = member_id AND g.accepted_at IS NOT NULL;
     RETURN NULL;
 END
 $$;
 ALTER FUNCTION orbit.record_shown_with_owner() OWNER TO orbit_admin;
+-- A guardian's own feed has the family members they are a guardian of (docs/chores.md, "Two
+-- parents"): one comes in when they accept (or are the first, written above), and goes when they
+-- leave or the family member is removed.
+CREATE OR REPLACE FUNCTION orbit.record_guardian_change() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        IF OLD.accepted_at IS NOT NULL THEN
+            INSERT INTO public.changes (community_id, entity, entity_id, op, user_id)
+            VALUES (NULL, 'family_member', OLD.family_member_id, 'delete', OLD.user_id);
+        END IF;
+    ELSIF NEW.accepted_at IS NOT NULL AND (TG_OP = 'INSERT' OR OLD.accepted_at IS NULL)
+          AND NOT EXISTS (SELECT FROM public.family_members f WHERE f.id = NEW.family_member_id AND f.user_id = NEW.user_id AND TG_OP = 'INSERT') THEN
+        INSERT INTO public.changes (community_id, entity, entity_id, op, user_id)
+        VALUES (NULL, 'family_member', NEW.family_member_id, 'upsert', NEW.user_id);
+    END IF;
+    RETURN NULL;
+END
+$$;
+ALTER FUNCTION orbit.record_guardian_change() OWNER TO orbit_admin;
+DROP TRIGGER IF EXISTS trigger_change_guardian ON family_guardians;
+CREATE TRIGGER trigger_change_guardian AFTER INSERT OR UPDATE OF accepted_at OR DELETE ON family_guardians
+    FOR EACH ROW EXECUTE FUNCTION orbit.record_guardian_change();
 DROP TRIGGER IF EXISTS trigger_change_family_member ON family_members;
 CREATE TRIGGER trigger_change_family_member AFTER INSERT OR UPDATE OR DELETE ON family_members
     FOR EACH ROW EXECUTE FUNCTION orbit.record_shown_with_owner('family_member');
@@ -467,11 +498,11 @@ REVOKE ALL ON orbit_private.change_horizon FROM orbit_app, orbit_admin;
 GRANT SELECT, UPDATE ON orbit_private.change_horizon TO orbit_admin;
 REVOKE ALL ON FUNCTION
     orbit.record_change(), orbit.record_participant_changes(), orbit.record_part_changes(), orbit.record_shown_with_owner(),
-    orbit.record_shown_elsewhere(), orbit.record_own_change(), orbit.changes_compacted_through()
+    orbit.record_shown_elsewhere(), orbit.record_own_change(), orbit.changes_compacted_through(), orbit.record_guardian_change()
 FROM PUBLIC, orbit_app;
 -- What the feed (as orbit_app) checks a cursor against.
 GRANT EXECUTE ON FUNCTION orbit.changes_compacted_through() TO orbit_app, orbit_admin;
 GRANT EXECUTE ON FUNCTION
     orbit.record_change(), orbit.record_participant_changes(), orbit.record_part_changes(), orbit.record_shown_with_owner(),
-    orbit.record_shown_elsewhere(), orbit.record_own_change(), orbit.changes_compacted_through()
+    orbit.record_shown_elsewhere(), orbit.record_own_change(), orbit.changes_compacted_through(), orbit.record_guardian_change()
 TO orbit_admin;

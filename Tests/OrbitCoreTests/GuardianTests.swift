@@ -219,6 +219,12 @@ struct GuardianTests {
             #expect(leos.contains { $0.entity == .reward && $0.id == lego.id.uuid && $0.op == .upsert })
             let mias = try await services.sync.changes(of: family.home, cursor: miaStart.nextCursor, as: mia).changes
             #expect(!mias.contains { [bins.id.uuid, lego.id.uuid].contains($0.id) && $0.op == .upsert }, "\(mias.map(\.entity))")
+            // Both of Leo's guardians hear of his chore; Dad, no guardian of Leo, does not.
+            for (who, hears) in [(family.mum, true), (lou, true), (family.dad, false)] {
+                let notices = try await services.notifications.list(limit: 200, as: who).items
+                let assigned = notices.contains { $0.type.rawValue == "chore_assigned" && $0.title.contains("Bins") }
+                #expect(assigned == hears, "\(who): \(notices.map(\.title))")
+            }
         }
     }
 

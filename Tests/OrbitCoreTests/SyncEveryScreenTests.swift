@@ -196,4 +196,47 @@ struct SyncEveryScreenTests {
             await #expect(throws: ServiceError.self) { try await services.sync.ownChanges(cursor: page.nextCursor, as: cast.member) }
         }
     }
+
+    @Test(
+        "a co-parent's own feed: the child comes in when they accept, changes as the parent renames them, and goes when they leave; a follower always matches a fresh sync"
+    )
+    func guardiansOwnFeed() async throws {
+        try await withServices { services, _ in
+            let cast = try await Cast.make(services)
+            let kid = try await services.family.add(name: "Kit", as: cast.member)
+            var coParent = Follower(cast.admin, of: nil)
+            try await coParent.pull(services)
+            #expect(!coParent.has(.familyMember, kid.id.uuid))
+            func matchesFresh() async throws {
+                var fresh = Follower(cast.admin, of: nil)
+                try await fresh.pull(services)
+                #expect(SyncEveryScreenTests.difference(fresh, coParent) == [])
+            }
+            _ = try await services.family.inviteGuardian(cast.admin, of: kid.id, as: cast.member)
+            try await coParent.pull(services)
+            #expect(!coParent.has(.familyMember, kid.id.uuid), "an invitation is not a guardianship")
+            _ = try await services.family.acceptGuardianship(of: kid.id, as: cast.admin)
+            try await coParent.pull(services)
+            #expect(coParent.has(.familyMember, kid.id.uuid))
+            try await matchesFresh()
+            _ = try await services.family.rename(kid.id, to: "Kitty", as: cast.member)
+            try await coParent.pull(services)
+            #expect(coParent.data(.familyMember, kid.id.uuid)?.contains("Kitty") == true)
+            try await matchesFresh()
+            try await services.family.removeGuardian(cast.admin, of: kid.id, as: cast.admin)
+            try await coParent.pull(services)
+            #expect(!coParent.has(.familyMember, kid.id.uuid))
+            try await matchesFresh()
+            // Back again, then the child is removed: gone from both feeds.
+            _ = try await services.family.inviteGuardian(cast.admin, of: kid.id, as: cast.member)
+            _ = try await services.family.acceptGuardianship(of: kid.id, as: cast.admin)
+            var parent = Follower(cast.member, of: nil)
+            try await parent.pull(services)
+            try await services.family.remove(kid.id, as: cast.member)
+            try await coParent.pull(services)
+            try await parent.pull(services)
+            #expect(!coParent.has(.familyMember, kid.id.uuid) && !parent.has(.familyMember, kid.id.uuid))
+            try await matchesFresh()
+        }
+    }
 }

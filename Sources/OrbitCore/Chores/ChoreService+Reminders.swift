@@ -62,7 +62,10 @@ extension ChoreService {
                     JOIN chores c ON c.id = d.chore_id
                     JOIN chore_assignees a ON a.chore_id = c.id
                     LEFT JOIN family_members f ON f.id = a.family_member_id
-                    JOIN members m ON m.community_id = c.community_id AND m.left_at IS NULL AND m.user_id = coalesce(a.user_id, f.user_id)
+                    JOIN members m ON m.community_id = c.community_id AND m.left_at IS NULL
+                        AND (m.user_id = a.user_id OR m.user_id IN (
+                            SELECT g.user_id FROM family_guardians g WHERE g.family_member_id = a.family_member_id AND g.accepted_at IS NOT NULL
+                        ))
                     WHERE NOT EXISTS (
                           SELECT FROM chore_completions x WHERE x.chore_id = c.id AND x.occurrence_at = d.at AND x.status <> 'rejected'
                       )

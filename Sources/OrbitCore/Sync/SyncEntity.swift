@@ -128,7 +128,11 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
         case .device:
             query = "SELECT id FROM devices WHERE user_id = \(user) AND id > \(after) ORDER BY id LIMIT \(limit)"
         case .familyMember:
-            query = "SELECT id FROM family_members WHERE user_id = \(user) AND id > \(after) ORDER BY id LIMIT \(limit)"
+            // Every family member the user is a guardian of (their own feed's, like GET /users/me/family).
+            query = """
+                SELECT family_member_id AS id FROM family_guardians
+                WHERE user_id = \(user) AND accepted_at IS NOT NULL AND family_member_id > \(after) ORDER BY family_member_id LIMIT \(limit)
+                """
         case .paymentHandle:
             query = "SELECT id FROM payment_handles WHERE user_id = \(user) AND id > \(after) ORDER BY id LIMIT \(limit)"
         case .notification:
@@ -270,8 +274,10 @@ package enum SyncEntity: String, Sendable, Codable, CaseIterable {
             rows = try await connection.query(
                 """
                 SELECT \(unescaped: FamilyMember.columns) FROM family_members f
-                WHERE f.id = ANY(\(ids)) AND (\(community)::uuid IS NULL
-                    OR EXISTS (SELECT FROM members m WHERE m.user_id = f.user_id AND m.community_id = \(community) AND m.left_at IS NULL))
+                WHERE f.id = ANY(\(ids)) AND CASE WHEN \(community)::uuid IS NULL
+                    -- The own feed: the family members the reader is a guardian of.
+                    THEN f.id = ANY(orbit.parent_family_member_ids())
+                    ELSE EXISTS (SELECT FROM members m WHERE m.user_id = f.user_id AND m.community_id = \(community) AND m.left_at IS NULL) END
                 """
             )
             decode = FamilyMember.init(row:)
