@@ -30,7 +30,9 @@ END
 $$;
 ALTER FUNCTION orbit.check_family_avatar() OWNER TO orbit_admin;
 DROP TRIGGER IF EXISTS trigger_family_avatar ON family_members;
-CREATE TRIGGER trigger_family_avatar BEFORE INSERT OR UPDATE OF avatar_media_id, user_id ON family_members
+-- Checked when the avatar is set, not when the guardian of record changes: an avatar set by a
+-- guardian who has since left stays.
+CREATE TRIGGER trigger_family_avatar BEFORE INSERT OR UPDATE OF avatar_media_id ON family_members
     FOR EACH ROW WHEN (NEW.avatar_media_id IS NOT NULL) EXECUTE FUNCTION orbit.check_family_avatar();
 
 -- The family members the current user is a guardian of (an invitation accepted, or the one who
@@ -47,6 +49,22 @@ BEGIN
 END
 $$;
 ALTER FUNCTION orbit.parent_family_member_ids() OWNER TO orbit_admin;
+
+-- The family members one of whose guardians (an invitation accepted) the current user shares an
+-- active community with, or is: a co-parent's household sees the child it shares with them, as it
+-- sees the co-parent's own (family_members_select).
+CREATE OR REPLACE FUNCTION orbit.contact_family_member_ids() RETURNS uuid[]
+LANGUAGE plpgsql STABLE SECURITY DEFINER PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    RETURN (
+        SELECT coalesce(array_agg(DISTINCT g.family_member_id), '{}') FROM public.family_guardians g
+        WHERE g.user_id = ANY (orbit.contact_user_ids()) AND g.accepted_at IS NOT NULL
+    );
+END
+$$;
+ALTER FUNCTION orbit.contact_family_member_ids() OWNER TO orbit_admin;
 
 -- Guardians (docs/chores.md, "Two parents"). The one who adds a family member is their first
 -- guardian and their guardian of record (family_members.user_id); the guardian of record is
@@ -66,6 +84,13 @@ DROP TRIGGER IF EXISTS trigger_family_first_guardian ON family_members;
 CREATE TRIGGER trigger_family_first_guardian AFTER INSERT ON family_members
     FOR EACH ROW EXECUTE FUNCTION orbit.family_first_guardian();
 
+-- Every family member has their first guardian, also one added between migration 0071 and this
+-- file's trigger.
+INSERT INTO family_guardians (family_member_id, user_id, invited_by, created_at, accepted_at)
+SELECT f.id, f.user_id, f.user_id, f.created_at, f.created_at FROM family_members f
+WHERE NOT EXISTS (SELECT FROM family_guardians g WHERE g.family_member_id = f.id AND g.user_id = f.user_id)
+ON CONFLICT DO NOTHING;
+
 -- A new guardian of record is one of the guardians.
 CREATE OR REPLACE FUNCTION orbit.family_guardian_of_record() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
@@ -74,6 +99,7 @@ BEGIN
     IF NOT EXISTS (
         SELECT FROM public.family_guardians g
         WHERE g.family_member_id = NEW.id AND g.user_id = NEW.user_id AND g.accepted_at IS NOT NULL
+        FOR SHARE
     ) THEN
         RAISE EXCEPTION 'the guardian of record is one of the family member''s guardians'
             USING ERRCODE = 'check_violation', CONSTRAINT = 'family_members_guardian_of_record', TABLE = 'family_members';
@@ -86,13 +112,60 @@ DROP TRIGGER IF EXISTS trigger_family_guardian_of_record ON family_members;
 CREATE TRIGGER trigger_family_guardian_of_record BEFORE UPDATE OF user_id ON family_members
     FOR EACH ROW WHEN (NEW.user_id IS DISTINCT FROM OLD.user_id) EXECUTE FUNCTION orbit.family_guardian_of_record();
 
+-- The child's answers to events are the guardian of record's (one answer per child: the RSVP
+-- service writes them as the guardian of record): they move with the record, so that the new one
+-- changes them and the child is never counted twice. An answer's author is fixed
+-- (trigger_rsvps_fixed), so each is written anew under the new one and the old one goes. (Shares
+-- in expenses do not move: money owed stays with whom it was written.)
+CREATE OR REPLACE FUNCTION orbit.family_record_moves_answers() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    INSERT INTO public.rsvps (event_id, user_id, family_member_id, status, plus_ones, note, responded_at, community_id)
+    SELECT r.event_id, NEW.user_id, r.family_member_id, r.status, r.plus_ones, r.note, r.responded_at, r.community_id
+    FROM public.rsvps r WHERE r.family_member_id = NEW.id AND r.user_id = OLD.user_id
+    ON CONFLICT ON CONSTRAINT rsvps_event_id_user_id_family_member_id_key DO NOTHING;
+    DELETE FROM public.rsvps r WHERE r.family_member_id = NEW.id AND r.user_id = OLD.user_id;
+    RETURN NULL;
+END
+$$;
+ALTER FUNCTION orbit.family_record_moves_answers() OWNER TO orbit_admin;
+DROP TRIGGER IF EXISTS trigger_family_record_moves_answers ON family_members;
+CREATE TRIGGER trigger_family_record_moves_answers AFTER UPDATE OF user_id ON family_members
+    FOR EACH ROW WHEN (NEW.user_id IS DISTINCT FROM OLD.user_id) EXECUTE FUNCTION orbit.family_record_moves_answers();
+
+-- A family member with other guardians is not removed: removing them would end the others'
+-- guardianship, and one guardian does not remove another. The others leave first.
+CREATE OR REPLACE FUNCTION orbit.family_member_removable() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    IF EXISTS (
+        SELECT FROM public.family_guardians g
+        WHERE g.family_member_id = OLD.id AND g.user_id <> OLD.user_id AND g.accepted_at IS NOT NULL
+    ) THEN
+        RAISE EXCEPTION 'the family member has other guardians: they leave first'
+            USING ERRCODE = 'check_violation', CONSTRAINT = 'family_members_other_guardians', TABLE = 'family_members';
+    END IF;
+    RETURN OLD;
+END
+$$;
+ALTER FUNCTION orbit.family_member_removable() OWNER TO orbit_admin;
+DROP TRIGGER IF EXISTS trigger_family_member_removable ON family_members;
+CREATE TRIGGER trigger_family_member_removable BEFORE DELETE ON family_members
+    FOR EACH ROW EXECUTE FUNCTION orbit.family_member_removable();
+
 -- The guardian of record does not leave (nor becomes an invitation again): another guardian
 -- becomes the guardian of record first, and the last guardian cannot leave at all. A family
 -- member removed takes their guardians along (the family member is gone by then).
+-- The family member's row is read FOR SHARE: a change of the guardian of record (which updates
+-- it) and a guardian leaving wait for each other, so that "make Dad the guardian of record" and
+-- "Dad leaves" at the same moment cannot both commit (GuardianTests.recordAndLeaveRace).
 CREATE OR REPLACE FUNCTION orbit.family_guardian_stays() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+    PERFORM FROM public.family_members f WHERE f.id = OLD.family_member_id FOR SHARE;
     IF EXISTS (SELECT FROM public.family_members f WHERE f.id = OLD.family_member_id AND f.user_id = OLD.user_id)
        AND (TG_OP = 'DELETE' OR NEW.accepted_at IS NULL OR NEW.user_id <> OLD.user_id OR NEW.family_member_id <> OLD.family_member_id) THEN
         IF EXISTS (
@@ -138,7 +211,12 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     UPDATE public.family_guardians g SET accepted_at = now()
-    WHERE g.family_member_id = child AND g.user_id = orbit.app_user_id() AND g.accepted_at IS NULL;
+    WHERE g.family_member_id = child AND g.user_id = orbit.app_user_id() AND g.accepted_at IS NULL
+      -- The inviter is a guardian still.
+      AND EXISTS (
+          SELECT FROM public.family_guardians i
+          WHERE i.family_member_id = child AND i.user_id = g.invited_by AND i.accepted_at IS NOT NULL
+      );
     RETURN FOUND;
 END
 $$;
@@ -153,12 +231,15 @@ AS $$
 DECLARE
     invitation record;
 BEGIN
+    IF orbit.app_user_id() IS NULL THEN
+        RAISE EXCEPTION 'a user ends a guardianship' USING ERRCODE = 'insufficient_privilege';
+    END IF;
     SELECT g.accepted_at INTO invitation FROM public.family_guardians g
     WHERE g.family_member_id = child AND g.user_id = guardian FOR UPDATE;
     IF NOT FOUND THEN
         RETURN false;
     END IF;
-    IF guardian <> orbit.app_user_id() THEN
+    IF guardian IS DISTINCT FROM orbit.app_user_id() THEN
         IF NOT child = ANY (orbit.parent_family_member_ids()) THEN
             RETURN false;
         END IF;
@@ -168,6 +249,10 @@ BEGIN
         END IF;
     END IF;
     DELETE FROM public.family_guardians g WHERE g.family_member_id = child AND g.user_id = guardian;
+    -- A guardian who leaves takes back the invitations they sent that nobody accepted yet.
+    IF invitation.accepted_at IS NOT NULL THEN
+        DELETE FROM public.family_guardians g WHERE g.family_member_id = child AND g.invited_by = guardian AND g.accepted_at IS NULL;
+    END IF;
     RETURN true;
 END
 $$;
@@ -431,6 +516,7 @@ $$;
 CREATE POLICY family_members_select ON family_members FOR SELECT TO orbit_app
     USING (
         user_id = ANY ((SELECT orbit.contact_user_ids())::uuid[])
+        OR id = ANY ((SELECT orbit.contact_family_member_ids())::uuid[])
         OR EXISTS (SELECT FROM family_guardians g WHERE g.family_member_id = family_members.id AND g.user_id = (SELECT orbit.app_user_id()))
     );
 CREATE POLICY family_members_insert ON family_members FOR INSERT TO orbit_app
@@ -459,15 +545,18 @@ CREATE POLICY family_guardians_select ON family_guardians FOR SELECT TO orbit_ap
 -- function, not where orbit_admin owns it: sql/README.md.)
 REVOKE ALL ON family_members, family_guardians, child_credentials, child_devices FROM orbit_app, orbit_admin;
 -- Remove a family member: a hard delete.
-GRANT SELECT, INSERT, UPDATE, DELETE ON family_members TO orbit_app;
+GRANT SELECT, INSERT, DELETE ON family_members TO orbit_app;
+-- What a guardian changes: the name, the avatar, the guardian of record.
+GRANT UPDATE (name, avatar_url, avatar_media_id, user_id) ON family_members TO orbit_app;
 GRANT SELECT ON family_guardians TO orbit_app;
 GRANT ALL ON family_members, family_guardians, child_credentials, child_devices TO orbit_admin;
 REVOKE ALL ON FUNCTION orbit.child_device_idle_limit(), orbit.child_lockout_duration(integer) FROM PUBLIC, orbit_app, orbit_admin;
 REVOKE ALL ON FUNCTION
-    orbit.check_family_avatar(), orbit.family_first_guardian(), orbit.family_guardian_of_record(), orbit.family_guardian_stays()
+    orbit.check_family_avatar(), orbit.family_first_guardian(), orbit.family_guardian_of_record(), orbit.family_guardian_stays(),
+    orbit.family_record_moves_answers(), orbit.family_member_removable()
 FROM PUBLIC, orbit_app;
 REVOKE ALL ON FUNCTION
-    orbit.parent_family_member_ids(),
+    orbit.parent_family_member_ids(), orbit.contact_family_member_ids(),
     orbit.chore_notify(uuid, uuid, uuid, boolean, text, text, text, jsonb), orbit.holder_name(uuid, uuid),
     orbit.can_manage_child(uuid, uuid), orbit.set_child_pin(uuid, uuid, text), orbit.start_child_pairing(uuid, uuid, bytea, timestamptz),
     orbit.finish_child_pairing(bytea, bytea), orbit.child_devices_of(uuid, uuid), orbit.revoke_child_devices(uuid, uuid, uuid),
@@ -475,7 +564,7 @@ REVOKE ALL ON FUNCTION
     orbit.remove_guardian(uuid, uuid)
 FROM PUBLIC, orbit_app;
 -- Who is asking, read by the policies as the querying role.
-GRANT EXECUTE ON FUNCTION orbit.parent_family_member_ids() TO orbit_app, orbit_admin;
+GRANT EXECUTE ON FUNCTION orbit.parent_family_member_ids(), orbit.contact_family_member_ids() TO orbit_app, orbit_admin;
 -- Operations a guardian or a child's device performs, each checked inside the function.
 GRANT EXECUTE ON FUNCTION
     orbit.set_child_pin(uuid, uuid, text), orbit.start_child_pairing(uuid, uuid, bytea, timestamptz),

@@ -295,10 +295,14 @@ BEGIN
     -- change lands in every community the family member is shown in. (Without it, a rename racing
     -- a rejoin was logged for neither: the soak found it.) NO KEY UPDATE: foreign keys to the
     -- user (KEY SHARE) do not wait for it.
-    PERFORM 1 FROM public.users u WHERE u.id = parent FOR NO KEY UPDATE;
+    -- A family member whose guardian of record changed is also a change in the former's
+    -- communities (it leaves those the new one is not in). Both locked, in one order.
+    PERFORM 1 FROM public.users u
+    WHERE u.id IN (parent, CASE WHEN TG_OP = 'UPDATE' THEN OLD.user_id END) ORDER BY u.id FOR NO KEY UPDATE;
     INSERT INTO public.changes (community_id, entity, entity_id, op, user_id)
-    SELECT m.community_id, entity, member_id, CASE WHEN TG_OP = 'DELETE' THEN 'delete' ELSE 'upsert' END, NULL
-    FROM public.members m WHERE m.user_id = parent AND m.left_at IS NULL
+    SELECT DISTINCT m.community_id, entity, member_id, CASE WHEN TG_OP = 'DELETE' THEN 'delete' ELSE 'upsert' END, NULL::uuid
+    FROM public.members m
+    WHERE m.user_id IN (parent, CASE WHEN TG_OP = 'UPDATE' THEN OLD.user_id END) AND m.left_at IS NULL
     -- and in the owner's own feed (GET /users/me/family), communities or not: a payment handle's
     -- owner; a new family member's first guardian; a changed one's every guardian. A family
     -- member removed is a delete in each guardian's feed by orbit.record_guardian_change (their

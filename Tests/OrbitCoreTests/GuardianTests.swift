@@ -118,8 +118,23 @@ struct GuardianTests {
             let byLodger = await serviceError { try await parents.setGuardianOfRecord(family.lodger, of: family.mia, as: family.lodger) }
             #expect(byLodger?.code == .forbidden)
 
+            // Mum answers for Mia to Saturday's match, and invites the lodger too.
+            let match = try await services.events.create(
+                in: family.home, EventDraft(title: "Match", startsAt: Date().addingTimeInterval(86_400)), as: family.mum)
+            _ = try await services.events.rsvp(match.id, status: .yes, familyMember: family.mia, as: family.mum)
+            _ = try await parents.inviteGuardian(family.lodger, of: family.mia, as: family.mum)
+
             // Dad becomes the guardian of record: new shares are his; the earlier one stays Mum's.
+            // Mia's answer moves with the record: still one, now Dad's to change.
             #expect(try await parents.setGuardianOfRecord(family.dad, of: family.mia, as: family.dad).userID == family.dad)
+            let answers = try await services.events.rsvps(match.id, as: family.dad).items.filter { $0.rsvp.familyMemberID == family.mia }
+            #expect(answers.map(\.rsvp.userID) == [family.dad], "\(answers)")
+            _ = try await services.events.rsvp(match.id, status: .no, familyMember: family.mia, as: family.dad)
+            let changed = try await services.events.rsvps(match.id, as: family.dad).items.filter { $0.rsvp.familyMemberID == family.mia }
+            #expect(changed.map(\.rsvp.status) == [.no])
+            // Dad may not remove Mia while Mum is a guardian too: she leaves first.
+            let withMum = await serviceError { try await parents.remove(family.mia, as: family.dad) }
+            #expect(withMum?.code == .conflict, "\(String(describing: withMum))")
             let after = try await services.expenses.addExpense(
                 in: family.home, description: "Cinema", total: try dollars("20.00"), paidBy: family.lodger,
                 split: .equal([.user(family.lodger), .familyMember(family.mia)]), as: family.lodger)
@@ -127,8 +142,12 @@ struct GuardianTests {
             #expect(
                 try await services.expenses.expense(before.id, as: family.mum).splits.first { $0.familyMemberID == family.mia }?.userID == family.mum)
 
-            // Mum leaves: her earlier share stays hers, as a plain share; she manages Mia no more.
+            // Mum leaves: her earlier share stays hers, as a plain share; she manages Mia no more;
+            // her invitation to the lodger, not accepted, goes with her.
             try await parents.removeGuardian(family.mum, of: family.mia, as: family.mum)
+            #expect(try await parents.guardianInvitations(as: family.lodger).isEmpty)
+            let stale = await serviceError { try await parents.acceptGuardianship(of: family.mia, as: family.lodger) }
+            #expect(stale?.code == .notFound)
             let kept = try await services.expenses.expense(before.id, as: family.mum).splits.filter { $0.userID == family.mum }
             #expect(kept.map(\.amount) == [1000] && kept.allSatisfy { $0.familyMemberID == nil }, "\(kept)")
             let mumPIN = await serviceError { try await parents.setPIN("1234", for: family.mia, in: family.home, as: family.mum) }
@@ -188,15 +207,55 @@ struct GuardianTests {
             #expect(leosChores == [bins.id, mums.id] && leosChores.isSubset(of: lousChores))
 
             // Lou pairs Leo's device in his own flat, where Mum is not a member: it reaches the flat.
+            // Ann, the flat's other admin and no guardian, sees Leo there and sets him a chore.
             let flat = try await services.communities.create(name: "Lou's flat", as: lou).id
+            let ann = try await services.users.create(email: "ann@example.com", displayName: "Ann").id
+            _ = try await services.members.add(ann, to: flat, role: .admin, as: lou)
+            #expect(try await services.family.member(family.leo, as: ann).name == "Leo")
+            let hoover = try await chores.create(.init(title: "Hoover", points: 2, assignees: [family.leo.uuid]), in: flat, as: ann)
             let inFlat = try await services.signedInChild(family.leo, in: flat, guardian: lou, pin: "1357")
-            #expect(try await chores.list(in: flat, as: inFlat).items.isEmpty)
+            #expect(try await chores.list(in: flat, as: inFlat).items.map(\.id) == [hoover.id])
             // Once Lou leaves Leo's guardianship, the flat's device reaches nothing.
             try await services.family.removeGuardian(lou, of: family.leo, as: lou)
             let gone = await serviceError { try await chores.list(in: flat, as: inFlat) }
             #expect(gone != nil, "the flat's device still reaches the flat")
             let pin = await serviceError { try await services.family.setPIN("1111", for: family.leo, in: family.home, as: lou) }
             #expect(pin?.code == .forbidden)
+        }
+    }
+
+    @Test("Mum makes Dad the guardian of record while Dad leaves: one of the two is refused, and Mia keeps a guardian of record who is her guardian")
+    func recordAndLeaveRace() async throws {
+        try await withServices { services, database in
+            let family = try await Cast.Household.make(services)
+            _ = try await services.family.inviteGuardian(family.dad, of: family.mia, as: family.mum)
+            _ = try await services.family.acceptGuardianship(of: family.mia, as: family.dad)
+            let mums = try await database.connect()
+            let dads = try await database.connect()
+            // Mum's change is made and not committed yet when Dad asks to leave; then it commits.
+            // (Whether Dad's call has reached the database when Mum commits or not, it is refused:
+            // it waits for Mum's, or comes after it. The pause makes it the former.)
+            let leaving = try await mums.asApp(family.mum.uuid) { connection in
+                try await connection.query("UPDATE family_members SET user_id = \(family.dad) WHERE id = \(family.mia)")
+                let leaving = Task {
+                    try await dads.asApp(family.dad.uuid) { connection in
+                        try await connection.query("SELECT orbit.remove_guardian(\(family.mia), \(family.dad))")
+                    }
+                }
+                try await Task.sleep(for: .milliseconds(500))
+                return leaving
+            }
+            let refused: PostgresError? =
+                switch await leaving.result {
+                case .success: nil
+                case .failure(let error): error as? PostgresError
+                }
+            #expect(refused?.constraint == "family_guardians_of_record", "\(String(describing: refused))")
+            await mums.close()
+            await dads.close()
+            let record = try await services.family.member(family.mia, as: family.dad).userID
+            let guardians = try await services.family.guardians(of: family.mia, as: family.dad).filter { $0.acceptedAt != nil }.map(\.userID)
+            #expect(record == family.dad && guardians.contains(record), "\(record) of \(guardians)")
         }
     }
 
@@ -225,6 +284,24 @@ struct GuardianTests {
                 let assigned = notices.contains { $0.type.rawValue == "chore_assigned" && $0.title.contains("Bins") }
                 #expect(assigned == hears, "\(who): \(notices.map(\.title))")
             }
+        }
+    }
+
+    @Test("an avatar set by a guardian who has since left stays, and does not stop the guardian of record from changing")
+    func avatarOutlivesItsGuardian() async throws {
+        try await withMediaServices { services, _ in
+            let family = try await Cast.Household.make(services)
+            for guardian in [family.dad, family.lodger] {
+                _ = try await services.family.inviteGuardian(guardian, of: family.mia, as: family.mum)
+                _ = try await services.family.acceptGuardianship(of: family.mia, as: guardian)
+            }
+            let photo = try await services.media.upload(
+                to: family.home, filename: "mia.jpg", mimeType: "image/jpeg", data: Data([0xFF, 0xD8, 0xFF, 0x00]), width: 8, height: 8,
+                as: .user(family.lodger))
+            #expect(try await services.family.setAvatar(family.mia, to: photo.id, as: family.lodger).avatarMediaID == photo.id)
+            try await services.family.removeGuardian(family.lodger, of: family.mia, as: family.lodger)
+            let moved = try await services.family.setGuardianOfRecord(family.dad, of: family.mia, as: family.mum)
+            #expect(moved.userID == family.dad && moved.avatarMediaID == photo.id)
         }
     }
 

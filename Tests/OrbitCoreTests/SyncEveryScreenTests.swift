@@ -227,15 +227,22 @@ struct SyncEveryScreenTests {
             try await coParent.pull(services)
             #expect(!coParent.has(.familyMember, kid.id.uuid))
             try await matchesFresh()
-            // Back again, then the child is removed: gone from both feeds.
+            // Back again; the co-parent becomes the guardian of record, the parent leaves, and the
+            // co-parent removes the child: gone from both feeds.
             _ = try await services.family.inviteGuardian(cast.admin, of: kid.id, as: cast.member)
             _ = try await services.family.acceptGuardianship(of: kid.id, as: cast.admin)
             var parent = Follower(cast.member, of: nil)
             try await parent.pull(services)
-            try await services.family.remove(kid.id, as: cast.member)
-            try await coParent.pull(services)
+            #expect(parent.has(.familyMember, kid.id.uuid))
+            _ = try await services.family.setGuardianOfRecord(cast.admin, of: kid.id, as: cast.member)
+            try await services.family.removeGuardian(cast.member, of: kid.id, as: cast.member)
             try await parent.pull(services)
-            #expect(!coParent.has(.familyMember, kid.id.uuid) && !parent.has(.familyMember, kid.id.uuid))
+            #expect(!parent.has(.familyMember, kid.id.uuid))
+            try await coParent.pull(services)
+            #expect(coParent.data(.familyMember, kid.id.uuid)?.contains(cast.admin.description) == true)
+            try await services.family.remove(kid.id, as: cast.admin)
+            try await coParent.pull(services)
+            #expect(!coParent.has(.familyMember, kid.id.uuid))
             try await matchesFresh()
         }
     }

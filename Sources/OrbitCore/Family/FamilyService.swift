@@ -78,7 +78,8 @@ package struct FamilyService: Sendable {
     }
 
     /// Removes a dependent the acting user is the guardian of record of (and their RSVPs, their
-    /// guardians and invitations). Another guardian is refused (403): they leave instead.
+    /// invitations), once they are the only guardian (409 otherwise: the others leave first).
+    /// Another guardian is refused (403): they leave instead.
     package func remove(_ id: FamilyMemberID, as actor: UserID) async throws {
         try await runner.asUser(actor) { connection in
             let deleted = try await connection.query("DELETE FROM family_members WHERE id = \(id) AND user_id = \(actor)").affectedRows

@@ -296,6 +296,7 @@ package struct LifecycleService: Sendable {
         try await connection.query(
             "DELETE FROM family_guardians g WHERE g.user_id = \(user) AND NOT EXISTS (SELECT FROM family_members f WHERE f.id = g.family_member_id AND f.user_id = \(user))"
         )
+        try await connection.query("DELETE FROM family_guardians WHERE invited_by = \(user) AND accepted_at IS NULL")
         try await connection.query("DELETE FROM family_members WHERE user_id = \(user)")
         try await connection.query("DELETE FROM payment_handles WHERE user_id = \(user)")
         try await DeviceService.removeAll(of: user, on: connection)

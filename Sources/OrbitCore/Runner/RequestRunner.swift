@@ -258,6 +258,8 @@ package struct RequestRunner: Sendable {
                 throw ServiceError.conflict("The last guardian cannot leave: remove the family member instead.")
             case "23514" where error.constraint == "family_members_guardian_of_record":
                 throw ServiceError.conflict(field: "user_id", reason: "is not one of the family member's guardians")
+            case "23514" where error.constraint == "family_members_other_guardians":
+                throw ServiceError.conflict("The family member has other guardians: they leave first, then the family member can be removed.")
             case "23514" where error.constraint == "family_guardians_contact":
                 throw ServiceError.notFound("User (someone you share a community with)")
             case "23514" where error.constraint == "transactions_receipt_media":
