@@ -96,6 +96,7 @@ CREATE OR REPLACE FUNCTION orbit.family_guardian_of_record() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+    -- FOR SHARE: the guardian does not leave until this commits (orbit.family_guardian_stays).
     IF NOT EXISTS (
         SELECT FROM public.family_guardians g
         WHERE g.family_member_id = NEW.id AND g.user_id = NEW.user_id AND g.accepted_at IS NOT NULL
@@ -158,14 +159,15 @@ CREATE TRIGGER trigger_family_member_removable BEFORE DELETE ON family_members
 -- The guardian of record does not leave (nor becomes an invitation again): another guardian
 -- becomes the guardian of record first, and the last guardian cannot leave at all. A family
 -- member removed takes their guardians along (the family member is gone by then).
--- The family member's row is read FOR SHARE: a change of the guardian of record (which updates
--- it) and a guardian leaving wait for each other, so that "make Dad the guardian of record" and
--- "Dad leaves" at the same moment cannot both commit (GuardianTests.recordAndLeaveRace).
+-- A change of the guardian of record and that guardian leaving at the same moment cannot both
+-- commit: the change locks the guardian's row (FOR SHARE, orbit.family_guardian_of_record), which
+-- the leaving deletes, so whichever comes second waits and then sees the other
+-- (GuardianTests.recordAndLeaveRace). One lock, not one on each side: two would meet in opposite
+-- orders and deadlock.
 CREATE OR REPLACE FUNCTION orbit.family_guardian_stays() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM FROM public.family_members f WHERE f.id = OLD.family_member_id FOR SHARE;
     IF EXISTS (SELECT FROM public.family_members f WHERE f.id = OLD.family_member_id AND f.user_id = OLD.user_id)
        AND (TG_OP = 'DELETE' OR NEW.accepted_at IS NULL OR NEW.user_id <> OLD.user_id OR NEW.family_member_id <> OLD.family_member_id) THEN
         IF EXISTS (

@@ -224,7 +224,9 @@ struct GuardianTests {
         }
     }
 
-    @Test("Mum makes Dad the guardian of record while Dad leaves: one of the two is refused, and Mia keeps a guardian of record who is her guardian")
+    @Test(
+        "Mum makes Dad the guardian of record while Dad leaves, and the other way round: the second is refused, and Mia keeps a guardian of record who is her guardian"
+    )
     func recordAndLeaveRace() async throws {
         try await withServices { services, database in
             let family = try await Cast.Household.make(services)
@@ -232,9 +234,8 @@ struct GuardianTests {
             _ = try await services.family.acceptGuardianship(of: family.mia, as: family.dad)
             let mums = try await database.connect()
             let dads = try await database.connect()
-            // Mum's change is made and not committed yet when Dad asks to leave; then it commits.
-            // (Whether Dad's call has reached the database when Mum commits or not, it is refused:
-            // it waits for Mum's, or comes after it. The pause makes it the former.)
+            // Mum's change is made and not committed yet when Dad asks to leave; then it commits,
+            // once Dad's call waits for it (or, without the lock, has ended on its own).
             let leaving = try await mums.asApp(family.mum.uuid) { connection in
                 try await connection.query("UPDATE family_members SET user_id = \(family.dad) WHERE id = \(family.mia)")
                 let leaving = Task {
@@ -242,7 +243,16 @@ struct GuardianTests {
                         try await connection.query("SELECT orbit.remove_guardian(\(family.mia), \(family.dad))")
                     }
                 }
-                try await Task.sleep(for: .milliseconds(500))
+                try await database.withConnection { observer in
+                    while try await observer.query(
+                        """
+                        SELECT FROM pg_stat_activity WHERE pid = \(dads.backendPID)
+                          AND (\(mums.backendPID) = ANY(pg_blocking_pids(pid)) OR (state = 'idle' AND query ~ '^(COMMIT|ROLLBACK)'))
+                        """
+                    ).count == 0 {
+                        await Task.yield()
+                    }
+                }
                 return leaving
             }
             let refused: PostgresError? =
@@ -251,11 +261,42 @@ struct GuardianTests {
                 case .failure(let error): error as? PostgresError
                 }
             #expect(refused?.constraint == "family_guardians_of_record", "\(String(describing: refused))")
+            var record = try await services.family.member(family.mia, as: family.dad).userID
+            var guardians = try await services.family.guardians(of: family.mia, as: family.dad).filter { $0.acceptedAt != nil }.map(\.userID)
+            #expect(record == family.dad && guardians.contains(record), "\(record) of \(guardians)")
+
+            // The other order: Mum (no longer the guardian of record) leaves, not committed yet,
+            // when Dad makes her the guardian of record again; his change waits, then is refused.
+            let naming = try await mums.asApp(family.mum.uuid) { connection in
+                try await connection.query("SELECT orbit.remove_guardian(\(family.mia), \(family.mum))")
+                let naming = Task {
+                    try await dads.asApp(family.dad.uuid) { connection in
+                        try await connection.query("UPDATE family_members SET user_id = \(family.mum) WHERE id = \(family.mia)")
+                    }
+                }
+                try await database.withConnection { observer in
+                    while try await observer.query(
+                        """
+                        SELECT FROM pg_stat_activity WHERE pid = \(dads.backendPID)
+                          AND (\(mums.backendPID) = ANY(pg_blocking_pids(pid)) OR (state = 'idle' AND query ~ '^(COMMIT|ROLLBACK)'))
+                        """
+                    ).count == 0 {
+                        await Task.yield()
+                    }
+                }
+                return naming
+            }
+            let refusedNaming: PostgresError? =
+                switch await naming.result {
+                case .success: nil
+                case .failure(let error): error as? PostgresError
+                }
+            #expect(refusedNaming?.constraint == "family_members_guardian_of_record", "\(String(describing: refusedNaming))")
             await mums.close()
             await dads.close()
-            let record = try await services.family.member(family.mia, as: family.dad).userID
-            let guardians = try await services.family.guardians(of: family.mia, as: family.dad).filter { $0.acceptedAt != nil }.map(\.userID)
-            #expect(record == family.dad && guardians.contains(record), "\(record) of \(guardians)")
+            record = try await services.family.member(family.mia, as: family.dad).userID
+            guardians = try await services.family.guardians(of: family.mia, as: family.dad).filter { $0.acceptedAt != nil }.map(\.userID)
+            #expect(record == family.dad && guardians == [family.dad], "\(record) of \(guardians)")
         }
     }
 

@@ -325,9 +325,8 @@ package struct ChoreService: Sendable {
         case .user(let user) where user == actor:
             return
         case .familyMember(let child):
-            let guardian: Bool = try await connection.query("SELECT \(child) = ANY(orbit.parent_family_member_ids()) AS guardian").single()
-                .decode("guardian")
-            if guardian || role == .admin { return }
+            if role == .admin { return }
+            if try await FamilyService.isGuardian(of: child, on: connection) { return }
         default:
             break
         }

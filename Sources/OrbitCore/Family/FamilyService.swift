@@ -54,15 +54,9 @@ package struct FamilyService: Sendable {
                 guard let row = try await connection.query("SELECT \(unescaped: Media.columns) FROM media WHERE id = \(media)").first else {
                     throw ServiceError.notFound("Media \(media)")
                 }
-                let image = try Media(row: row).linked(by: storage)
-                let byGuardian =
-                    try await connection.query(
-                        "SELECT FROM family_guardians WHERE family_member_id = \(id) AND user_id = \(image.uploadedBy) AND accepted_at IS NOT NULL"
-                    ).first != nil
-                guard image.type == .image, byGuardian else {
-                    throw ServiceError.conflict(field: "media_id", reason: "is not an image one of the child's guardians (or the child) uploaded")
-                }
-                url = image.url
+                // Whose upload it is, and that it is an image, trigger_family_avatar checks
+                // (409 `media_id`, RequestRunner).
+                url = try Media(row: row).linked(by: storage).url
             }
             guard
                 let row = try await connection.query(
@@ -84,9 +78,7 @@ package struct FamilyService: Sendable {
         try await runner.asUser(actor) { connection in
             let deleted = try await connection.query("DELETE FROM family_members WHERE id = \(id) AND user_id = \(actor)").affectedRows
             guard deleted == 1 else {
-                let guardian: Bool = try await connection.query("SELECT \(id) = ANY(orbit.parent_family_member_ids()) AS guardian").single()
-                    .decode("guardian")
-                guard guardian else { throw ServiceError.notFound("Family member \(id)") }
+                guard try await Self.isGuardian(of: id, on: connection) else { throw ServiceError.notFound("Family member \(id)") }
                 throw ServiceError.forbidden(rule: "the guardian of record removes a family member; another guardian leaves instead")
             }
         }
@@ -119,6 +111,11 @@ package struct FamilyService: Sendable {
             }
             return try FamilyMember(row: row)
         }
+    }
+
+    /// Whether the connection's user is one of `child`'s guardians (an invitation accepted).
+    static func isGuardian(of child: FamilyMemberID, on connection: PostgresConnection) async throws -> Bool {
+        try await connection.query("SELECT \(child) = ANY(orbit.parent_family_member_ids()) AS guardian").single().decode("guardian")
     }
 
     /// Operator (live updates): which of `devices` are paired for `community` and not revoked.
