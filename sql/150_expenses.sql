@@ -2,7 +2,8 @@
 -- their splits and payers, and money's history (money_activity). This file owns the sums checked
 -- at commit, an expense's recorded state, the policies of transactions, splits,
 -- transaction_payers and money_activity and the rights on them and on its functions, including
--- the split functions migration 0028 created (orbit.plain_split_fits, orbit.split_input_fits).
+-- the split functions migration 0028 created (orbit.plain_split_fits, orbit.split_input_fits),
+-- which it now defines.
 -- (Exchange rates and the currency functions are sql/145_rates.sql's, balances
 -- sql/155_balances.sql's, dues sql/160_dues.sql's; a split's user and a payer are members by
 -- sql/030_tenancy_integrity.sql.)
@@ -140,24 +141,75 @@ CREATE TRIGGER trigger_transactions_receipt_media BEFORE INSERT OR UPDATE OF rec
 -- What a transaction is, as money's history (money_activity) records it before and after a
 -- change: its fields, the split as entered, payers (paid_by alone when it has no payer rows) and splits. Runs as the
 -- caller: it shows what the caller may see.
+--
+-- This function and the two split checks below are PL/pgSQL, not SQL, and pin no search_path:
+-- PostgreSQL cannot inline them (each holds a sub-select), and a SQL function that is not inlined
+-- is planned again at every call, where PL/pgSQL keeps its plans for the session; a pinned
+-- search_path would cost each call a GUC save and restore. Every table is qualified and every
+-- function called is pg_catalog's (always searched first) or qualified. They run on every expense
+-- written: as SQL, a tenth of the server's time for an expense with 10 splits (docs/benchmarks.md,
+-- "Adding an expense").
 CREATE OR REPLACE FUNCTION orbit.expense_state(transaction_id uuid) RETURNS jsonb
-LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+LANGUAGE plpgsql STABLE
 AS $$
-SELECT jsonb_build_object(
-    'type', t.type, 'description', t.description, 'total_amount', t.total_amount, 'currency', t.currency,
-    'paid_by', t.paid_by, 'category', t.category, 'category_id', t.category_id, 'transaction_date', t.transaction_date,
-    'transaction_time', to_char(t.transaction_time, 'HH24:MI'), 'receipt_media_id', t.receipt_media_id,
-    'linked_event_id', t.linked_event_id, 'deleted', t.deleted_at IS NOT NULL, 'split_input', t.split_input, 'notes', t.notes,
-    'payers', coalesce(
-        (SELECT jsonb_agg(jsonb_build_object('user_id', p.user_id, 'amount', p.amount) ORDER BY p.user_id)
-         FROM public.transaction_payers p WHERE p.transaction_id = t.id),
-        jsonb_build_array(jsonb_build_object('user_id', t.paid_by, 'amount', t.total_amount))),
-    'splits', coalesce(
-        (SELECT jsonb_agg(jsonb_build_object('user_id', s.user_id, 'family_member_id', s.family_member_id, 'amount', s.amount,
-                                             'is_settled', s.is_settled) ORDER BY s.user_id, s.family_member_id NULLS FIRST)
-         FROM public.splits s WHERE s.transaction_id = t.id),
-        '[]'::jsonb))
-FROM public.transactions t WHERE t.id = expense_state.transaction_id
+BEGIN
+    RETURN (
+        SELECT jsonb_build_object(
+            'type', t.type, 'description', t.description, 'total_amount', t.total_amount, 'currency', t.currency,
+            'paid_by', t.paid_by, 'category', t.category, 'category_id', t.category_id, 'transaction_date', t.transaction_date,
+            'transaction_time', to_char(t.transaction_time, 'HH24:MI'), 'receipt_media_id', t.receipt_media_id,
+            'linked_event_id', t.linked_event_id, 'deleted', t.deleted_at IS NOT NULL, 'split_input', t.split_input, 'notes', t.notes,
+            'payers', coalesce(
+                (SELECT jsonb_agg(jsonb_build_object('user_id', p.user_id, 'amount', p.amount) ORDER BY p.user_id)
+                 FROM public.transaction_payers p WHERE p.transaction_id = t.id),
+                jsonb_build_array(jsonb_build_object('user_id', t.paid_by, 'amount', t.total_amount))),
+            'splits', coalesce(
+                (SELECT jsonb_agg(jsonb_build_object('user_id', s.user_id, 'family_member_id', s.family_member_id, 'amount', s.amount,
+                                                     'is_settled', s.is_settled) ORDER BY s.user_id, s.family_member_id NULLS FIRST)
+                 FROM public.splits s WHERE s.transaction_id = t.id),
+                '[]'::jsonb))
+        FROM public.transactions t WHERE t.id = expense_state.transaction_id
+    );
+END
+$$;
+
+-- A split that is not itemised fits `amount` (migration 0028). NULL-safe: anything missing (a part
+-- without its value, an item without its amount) does not fit (bool_and and sum would skip NULLs).
+CREATE OR REPLACE FUNCTION orbit.plain_split_fits(split jsonb, amount bigint) RETURNS boolean
+LANGUAGE plpgsql IMMUTABLE
+AS $$
+BEGIN
+    RETURN (
+        jsonb_typeof(split -> 'parts') = 'array' AND jsonb_array_length(split -> 'parts') > 0
+        AND CASE split ->> 'method'
+            WHEN 'equal' THEN true
+            WHEN 'exact' THEN (SELECT bool_and(coalesce((p ->> 'value')::bigint >= 0, false)) AND sum((p ->> 'value')::bigint) = amount
+                               FROM jsonb_array_elements(split -> 'parts') p)
+            WHEN 'percent' THEN (SELECT bool_and(coalesce((p ->> 'value')::bigint >= 0, false)) AND sum((p ->> 'value')::bigint) = 10000
+                                 FROM jsonb_array_elements(split -> 'parts') p)
+            WHEN 'shares' THEN (SELECT bool_and(coalesce((p ->> 'value')::bigint > 0, false)) FROM jsonb_array_elements(split -> 'parts') p)
+            ELSE false
+        END) IS TRUE;
+END
+$$;
+
+-- A split as entered, itemised or not, fits `total` (migration 0028; the CHECK constraints
+-- transactions_split_input_fits and recurring_charges_split_fits).
+CREATE OR REPLACE FUNCTION orbit.split_input_fits(split jsonb, total bigint) RETURNS boolean
+LANGUAGE plpgsql IMMUTABLE
+AS $$
+BEGIN
+    RETURN (
+        CASE split ->> 'method'
+        WHEN 'items' THEN
+            jsonb_typeof(split -> 'items') = 'array' AND jsonb_array_length(split -> 'items') > 0
+            AND (split ->> 'tax')::bigint >= 0 AND (split ->> 'tip')::bigint >= 0
+            AND (SELECT bool_and(coalesce((i ->> 'amount')::bigint > 0 AND orbit.plain_split_fits(i -> 'split', (i ->> 'amount')::bigint), false))
+                        AND sum((i ->> 'amount')::bigint) + (split ->> 'tax')::bigint + (split ->> 'tip')::bigint = total
+                 FROM jsonb_array_elements(split -> 'items') i)
+        ELSE orbit.plain_split_fits(split, total)
+        END) IS TRUE;
+END
 $$;
 
 -- Policies. This file owns every policy on transactions, splits, transaction_payers and

@@ -112,9 +112,8 @@ CREATE TRIGGER trigger_change_dues AFTER INSERT OR UPDATE OR DELETE ON dues
 DROP TRIGGER IF EXISTS trigger_change_dues_payment ON dues_payments;
 CREATE TRIGGER trigger_change_dues_payment AFTER INSERT OR UPDATE OR DELETE ON dues_payments
     FOR EACH ROW EXECUTE FUNCTION orbit.record_change('dues_payment', 'dues');
+-- Notifications: logged once per statement (below), not row by row.
 DROP TRIGGER IF EXISTS trigger_change_notification ON notifications;
-CREATE TRIGGER trigger_change_notification AFTER INSERT OR UPDATE OR DELETE ON notifications
-    FOR EACH ROW EXECUTE FUNCTION orbit.record_change('notification', 'community_id');
 DROP TRIGGER IF EXISTS trigger_change_conversation ON conversations;
 CREATE TRIGGER trigger_change_conversation AFTER INSERT OR UPDATE ON conversations
     FOR EACH ROW EXECUTE FUNCTION orbit.record_change('conversation', 'community_id', 'id', 'id');
@@ -157,6 +156,32 @@ DROP TRIGGER IF EXISTS trigger_change_participant_update ON conversation_partici
 CREATE TRIGGER trigger_change_participant_update AFTER UPDATE ON conversation_participants
     REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
     FOR EACH STATEMENT EXECUTE FUNCTION orbit.record_participant_changes();
+-- Notifications, once per statement: an expense with 10 splits notifies 9 people in one INSERT,
+-- and marking everything read is one UPDATE. Row by row, each notification cost the log a
+-- call of orbit.record_change (its row as JSON, the community looked up): about 60 µs apiece,
+-- more than half a millisecond of an expense's (docs/benchmarks.md, "Adding an expense"). The
+-- same rows as record_change's: the notification's community (NULL: its user's own feed) and
+-- its user, who alone sees it.
+CREATE OR REPLACE FUNCTION orbit.record_notification_changes() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+    INSERT INTO public.changes (community_id, entity, entity_id, op, user_id)
+    SELECT n.community_id, 'notification', n.id, CASE WHEN TG_OP = 'DELETE' THEN 'delete' ELSE 'upsert' END, n.user_id
+    FROM written n;
+    RETURN NULL;
+END
+$$;
+ALTER FUNCTION orbit.record_notification_changes() OWNER TO orbit_admin;
+DROP TRIGGER IF EXISTS trigger_change_notification_insert ON notifications;
+CREATE TRIGGER trigger_change_notification_insert AFTER INSERT ON notifications REFERENCING NEW TABLE AS written
+    FOR EACH STATEMENT EXECUTE FUNCTION orbit.record_notification_changes();
+DROP TRIGGER IF EXISTS trigger_change_notification_update ON notifications;
+CREATE TRIGGER trigger_change_notification_update AFTER UPDATE ON notifications REFERENCING NEW TABLE AS written
+    FOR EACH STATEMENT EXECUTE FUNCTION orbit.record_notification_changes();
+DROP TRIGGER IF EXISTS trigger_change_notification_delete ON notifications;
+CREATE TRIGGER trigger_change_notification_delete AFTER DELETE ON notifications REFERENCING OLD TABLE AS written
+    FOR EACH STATEMENT EXECUTE FUNCTION orbit.record_notification_changes();
 DROP TRIGGER IF EXISTS trigger_change_message ON messages;
 CREATE TRIGGER trigger_change_message AFTER INSERT OR UPDATE ON messages
     FOR EACH ROW EXECUTE FUNCTION orbit.record_change('message', 'community_id', 'id', 'conversation_id');
@@ -502,11 +527,13 @@ REVOKE ALL ON orbit_private.change_horizon FROM orbit_app, orbit_admin;
 GRANT SELECT, UPDATE ON orbit_private.change_horizon TO orbit_admin;
 REVOKE ALL ON FUNCTION
     orbit.record_change(), orbit.record_participant_changes(), orbit.record_part_changes(), orbit.record_shown_with_owner(),
-    orbit.record_shown_elsewhere(), orbit.record_own_change(), orbit.changes_compacted_through(), orbit.record_guardian_change()
+    orbit.record_shown_elsewhere(), orbit.record_own_change(), orbit.changes_compacted_through(), orbit.record_guardian_change(),
+    orbit.record_notification_changes()
 FROM PUBLIC, orbit_app;
 -- What the feed (as orbit_app) checks a cursor against.
 GRANT EXECUTE ON FUNCTION orbit.changes_compacted_through() TO orbit_app, orbit_admin;
 GRANT EXECUTE ON FUNCTION
     orbit.record_change(), orbit.record_participant_changes(), orbit.record_part_changes(), orbit.record_shown_with_owner(),
-    orbit.record_shown_elsewhere(), orbit.record_own_change(), orbit.changes_compacted_through(), orbit.record_guardian_change()
+    orbit.record_shown_elsewhere(), orbit.record_own_change(), orbit.changes_compacted_through(), orbit.record_guardian_change(),
+    orbit.record_notification_changes()
 TO orbit_admin;

@@ -16,23 +16,33 @@
 -- a job, takes its community's language); a search as orbit_app reads it under row-level
 -- security, so a community one cannot see tells nothing (it is `simple`).
 CREATE OR REPLACE FUNCTION orbit.search_config(community uuid) RETURNS regconfig
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 AS $$
-    SELECT coalesce(
+BEGIN
+    RETURN coalesce(
         (SELECT t.oid::regconfig FROM public.communities c
          JOIN pg_catalog.pg_ts_config t ON t.cfgnamespace = 'orbit'::regnamespace AND t.cfgname = c.settings ->> 'language'
          WHERE c.id = community),
-        'orbit.simple'::regconfig)
+        'orbit.simple'::regconfig);
+END
 $$;
 
 -- A searchable row's document: its title-like text weighs more (A) than its body (B).
--- This and the two scoping functions below call only pg_catalog's functions (always searched
--- first) and pin no search_path: a pinned one would stop PostgreSQL inlining them, and they run
--- once per row written.
+--
+-- search_config above, this and scope_vector below run once per row written, and are PL/pgSQL:
+-- PostgreSQL inlines none of the three where a row's vector is made (search_config and
+-- scope_vector hold a sub-select, which it never inlines, and search_document's `config` would be
+-- search_config's call twice), and a SQL function that is not inlined is planned again at every
+-- call, where PL/pgSQL keeps its plans for the session. As SQL they cost an expense's insert
+-- 307 µs of the 1.4 ms its statement takes on the server; as PL/pgSQL, 97 µs (docs/benchmarks.md,
+-- "Adding an expense"). They call only pg_catalog's functions (always searched first) and qualify
+-- every table, so they pin no search_path, which would cost each call a GUC save and restore.
 CREATE OR REPLACE FUNCTION orbit.search_document(config regconfig, title text, body text) RETURNS tsvector
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 AS $$
-    SELECT setweight(to_tsvector(config, coalesce(title, '')), 'A') || setweight(to_tsvector(config, coalesce(body, '')), 'B')
+BEGIN
+    RETURN setweight(to_tsvector(config, coalesce(title, '')), 'A') || setweight(to_tsvector(config, coalesce(body, '')), 'B');
+END
 $$;
 
 -- A community's vector: every lexeme prefixed with the community (the first 12 hex digits of
@@ -41,16 +51,18 @@ $$;
 -- a common word is a few thousand entries, not the half million of every community together.
 -- (Two communities sharing a prefix only share posting lists; the search checks the community.)
 CREATE OR REPLACE FUNCTION orbit.scope_vector(community uuid, document tsvector) RETURNS tsvector
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 AS $$
+BEGIN
     -- In a tsvector's text each lexeme is quoted (a quote inside it doubled), followed by its
     -- positions and weights, which stay as they are. A lexeme may be at most 2,046 bytes: one
     -- over 2,033 would not fit its prefix, and is left out (no one searches for a 2 kB word).
     -- Only a document whose text is that long can hold one, so only such a document is looked at.
-    SELECT regexp_replace(
+    RETURN regexp_replace(
         CASE WHEN octet_length(document::text) <= 2033 THEN document
             ELSE ts_delete(document, ARRAY(SELECT u.lexeme FROM unnest(document) AS u WHERE octet_length(u.lexeme) > 2033)) END::text,
-        '''((?:[^'']|'''')*)''', '''' || left(replace(community::text, '-', ''), 12) || '~\1''', 'g')::tsvector
+        '''((?:[^'']|'''')*)''', '''' || left(replace(community::text, '-', ''), 12) || '~\1''', 'g')::tsvector;
+END
 $$;
 
 -- A query for a community's vectors: each of its lexemes prefixed as orbit.scope_vector does

@@ -183,3 +183,60 @@ extension BenchmarkServer {
         try await server.stop()
     }
 }
+
+/// CPU seconds a local server has used: its postmaster, the processes it runs now (backends,
+/// the WAL writer, the checkpointer), and those that have ended (their time is the postmaster's
+/// children's once reaped). Read from /proc, for a server on this machine whose
+/// `postmaster.pid` this process can read.
+struct ServerCPU {
+    let postmaster: Int32
+
+    init?(dataDirectory: String) {
+        guard let text = try? String(contentsOfFile: "\(dataDirectory)/postmaster.pid", encoding: .utf8),
+            let first = text.split(separator: "\n").first, let pid = Int32(first.trimmingCharacters(in: .whitespaces))
+        else { return nil }
+        postmaster = pid
+    }
+
+    /// The server's CPU seconds so far, or nil when /proc does not show the postmaster.
+    func seconds() -> Double? {
+        guard let own = Self.stat(postmaster) else { return nil }
+        var ticks = own.ticks + own.childTicks
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        for entry in entries {
+            guard let pid = Int32(entry), pid != postmaster, let process = Self.stat(pid), process.parent == postmaster else { continue }
+            ticks += process.ticks
+        }
+        return Double(ticks) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// A process's parent, its own user + system ticks, and its reaped children's.
+    private static func stat(_ pid: Int32) -> (parent: Int32, ticks: Int, childTicks: Int)? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let end = text.lastIndex(of: ")")
+        else { return nil }
+        // After the command's ")": state, ppid, …; utime is the 14th field of the line, so the
+        // 12th after it, then stime, cutime, cstime.
+        let fields = text[text.index(after: end)...].split(separator: " ")
+        guard fields.count > 14, let parent = Int32(fields[1]), let utime = Int(fields[11]), let stime = Int(fields[12]),
+            let cutime = Int(fields[13]), let cstime = Int(fields[14])
+        else { return nil }
+        return (parent, utime + stime, cutime + cstime)
+    }
+}
+
+extension BenchmarkServer {
+    /// The server's CPU meter, when the server runs on this machine (its data directory is
+    /// readable here); nil otherwise, and the benchmark prints no server CPU.
+    func cpuMeter() async -> ServerCPU? {
+        if let directory, let meter = ServerCPU(dataDirectory: "\(directory)/data") { return meter }
+        do {
+            let rows = try await PostgresConnection.withConnection(configuration) { try await $0.query("SHOW data_directory") }
+            guard let path = try rows.first?.decode(0, as: String.self) else { return nil }
+            return ServerCPU(dataDirectory: path)
+        } catch {
+            print("(server CPU not measured: \(error))")
+            return nil
+        }
+    }
+}

@@ -44,6 +44,7 @@ struct HTTPBenchmark: AsyncParsableCommand {
 
     struct Measurement {
         var perSecond: Double
+        var p50Milliseconds: Double
         var p99Milliseconds: Double
     }
 
@@ -151,9 +152,12 @@ struct HTTPBenchmark: AsyncParsableCommand {
                 }
                 func row(_ name: String, _ http: Measurement, _ direct: Measurement?) -> String {
                     let ratio = direct.map { format(http.perSecond / $0.perSecond, 2) + "×" } ?? "—"
-                    let directCells = direct.map { "\(format($0.perSecond, 0)) | \(format($0.p99Milliseconds, 1))" } ?? "— | —"
+                    let directCells =
+                        direct.map { "\(format($0.perSecond, 0)) | \(format($0.p50Milliseconds, 1)) | \(format($0.p99Milliseconds, 1))" }
+                        ?? "— | — | —"
+                    let tail = direct.map { format(http.p99Milliseconds / $0.p99Milliseconds, 1) + "×" } ?? "—"
                     return
-                        "| \(name) | \(level) | \(format(http.perSecond, 0)) | \(format(http.p99Milliseconds, 1)) | \(directCells) | \(ratio) | \(format(http.perSecond / ceiling.perSecond, 2))× |"
+                        "| \(name) | \(level) | \(format(http.perSecond, 0)) | \(format(http.p50Milliseconds, 1)) | \(format(http.p99Milliseconds, 1)) | \(directCells) | \(ratio) | \(tail) | \(format(http.perSecond / ceiling.perSecond, 2))× |"
                 }
                 rows.append(row("GET /healthz", ceiling, nil))
                 rows.append(row("GET feed page from memory (no database)", fromMemory, nil))
@@ -164,8 +168,10 @@ struct HTTPBenchmark: AsyncParsableCommand {
                 )
             }
             print("")
-            print("| operation | connections | HTTP req/s | HTTP p99 ms | direct ops/s | direct p99 ms | HTTP / direct | HTTP / healthz |")
-            print("|---|---|---|---|---|---|---|---|")
+            print(
+                "| operation | connections | HTTP req/s | HTTP p50 ms | HTTP p99 ms | direct ops/s | direct p50 ms | direct p99 ms | HTTP / direct | p99 HTTP / direct | HTTP / healthz |"
+            )
+            print("|---|---|---|---|---|---|---|---|---|---|---|")
             rows.forEach { print($0) }
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
@@ -184,10 +190,12 @@ struct HTTPBenchmark: AsyncParsableCommand {
         }
         guard let rateLine = lines.first(where: { $0.hasPrefix("Requests/sec:") }),
             let rate = Double(rateLine.dropFirst("Requests/sec:".count).trimmingCharacters(in: .whitespaces)),
+            let p50Line = lines.first(where: { $0.hasPrefix("50%") }),
+            let p50 = Self.milliseconds(String(p50Line.dropFirst(3).trimmingCharacters(in: .whitespaces))),
             let p99Line = lines.first(where: { $0.hasPrefix("99%") }),
             let p99 = Self.milliseconds(String(p99Line.dropFirst(3).trimmingCharacters(in: .whitespaces)))
         else { throw ValidationError("unexpected wrk output: \(result.output)") }
-        return Measurement(perSecond: rate, p99Milliseconds: p99)
+        return Measurement(perSecond: rate, p50Milliseconds: p50, p99Milliseconds: p99)
     }
 
     /// wrk's latency ("812.00us", "3.41ms", "1.02s") in milliseconds.
@@ -218,6 +226,7 @@ struct HTTPBenchmark: AsyncParsableCommand {
         }
         guard !latencies.isEmpty else { throw ValidationError("no calls completed") }
         return Measurement(
-            perSecond: Double(latencies.count) / Double(seconds), p99Milliseconds: latencies[min(latencies.count - 1, latencies.count * 99 / 100)])
+            perSecond: Double(latencies.count) / Double(seconds), p50Milliseconds: latencies[latencies.count / 2],
+            p99Milliseconds: latencies[min(latencies.count - 1, latencies.count * 99 / 100)])
     }
 }

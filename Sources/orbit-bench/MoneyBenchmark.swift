@@ -131,7 +131,11 @@ struct MoneyBenchmark: AsyncParsableCommand {
             "community": community.description, "actor": actor.description, "total": String(100 * splits),
             "users": "{" + between.map { $0.uuidString.lowercased() }.joined(separator: ",") + "}",
         ]
+        // CPU per expense, ours and the server's (docs/benchmarks.md, "Adding an expense").
+        let serverCPU = await server.cpuMeter()
+        var cpu = CPUPerCall(server: serverCPU)
         let oursRoundTripsBefore = pool.roundTrips
+        cpu.start()
         let (ours, oursCount) = try await pool.withConnection { connection in
             let deadline = clock.now + .seconds(seconds)
             var count = 0
@@ -151,9 +155,11 @@ struct MoneyBenchmark: AsyncParsableCommand {
             }
             return (Double(count) / (clock.now - start).seconds, count)
         }
+        let oursCPU = cpu.stop(calls: oursCount)
         let oursRoundTrips = Double(pool.roundTrips - oursRoundTripsBefore) / Double(oursCount)
         let serviceRoundTripsBefore = pool.roundTrips
         var serviceCount = 0
+        cpu.start()
         let serviceStart = clock.now
         while clock.now < serviceStart + .seconds(seconds) {
             _ = try await services.expenses.addExpense(
@@ -163,9 +169,13 @@ struct MoneyBenchmark: AsyncParsableCommand {
             serviceCount += 1
         }
         let service = Double(serviceCount) / (clock.now - serviceStart).seconds
+        let serviceCPU = cpu.stop(calls: serviceCount)
         let serviceRoundTrips = Double(pool.roundTrips - serviceRoundTripsBefore) / Double(serviceCount)
         let pgbench = try PgbenchRunner(server: server, seconds: seconds)
-        let theirs = try await pgbench.run(sql: script, workload: "expense10", variables: variables).opsPerSecond
+        cpu.start()
+        let pgbenchResult = try await pgbench.run(sql: script, workload: "expense10", variables: variables)
+        let pgbenchServerCPU = cpu.stop(calls: pgbenchResult.count).server
+        let theirs = pgbenchResult.opsPerSecond
         print("")
         print("RESULT client=orbitcove workload=expense10_sql ops_per_sec=\(format(ours, 1))")
         print("RESULT client=orbitcove workload=expense10_service ops_per_sec=\(format(service, 1))")
@@ -176,6 +186,16 @@ struct MoneyBenchmark: AsyncParsableCommand {
         print(
             "Same SQL: OrbitCove / pgbench = \(format(ours / theirs, 2))x; full service (checks, splitting, reading back) / pgbench = \(format(service / theirs, 2))x"
         )
+        func micros(_ value: Double?) -> String { value.map { format($0, 0) } ?? "—" }
+        print("")
+        print("| an expense with 10 splits | per second | client CPU µs per call | server CPU µs per call |")
+        print("|---|---|---|---|")
+        print("| the same SQL, our client | \(format(ours, 1)) | \(micros(oursCPU.client)) | \(micros(oursCPU.server)) |")
+        print(
+            "| the service (checks, splitting, history, notifications, reading back) | \(format(service, 1)) | \(micros(serviceCPU.client)) | \(micros(serviceCPU.server)) |"
+        )
+        print("| pgbench, the same SQL | \(format(theirs, 1)) | \(micros(pgbenchResult.cpuMicrosecondsPerOp)) | \(micros(pgbenchServerCPU)) |")
+        if serverCPU == nil { print("(server CPU: not measured, the server is not on this machine or its data directory is not readable here)") }
         await pool.close()
     }
 
@@ -210,5 +230,27 @@ struct MoneyBenchmark: AsyncParsableCommand {
             try await connection.executeScript("VACUUM ANALYZE")
             return people
         }
+    }
+}
+
+/// CPU per call over a stretch of calls: this process's (the client's) and, where it can be read,
+/// the server's (every process of the cluster, ServerCPU). In microseconds.
+struct CPUPerCall {
+    let server: ServerCPU?
+    private var clientStart = 0.0
+    private var serverStart: Double?
+
+    init(server: ServerCPU?) { self.server = server }
+
+    mutating func start() {
+        clientStart = cpuSeconds()
+        serverStart = server?.seconds()
+    }
+
+    func stop(calls: Int) -> (client: Double, server: Double?) {
+        let count = Double(max(calls, 1))
+        let client = (cpuSeconds() - clientStart) * 1e6 / count
+        guard let serverStart, let now = server?.seconds() else { return (client, nil) }
+        return (client, (now - serverStart) * 1e6 / count)
     }
 }
