@@ -19,8 +19,10 @@ END
 $$;
 
 -- users
+-- One's own row first: PostgreSQL evaluates a policy's sub-select only when it gets to it, so
+-- reading one's own name (a notification's "who", GET /users/me) does not gather every contact.
 CREATE POLICY users_select ON users FOR SELECT TO orbit_app
-    USING (id = ANY ((SELECT orbit.contact_user_ids())::uuid[]));
+    USING (id = (SELECT orbit.app_user_id()) OR id = ANY ((SELECT orbit.contact_user_ids())::uuid[]));
 CREATE POLICY users_insert ON users FOR INSERT TO orbit_app
     WITH CHECK (id = (SELECT orbit.app_user_id()));
 CREATE POLICY users_update ON users FOR UPDATE TO orbit_app

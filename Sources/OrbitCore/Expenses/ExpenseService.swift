@@ -134,6 +134,37 @@ package struct ExpenseService: Sendable {
         let id = TransactionID.new(in: .transactions)
         let people = entry.people
         let family = entry.familyMembers
+        // Only the parts this expense has: a part left empty (no child's share, no payer rows)
+        // would still cost its tables' policy checks, and an empty INSERT its statement
+        // triggers (docs/benchmarks.md, "Adding an expense").
+        let familyMembersAreMembers: PostgresQuery =
+            family.isEmpty
+            ? ""
+            : """
+            AND (SELECT count(*) FROM family_members f
+                 JOIN members m ON m.community_id = c.id AND m.user_id = f.user_id AND m.left_at IS NULL
+                 WHERE f.id = ANY(\(family.map(\.uuid)))) = \(family.count)
+            """
+        let familySplits: PostgresQuery =
+            entry.familyShares.isEmpty
+            ? ""
+            : """
+            UNION ALL
+            SELECT t.id, t.community_id, f.user_id, f.id, x.amount
+            FROM t, unnest(\(entry.familyShares.map(\.member.uuid)), \(entry.familyShares.map { Int32($0.amount) })) AS x (id, amount)
+            JOIN family_members f ON f.id = x.id
+            """
+        let familyNames: (column: PostgresQuery, join: PostgresQuery) =
+            entry.familyShares.isEmpty ? ("NULL::text", "") : ("f.name", "LEFT JOIN family_members f ON f.id = s.family_member_id")
+        let payerRows: PostgresQuery =
+            entry.payers.isEmpty
+            ? "SELECT NULL::uuid AS user_id, NULL::integer AS amount WHERE false"
+            : """
+            INSERT INTO transaction_payers (transaction_id, community_id, user_id, amount)
+            SELECT t.id, t.community_id, y.user_id, y.amount
+            FROM t, unnest(\(entry.payers.map(\.userID.uuid)), \(entry.payers.map { Int32($0.amount) })) AS y (user_id, amount)
+            RETURNING user_id, amount
+            """
         // One round trip: the transaction with its splits and payers, then its history entry.
         let results: [PostgresRows]
         do {
@@ -145,9 +176,7 @@ package struct ExpenseService: Sendable {
                     WHERE c.id = \(entry.community) AND (NOT \(adminOnly) OR actor.role = 'admin')
                       AND (SELECT count(*) FROM members m WHERE m.community_id = c.id AND m.left_at IS NULL AND m.user_id = ANY(\(people.map(\.uuid))))
                           = \(people.count)
-                      AND (SELECT count(*) FROM family_members f
-                           JOIN members m ON m.community_id = c.id AND m.user_id = f.user_id AND m.left_at IS NULL
-                           WHERE f.id = ANY(\(family.map(\.uuid)))) = \(family.count)
+                      \(familyMembersAreMembers)
                 ),
                 t AS (
                     INSERT INTO transactions (id, community_id, created_by, type, description, total_amount, currency, paid_by, category,
@@ -169,24 +198,16 @@ package struct ExpenseService: Sendable {
                     INSERT INTO splits (transaction_id, community_id, user_id, family_member_id, amount)
                     SELECT t.id, t.community_id, x.user_id, NULL, x.amount
                     FROM t, unnest(\(entry.userShares.map(\.user.uuid)), \(entry.userShares.map { Int32($0.amount) })) AS x (user_id, amount)
-                    UNION ALL
-                    SELECT t.id, t.community_id, f.user_id, f.id, x.amount
-                    FROM t, unnest(\(entry.familyShares.map(\.member.uuid)), \(entry.familyShares.map { Int32($0.amount) })) AS x (id, amount)
-                    JOIN family_members f ON f.id = x.id
+                    \(familySplits)
                     RETURNING id, user_id, family_member_id, amount, is_settled, settled_at, settled_via
                 ),
-                p AS (
-                    INSERT INTO transaction_payers (transaction_id, community_id, user_id, amount)
-                    SELECT t.id, t.community_id, y.user_id, y.amount
-                    FROM t, unnest(\(entry.payers.map(\.userID.uuid)), \(entry.payers.map { Int32($0.amount) })) AS y (user_id, amount)
-                    RETURNING user_id, amount
-                )
+                p AS (\(payerRows))
                 SELECT t.*, s.id AS split_id, s.user_id AS split_user_id, s.family_member_id AS split_family_member_id,
-                    f.name AS split_family_member_name, s.amount AS split_amount, s.is_settled AS split_is_settled,
+                    \(familyNames.column) AS split_family_member_name, s.amount AS split_amount, s.is_settled AS split_is_settled,
                     s.settled_at AS split_settled_at, s.settled_via AS split_settled_via,
                     (SELECT array_agg(p.user_id ORDER BY p.user_id) FROM p) AS payer_ids,
                     (SELECT array_agg(p.amount ORDER BY p.user_id) FROM p) AS payer_amounts
-                FROM t LEFT JOIN s ON true LEFT JOIN family_members f ON f.id = s.family_member_id
+                FROM t LEFT JOIN s ON true \(familyNames.join)
                 ORDER BY s.user_id, s.family_member_id NULLS FIRST
                 """,
                 MoneyHistory.recordCreation(of: id, by: actor),
