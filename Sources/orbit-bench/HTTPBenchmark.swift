@@ -46,6 +46,17 @@ struct HTTPBenchmark: AsyncParsableCommand {
         var perSecond: Double
         var p50Milliseconds: Double
         var p99Milliseconds: Double
+        /// How long calls waited for a pooled connection (ConnectionPool.acquireWaits), p50 and p99 ms.
+        var poolWait: (p50: Double, p99: Double)? = nil
+    }
+
+    /// `body`'s measurement with the pool's waits during it.
+    private func withPoolWaits(_ pool: ConnectionPool, _ body: () async throws -> Measurement) async throws -> Measurement {
+        pool.resetAcquireWaits()
+        var measurement = try await body()
+        let waits = pool.acquireWaits
+        if let p50 = waits.milliseconds(atQuantile: 0.5), let p99 = waits.milliseconds(atQuantile: 0.99) { measurement.poolWait = (p50, p99) }
+        return measurement
     }
 
     private func measure(_ server: BenchmarkServer) async throws {
@@ -127,9 +138,13 @@ struct HTTPBenchmark: AsyncParsableCommand {
                 // neighbour); the round with the median ratio is reported, every ratio printed.
                 var feedRounds: [(http: Measurement, direct: Measurement)] = []
                 for _ in 0..<rounds {
-                    let http = try await wrk("\(base)/communities/\(community)/posts?limit=20", connections: level, script: feedScript)
-                    let direct = try await direct(concurrency: level) { _ = try await services.feed.page(of: community, limit: 20, as: admin) }
-                    feedRounds.append((http, direct))
+                    let http = try await withPoolWaits(pool) {
+                        try await wrk("\(base)/communities/\(community)/posts?limit=20", connections: level, script: feedScript)
+                    }
+                    let called = try await withPoolWaits(pool) {
+                        try await direct(concurrency: level) { _ = try await services.feed.page(of: community, limit: 20, as: admin) }
+                    }
+                    feedRounds.append((http, called))
                 }
                 feedRounds.sort { $0.http.perSecond / $0.direct.perSecond < $1.http.perSecond / $1.direct.perSecond }
                 let (feedHTTP, feedDirect) = feedRounds[feedRounds.count / 2]
@@ -144,11 +159,15 @@ struct HTTPBenchmark: AsyncParsableCommand {
                     "HTTP's own work per feed page (the page from memory, \(format(fromMemory.perSecond, 0))/s): \(format(httpCost, 0)) µs of CPU; "
                         + "the direct call (median round): \(format(directCost, 0)) µs. Simply added: \(format(directCost / (directCost + httpCost), 2))× "
                         + "of the direct call; measured: \(format(feedHTTP.perSecond / feedDirect.perSecond, 2))×.")
-                let expenseHTTP = try await wrk("\(base)/communities/\(community)/expenses", connections: level, script: expenseScript)
-                let expenseDirect = try await direct(concurrency: level) {
-                    _ = try await services.expenses.addExpense(
-                        in: community, description: "Pizza", total: Money(minorUnits: 10000, currency: .usd), paidBy: admin, split: .equal(members),
-                        as: admin)
+                let expenseHTTP = try await withPoolWaits(pool) {
+                    try await wrk("\(base)/communities/\(community)/expenses", connections: level, script: expenseScript)
+                }
+                let expenseDirect = try await withPoolWaits(pool) {
+                    try await direct(concurrency: level) {
+                        _ = try await services.expenses.addExpense(
+                            in: community, description: "Pizza", total: Money(minorUnits: 10000, currency: .usd), paidBy: admin,
+                            split: .equal(members), as: admin)
+                    }
                 }
                 func row(_ name: String, _ http: Measurement, _ direct: Measurement?) -> String {
                     let ratio = direct.map { format(http.perSecond / $0.perSecond, 2) + "×" } ?? "—"
@@ -156,8 +175,11 @@ struct HTTPBenchmark: AsyncParsableCommand {
                         direct.map { "\(format($0.perSecond, 0)) | \(format($0.p50Milliseconds, 1)) | \(format($0.p99Milliseconds, 1))" }
                         ?? "— | — | —"
                     let tail = direct.map { format(http.p99Milliseconds / $0.p99Milliseconds, 1) + "×" } ?? "—"
+                    func waits(_ measurement: Measurement?) -> String {
+                        measurement?.poolWait.map { "\(format($0.p50, 2)) / \(format($0.p99, 1))" } ?? "—"
+                    }
                     return
-                        "| \(name) | \(level) | \(format(http.perSecond, 0)) | \(format(http.p50Milliseconds, 1)) | \(format(http.p99Milliseconds, 1)) | \(directCells) | \(ratio) | \(tail) | \(format(http.perSecond / ceiling.perSecond, 2))× |"
+                        "| \(name) | \(level) | \(format(http.perSecond, 0)) | \(format(http.p50Milliseconds, 1)) | \(format(http.p99Milliseconds, 1)) | \(directCells) | \(ratio) | \(tail) | \(waits(http)) | \(waits(direct)) | \(format(http.perSecond / ceiling.perSecond, 2))× |"
                 }
                 rows.append(row("GET /healthz", ceiling, nil))
                 rows.append(row("GET feed page from memory (no database)", fromMemory, nil))
@@ -169,9 +191,10 @@ struct HTTPBenchmark: AsyncParsableCommand {
             }
             print("")
             print(
-                "| operation | connections | HTTP req/s | HTTP p50 ms | HTTP p99 ms | direct ops/s | direct p50 ms | direct p99 ms | HTTP / direct | p99 HTTP / direct | HTTP / healthz |"
+                "| operation | connections | HTTP req/s | HTTP p50 ms | HTTP p99 ms | direct ops/s | direct p50 ms | direct p99 ms | HTTP / direct | p99 HTTP / direct | pool wait p50 / p99 ms, HTTP | the same, direct | HTTP / healthz |"
             )
-            print("|---|---|---|---|---|---|---|---|---|---|---|")
+            print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+            print("(pool wait: how long calls waited for one of the pool's \(poolSize) connections, ConnectionPool.acquireWaits; to within 19 %)")
             rows.forEach { print($0) }
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()

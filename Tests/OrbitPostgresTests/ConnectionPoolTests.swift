@@ -54,6 +54,39 @@ struct ConnectionPoolTests {
         }
     }
 
+    @Test("every borrower's wait for a connection is counted, one that queued behind the only connection included")
+    func acquireWaits() async throws {
+        try await withTestDatabase { database in
+            let pool = database.makePool(maxConnections: 1)
+            _ = try await pool.query("SELECT 1")
+            pool.resetAcquireWaits()
+            #expect(pool.acquireWaits.count == 0 && pool.acquireWaits.milliseconds(atQuantile: 0.5) == nil)
+            let held = AsyncStream<Void>.makeStream()
+            let release = AsyncStream<Void>.makeStream()
+            let holder = Task {
+                try await pool.withConnection { _ in
+                    held.continuation.yield()
+                    var iterator = release.stream.makeAsyncIterator()
+                    await iterator.next()
+                }
+            }
+            var heldIterator = held.stream.makeAsyncIterator()
+            await heldIterator.next()
+            let waiter = Task { try await pool.query("SELECT 1") }
+            while pool.statistics.waiting == 0 { try await Task.sleep(for: .milliseconds(1)) }
+            release.continuation.yield()
+            try await holder.value
+            _ = try await waiter.value
+            let waits = pool.acquireWaits
+            #expect(waits.count == 2, "the holder's and the waiter's")
+            let longest = try #require(waits.milliseconds(atQuantile: 1))
+            #expect(longest > 0 && longest >= (waits.milliseconds(atQuantile: 0.5) ?? .infinity))
+            pool.resetAcquireWaits()
+            #expect(pool.acquireWaits.count == 0)
+            await pool.close()
+        }
+    }
+
     @Test("a connection terminated by pg_terminate_backend is discarded and replaced")
     func terminatedBackendReplaced() async throws {
         try await withTestDatabase { database in

@@ -32,6 +32,8 @@ public final class ConnectionPool: Sendable {
     /// A connection of this pool found a transaction-mode pooler (see `PostgresConnection.execute`).
     private let poolerDetected = Atomic<Bool>(false)
     private let roundTripTotal = Atomic<Int>(0)
+    /// How long each `withConnection` waited for its connection (`acquireWaits`).
+    private let waits = Mutex(WaitHistogram())
 
     public init(
         configuration: PostgresConfiguration,
@@ -53,7 +55,10 @@ public final class ConnectionPool: Sendable {
         // A connection found broken is replaced; after that many failures in a row the server
         // is likely down and the error from opening a new connection is what the caller sees.
         for _ in 0...options.maxConnections {
+            let asked = ContinuousClock.now
             let lease = try await acquire()
+            let waited = ContinuousClock.now - asked
+            waits.withLock { $0.record(waited) }
             let connection = lease.connection
             let mustValidate = lease.idleSince.map { ContinuousClock.now - $0 >= options.validationInterval } ?? false
             let outcome: LeaseOutcome<Result> = try await withTaskExecutorPreference(connection.thread) {
@@ -123,6 +128,13 @@ public final class ConnectionPool: Sendable {
     /// (`PostgresConnection.roundTrips`, summed over every `withConnection`): the difference
     /// across a call is what the call cost, when nothing else uses the pool meanwhile.
     public var roundTrips: Int { roundTripTotal.load(ordering: .relaxed) }
+
+    /// How long borrowers waited for a connection since the pool opened or since
+    /// `resetAcquireWaits()`: where a request waits when every connection is busy (orbit-bench
+    /// http prints it beside each operation's latency). Opening a new connection counts as waiting.
+    public var acquireWaits: WaitHistogram { waits.withLock { $0 } }
+
+    public func resetAcquireWaits() { waits.withLock { $0 = WaitHistogram() } }
 
     /// Counts for monitoring and tests.
     public var statistics: Statistics {
