@@ -51,7 +51,8 @@ enum BenchmarkLiveServer {
     /// then hold one end of each socket and the server the other, each within its own limit on
     /// open files. `body` gets the tokens' issuer (the server's secret, given to it as
     /// ORBIT_JWT_SECRET) and the port.
-    static func runProcess(database: String, _ body: (AccessTokens, Int) async throws -> Void) async throws {
+    /// `body` gets the tokens' issuer, the server's port and its process id.
+    static func runProcess(database: String, _ body: (AccessTokens, Int, Int32) async throws -> Void) async throws {
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "orbitctl")
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             throw ValidationError("\(executable.path) not found: build it first (swift build -c release --product orbitctl)")
@@ -70,7 +71,7 @@ enum BenchmarkLiveServer {
                 guard process.isRunning, ContinuousClock.now < deadline else { throw ValidationError("orbitctl serve did not start") }
                 try await Task.sleep(for: .milliseconds(100))
             }
-            try await body(try await AccessTokens(secret: Array(secret.utf8)), port)
+            try await body(try await AccessTokens(secret: Array(secret.utf8)), port, process.processIdentifier)
         } catch {
             process.terminate()
             process.waitUntilExit()

@@ -210,8 +210,16 @@ struct ServerCPU {
         return Double(ticks) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
+    /// The CPU seconds process `pid` has used (all its threads), in user space and in the kernel,
+    /// or nil when /proc does not show it.
+    static func processSeconds(_ pid: Int32) -> (user: Double, system: Double)? {
+        guard let times = stat(pid) else { return nil }
+        let tick = Double(sysconf(Int32(_SC_CLK_TCK)))
+        return (Double(times.user) / tick, Double(times.ticks - times.user) / tick)
+    }
+
     /// A process's parent, its own user + system ticks, and its reaped children's.
-    private static func stat(_ pid: Int32) -> (parent: Int32, ticks: Int, childTicks: Int)? {
+    private static func stat(_ pid: Int32) -> (parent: Int32, ticks: Int, childTicks: Int, user: Int)? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
             let end = text.lastIndex(of: ")")
         else { return nil }
@@ -221,7 +229,7 @@ struct ServerCPU {
         guard fields.count > 14, let parent = Int32(fields[1]), let utime = Int(fields[11]), let stime = Int(fields[12]),
             let cutime = Int(fields[13]), let cstime = Int(fields[14])
         else { return nil }
-        return (parent, utime + stime, cutime + cstime)
+        return (parent, utime + stime, cutime + cstime, utime)
     }
 }
 

@@ -72,15 +72,18 @@ struct LiveBenchmark: AsyncParsableCommand {
         var committed: [ContinuousClock.Instant] = []
 
         // The server: in this process, or a process of its own.
-        func serve(_ body: (AccessTokens, Int) async throws -> Void) async throws {
+        // With the server's process id (a server of its own), its CPU is measured too.
+        func serve(_ body: (AccessTokens, Int, Int32?) async throws -> Void) async throws {
             if let database {
                 FileLimit.raise(needing: sockets + 1024)
-                try await BenchmarkLiveServer.runProcess(database: database, body)
+                try await BenchmarkLiveServer.runProcess(database: database) { try await body($0, $1, $2) }
             } else {
-                try await BenchmarkLiveServer.run(services, clients: sockets) { api, port in try await body(api.tokens, port) }
+                try await BenchmarkLiveServer.run(services, clients: sockets) { api, port in try await body(api.tokens, port, nil) }
             }
         }
-        try await serve { issuer, port in
+        /// The server's CPU seconds (user space, kernel) per second at rest, and over the commits.
+        var serverWork: (idlePerSecond: (Double, Double), busy: (Double, Double), seconds: Double)?
+        try await serve { issuer, port, serverProcess in
             var tokens: [String] = []
             for member in members { tokens.append(try await issuer.issue(for: member)) }
             let opening = clock.now
@@ -98,6 +101,11 @@ struct LiveBenchmark: AsyncParsableCommand {
                 _ = try await services.feed.createPost(in: community, PostDraft(content: "warm-up"), as: admin)
                 try await Self.wait("the warm-up message on every socket", timeout: .seconds(60)) { arrivals.sockets(withAtLeast: 1) == sockets }
                 print("\(sockets) sockets open and warmed up in \(String(format: "%.1f", (clock.now - opening).seconds)) s")
+                // The server's own CPU (a process of its own): at rest for 2 s (it reads the change
+                // log every 10 ms), then over the commits.
+                let idleStart = (clock.now, serverProcess.flatMap(ServerCPU.processSeconds))
+                try await Task.sleep(for: .seconds(2))
+                let busyStart = (clock.now, serverProcess.flatMap(ServerCPU.processSeconds))
                 for index in 0..<commits {
                     _ = try await services.feed.createPost(in: community, PostDraft(content: "Post \(index)"), as: admin)
                     committed.append(clock.now)
@@ -105,6 +113,13 @@ struct LiveBenchmark: AsyncParsableCommand {
                         arrivals.sockets(withAtLeast: index + 2) == sockets
                     }
                     try await Task.sleep(for: .milliseconds(20))  // commits apart, so that no two fold into one message
+                }
+                if let process = serverProcess, let idle = idleStart.1, let busy = busyStart.1, let end = ServerCPU.processSeconds(process) {
+                    let rest = (busyStart.0 - idleStart.0).seconds
+                    serverWork = (
+                        ((busy.user - idle.user) / rest, (busy.system - idle.system) / rest), (end.user - busy.user, end.system - busy.system),
+                        (clock.now - busyStart.0).seconds
+                    )
                 }
                 clients.cancelAll()
             }
@@ -128,6 +143,24 @@ struct LiveBenchmark: AsyncParsableCommand {
         print("|---|---|---|---|")
         print("| commit → message, every socket (ms) | \(percentile(each, 0.5)) | \(percentile(each, 0.99)) | \(percentile(each, 1)) |")
         print("| commit → message on the last socket (ms) | \(percentile(last, 0.5)) | \(percentile(last, 0.99)) | \(percentile(last, 1)) |")
+        if let serverWork {
+            // What the commits cost the server beyond reading the log at rest: in user space (the
+            // server's code) and in the kernel (a send per socket; on loopback the kernel also
+            // delivers to the client within that send).
+            let user = max(0, serverWork.busy.0 - serverWork.idlePerSecond.0 * serverWork.seconds)
+            let system = max(0, serverWork.busy.1 - serverWork.idlePerSecond.1 * serverWork.seconds)
+            let perSocket = (user + system) * 1e6 / Double(sockets * commits)
+            let userPerSocket = user * 1e6 / Double(sockets * commits)
+            print(
+                "Server's own CPU (orbitctl serve, from /proc): \(format((user + system) * 1e3 / Double(commits), 2)) ms per commit, "
+                    + "\(format(perSocket, 2)) µs per socket per commit, of which \(format(userPerSocket, 2)) µs in user space "
+                    + "(at rest \(format((serverWork.idlePerSecond.0 + serverWork.idlePerSecond.1) * 1e3, 1)) ms/s, subtracted)")
+            print(
+                "RESULT workload=live_fanout sockets=\(sockets) server_cpu_us_per_socket_per_commit=\(format(perSocket, 2)) user_space_us=\(format(userPerSocket, 2))"
+            )
+        } else {
+            print("(the server's own CPU is measured with --separate-server only: in this process it is shared with the clients)")
+        }
     }
 
     /// Polls `condition` until it holds (or throws after `timeout`).

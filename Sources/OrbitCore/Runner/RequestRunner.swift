@@ -193,6 +193,10 @@ package struct RequestRunner: Sendable {
     func mappingErrors<Result>(_ body: () async throws -> Result) async throws -> Result {
         do {
             return try await body()
+        } catch let error as PostgresError where error.code == .poolTimeout {
+            // Every pooled connection stayed busy for the pool's whole wait: the request never
+            // reached the database, so trying again is safe (503 with Retry-After, not a 500).
+            throw ServiceError.unavailable("The server is busy: no database connection became free in time; try again shortly.")
         } catch let error as PostgresError where error.code == .encoding {
             // A value that cannot even be sent (a NUL in text): every text field is checked before,
             // so this is a field that was not; still the input's fault, never a 500.
