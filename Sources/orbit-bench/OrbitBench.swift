@@ -9,7 +9,7 @@ struct OrbitBench: AsyncParsableCommand {
         subcommands: [
             ClientBenchmark.self, SchemaBenchmark.self, EventsBenchmark.self, FeedBenchmark.self, MoneyBenchmark.self, HTTPBenchmark.self,
             FaultBenchmark.self, ScaleBenchmark.self, ReplicaBenchmark.self, SyncBenchmark.self, LiveBenchmark.self, ChatBenchmark.self,
-            SearchBenchmark.self,
+            SearchBenchmark.self, SummaryBenchmark.self,
         ]
     )
 }
