@@ -91,6 +91,48 @@ final class RawConnection: @unchecked Sendable {
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// The WebSocket frames the server sends (unmasked), until its close frame: the text
+    /// messages, in order, and the close frame's code (nil when the connection ended, or nothing
+    /// came for 30 s, without one).
+    func readFrames() -> (texts: [String], closeCode: UInt16?) {
+        var data = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var texts: [String] = []
+        var offset = 0
+        while true {
+            while let (opcode, payload, next) = Self.frame(in: data, at: offset) {
+                offset = next
+                if opcode == 0x1 { texts.append(String(decoding: payload, as: UTF8.self)) }
+                if opcode == 0x8 {
+                    return (texts, payload.count >= 2 ? UInt16(payload[payload.startIndex]) << 8 | UInt16(payload[payload.startIndex + 1]) : nil)
+                }
+            }
+            let count = recv(socket, &buffer, buffer.count, 0)
+            guard count > 0 else { return (texts, nil) }
+            data += buffer[0..<count]
+        }
+    }
+
+    /// The whole frame at `offset` of `data`: its opcode, its payload, and where the next one
+    /// starts; nil until all of it has arrived.
+    private static func frame(in data: [UInt8], at offset: Int) -> (UInt8, ArraySlice<UInt8>, Int)? {
+        guard data.count >= offset + 2 else { return nil }
+        var length = Int(data[offset + 1] & 0x7F)
+        var header = 2
+        if length == 126 {
+            guard data.count >= offset + 4 else { return nil }
+            length = Int(data[offset + 2]) << 8 | Int(data[offset + 3])
+            header = 4
+        } else if length == 127 {
+            guard data.count >= offset + 10 else { return nil }
+            length = (0..<8).reduce(0) { $0 << 8 | Int(data[offset + 2 + $1]) }
+            header = 10
+        }
+        let start = offset + header
+        guard data.count >= start + length else { return nil }
+        return (data[offset] & 0x0F, data[start..<start + length], start + length)
+    }
+
     /// What arrives until the server ends the connection (`ended`), or until nothing has come
     /// for 30 s (not ended).
     func readUntilEnded() -> (bytes: Int, ended: Bool) {

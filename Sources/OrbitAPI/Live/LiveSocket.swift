@@ -24,7 +24,8 @@ extension OrbitAPI {
         let chat = services.chat
         let marks = deliveredMarks
         return .upgrade([:]) { inbound, outbound, context in
-            let socket = await hub.add(principal)
+            // The hub writes this socket's messages on its event loop itself (WebSocketOutlet).
+            let socket = await hub.add(principal, outlet: WebSocketOutlet(channel: channel))
             // A user's socket is their presence (chat); a child's device has none.
             let user: UserID? = if case .user(let user) = principal { user } else { nil }
             if let user {
@@ -35,23 +36,8 @@ extension OrbitAPI {
                 }
             }
             let fellBehind = await withTaskGroup(of: Bool.self) { group in
-                // What the hub queues for this socket, in order. The outbox ends only when it
-                // overflowed (the hub lets go of it after this group), so a writer that got to
-                // its end before the task below was told fell behind too.
-                group.addTask {
-                    for await message in socket.outbox {
-                        do {
-                            try await outbound.write(.text(message))
-                        } catch {
-                            context.logger.debug("live: a message could not be sent", metadata: ["error": "\(error)"])
-                            return false
-                        }
-                    }
-                    return !Task.isCancelled
-                }
-                // An outbox that overflowed (the client fell `LiveHub.outboxLimit` messages
-                // behind) ends the socket at once: the write above may wait forever on a client
-                // that stopped reading.
+                // A client that fell `LiveHub.outboxLimit` messages behind (it stopped reading)
+                // ends the socket at once.
                 group.addTask {
                     for await _ in socket.fellBehind { return true }
                     return false

@@ -23,6 +23,9 @@ package actor LiveHub {
         /// Told once when the outbox overflows: the socket is then closed at once, not after
         /// writing what is queued (a client that stopped reading would never take it).
         var fellBehind: AsyncStream<Void>.Continuation
+        /// The socket's connection, when the fan-out writes it directly (`LiveOutlet`); its
+        /// outbox then stays empty.
+        var outlet: (any LiveOutlet)?
 
         var user: UserID? { if case .user(let user) = principal { user } else { nil } }
         var device: ChildDeviceID? { if case .child(let session) = principal { session.device } else { nil } }
@@ -54,12 +57,13 @@ package actor LiveHub {
         package var fellBehind: AsyncStream<Void>
     }
 
-    /// Registers a socket.
-    package func add(_ principal: Principal) -> Registration {
+    /// Registers a socket. With an `outlet`, the fan-out writes to it directly (the outbox
+    /// stays empty); without, its messages queue in the outbox.
+    package func add(_ principal: Principal, outlet: (any LiveOutlet)? = nil) -> Registration {
         let id = UUID()
         let (stream, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingOldest(Self.outboxLimit))
         let (behind, behindContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        sockets[id] = Socket(principal: principal, outbox: continuation, fellBehind: behindContinuation)
+        sockets[id] = Socket(principal: principal, outbox: continuation, fellBehind: behindContinuation, outlet: outlet)
         return Registration(id: id, outbox: stream, fellBehind: behind)
     }
 
@@ -84,19 +88,46 @@ package actor LiveHub {
 
     /// Sends `message` to the sockets of `users`.
     package func send(_ message: String, to users: Set<UserID>) {
-        for socket in sockets.values {
-            guard let user = socket.user, users.contains(user) else { continue }
-            enqueue(message, on: socket)
-        }
+        send(message) { socket in socket.user.map(users.contains) ?? false }
     }
 
     /// Sends `message` to the sockets of the children signed in on `devices`.
     package func send(_ message: String, toDevices devices: Set<ChildDeviceID>) {
-        for socket in sockets.values {
-            guard let device = socket.device, devices.contains(device) else { continue }
-            enqueue(message, on: socket)
-        }
+        send(message) { socket in socket.device.map(devices.contains) ?? false }
     }
+
+    /// Sends `message` to the sockets `chosen` picks: those with an outlet in one batch per
+    /// event loop (`LiveOutlet.write`: one pass, one encoding, no await per socket), the others
+    /// through their outboxes.
+    private func send(_ message: String, to chosen: (Socket) -> Bool) {
+        var batches: [ObjectIdentifier: [LiveOutletEntry]] = [:]
+        for socket in sockets.values where chosen(socket) {
+            if let outlet = socket.outlet {
+                batches[outlet.batchKey, default: []].append(LiveOutletEntry(outlet: outlet, fellBehind: socket.fellBehind))
+            } else {
+                enqueue(message, on: socket)
+            }
+        }
+        for batch in batches.values { batch[0].outlet.write(message, to: batch) }
+    }
+}
+
+/// A socket's connection as the fan-out writes it (the WebSocket's channel, in the API): every
+/// socket of one event loop is written in one pass on that loop, from one encoded frame, with one
+/// flush each and no task or await per socket. The outbox's bound holds as before: a socket that
+/// takes `LiveHub.outboxLimit` more messages while its connection is above its high-water mark
+/// (its client stopped reading) is told it fell behind, and gets nothing more.
+package protocol LiveOutlet: AnyObject, Sendable {
+    /// Outlets with the same key are written together (their event loop).
+    var batchKey: ObjectIdentifier { get }
+    /// Writes `message` to every outlet of `batch`, all with this one's `batchKey`.
+    func write(_ message: String, to batch: [LiveOutletEntry])
+}
+
+/// An outlet to write, and where to say that its socket fell behind.
+package struct LiveOutletEntry: Sendable {
+    package var outlet: any LiveOutlet
+    package var fellBehind: AsyncStream<Void>.Continuation
 }
 
 /// The messages of `GET /live`.
