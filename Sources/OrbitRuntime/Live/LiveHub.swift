@@ -16,9 +16,9 @@ package actor LiveHub {
     struct Socket {
         /// A user's socket, or a signed-in child's device's.
         var principal: Principal
-        /// Its outbox: the socket's own task writes what is queued here, so a fan-out to 10,000
-        /// sockets is 10,000 enqueues, not 10,000 awaited writes one after another (where one
-        /// slow client held up everyone after it).
+        /// Its outbox, for a socket registered without an outlet: whoever registered it reads
+        /// what is queued here. A WebSocket of `GET /live` has an outlet instead, which the
+        /// fan-out writes in one pass per event loop (`LiveOutlet`).
         var outbox: AsyncStream<String>.Continuation
         /// Told once when the outbox overflows: the socket is then closed at once, not after
         /// writing what is queued (a client that stopped reading would never take it).
