@@ -199,17 +199,8 @@ struct LiveTests {
             let cast = try await APICast.make(harness)
             try await withServer(harness, heartbeat: .milliseconds(200)) { port, api in
                 let hub = api.live
-                // The member's client upgrades, then never reads again (a 4 KiB receive buffer).
-                let upgrade =
-                    "GET /live HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-                    + "Authorization: Bearer \(cast.memberToken)\r\n\r\n"
-                let stalled = try await offPool { try RawConnection(port: port, receiveBuffer: 4096) }
-                let answer = try await offPool {
-                    stalled.send(upgrade)
-                    return stalled.readResponse()
-                }
-                #expect(answer.hasPrefix("HTTP/1.1 101"), "\(answer)")
+                // The member's client upgrades, then never reads again.
+                let stalled = try await Self.rawLiveClient(port: port, token: cast.memberToken)
                 // The outsider's client reads everything.
                 let outsider = Received()
                 try await withThrowingTaskGroup(of: Void.self) { sockets in
@@ -247,18 +238,9 @@ struct LiveTests {
             let cast = try await APICast.make(harness)
             try await withServer(harness, heartbeat: .seconds(60)) { port, api in
                 let hub = api.live
-                // The member's client upgrades, then reads nothing until the burst is sent (a
-                // 4 KiB receive buffer): the kernel's buffers fill, then the server's.
-                let upgrade =
-                    "GET /live HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-                    + "Authorization: Bearer \(cast.memberToken)\r\n\r\n"
-                let client = try await offPool { try RawConnection(port: port, receiveBuffer: 4096) }
-                let answer = try await offPool {
-                    client.send(upgrade)
-                    return client.readResponse()
-                }
-                #expect(answer.hasPrefix("HTTP/1.1 101"), "\(answer)")
+                // The member's client upgrades, then reads nothing until the burst is sent: the
+                // kernel's buffers fill, then the server's.
+                let client = try await Self.rawLiveClient(port: port, token: cast.memberToken)
                 try await waitUntil("the socket is registered") { await hub.count == 1 }
                 // 8 MB in one turn of the hub, far more than the buffers and the outbox hold.
                 let burst = 4 * LiveHub.outboxLimit
@@ -274,6 +256,22 @@ struct LiveTests {
                 client.close()
             }
         }
+    }
+
+    /// A raw client of `GET /live` as `token`, upgraded, that reads only when the test reads
+    /// it (a 4 KiB receive buffer, so the server's writes stall soon after it stops).
+    static func rawLiveClient(port: Int, token: String) async throws -> RawConnection {
+        let upgrade =
+            "GET /live HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+            + "Authorization: Bearer \(token)\r\n\r\n"
+        let client = try await offPool { try RawConnection(port: port, receiveBuffer: 4096) }
+        let answer = try await offPool {
+            client.send(upgrade)
+            return client.readResponse()
+        }
+        #expect(answer.hasPrefix("HTTP/1.1 101"), "\(answer)")
+        return client
     }
 
     @Test("a socket is closed when its access token expires; a socket without a valid token is refused")

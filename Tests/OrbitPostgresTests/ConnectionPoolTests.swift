@@ -32,22 +32,11 @@ struct ConnectionPoolTests {
     func acquireTimeout() async throws {
         try await withTestDatabase { database in
             let pool = database.makePool(maxConnections: 1, acquireTimeout: .milliseconds(200))
-            let held = AsyncStream<Void>.makeStream()
-            let release = AsyncStream<Void>.makeStream()
-            let holder = Task {
-                try await pool.withConnection { _ in
-                    held.continuation.yield()
-                    var iterator = release.stream.makeAsyncIterator()
-                    await iterator.next()
-                }
-            }
-            var heldIterator = held.stream.makeAsyncIterator()
-            await heldIterator.next()
+            let held = await HeldConnection.hold(pool)
             let error = await #expect(throws: PostgresError.self) { try await pool.query("SELECT 1") }
             #expect(error?.code == .poolTimeout)
             #expect(error?.message.contains("no database connection became free") == true)
-            release.continuation.yield()
-            try await holder.value
+            try await held.release()
             // Once returned, the connection is lent again.
             #expect(try await pool.query("SELECT 1 AS one").single().decode("one", as: Int.self) == 1)
             await pool.close()
@@ -61,21 +50,10 @@ struct ConnectionPoolTests {
             _ = try await pool.query("SELECT 1")
             pool.resetAcquireWaits()
             #expect(pool.acquireWaits.count == 0 && pool.acquireWaits.milliseconds(atQuantile: 0.5) == nil)
-            let held = AsyncStream<Void>.makeStream()
-            let release = AsyncStream<Void>.makeStream()
-            let holder = Task {
-                try await pool.withConnection { _ in
-                    held.continuation.yield()
-                    var iterator = release.stream.makeAsyncIterator()
-                    await iterator.next()
-                }
-            }
-            var heldIterator = held.stream.makeAsyncIterator()
-            await heldIterator.next()
+            let held = await HeldConnection.hold(pool)
             let waiter = Task { try await pool.query("SELECT 1") }
-            while pool.statistics.waiting == 0 { try await Task.sleep(for: .milliseconds(1)) }
-            release.continuation.yield()
-            try await holder.value
+            while pool.statistics.waiting == 0 { await Task.yield() }
+            try await held.release()
             _ = try await waiter.value
             let waits = pool.acquireWaits
             #expect(waits.count == 2, "the holder's and the waiter's")

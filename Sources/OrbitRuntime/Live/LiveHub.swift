@@ -41,8 +41,9 @@ package actor LiveHub {
 
     package func startedListening() { isListening = true }
 
-    /// The most messages a socket's outbox holds: a client that falls this far behind is
-    /// closed (it reconnects and pulls), rather than the server holding its backlog.
+    /// The most messages a socket's outbox holds, or an outlet takes while its connection is
+    /// above its high-water mark: a client that falls this far behind is closed (it reconnects
+    /// and pulls), rather than the server holding its backlog.
     package static let outboxLimit = 1024
 
     /// How long a socket that fell behind is given to take its close frame (1013) before its
