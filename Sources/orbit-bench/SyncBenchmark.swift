@@ -106,6 +106,11 @@ struct SyncBenchmark: AsyncParsableCommand {
             try await connection.query(
                 "UPDATE posts SET content = content || ' (edited)' WHERE id IN (SELECT id FROM posts WHERE community_id = \(community) LIMIT \(backlog - posts))"
             )
+            // As autovacuum would have on a running server. Without it the pull's rate was a
+            // matter of whether autovacuum happened to get there first (the tables went from
+            // empty to 100,000 rows within seconds): the planner's guesses for empty tables
+            // read the entities 3 to 25 times slower (docs/benchmarks.md, "Sync").
+            try await connection.executeScript("VACUUM ANALYZE")
         }
         // The same backlog pulled from the same cursor, alternately reading each entity with its
         // own query (as before issue 38) and a page's entities of a kind with one query. This
