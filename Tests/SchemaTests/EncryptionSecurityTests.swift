@@ -155,7 +155,11 @@ struct EncryptionSecurityTests {
                     // (parallel tests share the cluster; another's lock wait is not this one's).
                     let holder = try await rekey.query("SELECT pg_backend_pid() AS pid").single().decode("pid", as: Int32.self)
                     var waited = false
-                    for _ in 0..<200 {
+                    // Until it waits. The deadline bounds a hang and times nothing: 200 polls of
+                    // 25 ms (5 s) were too few once on a loaded CI machine (the test took 220 s),
+                    // where the post reached the server only after the re-key had committed.
+                    let deadline = ContinuousClock.now + .seconds(120)
+                    while ContinuousClock.now < deadline {
                         let waiting = try await setup.query(
                             """
                             SELECT count(*) AS n FROM pg_stat_activity

@@ -217,21 +217,21 @@ package struct SyncService: Sendable {
             case .community(let community): "c.community_id = \(community)"
             case .own(let user): "c.community_id IS NULL AND c.user_id = \(user)"
             }
-        // Only that plan, whatever the statistics say (`orderedScanOnly`).
-        try await connection.executeScript(Self.orderedScanOnly)
-        let rows = try await connection.query(
-            """
-            SELECT c.xid::text AS xid, c.seq, c.entity, c.entity_id
-            FROM changes c
-            WHERE \(scope) AND c.xid >= pg_snapshot_xmin(\(since)::pg_snapshot)
-              AND pg_visible_in_snapshot(c.xid, \(target)::pg_snapshot) AND NOT pg_visible_in_snapshot(c.xid, \(since)::pg_snapshot)
-              AND (c.xid, c.seq) > (\(String(cursor.xid))::xid8, \(cursor.seq)::bigint)
-              AND c.entity = ANY(\(Self.entities(for: actor, in: feed).map(\.rawValue)))
-            ORDER BY c.xid, c.seq
-            LIMIT \(limit + 1)
-            """
-        )
-        try await connection.executeScript(Self.anyPlan)
+        // That plan, whatever the statistics say (`orderedScanOnly`), in the same round trip.
+        let results = try await connection.pipeline(
+            Self.orderedScanOnly + [
+                """
+                SELECT c.xid::text AS xid, c.seq, c.entity, c.entity_id
+                FROM changes c
+                WHERE \(scope) AND c.xid >= pg_snapshot_xmin(\(since)::pg_snapshot)
+                  AND pg_visible_in_snapshot(c.xid, \(target)::pg_snapshot) AND NOT pg_visible_in_snapshot(c.xid, \(since)::pg_snapshot)
+                  AND (c.xid, c.seq) > (\(String(cursor.xid))::xid8, \(cursor.seq)::bigint)
+                  AND c.entity = ANY(\(Self.entities(for: actor, in: feed).map(\.rawValue)))
+                ORDER BY c.xid, c.seq
+                LIMIT \(limit + 1)
+                """
+            ] + Self.anyPlan)
+        let rows = results[Self.orderedScanOnly.count]
         var last = cursor
         var order: [(entity: SyncEntity, id: UUID)] = []
         var position: [String: Int] = [:]
@@ -281,11 +281,16 @@ package struct SyncService: Sendable {
     /// (a community that grew since the table's last ANALYZE), the planner, believing there were
     /// next to none, read every change left in the window for every page instead and sorted
     /// them (a bitmap scan of the policies' OR, or the `xid` index): a backlog in quadratic time,
-    /// 100,000 changes at 50 ms a page instead of 1 (docs/sync.md, "Reading the log"). These
-    /// hold for that one statement; `anyPlan` undoes them for the entities' reads.
-    static let orderedScanOnly = "SET LOCAL enable_bitmapscan = off; SET LOCAL enable_sort = off; SET LOCAL enable_incremental_sort = off"
-    static let anyPlan =
-        "SET LOCAL enable_bitmapscan TO DEFAULT; SET LOCAL enable_sort TO DEFAULT; SET LOCAL enable_incremental_sort TO DEFAULT"
+    /// 100,000 changes at 50 ms a page instead of 1 (docs/sync.md, "Reading the log"). Turned
+    /// off, those plans are priced out rather than forbidden. They hold for that statement, and
+    /// for the policy helpers it may be the first on its connection to call, whose cached plans
+    /// are lookups by key either way; `anyPlan` undoes them for the entities' reads.
+    static let orderedScanOnly: [PostgresQuery] = [
+        "SET LOCAL enable_bitmapscan = off", "SET LOCAL enable_sort = off", "SET LOCAL enable_incremental_sort = off",
+    ]
+    static let anyPlan: [PostgresQuery] = [
+        "SET LOCAL enable_bitmapscan TO DEFAULT", "SET LOCAL enable_sort TO DEFAULT", "SET LOCAL enable_incremental_sort TO DEFAULT",
+    ]
 
     /// How long the log keeps a change.
     package static let retentionDays = 30
