@@ -3,13 +3,15 @@ package import OrbitCore
 import OrbitPostgres
 package import Testing
 
-/// A test database with the service layer on a pool of its own.
+/// A test database with the service layer on a pool of its own, of `connections` connections
+/// (one: every call runs on the same backend, for tests that read its statements or statistics).
 package func withServices<Result>(
+    connections: Int = 6,
     sourceLocation: SourceLocation = #_sourceLocation,
     _ body: (OrbitServices, TestDatabase) async throws -> Result
 ) async throws -> Result {
     try await withTestDatabase(sourceLocation: sourceLocation) { database in
-        let pool = database.makePool(maxConnections: 6)
+        let pool = database.makePool(maxConnections: connections)
         do {
             let result = try await body(OrbitServices(pool: pool), database)
             await pool.close()

@@ -9,16 +9,7 @@ struct RoundTripTests {
     /// The services on a pool of one connection, so that every call after the first finds its
     /// statements already prepared there.
     private func withOneConnection(_ body: (OrbitServices) async throws -> Void) async throws {
-        try await withTestDatabase { database in
-            let pool = database.makePool(maxConnections: 1)
-            do {
-                try await body(OrbitServices(pool: pool))
-                await pool.close()
-            } catch {
-                await pool.close()
-                throw error
-            }
-        }
+        try await withServices(connections: 1) { services, _ in try await body(services) }
     }
 
     /// The round trips `body` costs on `services`' pool.
